@@ -1,0 +1,126 @@
+package proxy
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+)
+
+// Error codes of the public contract (DESIGN.md). Each maps to one HTTP status.
+const (
+	EINVALID        = "INVALID_PARAMETERS"
+	ESESSIONMISSING = "SESSION_NOT_FOUND"
+	EREFMISSING     = "REF_NOT_FOUND"
+	ETOOLMISSING    = "TOOL_NOT_FOUND"
+	ESESSIONCLOSED  = "SESSION_CLOSED"
+	EMAXSESSIONS    = "MAX_SESSIONS_REACHED"
+	EORIGIN         = "ORIGIN_NOT_ALLOWED"
+	EUNAUTHORIZED   = "UNAUTHORIZED"
+	EDOMAINBLOCKED  = "DOMAIN_BLOCKED"
+	EUNAVAILABLE    = "UPSTREAM_UNAVAILABLE"
+	ETIMEOUT        = "TIMEOUT"
+	EINTERNAL       = "INTERNAL_ERROR"
+)
+
+// Error is the one error type that crosses package boundaries with meaning.
+// Anything that is not an *Error is reported to callers as INTERNAL_ERROR.
+type Error struct {
+	Code       string
+	Message    string
+	Details    map[string]any
+	Retryable  bool
+	Suggestion string
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("%s: %s", e.Code, e.Message) }
+
+// Errorf returns an *Error with code and a formatted message.
+func Errorf(code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...), Retryable: retryable(code), Suggestion: suggestion(code)}
+}
+
+// ErrorCode returns the code of err, EINTERNAL for foreign errors, "" for nil.
+func ErrorCode(err error) string {
+	var e *Error
+	if err == nil {
+		return ""
+	} else if errors.As(err, &e) {
+		return e.Code
+	}
+	return EINTERNAL
+}
+
+// ErrorMessage returns the human message of err; foreign errors are not
+// leaked to callers verbatim beyond their text.
+func ErrorMessage(err error) string {
+	var e *Error
+	if err == nil {
+		return ""
+	} else if errors.As(err, &e) {
+		return e.Message
+	}
+	return "internal error: " + err.Error()
+}
+
+// AsError returns err as an *Error, wrapping foreign errors as EINTERNAL.
+func AsError(err error) *Error {
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	return &Error{Code: EINTERNAL, Message: ErrorMessage(err), Suggestion: suggestion(EINTERNAL)}
+}
+
+// HTTPStatus is the status code DESIGN.md assigns to an error code.
+func HTTPStatus(code string) int {
+	switch code {
+	case EINVALID:
+		return http.StatusBadRequest
+	case ESESSIONMISSING, EREFMISSING, ETOOLMISSING:
+		return http.StatusNotFound
+	case ESESSIONCLOSED:
+		return http.StatusGone
+	case EMAXSESSIONS:
+		return http.StatusTooManyRequests
+	case EORIGIN, EDOMAINBLOCKED:
+		return http.StatusForbidden
+	case EUNAUTHORIZED:
+		return http.StatusUnauthorized
+	case EUNAVAILABLE:
+		return http.StatusServiceUnavailable
+	case ETIMEOUT:
+		return http.StatusGatewayTimeout
+	default:
+		return http.StatusInternalServerError
+	}
+}
+
+func retryable(code string) bool {
+	switch code {
+	case EMAXSESSIONS, EUNAVAILABLE, ETIMEOUT:
+		return true
+	}
+	return false
+}
+
+func suggestion(code string) string {
+	switch code {
+	case EINVALID:
+		return "Check the parameters against the tool's input schema."
+	case ESESSIONMISSING:
+		return "List sessions with list_sessions or create one with create_new_session."
+	case EREFMISSING:
+		return "Use a ref_id returned by a previous tool call."
+	case ETOOLMISSING:
+		return "List the available tools and use one of their names."
+	case ESESSIONCLOSED:
+		return "The session was closed; create a new one with create_new_session."
+	case EMAXSESSIONS:
+		return "Close an unused session or retry later."
+	case EUNAVAILABLE:
+		return "The browser backend is restarting or down; retry in a few seconds."
+	case ETIMEOUT:
+		return "The call took too long; retry, or check that the page responds."
+	}
+	return ""
+}

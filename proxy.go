@@ -1,0 +1,124 @@
+// Package proxy holds the domain of playwright-mcp-proxy: sessions, the record
+// of every tool call (requests, responses, console entries, images) and the
+// error type every layer speaks. It owns no I/O; storage lives in
+// internal/store and the upstream @playwright/mcp workers in internal/upstream.
+package proxy
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// SessionState is the lifecycle state of a browser session.
+type SessionState string
+
+const (
+	// SessionActive has a live worker (or is about to get one).
+	SessionActive SessionState = "active"
+	// SessionSuspended has no worker; its state is saved and it can be resumed.
+	SessionSuspended SessionState = "suspended"
+	// SessionClosed was closed by its owner; its history stays readable.
+	SessionClosed SessionState = "closed"
+	// SessionError gave up after too many upstream failures.
+	SessionError SessionState = "error"
+)
+
+// Session is one isolated browser session: one worker, one BrowserContext.
+type Session struct {
+	ID           string          `json:"session_id"`
+	CreatedAt    time.Time       `json:"created_at"`
+	LastActivity time.Time       `json:"last_activity"`
+	State        SessionState    `json:"state"`
+	Metadata     json.RawMessage `json:"metadata,omitempty"`
+}
+
+// Request is a tool call as received, written before it is forwarded.
+type Request struct {
+	RefID     string          `json:"ref_id"`
+	SessionID string          `json:"session_id"`
+	ToolName  string          `json:"tool_name"`
+	Params    json.RawMessage `json:"params"`
+	Timestamp time.Time       `json:"timestamp"`
+}
+
+// Response statuses.
+const (
+	StatusSuccess = "success"
+	StatusError   = "error"
+)
+
+// Response is what the upstream answered to a Request.
+//
+// Result is the upstream JSON-RPC result exactly as received; PageSnapshot is
+// the exact yaml text; ConsoleLogs the raw console lines of this call.
+// Nothing here is transformed on write.
+type Response struct {
+	RefID        string    `json:"ref_id"`
+	Status       string    `json:"status"`
+	Result       string    `json:"result"`
+	PageSnapshot string    `json:"page_snapshot,omitempty"`
+	ConsoleLogs  string    `json:"console_logs,omitempty"`
+	ErrorMessage string    `json:"error_message,omitempty"`
+	Timestamp    time.Time `json:"timestamp"`
+}
+
+// Console levels, in increasing severity.
+const (
+	LevelDebug = "debug"
+	LevelInfo  = "info"
+	LevelWarn  = "warn"
+	LevelError = "error"
+)
+
+// ConsoleEntry is one normalised console message of a call.
+type ConsoleEntry struct {
+	ID        int64           `json:"id,omitempty"`
+	RefID     string          `json:"ref_id"`
+	Level     string          `json:"level"`
+	Message   string          `json:"message"`
+	Timestamp time.Time       `json:"timestamp"`
+	Location  json.RawMessage `json:"location,omitempty"`
+}
+
+// Image is a binary attachment of a response (a screenshot).
+type Image struct {
+	RefID    string `json:"ref_id"`
+	Seq      int    `json:"seq"`
+	MimeType string `json:"mime_type"`
+	Data     []byte `json:"-"`
+}
+
+// DiffCursor remembers what get_content last returned for a ref.
+type DiffCursor struct {
+	RefID            string    `json:"ref_id"`
+	CursorPosition   int       `json:"cursor_position"`
+	LastSnapshotHash string    `json:"last_snapshot_hash"`
+	LastRead         time.Time `json:"last_read"`
+}
+
+// CallMetadata is what the model sees about a call instead of its content.
+type CallMetadata struct {
+	Tool              string `json:"tool"`
+	PageURL           string `json:"page_url,omitempty"`
+	PageTitle         string `json:"page_title,omitempty"`
+	HasSnapshot       bool   `json:"has_snapshot"`
+	SnapshotBytes     int    `json:"snapshot_bytes"`
+	HasConsoleLogs    bool   `json:"has_console_logs"`
+	ConsoleErrorCount int    `json:"console_error_count"`
+	HasImage          bool   `json:"has_image"`
+	Restored          bool   `json:"restored"`
+	Result            string `json:"result,omitempty"`
+}
+
+// CallResult is the call response of DESIGN.md: the ref and its metadata.
+type CallResult struct {
+	RefID     string       `json:"ref_id"`
+	SessionID string       `json:"session_id"`
+	Status    string       `json:"status"`
+	Timestamp time.Time    `json:"timestamp"`
+	Metadata  CallMetadata `json:"metadata"`
+	Error     string       `json:"error,omitempty"`
+
+	// Upstream is the raw upstream result, for PROXY_RESPONSE_MODE=full.
+	Upstream json.RawMessage `json:"-"`
+}
