@@ -1,0 +1,149 @@
+// Package config owns proxy-server's configuration: defaults, the PROXY_*
+// environment (envconfig) and validation. It never starts anything.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/kelseyhightower/envconfig"
+)
+
+// Response modes.
+const (
+	ResponseModeRef  = "ref"
+	ResponseModeFull = "full"
+)
+
+// Browser modes.
+const (
+	BrowserModeShared     = "shared"
+	BrowserModePerSession = "per-session"
+)
+
+// Config is proxy-server's configuration. Field tags name the PROXY_* variables.
+type Config struct {
+	Host                   string        `envconfig:"PROXY_HOST"`
+	Port                   int           `envconfig:"PROXY_PORT"`
+	DatabasePath           string        `envconfig:"PROXY_DATABASE_PATH"`
+	MaxSessions            int           `envconfig:"PROXY_MAX_SESSIONS"`
+	SessionIdleTimeout     time.Duration `envconfig:"PROXY_SESSION_IDLE_TIMEOUT"`
+	WarmPool               int           `envconfig:"PROXY_WARM_POOL"`
+	PingInterval           time.Duration `envconfig:"PROXY_PING_INTERVAL"`
+	BrowserMode            string        `envconfig:"PROXY_BROWSER_MODE"`
+	BrowserExecutable      string        `envconfig:"PROXY_BROWSER_EXECUTABLE"`
+	BrowserCDPEndpoint     string        `envconfig:"PROXY_BROWSER_CDP_ENDPOINT"`
+	Headless               bool          `envconfig:"PROXY_HEADLESS"`
+	PlaywrightMCPCommand   string        `envconfig:"PROXY_PLAYWRIGHT_MCP_COMMAND"`
+	PlaywrightArgs         string        `envconfig:"PROXY_PLAYWRIGHT_ARGS"`
+	ResponseMode           string        `envconfig:"PROXY_RESPONSE_MODE"`
+	AuthToken              string        `envconfig:"PROXY_AUTH_TOKEN"`
+	AllowedOrigins         []string      `envconfig:"PROXY_ALLOWED_ORIGINS"`
+	AllowedDomains         []string      `envconfig:"PROXY_ALLOWED_DOMAINS"`
+	BlockedDomains         []string      `envconfig:"PROXY_BLOCKED_DOMAINS"`
+	EnableScriptEvaluation bool          `envconfig:"PROXY_ENABLE_SCRIPT_EVALUATION"`
+	EnableFileUpload       bool          `envconfig:"PROXY_ENABLE_FILE_UPLOAD"`
+	MaxScreenshotBytes     int64         `envconfig:"PROXY_MAX_SCREENSHOT_BYTES"`
+	SecretsFile            string        `envconfig:"PROXY_SECRETS_FILE"`
+	Toolsets               []string      `envconfig:"PROXY_TOOLSETS"`
+	InlineResultMax        int           `envconfig:"PROXY_INLINE_RESULT_MAX"`
+	MaxBodyBytes           int64         `envconfig:"PROXY_MAX_BODY_BYTES"`
+	CallTimeout            time.Duration `envconfig:"PROXY_CALL_TIMEOUT"`
+	LogLevel               string        `envconfig:"PROXY_LOG_LEVEL"`
+	LogFormat              string        `envconfig:"PROXY_LOG_FORMAT"`
+}
+
+// DefaultConfig returns the configuration with every documented default.
+func DefaultConfig() Config {
+	return Config{
+		Host:                   "127.0.0.1",
+		Port:                   34501,
+		DatabasePath:           "./proxy.db",
+		MaxSessions:            10,
+		SessionIdleTimeout:     30 * time.Minute,
+		WarmPool:               1,
+		PingInterval:           30 * time.Second,
+		BrowserMode:            BrowserModeShared,
+		Headless:               true,
+		ResponseMode:           ResponseModeRef,
+		EnableScriptEvaluation: true,
+		EnableFileUpload:       true,
+		MaxScreenshotBytes:     10 << 20,
+		MaxBodyBytes:           2 << 20,
+		CallTimeout:            120 * time.Second,
+		LogLevel:               "info",
+		LogFormat:              "text",
+	}
+}
+
+// FromEnv reads PROXY_* variables over DefaultConfig. Tags carry the full
+// variable names on purpose: envconfig falls back to a tag's bare name, and a
+// stray HOST or PORT in the environment must not reconfigure the server.
+func FromEnv() (Config, error) {
+	c := DefaultConfig()
+	if err := envconfig.Process("", &c); err != nil {
+		return Config{}, fmt.Errorf("reading PROXY_* environment: %w", err)
+	}
+	return c, nil
+}
+
+// ErrInvalid is wrapped by every validation error.
+var ErrInvalid = errors.New("invalid configuration")
+
+// Validate reports the first setting that cannot work, naming its variable.
+func (c Config) Validate() error {
+	bad := func(name, format string, args ...any) error {
+		return fmt.Errorf("%w: PROXY_%s: %s", ErrInvalid, name, fmt.Sprintf(format, args...))
+	}
+	switch {
+	case c.Host == "":
+		return bad("HOST", "must not be empty")
+	case net.ParseIP(c.Host) == nil && c.Host != "localhost":
+		return bad("HOST", "%q is not an IP address or localhost", c.Host)
+	case c.Port < 0 || c.Port > 65535:
+		return bad("PORT", "%d is out of range 0-65535", c.Port)
+	case c.DatabasePath == "":
+		return bad("DATABASE_PATH", "must not be empty")
+	case c.MaxSessions < 1:
+		return bad("MAX_SESSIONS", "must be at least 1, got %d", c.MaxSessions)
+	case c.SessionIdleTimeout < 0:
+		return bad("SESSION_IDLE_TIMEOUT", "must not be negative")
+	case c.WarmPool < 0:
+		return bad("WARM_POOL", "must not be negative")
+	case c.PingInterval < 0:
+		return bad("PING_INTERVAL", "must not be negative")
+	case c.BrowserMode != BrowserModeShared && c.BrowserMode != BrowserModePerSession:
+		return bad("BROWSER_MODE", "%q is not shared or per-session", c.BrowserMode)
+	case c.ResponseMode != ResponseModeRef && c.ResponseMode != ResponseModeFull:
+		return bad("RESPONSE_MODE", "%q is not ref or full", c.ResponseMode)
+	case c.InlineResultMax < 0:
+		return bad("INLINE_RESULT_MAX", "must not be negative")
+	case c.MaxBodyBytes < 1024:
+		return bad("MAX_BODY_BYTES", "must be at least 1024")
+	case c.CallTimeout <= 0:
+		return bad("CALL_TIMEOUT", "must be positive")
+	case !oneOf(strings.ToLower(c.LogLevel), "debug", "info", "warn", "error"):
+		return bad("LOG_LEVEL", "%q is not debug, info, warn or error", c.LogLevel)
+	case !oneOf(c.LogFormat, "text", "json"):
+		return bad("LOG_FORMAT", "%q is not text or json", c.LogFormat)
+	}
+	return nil
+}
+
+// Addr is the listen address.
+func (c Config) Addr() string { return net.JoinHostPort(c.Host, fmt.Sprint(c.Port)) }
+
+// PlaywrightExtraArgs splits PROXY_PLAYWRIGHT_ARGS on white space.
+func (c Config) PlaywrightExtraArgs() []string { return strings.Fields(c.PlaywrightArgs) }
+
+func oneOf(s string, set ...string) bool {
+	for _, v := range set {
+		if s == v {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,126 @@
+package content
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
+)
+
+// severity ranks console levels; higher is more severe.
+type severity int
+
+const (
+	sevDebug severity = iota
+	sevInfo
+	sevWarn
+	sevError
+)
+
+// parseLevel reads a level argument: debug, info, warn, error (any case),
+// with the browser's names "log" and "warning" as aliases. "" is all levels.
+func parseLevel(level string) (severity, error) {
+	switch strings.ToLower(strings.TrimSpace(level)) {
+	case "", proxy.LevelDebug:
+		return sevDebug, nil
+	case proxy.LevelInfo, "log":
+		return sevInfo, nil
+	case proxy.LevelWarn, "warning":
+		return sevWarn, nil
+	case proxy.LevelError:
+		return sevError, nil
+	}
+	return 0, proxy.Errorf(proxy.EINVALID,
+		"invalid console level %q: use one of debug, info, warn, error (or leave it empty for all)", level)
+}
+
+// entrySeverity ranks a stored entry. Entries carry whatever the browser
+// reported, so beyond the four levels and their aliases: "verbose" is debug,
+// "assert" is an error (Chromium reports failed console.assert as one), and
+// every other type (dir, table, trace, …) counts as info, so a filter never
+// silently drops something it cannot place below info.
+func entrySeverity(level string) severity {
+	switch strings.ToLower(level) {
+	case proxy.LevelDebug, "verbose":
+		return sevDebug
+	case proxy.LevelWarn, "warning":
+		return sevWarn
+	case proxy.LevelError, "assert":
+		return sevError
+	}
+	return sevInfo
+}
+
+// FilterConsole returns the entries at minLevel or more severe, in their
+// order; minLevel "" keeps all. An unknown minLevel is EINVALID. entries is
+// not modified.
+func FilterConsole(entries []proxy.ConsoleEntry, minLevel string) ([]proxy.ConsoleEntry, error) {
+	floor, err := parseLevel(minLevel)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]proxy.ConsoleEntry, 0, len(entries))
+	for _, e := range entries {
+		if entrySeverity(e.Level) >= floor {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
+// Console returns refID's console entries at level or more severe, in full
+// (console reads have no diff cursor), one per line as
+// "[LEVEL] message @ url:line". A ref without entries gives ""; an unknown
+// ref is the store's EREFMISSING; an unknown level is EINVALID.
+func (s *Service) Console(ctx context.Context, refID, level string) (string, error) {
+	if _, err := parseLevel(level); err != nil {
+		return "", err // before any I/O: bad input changes and costs nothing
+	}
+	entries, err := s.store.ListConsole(ctx, refID)
+	if err != nil {
+		return "", fmt.Errorf("content: console %s: %w", refID, err)
+	}
+	if len(entries) == 0 {
+		// No entries and no such ref look the same to ListConsole; only
+		// this rarer path pays for telling them apart.
+		if _, err := s.store.GetResponse(ctx, refID); err != nil {
+			return "", err
+		}
+		return "", nil
+	}
+	entries, err = FilterConsole(entries, level)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	for _, e := range entries {
+		b.WriteString(formatConsoleEntry(e))
+		b.WriteByte('\n')
+	}
+	return b.String(), nil
+}
+
+// location is the shape of ConsoleEntry.Location.
+type location struct {
+	URL        string `json:"url"`
+	LineNumber *int64 `json:"lineNumber"`
+}
+
+// formatConsoleEntry renders one entry as "[LEVEL] message @ url:line",
+// the form @playwright/mcp itself uses. The location part is left out when
+// the entry has no usable location, and ":line" when it has no line.
+func formatConsoleEntry(e proxy.ConsoleEntry) string {
+	s := "[" + strings.ToUpper(e.Level) + "] " + e.Message
+	var loc location
+	if len(e.Location) == 0 || json.Unmarshal(e.Location, &loc) != nil || loc.URL == "" {
+		return s
+	}
+	s += " @ " + loc.URL
+	if loc.LineNumber != nil {
+		s += ":" + strconv.FormatInt(*loc.LineNumber, 10)
+	}
+	return s
+}

@@ -1,0 +1,195 @@
+// Package content owns what the model reads back from the record: the text
+// of a ref (page snapshot, or result text when there is no snapshot),
+// snapshot search with yaml ancestors, the per-ref diff cursor, and console
+// filtering (get_content and get_console_content in DESIGN.md).
+//
+// It reads responses, console entries and images and must never write
+// anything but diff cursors: the record itself is immutable once stored.
+// It knows nothing of HTTP or MCP; callers turn Content into their format.
+package content
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
+)
+
+// Store is the part of the record this package reads (and, for cursors,
+// writes). *store.DB implements it.
+type Store interface {
+	// GetResponse returns a *proxy.Error EREFMISSING for an unknown or
+	// still-running call.
+	GetResponse(ctx context.Context, refID string) (*proxy.Response, error)
+	ListImages(ctx context.Context, refID string) ([]proxy.Image, error)
+	ListConsole(ctx context.Context, refID string) ([]proxy.ConsoleEntry, error)
+	// GetCursor returns nil, nil when the ref has no cursor.
+	GetCursor(ctx context.Context, refID string) (*proxy.DiffCursor, error)
+	PutCursor(ctx context.Context, c *proxy.DiffCursor) error
+}
+
+// Service answers get_content and get_console_content. It is safe for
+// concurrent use.
+type Service struct {
+	store Store
+	now   func() time.Time
+	refs  refLocks
+}
+
+// New returns a Service reading from s.
+func New(s Store) *Service {
+	return &Service{store: s, now: time.Now}
+}
+
+// Content is what one get_content read returns.
+type Content struct {
+	// Text is the view (whole, or only its new tail), "" when Unchanged.
+	Text string
+	// Images are the ref's stored images. They come with every read that
+	// returns the whole view and are left out of incremental and unchanged
+	// reads, since the caller already has them; reset_cursor brings them back.
+	Images []proxy.Image
+	// Unchanged is true when the view is exactly what the previous read of
+	// this ref returned; Text is then "".
+	Unchanged bool
+}
+
+// Get returns the content of refID: its page snapshot, or the text of its
+// result when it has none, narrowed to the lines matching searchFor (see
+// Search) when searchFor is not empty.
+//
+// The diff cursor of the ref makes repeated reads cheap: the first read (or
+// any read with resetCursor) returns the whole view; a later read returns ""
+// with Unchanged if the view is the same as last time, only the new tail if
+// the view grew by appending to what was last returned, and the whole view
+// otherwise. The cursor is stored, so this survives restarts, and it is
+// updated by every read. An unknown ref is the store's EREFMISSING.
+func (s *Service) Get(ctx context.Context, refID, searchFor string, resetCursor bool) (*Content, error) {
+	resp, err := s.store.GetResponse(ctx, refID)
+	if err != nil {
+		return nil, err // already a *proxy.Error (EREFMISSING) or wrapped by the store
+	}
+	text := resp.PageSnapshot
+	if text == "" {
+		text = ResultText(resp.Result)
+	}
+	view := text
+	if searchFor != "" {
+		view = Search(text, searchFor)
+	}
+	hash := hashOf(view)
+
+	// Read, compare and store the cursor as one step per ref: parallel tool
+	// calls on the same ref would otherwise both see the old cursor and one
+	// of them would get a diff against a read it never made.
+	unlock := s.refs.lock(refID)
+	defer unlock()
+
+	var prev *proxy.DiffCursor
+	if !resetCursor {
+		if prev, err = s.store.GetCursor(ctx, refID); err != nil {
+			return nil, fmt.Errorf("content: get %s: %w", refID, err)
+		}
+	}
+	out := &Content{}
+	switch {
+	case prev == nil:
+		out.Text = view
+	case prev.LastSnapshotHash == hash:
+		out.Unchanged = true
+	case prev.CursorPosition < len(view) && hashOf(view[:prev.CursorPosition]) == prev.LastSnapshotHash:
+		out.Text = view[prev.CursorPosition:]
+	default:
+		out.Text = view
+	}
+	if !out.Unchanged && len(out.Text) == len(view) {
+		if out.Images, err = s.store.ListImages(ctx, refID); err != nil {
+			return nil, fmt.Errorf("content: get %s: %w", refID, err)
+		}
+	}
+	cur := &proxy.DiffCursor{RefID: refID, CursorPosition: len(view), LastSnapshotHash: hash, LastRead: s.now()}
+	if err := s.store.PutCursor(ctx, cur); err != nil {
+		return nil, fmt.Errorf("content: get %s: save cursor: %w", refID, err)
+	}
+	return out, nil
+}
+
+// hashOf is the hex sha256 of s. It feeds the hash through a small buffer
+// because []byte(s) would copy a whole (up to many MB) snapshot per read.
+func hashOf(s string) string {
+	h := sha256.New()
+	buf := make([]byte, min(len(s), 64<<10))
+	for len(s) > 0 {
+		n := copy(buf, s)
+		h.Write(buf[:n])
+		s = s[n:]
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// callToolResult is the part of an MCP CallToolResult that carries text.
+type callToolResult struct {
+	Content *[]struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	} `json:"content"`
+}
+
+// ResultText is the text a stored result shows the model: the text parts of
+// an MCP CallToolResult joined by newlines. A result that is not a
+// CallToolResult is returned as is, so nothing stored is ever hidden.
+func ResultText(result string) string {
+	var r callToolResult
+	if err := json.Unmarshal([]byte(result), &r); err != nil || r.Content == nil {
+		return result
+	}
+	var parts []string
+	for _, c := range *r.Content {
+		if c.Type == "text" {
+			parts = append(parts, c.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// refLocks is a mutex per ref, created on demand and dropped when unused,
+// so memory stays proportional to the reads in flight, not to the record.
+type refLocks struct {
+	mu    sync.Mutex
+	locks map[string]*refLock
+}
+
+type refLock struct {
+	mu      sync.Mutex
+	waiters int
+}
+
+func (l *refLocks) lock(ref string) (unlock func()) {
+	l.mu.Lock()
+	if l.locks == nil {
+		l.locks = make(map[string]*refLock)
+	}
+	rl := l.locks[ref]
+	if rl == nil {
+		rl = &refLock{}
+		l.locks[ref] = rl
+	}
+	rl.waiters++
+	l.mu.Unlock()
+
+	rl.mu.Lock()
+	return func() {
+		rl.mu.Unlock()
+		l.mu.Lock()
+		if rl.waiters--; rl.waiters == 0 {
+			delete(l.locks, ref)
+		}
+		l.mu.Unlock()
+	}
+}

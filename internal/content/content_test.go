@@ -1,0 +1,325 @@
+package content_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/content"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/store"
+)
+
+// read is one get_content call and what it must return.
+type read struct {
+	// setSnapshot, if not nil, replaces the ref's snapshot before the read
+	// (the record is immutable in production; this is how a test makes a
+	// view grow or change).
+	setSnapshot *string
+	search      string
+	reset       bool
+
+	want       string
+	unchanged  bool
+	wantImages bool
+}
+
+func ptr(s string) *string { return &s }
+
+func TestGetDiffSequences(t *testing.T) {
+	t.Parallel()
+	snap := "- generic [ref=e1]:\n  - heading \"Title\" [level=1] [ref=e2]\n  - button \"Click me\" [ref=e4]\n  - link \"Home\" [ref=e5]:\n    - /url: /\n"
+	buttonView := content.Search(snap, "button")
+	linkView := content.Search(snap, "link")
+	if strings.HasPrefix(snap, buttonView) {
+		t.Fatal("test data: the button view must not be a prefix of the full view")
+	}
+
+	tests := []struct {
+		name  string
+		reads []read
+	}{
+		{"first full, then empty, reset full", []read{
+			{want: snap, wantImages: true},
+			{unchanged: true},
+			{unchanged: true},
+			{reset: true, want: snap, wantImages: true},
+			{unchanged: true},
+		}},
+		{"search view, then full view", []read{
+			{search: "button", want: buttonView, wantImages: true},
+			{search: "BUTTON", unchanged: true},
+			{want: snap, wantImages: true},
+			{unchanged: true},
+		}},
+		{"switching searches returns each view whole", []read{
+			{search: "button", want: buttonView, wantImages: true},
+			{search: "link", want: linkView, wantImages: true},
+			{search: "link", unchanged: true},
+			{search: "button", want: buttonView, wantImages: true},
+		}},
+		{"search with no match is empty, then unchanged", []read{
+			{search: "nothing-like-this", want: "", wantImages: true},
+			{search: "nothing-like-this", unchanged: true},
+		}},
+		{"reset with a search", []read{
+			{search: "button", want: buttonView, wantImages: true},
+			{search: "button", reset: true, want: buttonView, wantImages: true},
+		}},
+		{"append-only growth returns the tail", []read{
+			{setSnapshot: ptr("- a\n- b\n"), want: "- a\n- b\n", wantImages: true},
+			{setSnapshot: ptr("- a\n- b\n- c\n"), want: "- c\n"},
+			{unchanged: true},
+			{setSnapshot: ptr("- a\n- b\n- c\n- d\n- e\n"), want: "- d\n- e\n"},
+			{reset: true, want: "- a\n- b\n- c\n- d\n- e\n", wantImages: true},
+		}},
+		{"a search view that prefixes the full view grows into it", []read{
+			{setSnapshot: ptr("- a\n- b\n"), search: "- a", want: "- a\n", wantImages: true},
+			{want: "- b\n"},
+		}},
+		{"changed or shrunk view is returned whole", []read{
+			{setSnapshot: ptr("- a\n- b\n"), want: "- a\n- b\n", wantImages: true},
+			{setSnapshot: ptr("- a\n- x\n- y\n"), want: "- a\n- x\n- y\n", wantImages: true},
+			{setSnapshot: ptr("- a\n"), want: "- a\n", wantImages: true},
+			{setSnapshot: ptr(""), want: "- result text", wantImages: true}, // no snapshot: the result text
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			fs := newFakeStore()
+			resp := proxy.Response{RefID: "r", Status: proxy.StatusSuccess, PageSnapshot: snap,
+				Result: `{"content":[{"type":"text","text":"- result text"}]}`}
+			fs.setResponse(resp)
+			images := []proxy.Image{{RefID: "r", MimeType: "image/png", Data: []byte{0x89, 'P'}}}
+			fs.images["r"] = images
+			svc := content.New(fs)
+			for i, rd := range tt.reads {
+				if rd.setSnapshot != nil {
+					resp.PageSnapshot = *rd.setSnapshot
+					fs.setResponse(resp)
+				}
+				got, err := svc.Get(t.Context(), "r", rd.search, rd.reset)
+				if err != nil {
+					t.Fatalf("read %d: %v", i, err)
+				}
+				want := &content.Content{Text: rd.want, Unchanged: rd.unchanged}
+				if rd.wantImages {
+					want.Images = images
+				}
+				if diff := cmp.Diff(want, got); diff != "" {
+					t.Fatalf("read %d (search %q, reset %v) (-want +got):\n%s", i, rd.search, rd.reset, diff)
+				}
+			}
+			if fs.puts != len(tt.reads) {
+				t.Errorf("cursor written %d times for %d reads, want once per read", fs.puts, len(tt.reads))
+			}
+		})
+	}
+}
+
+func TestGetCursorContents(t *testing.T) {
+	t.Parallel()
+	fs := newFakeStore()
+	fs.setResponse(proxy.Response{RefID: "r", Status: proxy.StatusSuccess, PageSnapshot: "- a\n- b\n"})
+	svc := content.New(fs)
+	before := time.Now()
+	if _, err := svc.Get(t.Context(), "r", "b", false); err != nil {
+		t.Fatal(err)
+	}
+	view := "- b\n"
+	sum := sha256.Sum256([]byte(view))
+	got := fs.cursors["r"]
+	want := proxy.DiffCursor{RefID: "r", CursorPosition: len(view), LastSnapshotHash: hex.EncodeToString(sum[:]), LastRead: got.LastRead}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("stored cursor (-want +got):\n%s", diff)
+	}
+	if got.LastRead.Before(before) {
+		t.Errorf("LastRead %v is before the read started (%v)", got.LastRead, before)
+	}
+}
+
+func TestGetResultText(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, result, want string
+	}{
+		{"text parts joined, images skipped",
+			`{"content":[{"type":"text","text":"### Result\nTook the screenshot"},{"type":"image","data":"iVBORw0KGgo=","mimeType":"image/png"},{"type":"text","text":"### Page\n- Page URL: https://example.com/"}]}`,
+			"### Result\nTook the screenshot\n### Page\n- Page URL: https://example.com/"},
+		{"error result", `{"content":[{"type":"text","text":"### Error\nRef e9 not found"}],"isError":true}`, "### Error\nRef e9 not found"},
+		{"no text parts", `{"content":[{"type":"image","data":"AA==","mimeType":"image/png"}]}`, ""},
+		{"empty content", `{"content":[]}`, ""},
+		{"not a CallToolResult is shown as is", `{"foo":1}`, `{"foo":1}`},
+		{"not JSON is shown as is", "plain \xff text", "plain \xff text"},
+		{"empty", "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, content.ResultText(tt.result)); diff != "" {
+				t.Errorf("ResultText (-want +got):\n%s", diff)
+			}
+			fs := newFakeStore()
+			fs.setResponse(proxy.Response{RefID: "r", Status: proxy.StatusSuccess, Result: tt.result})
+			got, err := content.New(fs).Get(t.Context(), "r", "", false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Text != tt.want {
+				t.Errorf("Get text = %q, want %q", got.Text, tt.want)
+			}
+		})
+	}
+}
+
+func TestGetErrors(t *testing.T) {
+	t.Parallel()
+	fs := newFakeStore()
+	fs.inFlight["running"] = true
+	svc := content.New(fs)
+	for _, ref := range []string{"unknown", "running"} {
+		t.Run(ref, func(t *testing.T) {
+			_, err := svc.Get(t.Context(), ref, "", false)
+			if code := proxy.ErrorCode(err); code != proxy.EREFMISSING {
+				t.Fatalf("Get(%s) error = %v (code %q), want %s", ref, err, code, proxy.EREFMISSING)
+			}
+			if len(fs.cursors) != 0 {
+				t.Errorf("a failed read stored a cursor")
+			}
+		})
+	}
+}
+
+// TestGetConcurrentSameRef: parallel reads of one ref must behave as if
+// serialised: exactly one gets the full view, every other one "unchanged".
+func TestGetConcurrentSameRef(t *testing.T) {
+	t.Parallel()
+	fs := newFakeStore()
+	fs.setResponse(proxy.Response{RefID: "r", Status: proxy.StatusSuccess, PageSnapshot: strings.Repeat("- x\n", 1000)})
+	svc := content.New(fs)
+	var (
+		wg              sync.WaitGroup
+		mu              sync.Mutex
+		full, unchanged int
+	)
+	for range 32 {
+		wg.Go(func() {
+			c, err := svc.Get(context.Background(), "r", "", false)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if c.Unchanged {
+				unchanged++
+			} else {
+				full++
+			}
+		})
+	}
+	wg.Wait()
+	if full != 1 || unchanged != 31 {
+		t.Errorf("full reads = %d, unchanged = %d; want 1 and 31", full, unchanged)
+	}
+}
+
+// TestCursorSurvivesRestart runs the diff cursor on the real store across a
+// Close and a new Open of the same file.
+func TestCursorSurvivesRestart(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "proxy.db")
+	snap := readSnapshot(t)
+
+	db, err := store.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seed(t, db, "r", snap, []proxy.ConsoleEntry{{Level: "error", Message: "boom"}})
+	got, err := content.New(db).Get(ctx, "r", "", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(&content.Content{Text: snap, Images: []proxy.Image{}}, got); diff != "" {
+		t.Fatalf("first read (-want +got):\n%s", diff)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	db, err = store.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	svc := content.New(db)
+	reads := []struct {
+		search string
+		reset  bool
+		want   *content.Content
+	}{
+		{"", false, &content.Content{Unchanged: true}},
+		{"", true, &content.Content{Text: snap, Images: []proxy.Image{}}},
+		{"button", false, &content.Content{Text: content.Search(snap, "button"), Images: []proxy.Image{}}},
+		{"button", false, &content.Content{Unchanged: true}},
+	}
+	for i, rd := range reads {
+		got, err := svc.Get(ctx, "r", rd.search, rd.reset)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(rd.want, got); diff != "" {
+			t.Errorf("read %d after restart (-want +got):\n%s", i, diff)
+		}
+	}
+	if _, err := svc.Get(ctx, "nope", "", false); proxy.ErrorCode(err) != proxy.EREFMISSING {
+		t.Errorf("unknown ref on the real store: %v, want %s", err, proxy.EREFMISSING)
+	}
+	out, err := svc.Console(ctx, "r", "")
+	if err != nil || out != "[ERROR] boom\n" {
+		t.Errorf("Console = %q, %v", out, err)
+	}
+}
+
+func seed(t testing.TB, db *store.DB, ref, snapshot string, console []proxy.ConsoleEntry) {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := db.GetSession(ctx, "s"); err != nil {
+		if err := db.CreateSession(ctx, &proxy.Session{ID: "s", State: proxy.SessionActive}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.InsertRequest(ctx, &proxy.Request{RefID: ref, SessionID: "s", ToolName: "browser_snapshot",
+		Params: json.RawMessage(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.InsertResponse(ctx, &proxy.Response{RefID: ref, Status: proxy.StatusSuccess, Result: "{}",
+		PageSnapshot: snapshot}, console, nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// bigSnapshot is a realistic snapshot repeated to at least n bytes, with
+// refs renumbered so that every line stays unique, as in a real page.
+func bigSnapshot(t testing.TB, n int) string {
+	t.Helper()
+	base := readSnapshot(t)
+	var b strings.Builder
+	b.WriteString("- generic [ref=e0]:\n")
+	for i := 0; b.Len() < n; i++ {
+		for line := range strings.Lines(base) {
+			b.WriteString("  " + strings.ReplaceAll(line, "[ref=e", fmt.Sprintf("[ref=e%d_", i)))
+		}
+	}
+	return b.String()
+}

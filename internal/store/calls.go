@@ -1,0 +1,255 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	sqlite3 "modernc.org/sqlite/lib"
+
+	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
+)
+
+// InsertRequest records a tool call before it is forwarded. ESESSIONMISSING
+// if its session is not recorded; EINVALID if its ref_id already is.
+func (db *DB) InsertRequest(ctx context.Context, r *proxy.Request) error {
+	switch {
+	case r == nil || r.RefID == "":
+		return proxy.Errorf(proxy.EINVALID, "request ref_id is required")
+	case r.SessionID == "":
+		return proxy.Errorf(proxy.EINVALID, "request %q: session_id is required", r.RefID)
+	case r.ToolName == "":
+		return proxy.Errorf(proxy.EINVALID, "request %q: tool name is required", r.RefID)
+	case len(r.Params) > 0 && !json.Valid(r.Params):
+		return proxy.Errorf(proxy.EINVALID, "request %q: params are not valid JSON", r.RefID)
+	}
+	_, err := db.w.ExecContext(ctx,
+		`INSERT INTO requests (ref_id, session_id, tool_name, params, timestamp) VALUES (?, ?, ?, ?, ?)`,
+		r.RefID, r.SessionID, r.ToolName, nullJSON(r.Params), formatTime(r.Timestamp))
+	switch code := sqliteCode(err); {
+	case code == sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY:
+		return proxy.Errorf(proxy.ESESSIONMISSING, "session %q not found", r.SessionID)
+	case code == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
+		return proxy.Errorf(proxy.EINVALID, "ref_id %q is already recorded", r.RefID)
+	case err != nil:
+		return fmt.Errorf("store: insert request %s: %w", r.RefID, err)
+	}
+	return nil
+}
+
+// GetRequest returns one recorded call, EREFMISSING if there is none.
+func (db *DB) GetRequest(ctx context.Context, refID string) (*proxy.Request, error) {
+	var (
+		r      proxy.Request
+		params sql.NullString
+		ts     string
+	)
+	err := db.r.QueryRowContext(ctx,
+		`SELECT ref_id, session_id, tool_name, params, timestamp FROM requests WHERE ref_id = ?`, refID).
+		Scan(&r.RefID, &r.SessionID, &r.ToolName, &params, &ts)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return nil, proxy.Errorf(proxy.EREFMISSING, "ref_id %q not found", refID)
+	case err != nil:
+		return nil, fmt.Errorf("store: get request %s: %w", refID, err)
+	}
+	if r.Timestamp, err = parseTime(ts); err != nil {
+		return nil, fmt.Errorf("store: get request %s: %w", refID, err)
+	}
+	r.Params = rawJSON(params)
+	return &r, nil
+}
+
+// InsertResponse records the answer to a recorded request together with its
+// console entries and images, atomically: a reader never sees a response
+// without its console entries. Console entries and images are stored under
+// r.RefID whatever their own RefID says; images get seq = their index, so
+// their order is kept and two can never collide. The caller's slices are
+// not modified. EREFMISSING if no request is recorded for r.RefID; EINVALID
+// if it already has a response.
+func (db *DB) InsertResponse(ctx context.Context, r *proxy.Response, console []proxy.ConsoleEntry, images []proxy.Image) error {
+	// Validate everything before BEGIN so that the write lock is held only
+	// for the inserts themselves.
+	switch {
+	case r == nil || r.RefID == "":
+		return proxy.Errorf(proxy.EINVALID, "response ref_id is required")
+	case r.Status != proxy.StatusSuccess && r.Status != proxy.StatusError:
+		return proxy.Errorf(proxy.EINVALID, "response %q: invalid status %q", r.RefID, r.Status)
+	}
+	for i, c := range console {
+		if len(c.Location) > 0 && !json.Valid(c.Location) {
+			return proxy.Errorf(proxy.EINVALID, "response %q: console entry %d: location is not valid JSON", r.RefID, i)
+		}
+	}
+
+	err := db.writeTx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx,
+			`INSERT INTO responses (ref_id, status, result, page_snapshot, console_logs, error_message, timestamp)
+			 VALUES (?, ?, ?, ?, ?, ?, ?)`,
+			r.RefID, r.Status, r.Result, r.PageSnapshot, r.ConsoleLogs, r.ErrorMessage, formatTime(r.Timestamp))
+		switch code := sqliteCode(err); {
+		case code == sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY:
+			return proxy.Errorf(proxy.EREFMISSING, "ref_id %q has no recorded request", r.RefID)
+		case code == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
+			return proxy.Errorf(proxy.EINVALID, "ref_id %q already has a response", r.RefID)
+		case err != nil:
+			return err
+		}
+		if len(console) > 0 {
+			stmt, err := tx.PrepareContext(ctx,
+				`INSERT INTO console_logs (ref_id, level, message, timestamp, location) VALUES (?, ?, ?, ?, ?)`)
+			if err != nil {
+				return err
+			}
+			defer stmt.Close()
+			for i, c := range console {
+				if _, err := stmt.ExecContext(ctx, r.RefID, c.Level, c.Message, formatTime(c.Timestamp), nullJSON(c.Location)); err != nil {
+					return fmt.Errorf("console entry %d: %w", i, err)
+				}
+			}
+		}
+		if len(images) > 0 {
+			stmt, err := tx.PrepareContext(ctx,
+				`INSERT INTO images (ref_id, seq, mime_type, data) VALUES (?, ?, ?, ?)`)
+			if err != nil {
+				return err
+			}
+			defer stmt.Close()
+			for i, img := range images {
+				data := img.Data
+				if data == nil {
+					data = []byte{} // nil would bind as NULL
+				}
+				if _, err := stmt.ExecContext(ctx, r.RefID, i, img.MimeType, data); err != nil {
+					return fmt.Errorf("image %d: %w", i, err)
+				}
+			}
+		}
+		return nil
+	})
+	var perr *proxy.Error
+	switch {
+	case errors.As(err, &perr):
+		return perr
+	case err != nil:
+		return fmt.Errorf("store: insert response %s: %w", r.RefID, err)
+	}
+	return nil
+}
+
+// writeTx runs fn in one transaction on the writer connection. fn must use
+// only tx: the writer has a single connection, so touching db.w inside fn
+// would wait forever for the connection fn itself holds.
+func (db *DB) writeTx(ctx context.Context, fn func(*sql.Tx) error) (err error) {
+	tx, err := db.w.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			// The error that matters is fn's; a failed rollback after it
+			// changes nothing for the caller (SQLite discards the journal).
+			_ = tx.Rollback()
+		}
+	}()
+	if err := fn(tx); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// GetResponse returns the recorded answer of a call. EREFMISSING if the ref
+// is unknown, and also while the call is still in flight (request recorded,
+// no response yet), with a message that says so.
+func (db *DB) GetResponse(ctx context.Context, refID string) (*proxy.Response, error) {
+	// One query answers both "is there a response" and "is there a request":
+	// a response cannot exist without its request (foreign key).
+	var (
+		r                                   proxy.Response
+		status, result, snapshot, logs, msg sql.NullString
+		ts                                  sql.NullString
+	)
+	err := db.r.QueryRowContext(ctx,
+		`SELECT s.status, s.result, s.page_snapshot, s.console_logs, s.error_message, s.timestamp
+		 FROM requests q LEFT JOIN responses s ON s.ref_id = q.ref_id
+		 WHERE q.ref_id = ?`, refID).
+		Scan(&status, &result, &snapshot, &logs, &msg, &ts)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return nil, proxy.Errorf(proxy.EREFMISSING, "ref_id %q not found", refID)
+	case err != nil:
+		return nil, fmt.Errorf("store: get response %s: %w", refID, err)
+	case !status.Valid:
+		e := proxy.Errorf(proxy.EREFMISSING, "ref_id %q is still in flight: its call has not answered yet", refID)
+		e.Retryable = true
+		e.Suggestion = "Retry get_content for this ref_id once the call has returned."
+		return nil, e
+	}
+	r.RefID = refID
+	r.Status, r.Result, r.PageSnapshot, r.ConsoleLogs, r.ErrorMessage =
+		status.String, result.String, snapshot.String, logs.String, msg.String
+	if r.Timestamp, err = parseTime(ts.String); err != nil {
+		return nil, fmt.Errorf("store: get response %s: %w", refID, err)
+	}
+	return &r, nil
+}
+
+// ListConsole returns a ref's console entries in the order they were
+// recorded; empty (never nil, never an error) for a ref without any,
+// including an unknown one.
+func (db *DB) ListConsole(ctx context.Context, refID string) ([]proxy.ConsoleEntry, error) {
+	rows, err := db.r.QueryContext(ctx,
+		`SELECT id, level, message, timestamp, location FROM console_logs WHERE ref_id = ? ORDER BY id`, refID)
+	if err != nil {
+		return nil, fmt.Errorf("store: list console %s: %w", refID, err)
+	}
+	defer rows.Close()
+	out := []proxy.ConsoleEntry{}
+	for rows.Next() {
+		var (
+			c        = proxy.ConsoleEntry{RefID: refID}
+			ts       string
+			location sql.NullString
+		)
+		if err := rows.Scan(&c.ID, &c.Level, &c.Message, &ts, &location); err != nil {
+			return nil, fmt.Errorf("store: list console %s: %w", refID, err)
+		}
+		if c.Timestamp, err = parseTime(ts); err != nil {
+			return nil, fmt.Errorf("store: list console %s: %w", refID, err)
+		}
+		c.Location = rawJSON(location)
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: list console %s: %w", refID, err)
+	}
+	return out, nil
+}
+
+// ListImages returns a ref's images in seq order; empty (never nil, never an
+// error) for a ref without any.
+func (db *DB) ListImages(ctx context.Context, refID string) ([]proxy.Image, error) {
+	rows, err := db.r.QueryContext(ctx,
+		`SELECT seq, mime_type, data FROM images WHERE ref_id = ? ORDER BY seq`, refID)
+	if err != nil {
+		return nil, fmt.Errorf("store: list images %s: %w", refID, err)
+	}
+	defer rows.Close()
+	out := []proxy.Image{}
+	for rows.Next() {
+		img := proxy.Image{RefID: refID}
+		if err := rows.Scan(&img.Seq, &img.MimeType, &img.Data); err != nil {
+			return nil, fmt.Errorf("store: list images %s: %w", refID, err)
+		}
+		if img.Data == nil {
+			img.Data = []byte{}
+		}
+		out = append(out, img)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: list images %s: %w", refID, err)
+	}
+	return out, nil
+}

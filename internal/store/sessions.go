@@ -1,0 +1,147 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	sqlite3 "modernc.org/sqlite/lib"
+
+	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
+)
+
+func validState(s proxy.SessionState) bool {
+	switch s {
+	case proxy.SessionActive, proxy.SessionSuspended, proxy.SessionClosed, proxy.SessionError:
+		return true
+	}
+	return false
+}
+
+// CreateSession records a new session. A second session with the same id is
+// EINVALID; the existing one is left untouched.
+func (db *DB) CreateSession(ctx context.Context, s *proxy.Session) error {
+	if s == nil || s.ID == "" {
+		return proxy.Errorf(proxy.EINVALID, "session id is required")
+	}
+	if !validState(s.State) {
+		return proxy.Errorf(proxy.EINVALID, "invalid session state %q", s.State)
+	}
+	if len(s.Metadata) > 0 && !json.Valid(s.Metadata) {
+		return proxy.Errorf(proxy.EINVALID, "session metadata is not valid JSON")
+	}
+	_, err := db.w.ExecContext(ctx,
+		`INSERT INTO sessions (session_id, created_at, last_activity, state, metadata) VALUES (?, ?, ?, ?, ?)`,
+		s.ID, formatTime(s.CreatedAt), formatTime(s.LastActivity), string(s.State), nullJSON(s.Metadata))
+	switch {
+	case sqliteCode(err) == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
+		return proxy.Errorf(proxy.EINVALID, "session %q already exists", s.ID)
+	case err != nil:
+		return fmt.Errorf("store: create session %s: %w", s.ID, err)
+	}
+	return nil
+}
+
+const sessionColumns = `session_id, created_at, last_activity, state, metadata`
+
+type scanner interface{ Scan(dest ...any) error }
+
+func scanSession(row scanner) (*proxy.Session, error) {
+	var (
+		s                     proxy.Session
+		created, lastActivity string
+		state                 string
+		metadata              sql.NullString
+		err1, err2            error
+	)
+	if err := row.Scan(&s.ID, &created, &lastActivity, &state, &metadata); err != nil {
+		return nil, err
+	}
+	s.CreatedAt, err1 = parseTime(created)
+	s.LastActivity, err2 = parseTime(lastActivity)
+	if err := errors.Join(err1, err2); err != nil {
+		return nil, err
+	}
+	s.State = proxy.SessionState(state)
+	s.Metadata = rawJSON(metadata)
+	return &s, nil
+}
+
+// GetSession returns one session, ESESSIONMISSING if there is none.
+func (db *DB) GetSession(ctx context.Context, id string) (*proxy.Session, error) {
+	s, err := scanSession(db.r.QueryRowContext(ctx,
+		`SELECT `+sessionColumns+` FROM sessions WHERE session_id = ?`, id))
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return nil, proxy.Errorf(proxy.ESESSIONMISSING, "session %q not found", id)
+	case err != nil:
+		return nil, fmt.Errorf("store: get session %s: %w", id, err)
+	}
+	return s, nil
+}
+
+// ListSessions returns every session, newest first; never nil.
+func (db *DB) ListSessions(ctx context.Context) ([]*proxy.Session, error) {
+	rows, err := db.r.QueryContext(ctx,
+		`SELECT `+sessionColumns+` FROM sessions ORDER BY created_at DESC, session_id DESC`)
+	if err != nil {
+		return nil, fmt.Errorf("store: list sessions: %w", err)
+	}
+	defer rows.Close()
+	out := []*proxy.Session{}
+	for rows.Next() {
+		s, err := scanSession(rows)
+		if err != nil {
+			return nil, fmt.Errorf("store: list sessions: %w", err)
+		}
+		out = append(out, s)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: list sessions: %w", err)
+	}
+	return out, nil
+}
+
+// UpdateSessionState sets a session's state; ESESSIONMISSING if there is none.
+func (db *DB) UpdateSessionState(ctx context.Context, id string, state proxy.SessionState) error {
+	if !validState(state) {
+		return proxy.Errorf(proxy.EINVALID, "invalid session state %q", state)
+	}
+	return db.updateSession(ctx, "update session state", id,
+		`UPDATE sessions SET state = ? WHERE session_id = ?`, string(state), id)
+}
+
+// TouchSession records activity at the given time. last_activity only moves
+// forward: calls finishing out of order must not make a busy session look
+// idle to the idle sweeper.
+func (db *DB) TouchSession(ctx context.Context, id string, at time.Time) error {
+	return db.updateSession(ctx, "touch session", id,
+		`UPDATE sessions SET last_activity = MAX(last_activity, ?) WHERE session_id = ?`, formatTime(at), id)
+}
+
+// SetSessionMetadata replaces a session's metadata (nil or empty clears it).
+func (db *DB) SetSessionMetadata(ctx context.Context, id string, md json.RawMessage) error {
+	if len(md) > 0 && !json.Valid(md) {
+		return proxy.Errorf(proxy.EINVALID, "session metadata is not valid JSON")
+	}
+	return db.updateSession(ctx, "set session metadata", id,
+		`UPDATE sessions SET metadata = ? WHERE session_id = ?`, nullJSON(md), id)
+}
+
+func (db *DB) updateSession(ctx context.Context, what, id, query string, args ...any) error {
+	res, err := db.w.ExecContext(ctx, query, args...)
+	if err != nil {
+		return fmt.Errorf("store: %s %s: %w", what, id, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("store: %s %s: %w", what, id, err)
+	}
+	if n == 0 {
+		return proxy.Errorf(proxy.ESESSIONMISSING, "session %q not found", id)
+	}
+	return nil
+}

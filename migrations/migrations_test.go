@@ -1,0 +1,156 @@
+package migrations_test
+
+import (
+	"database/sql"
+	"io/fs"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/pressly/goose/v3"
+	_ "modernc.org/sqlite"
+
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/migrations"
+)
+
+func TestFSHoldsMigrationsAtRoot(t *testing.T) {
+	names, err := fs.Glob(migrations.FS, "*.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"00001_initial.sql"}, names); diff != "" {
+		t.Errorf("embedded migrations (-want +got):\n%s", diff)
+	}
+}
+
+func openProvider(t *testing.T) (*sql.DB, *goose.Provider) {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(t.TempDir(), "m.db")+"?_pragma=foreign_keys(1)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	p, err := goose.NewProvider(goose.DialectSQLite3, db, migrations.FS, goose.WithDisableGlobalRegistry(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db, p
+}
+
+func tables(t *testing.T, db *sql.DB) []string {
+	t.Helper()
+	rows, err := db.QueryContext(t.Context(),
+		`SELECT name FROM sqlite_schema WHERE type IN ('table', 'index') AND name NOT LIKE 'sqlite_%' ORDER BY name`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, n)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestUpDownUp proves every migration applies, reverts cleanly and applies
+// again, and that a second Up is a no-op.
+func TestUpDownUp(t *testing.T) {
+	ctx := t.Context()
+	db, p := openProvider(t)
+	schema := []string{
+		"console_logs", "console_logs_ref_id", "diff_cursors", "goose_db_version", "images",
+		"requests", "requests_session_timestamp", "responses", "sessions",
+	}
+	steps := []struct {
+		name        string
+		run         func() (int, error)
+		wantVersion int64
+		wantTables  []string
+	}{
+		{"up", func() (int, error) { r, err := p.Up(ctx); return len(r), err }, 1, schema},
+		{"up again is a no-op", func() (int, error) { r, err := p.Up(ctx); return len(r), err }, 1, schema},
+		{"down to zero", func() (int, error) { r, err := p.DownTo(ctx, 0); return len(r), err }, 0, []string{"goose_db_version"}},
+		{"up after down", func() (int, error) { r, err := p.Up(ctx); return len(r), err }, 1, schema},
+	}
+	for _, st := range steps {
+		t.Run(st.name, func(t *testing.T) {
+			if _, err := st.run(); err != nil {
+				t.Fatal(err)
+			}
+			v, err := p.GetDBVersion(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v != st.wantVersion {
+				t.Errorf("version = %d, want %d", v, st.wantVersion)
+			}
+			if diff := cmp.Diff(st.wantTables, tables(t, db)); diff != "" {
+				t.Errorf("schema objects (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestSchemaConstraints pins what the schema itself refuses, independently
+// of the Go checks in internal/store.
+func TestSchemaConstraints(t *testing.T) {
+	ctx := t.Context()
+	db, p := openProvider(t)
+	if _, err := p.Up(ctx); err != nil {
+		t.Fatal(err)
+	}
+	const ts = "2025-01-01T00:00:00.000000000Z"
+	setup := []string{
+		`INSERT INTO sessions VALUES ('s', '` + ts + `', '` + ts + `', 'active', NULL)`,
+		`INSERT INTO requests VALUES ('r', 's', 'browser_snapshot', '{}', '` + ts + `')`,
+		`INSERT INTO responses (ref_id, status, timestamp) VALUES ('r', 'success', '` + ts + `')`,
+	}
+	for _, q := range setup {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	tests := []struct {
+		name    string
+		query   string
+		wantErr string // "" = must succeed
+	}{
+		{"request for unknown session", `INSERT INTO requests VALUES ('r2', 'nope', 't', NULL, '` + ts + `')`, "FOREIGN KEY"},
+		{"response for unknown request", `INSERT INTO responses (ref_id, status, timestamp) VALUES ('nope', 'success', '` + ts + `')`, "FOREIGN KEY"},
+		{"console for unknown response", `INSERT INTO console_logs (ref_id, level, message, timestamp) VALUES ('nope', 'info', 'm', '` + ts + `')`, "FOREIGN KEY"},
+		{"image for unknown response", `INSERT INTO images VALUES ('nope', 0, 'image/png', x'00')`, "FOREIGN KEY"},
+		{"cursor for unknown response", `INSERT INTO diff_cursors VALUES ('nope', 0, 'h', '` + ts + `')`, "FOREIGN KEY"},
+		{"unknown session state", `UPDATE sessions SET state = 'zombie'`, "CHECK"},
+		{"invalid metadata JSON", `UPDATE sessions SET metadata = '{'`, "CHECK"},
+		{"invalid params JSON", `UPDATE requests SET params = 'nope'`, "CHECK"},
+		{"unknown response status", `UPDATE responses SET status = 'meh'`, "CHECK"},
+		{"negative cursor", `INSERT INTO diff_cursors VALUES ('r', -1, 'h', '` + ts + `')`, "CHECK"},
+		{"JSON that looks numeric stays text", `UPDATE sessions SET metadata = '1.0'`, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := db.ExecContext(ctx, tt.query)
+			switch {
+			case tt.wantErr == "" && err != nil:
+				t.Fatalf("unexpected error: %v", err)
+			case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
+				t.Fatalf("error = %v, want one mentioning %s", err, tt.wantErr)
+			}
+		})
+	}
+	var md, typ string
+	if err := db.QueryRowContext(ctx, `SELECT metadata, typeof(metadata) FROM sessions`).Scan(&md, &typ); err != nil {
+		t.Fatal(err)
+	}
+	if md != "1.0" || typ != "text" {
+		t.Errorf("metadata = %q (%s), want the text 1.0 unchanged", md, typ)
+	}
+}
