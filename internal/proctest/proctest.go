@@ -1,0 +1,163 @@
+// Package proctest finds processes a test left behind. On Linux it makes the
+// test process a child subreaper, so anything a test starts that loses its
+// parent is re-parented to the test (not to init) and can be found and
+// reaped. It is test support only and must never be imported by a binary.
+package proctest
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Proc is one process seen in /proc.
+type Proc struct {
+	PID, PPID, PGID int
+	Comm            string
+}
+
+func (p Proc) String() string {
+	return fmt.Sprintf("%d(%s ppid=%d pgid=%d)", p.PID, p.Comm, p.PPID, p.PGID)
+}
+
+// All lists every process visible in /proc.
+func All() []Proc {
+	entries, _ := os.ReadDir("/proc")
+	var out []Proc
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if p, ok := Stat(pid); ok {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// Stat reads one process; ok is false when it is gone or a zombie.
+func Stat(pid int) (Proc, bool) {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return Proc{}, false
+	}
+	s := string(b)
+	// comm may contain spaces and parentheses: it ends at the last ')'.
+	open, closing := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
+	if open < 0 || closing < open {
+		return Proc{}, false
+	}
+	f := strings.Fields(s[closing+1:])
+	if len(f) < 3 || f[0] == "Z" || f[0] == "X" {
+		return Proc{}, false
+	}
+	ppid, _ := strconv.Atoi(f[1])
+	pgid, _ := strconv.Atoi(f[2])
+	return Proc{PID: pid, PPID: ppid, PGID: pgid, Comm: s[open+1 : closing]}, true
+}
+
+// Alive reports whether pid exists and is not a zombie.
+func Alive(pid int) bool {
+	_, ok := Stat(pid)
+	return ok
+}
+
+// Descendants lists the live descendants of pid.
+func Descendants(pid int) []Proc {
+	all := All()
+	children := map[int][]Proc{}
+	for _, p := range all {
+		children[p.PPID] = append(children[p.PPID], p)
+	}
+	var out []Proc
+	queue := []int{pid}
+	for len(queue) > 0 {
+		next := queue[0]
+		queue = queue[1:]
+		for _, c := range children[next] {
+			out = append(out, c)
+			queue = append(queue, c.PID)
+		}
+	}
+	return out
+}
+
+// Group lists the live members of process group pgid.
+func Group(pgid int) []Proc {
+	var out []Proc
+	for _, p := range All() {
+		if p.PGID == pgid {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// BecomeSubreaper makes orphaned descendants re-parent to this process.
+func BecomeSubreaper() error {
+	const prSetChildSubreaper = 36
+	if _, _, errno := syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0); errno != 0 {
+		return fmt.Errorf("prctl(PR_SET_CHILD_SUBREAPER): %w", errno)
+	}
+	return nil
+}
+
+// WaitGone waits up to d for every process matched by list to disappear
+// and returns those still there.
+func WaitGone(d time.Duration, list func() []Proc) []Proc {
+	deadline := time.Now().Add(d)
+	for {
+		left := list()
+		if len(left) == 0 || time.Now().After(deadline) {
+			return left
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// Leaked returns this process's live descendants other than those whose
+// command is in allow, waiting up to d for stragglers to exit. Zombies are
+// not counted: they hold no resources but a pid.
+func Leaked(d time.Duration, allow ...string) []Proc {
+	self := os.Getpid()
+	return WaitGone(d, func() []Proc {
+		var out []Proc
+		for _, p := range Descendants(self) {
+			ok := false
+			for _, a := range allow {
+				if p.Comm == a {
+					ok = true
+				}
+			}
+			if !ok {
+				out = append(out, p)
+			}
+		}
+		return out
+	})
+}
+
+// KillAll SIGKILLs procs and their groups: the last resort of a failed test.
+func KillAll(procs []Proc) {
+	for _, p := range procs {
+		_ = syscall.Kill(-p.PGID, syscall.SIGKILL)
+		_ = syscall.Kill(p.PID, syscall.SIGKILL)
+	}
+}
+
+// StillAlive returns those of procs that still run: same pid and command
+// (a reused pid is another process), not a zombie.
+func StillAlive(procs []Proc) []Proc {
+	var out []Proc
+	for _, p := range procs {
+		if q, ok := Stat(p.PID); ok && q.Comm == p.Comm {
+			out = append(out, q)
+		}
+	}
+	return out
+}

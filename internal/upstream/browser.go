@@ -1,0 +1,242 @@
+package upstream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// browserStartTimeout bounds how long LaunchBrowser waits for Chromium to
+// announce its DevTools endpoint (≈0.5 s is usual; a cold disk is slower).
+const browserStartTimeout = 30 * time.Second
+
+// browserCandidates are tried in order on PATH, then the absolute fallbacks.
+var browserCandidates = []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"}
+
+// browserFallbacks cover a PATH that lacks /usr/bin (systemd units, cron).
+var browserFallbacks = []string{"/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"}
+
+// BrowserConfig configures the shared browser host.
+type BrowserConfig struct {
+	// Executable is the Chromium/Chrome binary; "" auto-detects (FindBrowser).
+	Executable string
+	Headless   bool
+	// ExtraArgs are appended after ours, so they win where Chromium lets the
+	// last flag win.
+	ExtraArgs []string
+	Logger    *slog.Logger
+}
+
+// FindBrowser returns the first Chromium or Chrome found on PATH (or at the
+// usual absolute paths). PROXY_BROWSER_EXECUTABLE is the caller's business.
+func FindBrowser() (string, error) {
+	for _, name := range browserCandidates {
+		if p, err := exec.LookPath(name); err == nil {
+			return p, nil
+		}
+	}
+	for _, p := range browserFallbacks {
+		if fi, err := os.Stat(p); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("no Chromium or Chrome found (looked for %s on PATH and %s): install one with `apt-get install chromium` or set PROXY_BROWSER_EXECUTABLE: %w",
+		strings.Join(browserCandidates, ", "), strings.Join(browserFallbacks, ", "), exec.ErrNotFound)
+}
+
+// Browser is one Chromium process whose CDP endpoint the workers share; each
+// worker opens its own BrowserContext in it (--isolated).
+type Browser struct {
+	proc        *process
+	endpoint    string
+	userDataDir string
+	stderr      *ringBuffer
+	logger      *slog.Logger
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// browserArgs are Chromium's flags. Beyond the basics, they mirror what
+// Playwright passes when it launches Chromium itself, so pages behave the
+// same as under a Playwright-launched browser (no background throttling of
+// the many contexts that are never "visible", no first-run or update
+// traffic on a machine without internet).
+func browserArgs(cfg BrowserConfig, userDataDir string) []string {
+	args := []string{
+		"--remote-debugging-port=0",
+		"--remote-debugging-address=127.0.0.1",
+		"--user-data-dir=" + userDataDir,
+		"--disable-gpu",
+		"--disable-dev-shm-usage",
+		"--disable-background-networking",
+		"--disable-component-update",
+		"--disable-sync",
+		"--no-first-run",
+		"--disable-quic",
+		"--no-default-browser-check",
+		// Not --disable-crashpad-for-testing, though crashpad handlers
+		// setsid() out of our process group: with Chromium 156 it makes
+		// every navigation fail with net::ERR_ABORTED. The handlers exit
+		// with the browser; in a container PID 1 must reap them (init).
+		"--disable-breakpad",
+		"--disable-field-trial-config",
+		"--disable-background-timer-throttling",
+		"--disable-backgrounding-occluded-windows",
+		"--disable-renderer-backgrounding",
+		"--disable-back-forward-cache",
+		"--disable-client-side-phishing-detection",
+		"--disable-component-extensions-with-background-pages",
+		"--disable-default-apps",
+		"--disable-extensions",
+		"--disable-features=Translate,OptimizationHints,NetworkTimeServiceQuerying,MediaRouter,DialMediaRouteProvider,HttpsUpgrades,PaintHolding,AimEnabled,LensOverlay",
+		"--disable-hang-monitor",
+		"--disable-ipc-flooding-protection",
+		"--disable-popup-blocking",
+		"--disable-prompt-on-repost",
+		"--disable-search-engine-choice-screen",
+		"--force-color-profile=srgb",
+		"--metrics-recording-only",
+		"--password-store=basic",
+		"--use-mock-keychain",
+		"--no-service-autorun",
+	}
+	if cfg.Headless {
+		args = append(args, "--headless", "--hide-scrollbars", "--mute-audio")
+	}
+	if os.Geteuid() == 0 {
+		// Chromium refuses to start its sandbox as root.
+		args = append(args, "--no-sandbox")
+	}
+	args = append(args, cfg.ExtraArgs...)
+	return append(args, "about:blank")
+}
+
+// LaunchBrowser starts Chromium with a throw-away profile and returns once its
+// DevTools endpoint is known. ctx bounds only the start-up.
+func LaunchBrowser(ctx context.Context, cfg BrowserConfig) (*Browser, error) {
+	logger := loggerOr(cfg.Logger).With("component", "browser")
+	exe := cfg.Executable
+	if exe == "" {
+		var err error
+		if exe, err = FindBrowser(); err != nil {
+			return nil, err
+		}
+	}
+	userDataDir, err := os.MkdirTemp("", "pwp-chromium-")
+	if err != nil {
+		return nil, fmt.Errorf("browser profile dir: %w", err)
+	}
+	stderrR, stderrW, err := os.Pipe()
+	if err != nil {
+		_ = os.RemoveAll(userDataDir)
+		return nil, fmt.Errorf("browser stderr pipe: %w", err)
+	}
+	cmd := exec.Command(exe, browserArgs(cfg, userDataDir)...)
+	cmd.Stderr = stderrW // stdin and stdout stay /dev/null
+	cmd.SysProcAttr = sysProcAttr()
+	started := time.Now()
+	proc, err := startProcess(cmd)
+	_ = stderrW.Close()
+	if err != nil {
+		closeFiles(stderrR)
+		_ = os.RemoveAll(userDataDir)
+		return nil, fmt.Errorf("start %s: %w", exe, err)
+	}
+	b := &Browser{proc: proc, userDataDir: userDataDir, stderr: newRingBuffer(stderrRingBytes), logger: logger.With("pid", proc.pid)}
+
+	found := make(chan string, 1)
+	var announced atomic.Bool
+	onLine := func(line string) {
+		if announced.Load() {
+			return
+		}
+		if _, ws, ok := strings.Cut(line, "DevTools listening on "); ok {
+			announced.Store(true)
+			found <- strings.TrimSpace(ws)
+		}
+	}
+	go func() {
+		defer closeFiles(stderrR)
+		drainStderr(stderrR, b.stderr, b.logger, onLine)
+	}()
+
+	startCtx, cancel := context.WithTimeout(ctx, browserStartTimeout)
+	defer cancel()
+	var startErr error
+	select {
+	case ws := <-found:
+		b.endpoint, startErr = cdpHTTPEndpoint(ws)
+	case <-proc.done:
+		startErr = fmt.Errorf("chromium exited before announcing its DevTools endpoint (%v); stderr: %s", proc.exitErr, tail(b.stderr.String(), 2048))
+	case <-startCtx.Done():
+		startErr = fmt.Errorf("chromium did not announce its DevTools endpoint: %w; stderr: %s", startCtx.Err(), tail(b.stderr.String(), 2048))
+	}
+	if startErr != nil {
+		closeCtx, cancelClose := context.WithTimeout(context.WithoutCancel(ctx), stopStepTimeout)
+		defer cancelClose()
+		_ = b.Close(closeCtx)
+		return nil, startErr
+	}
+	b.logger.Info("browser started", "endpoint", b.endpoint, "executable", exe, "took", time.Since(started).Round(time.Millisecond))
+	return b, nil
+}
+
+// cdpHTTPEndpoint turns "ws://127.0.0.1:PORT/devtools/browser/ID" into the
+// http://127.0.0.1:PORT form Playwright's connectOverCDP expects.
+func cdpHTTPEndpoint(ws string) (string, error) {
+	u, err := url.Parse(ws)
+	if err != nil || u.Host == "" || u.Port() == "" {
+		return "", fmt.Errorf("unexpected DevTools endpoint %q", ws)
+	}
+	return "http://" + u.Host, nil
+}
+
+// CDPEndpoint is the browser's http://127.0.0.1:PORT endpoint.
+func (b *Browser) CDPEndpoint() string { return b.endpoint }
+
+// PID is the browser process id (also its process group id).
+func (b *Browser) PID() int { return b.proc.pid }
+
+// Done is closed once the browser process has exited and been reaped.
+func (b *Browser) Done() <-chan struct{} { return b.proc.done }
+
+// ExitErr is the browser's exit status once Done is closed, else nil.
+func (b *Browser) ExitErr() error { return b.proc.exitStatus() }
+
+// Stderr returns the last 64 KB the browser wrote to stderr.
+func (b *Browser) Stderr() string { return b.stderr.String() }
+
+// Close stops the browser's whole process group (SIGTERM, up to 2 s or ctx,
+// SIGKILL), reaps it and removes its profile. Safe to call more than once and
+// concurrently; later calls return the first result.
+func (b *Browser) Close(ctx context.Context) error {
+	b.closeOnce.Do(func() {
+		start := time.Now()
+		stopErr := b.proc.stop(ctx, false)
+		rmErr := os.RemoveAll(b.userDataDir)
+		if rmErr != nil {
+			rmErr = fmt.Errorf("remove browser profile: %w", rmErr)
+		}
+		b.closeErr = errors.Join(stopErr, rmErr)
+		b.logger.Info("browser stopped", "exit", b.proc.exitStatus(), "took", time.Since(start).Round(time.Millisecond))
+	})
+	return b.closeErr
+}
+
+// tail returns the last n bytes of s, for error messages.
+func tail(s string, n int) string {
+	s = strings.TrimSpace(s)
+	if len(s) > n {
+		return "…" + s[len(s)-n:]
+	}
+	return s
+}

@@ -1,0 +1,159 @@
+package upstream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"time"
+)
+
+// HostConfig configures a Host.
+type HostConfig struct {
+	Browser BrowserConfig
+	// RemoteCDPEndpoint, when set, points every worker at an existing
+	// browser instead of launching one.
+	RemoteCDPEndpoint string
+	// PerSession makes each worker launch its own browser.
+	PerSession bool
+	// Worker is the template for every worker; OutputDir, Dir and
+	// CDPEndpoint are filled per spawn.
+	Worker WorkerConfig
+	Logger *slog.Logger
+}
+
+// Host owns the browser the workers share and spawns workers on it. A dead
+// browser is relaunched on the next spawn.
+type Host struct {
+	cfg HostConfig
+	log *slog.Logger
+
+	mu      sync.Mutex
+	browser *Browser
+	closed  bool
+}
+
+// ErrHostClosed is returned by Spawn after Close.
+var ErrHostClosed = errors.New("browser host is closed")
+
+// NewHost returns a Host; Start launches its browser.
+func NewHost(cfg HostConfig) *Host {
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Host{cfg: cfg, log: log}
+}
+
+// Start launches the shared browser (shared mode only) so that a missing or
+// broken Chromium fails the start, not the first call.
+func (h *Host) Start(ctx context.Context) error {
+	if h.cfg.RemoteCDPEndpoint != "" || h.cfg.PerSession {
+		return nil
+	}
+	_, err := h.endpoint(ctx)
+	return err
+}
+
+// endpoint returns the CDP endpoint workers connect to, relaunching a
+// browser that died.
+func (h *Host) endpoint(ctx context.Context) (string, error) {
+	if h.cfg.RemoteCDPEndpoint != "" {
+		return h.cfg.RemoteCDPEndpoint, nil
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return "", ErrHostClosed
+	}
+	if h.browser != nil {
+		select {
+		case <-h.browser.Done():
+			h.log.Warn("browser exited; relaunching", "pid", h.browser.PID())
+			_ = h.browser.Close(ctx)
+			h.browser = nil
+		default:
+			return h.browser.CDPEndpoint(), nil
+		}
+	}
+	b, err := LaunchBrowser(ctx, h.cfg.Browser)
+	if err != nil {
+		return "", err
+	}
+	h.browser = b
+	h.log.Info("browser launched", "pid", b.PID(), "cdp", b.CDPEndpoint())
+	return b.CDPEndpoint(), nil
+}
+
+// Spawn starts one worker with its own output directory and BrowserContext.
+func (h *Host) Spawn(ctx context.Context) (*Worker, error) {
+	cfg := h.cfg.Worker
+	if !h.cfg.PerSession {
+		ep, err := h.endpoint(ctx)
+		if err != nil {
+			return nil, err
+		}
+		cfg.CDPEndpoint = ep
+	}
+	dir, err := os.MkdirTemp("", "pwproxy-worker-*")
+	if err != nil {
+		return nil, fmt.Errorf("creating worker output dir: %w", err)
+	}
+	cfg.OutputDir, cfg.Dir = dir, dir
+	w, err := StartWorker(ctx, cfg)
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	return w, nil
+}
+
+// Check reports whether workers can reach a browser, for /health.
+func (h *Host) Check(ctx context.Context) error {
+	if ep := h.cfg.RemoteCDPEndpoint; ep != "" {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(ep, "/")+"/json/version", nil)
+		if err != nil {
+			return fmt.Errorf("remote CDP endpoint %q: %w", ep, err)
+		}
+		resp, err := (&http.Client{Timeout: 3 * time.Second}).Do(req)
+		if err != nil {
+			return fmt.Errorf("remote CDP endpoint unreachable: %w", err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("remote CDP endpoint answered %s", resp.Status)
+		}
+		return nil
+	}
+	if h.cfg.PerSession {
+		return nil
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.browser == nil {
+		return errors.New("browser not running")
+	}
+	select {
+	case <-h.browser.Done():
+		return errors.New("browser exited; it is relaunched on the next session start")
+	default:
+		return nil
+	}
+}
+
+// Close stops the browser. Workers are the session manager's to stop.
+func (h *Host) Close(ctx context.Context) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.closed = true
+	if h.browser == nil {
+		return nil
+	}
+	err := h.browser.Close(ctx)
+	h.browser = nil
+	return err
+}

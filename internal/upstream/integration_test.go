@@ -1,0 +1,420 @@
+//go:build linux
+
+package upstream
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/proctest"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
+)
+
+// Integration tests against the real @playwright/mcp 0.0.83 and Chromium.
+
+// realSetup returns the repository root, or skips when the real thing is
+// not installed here.
+func realSetup(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("integration test with real Chromium and @playwright/mcp: skipped under -short")
+	}
+	if _, err := FindBrowser(); err != nil {
+		t.Skipf("no browser: %v", err)
+	}
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("node is not installed")
+	}
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(DefaultCommand(root)[1]); err != nil {
+		t.Skipf("@playwright/mcp is not installed (run npm ci): %v", err)
+	}
+	return root
+}
+
+// launchTestBrowser starts the shared browser and checks, at cleanup, that
+// Close left nothing of it behind.
+func launchTestBrowser(t *testing.T) *Browser {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	start := time.Now()
+	b, err := LaunchBrowser(ctx, BrowserConfig{Headless: true, Logger: testLogger(t)})
+	if err != nil {
+		t.Fatalf("LaunchBrowser: %v", err)
+	}
+	t.Logf("browser launch: %v (endpoint %s)", time.Since(start).Round(time.Millisecond), b.CDPEndpoint())
+	pgid := b.PID()
+	profile := browserProfileDir(t, pgid)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := b.Close(ctx); err != nil {
+			t.Errorf("Browser.Close: %v", err)
+		}
+		if left := proctest.Group(pgid); len(left) > 0 {
+			t.Errorf("browser processes left in group %d: %+v", pgid, left)
+		}
+		if profile != "" {
+			if _, err := os.Stat(profile); !os.IsNotExist(err) {
+				t.Errorf("browser profile %s left: %v", profile, err)
+			}
+		}
+	})
+	return b
+}
+
+// browserProfileDir reads --user-data-dir from the browser's command line.
+func browserProfileDir(t *testing.T, pid int) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for arg := range strings.SplitSeq(string(b), "\x00") {
+		if dir, ok := strings.CutPrefix(arg, "--user-data-dir="); ok {
+			return dir
+		}
+	}
+	t.Fatal("no --user-data-dir")
+	return ""
+}
+
+// startRealWorker starts a worker and checks, at cleanup, that Close left
+// neither processes nor its output dir behind.
+func startRealWorker(t *testing.T, root, cdp string) *Worker {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	start := time.Now()
+	w, err := StartWorker(ctx, WorkerConfig{
+		Command:     DefaultCommand(root),
+		CDPEndpoint: cdp,
+		OutputDir:   filepath.Join(t.TempDir(), "out"),
+		Logger:      testLogger(t),
+	})
+	if err != nil {
+		t.Fatalf("StartWorker: %v", err)
+	}
+	t.Logf("worker spawn→initialize+tools/list: %v (%d tools)", time.Since(start).Round(time.Millisecond), len(w.Tools()))
+	pgid, dir := w.PID(), w.OutputDir()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := w.Close(ctx); err != nil {
+			t.Errorf("Worker.Close: %v", err)
+		}
+		if left := proctest.Group(pgid); len(left) > 0 {
+			t.Errorf("worker processes left in group %d: %+v", pgid, left)
+		}
+		if _, err := os.Stat(dir); !os.IsNotExist(err) {
+			t.Errorf("output dir %s left: %v", dir, err)
+		}
+	})
+	return w
+}
+
+// testSite serves the pages the tests browse.
+func testSite(t *testing.T) *httptest.Server {
+	t.Helper()
+	mux := http.NewServeMux()
+	mux.HandleFunc("/favicon.ico", http.NotFound)
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		http.SetCookie(w, &http.Cookie{Name: "sid", Value: "abc", Path: "/"})
+		fmt.Fprint(w, `<!doctype html><html><head><title>Home</title></head><body>
+<h1>Hello</h1><button onclick="console.log('clicked'); document.title='Clicked'">Click me</button>
+<script>
+console.log('log line'); console.warn('warn line'); console.error('error line');
+console.log('two\nlines');
+localStorage.setItem('k', 'v');
+setTimeout(() => { throw new Error('boom'); }, 0);
+</script></body></html>`)
+	})
+	mux.HandleFunc("/blank", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, `<!doctype html><html><head><title>Blank</title></head><body><p>nothing</p></body></html>`)
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// call runs a tool and parses its result.
+func call(t *testing.T, w *Worker, tool string, args any) *Parsed {
+	t.Helper()
+	p, _ := callTimed(t, w, tool, args)
+	return p
+}
+
+func callTimed(t *testing.T, w *Worker, tool string, args any) (*Parsed, time.Duration) {
+	t.Helper()
+	raw, err := json.Marshal(args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	start := time.Now()
+	res, err := w.CallTool(ctx, tool, raw)
+	took := time.Since(start)
+	if err != nil {
+		t.Fatalf("%s: %v", tool, err)
+	}
+	p, err := Parse(res)
+	if err != nil {
+		t.Fatalf("%s: Parse: %v", tool, err)
+	}
+	return p, took
+}
+
+// evaluate runs a function in the page and returns its JSON result text.
+func evaluate(t *testing.T, w *Worker, fn string) string {
+	t.Helper()
+	p := call(t, w, "browser_evaluate", map[string]string{"function": fn})
+	if p.IsError {
+		t.Fatalf("evaluate %s: %s", fn, p.ErrorText)
+	}
+	return p.ResultText
+}
+
+func TestIntegrationSharedBrowserIsolationAndPipeline(t *testing.T) {
+	root := realSetup(t)
+	site := testSite(t)
+	b := launchTestBrowser(t)
+	w1 := startRealWorker(t, root, b.CDPEndpoint())
+	w2 := startRealWorker(t, root, b.CDPEndpoint())
+
+	// navigate → Parse → Ingest.
+	before := time.Now()
+	nav, took := callTimed(t, w1, "browser_navigate", map[string]string{"url": site.URL + "/"})
+	t.Logf("first browser_navigate: %v", took.Round(time.Millisecond))
+	if nav.IsError || nav.PageTitle != "Home" || nav.PageURL != site.URL+"/" {
+		t.Fatalf("navigate: %+v", nav)
+	}
+	if nav.SnapshotFile == "" || nav.ConsoleFile == "" {
+		t.Fatalf("navigate links no snapshot/console file: %s", nav.Text)
+	}
+	in, err := Ingest(nav, w1.OutputDir(), time.Now())
+	if err != nil {
+		t.Fatalf("Ingest: %v", err)
+	}
+	if !regexp.MustCompile(`button "Click me" \[ref=e\d+\]`).MatchString(in.Snapshot) {
+		t.Errorf("snapshot has no button ref:\n%s", in.Snapshot)
+	}
+	levels := map[string][]string{}
+	for _, e := range in.Console {
+		levels[e.Level] = append(levels[e.Level], e.Message)
+		if e.Timestamp.Before(before.Add(-2*time.Second)) || e.Timestamp.After(time.Now().Add(2*time.Second)) {
+			t.Errorf("console timestamp %v not around the call (%v)", e.Timestamp, before)
+		}
+	}
+	t.Logf("console raw:\n%s", in.ConsoleRaw)
+	for _, want := range []struct{ level, msg string }{{"info", "log line"}, {"warn", "warn line"}, {"error", "error line"}, {"info", "two\nlines"}} {
+		found := false
+		for _, m := range levels[want.level] {
+			found = found || m == want.msg
+		}
+		if !found {
+			t.Errorf("no %s entry %q in %v", want.level, want.msg, levels)
+		}
+	}
+	if _, err := os.Stat(nav.SnapshotFile); !os.IsNotExist(err) {
+		t.Errorf("ingested snapshot file not removed: %v", err)
+	}
+	if _, err := os.Stat(nav.ConsoleFile); err != nil {
+		t.Errorf("console log must stay: %v", err)
+	}
+
+	// The uncaught error arrives after navigate returned; the next action
+	// reports it, and deleting the ingested files did not upset the worker.
+	snap, took := callTimed(t, w1, "browser_snapshot", map[string]any{})
+	t.Logf("browser_snapshot #1: %v", took.Round(time.Millisecond))
+	ref := regexp.MustCompile(`button "Click me" \[ref=(e\d+)\]`).FindStringSubmatch(snap.SnapshotInline)
+	if ref == nil {
+		t.Fatalf("inline snapshot has no button: %q", snap.SnapshotInline)
+	}
+	click := call(t, w1, "browser_click", map[string]string{"target": ref[1], "element": "Click me button"})
+	if click.IsError || click.PageTitle != "Clicked" {
+		t.Errorf("click: %s", click.Text)
+	}
+	in2, err := Ingest(click, w1.OutputDir(), time.Now())
+	if err != nil {
+		t.Fatalf("Ingest click: %v", err)
+	}
+	t.Logf("click console raw (%s#L%d-L%d):\n%s", filepath.Base(click.ConsoleFile), click.ConsoleFrom, click.ConsoleTo, in2.ConsoleRaw)
+	var sawClicked bool
+	for _, e := range append(in.Console, in2.Console...) {
+		sawClicked = sawClicked || e.Message == "clicked"
+	}
+	if !sawClicked {
+		t.Errorf("no 'clicked' console entry: %+v", in2.Console)
+	}
+
+	var total time.Duration
+	const n = 5
+	for range n {
+		p, took := callTimed(t, w1, "browser_snapshot", map[string]any{})
+		if p.SnapshotInline == "" {
+			t.Fatal("empty snapshot")
+		}
+		total += took
+	}
+	t.Logf("browser_snapshot: %v per call (mean of %d)", (total / n).Round(time.Millisecond), n)
+
+	// Isolation: w2 shares the browser but not w1's cookies or storage.
+	if got := evaluate(t, w1, "() => localStorage.getItem('k') + '|' + document.cookie"); got != `"v|sid=abc"` {
+		t.Errorf("w1 sees %s, want its own storage", got)
+	}
+	call(t, w2, "browser_navigate", map[string]string{"url": site.URL + "/blank"})
+	if got := evaluate(t, w2, "() => localStorage.getItem('k') + '|' + document.cookie"); got != `"null|"` {
+		t.Errorf("w2 sees %s: storage leaked between workers", got)
+	}
+
+	// Storage state round trip, as a session resume will do it.
+	state := call(t, w1, "browser_storage_state", map[string]any{})
+	sin, err := Ingest(state, w1.OutputDir(), time.Now())
+	if err != nil || !strings.Contains(string(sin.StorageState), `"sid"`) {
+		t.Fatalf("storage state: %v, %s", err, sin.StorageState)
+	}
+	w3 := startRealWorker(t, root, b.CDPEndpoint())
+	if err := os.WriteFile(filepath.Join(w3.OutputDir(), "restore.json"), sin.StorageState, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if p := call(t, w3, "browser_set_storage_state", map[string]string{"filename": "restore.json"}); p.IsError {
+		t.Fatalf("set storage state: %s", p.ErrorText)
+	}
+	call(t, w3, "browser_navigate", map[string]string{"url": site.URL + "/blank"})
+	if got := evaluate(t, w3, "() => localStorage.getItem('k') + '|' + document.cookie"); got != `"v|sid=abc"` {
+		t.Errorf("restored worker sees %s", got)
+	}
+
+	// Leftovers in the output dir: only console logs.
+	entries, _ := os.ReadDir(w1.OutputDir())
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	t.Logf("w1 output dir after the run: %v", names)
+	for _, n := range names {
+		if !strings.HasPrefix(n, "console-") {
+			t.Errorf("unexpected file left in output dir: %s", n)
+		}
+	}
+}
+
+func TestIntegrationWorkerKilled(t *testing.T) {
+	root := realSetup(t)
+	b := launchTestBrowser(t)
+	w := startRealWorker(t, root, b.CDPEndpoint())
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	if err := w.Ping(ctx); err != nil {
+		t.Fatalf("Ping: %v", err)
+	}
+	call(t, w, "browser_navigate", map[string]string{"url": "about:blank"})
+
+	if err := syscall.Kill(w.PID(), syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-w.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("Done not closed after SIGKILL")
+	}
+	if err := w.Ping(ctx); err == nil || !errors.Is(err, ErrWorkerExited) {
+		t.Errorf("Ping after SIGKILL = %v, want ErrWorkerExited", err)
+	}
+	_, err := w.CallTool(ctx, "browser_snapshot", nil)
+	if !errors.Is(err, ErrWorkerExited) || proxy.ErrorCode(err) != proxy.EUNAVAILABLE {
+		t.Errorf("CallTool after SIGKILL = %v, want ErrWorkerExited", err)
+	}
+	t.Logf("exit status: %v", w.ExitErr())
+
+	// The shared browser survives a worker's death.
+	w2 := startRealWorker(t, root, b.CDPEndpoint())
+	if p := call(t, w2, "browser_navigate", map[string]string{"url": "about:blank"}); p.IsError {
+		t.Errorf("navigate on a new worker: %s", p.ErrorText)
+	}
+}
+
+func TestIntegrationBrowserCrash(t *testing.T) {
+	root := realSetup(t)
+	b := launchTestBrowser(t)
+	w := startRealWorker(t, root, b.CDPEndpoint())
+	call(t, w, "browser_navigate", map[string]string{"url": "about:blank"})
+	if err := syscall.Kill(-b.PID(), syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-b.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("browser Done not closed")
+	}
+	// What the worker does when its CDP browser is gone: recorded for the
+	// supervisor, which must restart the browser and then the workers.
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	raw, err := w.CallTool(ctx, "browser_navigate", json.RawMessage(`{"url":"about:blank"}`))
+	pingErr := w.Ping(ctx)
+	t.Logf("after browser crash: call err=%v ping=%v result=%.300s", err, pingErr, raw)
+}
+
+// TestIntegrationOwnBrowser covers per-session mode: the worker launches its
+// own Chromium (Playwright puts it in a process group of its own), and Close
+// must still leave nothing behind.
+func TestIntegrationOwnBrowser(t *testing.T) {
+	root := realSetup(t)
+	w := startRealWorker(t, root, "")
+	p, took := callTimed(t, w, "browser_navigate", map[string]string{"url": "about:blank"})
+	t.Logf("first browser_navigate (own browser launch): %v", took.Round(time.Millisecond))
+	if p.IsError {
+		t.Fatalf("navigate: %s", p.ErrorText)
+	}
+	procs := proctest.Descendants(w.PID())
+	var chromium int
+	for _, q := range procs {
+		if strings.Contains(q.Comm, "chrom") {
+			chromium++
+		}
+	}
+	if chromium == 0 {
+		t.Fatalf("no chromium below the worker: %+v", procs)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	if err := w.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !eventually(5*time.Second, func() bool { return len(proctest.StillAlive(procs)) == 0 }) {
+		t.Errorf("left after Close: %+v", proctest.StillAlive(procs))
+	}
+}
+
+// TestIntegrationOwnBrowserWorkerKilled: a SIGKILLed per-session worker must
+// not leave its Chromium running.
+func TestIntegrationOwnBrowserWorkerKilled(t *testing.T) {
+	root := realSetup(t)
+	w := startRealWorker(t, root, "")
+	call(t, w, "browser_navigate", map[string]string{"url": "about:blank"})
+	procs := proctest.Descendants(w.PID())
+	if err := syscall.Kill(w.PID(), syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-w.Done()
+	if !eventually(5*time.Second, func() bool { return len(proctest.StillAlive(procs)) == 0 }) {
+		t.Errorf("left after the worker was killed: %+v", proctest.StillAlive(procs))
+	}
+}
