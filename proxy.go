@@ -30,6 +30,11 @@ type Session struct {
 	LastActivity time.Time       `json:"last_activity"`
 	State        SessionState    `json:"state"`
 	Metadata     json.RawMessage `json:"metadata,omitempty"`
+
+	// Derived, never stored: when idleness suspends it (last activity + idle
+	// timeout), and the pid of its worker while it has one.
+	ExpiresAt time.Time `json:"expires_at,omitzero"`
+	WorkerPID int       `json:"worker_pid,omitempty"`
 }
 
 // Request is a tool call as received, written before it is forwarded.
@@ -119,6 +124,7 @@ type CallResult struct {
 	Metadata  CallMetadata `json:"metadata"`
 	Error     string       `json:"error,omitempty"`
 
-	// Upstream is the raw upstream result, for PROXY_RESPONSE_MODE=full.
-	Upstream json.RawMessage `json:"-"`
+	// Upstream is the raw upstream result; set only in PROXY_RESPONSE_MODE=full,
+	// where the bridge hands it to the model unchanged.
+	Upstream json.RawMessage `json:"upstream,omitempty"`
 }

@@ -1,0 +1,135 @@
+// Command proxy-server is the HTTP service of playwright-mcp-proxy: it owns
+// the browser, one @playwright/mcp worker per session and the SQLite record.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/config"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/logging"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/proxyserver"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/store"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	m := NewMain(os.Stdout, os.Stderr)
+	if err := m.Run(ctx, os.Args[1:]); err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, "proxy-server:", err)
+		}
+		stop()
+		os.Exit(1)
+	}
+}
+
+// Main dispatches subcommands.
+type Main struct {
+	Stdout, Stderr io.Writer
+	// OnListen, when set, receives the address serve bound (tests use port 0).
+	OnListen func(addr string)
+}
+
+// NewMain returns a Main writing to the given streams.
+func NewMain(stdout, stderr io.Writer) *Main { return &Main{Stdout: stdout, Stderr: stderr} }
+
+// Run runs the subcommand named by args[0].
+func (m *Main) Run(ctx context.Context, args []string) error {
+	cmd, rest := "", []string(nil)
+	if len(args) > 0 {
+		cmd, rest = args[0], args[1:]
+	}
+	switch cmd {
+	case "serve":
+		return (&ServeCommand{Main: m, OnListen: m.OnListen}).Run(ctx, rest)
+	case "migrate":
+		return (&MigrateCommand{Main: m}).Run(ctx, rest)
+	case "version":
+		fmt.Fprintln(m.Stdout, "proxy-server", proxyserver.Version)
+		return nil
+	case "", "help", "-h", "--help":
+		m.usage()
+		return flag.ErrHelp
+	default:
+		m.usage()
+		return fmt.Errorf("unknown command %q", cmd)
+	}
+}
+
+func (m *Main) usage() {
+	fmt.Fprint(m.Stderr, `proxy-server runs the playwright-mcp-proxy HTTP service.
+
+Usage:
+	proxy-server serve [flags]     start the service (configured by PROXY_* variables)
+	proxy-server migrate [flags]   apply database migrations and exit
+	proxy-server version           print the version
+
+Run 'proxy-server serve -h' for the flags.
+`)
+}
+
+// ServeCommand is `proxy-server serve`.
+type ServeCommand struct {
+	Main *Main
+	// OnListen, when set, receives the bound address (tests use port 0).
+	OnListen func(addr string)
+}
+
+// Run parses flags over the PROXY_* environment and serves until ctx ends.
+func (c *ServeCommand) Run(ctx context.Context, args []string) error {
+	cfg, err := config.FromEnv()
+	if err != nil {
+		return err
+	}
+	fs := flag.NewFlagSet("proxy-server serve", flag.ContinueOnError)
+	fs.SetOutput(c.Main.Stderr)
+	fs.StringVar(&cfg.Host, "host", cfg.Host, "listen address (PROXY_HOST)")
+	fs.IntVar(&cfg.Port, "port", cfg.Port, "listen port, 0 picks one (PROXY_PORT)")
+	fs.StringVar(&cfg.DatabasePath, "db", cfg.DatabasePath, "SQLite database path (PROXY_DATABASE_PATH)")
+	fs.IntVar(&cfg.MaxSessions, "max-sessions", cfg.MaxSessions, "live session limit (PROXY_MAX_SESSIONS)")
+	fs.IntVar(&cfg.WarmPool, "warm-pool", cfg.WarmPool, "spare workers kept ready (PROXY_WARM_POOL)")
+	fs.StringVar(&cfg.ResponseMode, "response-mode", cfg.ResponseMode, "ref or full (PROXY_RESPONSE_MODE)")
+	fs.StringVar(&cfg.LogLevel, "log-level", cfg.LogLevel, "debug, info, warn, error (PROXY_LOG_LEVEL)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("serve takes no arguments, got %q", fs.Args())
+	}
+	log := logging.New(c.Main.Stderr, cfg.LogLevel, cfg.LogFormat)
+	return proxyserver.Serve(ctx, cfg, proxyserver.Options{Logger: log, OnListen: c.OnListen})
+}
+
+// MigrateCommand is `proxy-server migrate`.
+type MigrateCommand struct{ Main *Main }
+
+// Run applies the embedded migrations to the database and exits.
+func (c *MigrateCommand) Run(ctx context.Context, args []string) error {
+	cfg, err := config.FromEnv()
+	if err != nil {
+		return err
+	}
+	fs := flag.NewFlagSet("proxy-server migrate", flag.ContinueOnError)
+	fs.SetOutput(c.Main.Stderr)
+	fs.StringVar(&cfg.DatabasePath, "db", cfg.DatabasePath, "SQLite database path (PROXY_DATABASE_PATH)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	db, err := store.Open(ctx, cfg.DatabasePath)
+	if err != nil {
+		return err
+	}
+	if err := db.Close(); err != nil {
+		return fmt.Errorf("closing database: %w", err)
+	}
+	fmt.Fprintln(c.Main.Stdout, "database", cfg.DatabasePath, "is migrated")
+	return nil
+}

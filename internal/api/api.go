@@ -1,0 +1,393 @@
+// Package api owns proxy-server's HTTP surface: routing, request decoding and
+// limits, and the mapping of *proxy.Error codes onto the documented error
+// body and status codes. It holds no session or storage logic of its own and
+// must never answer with anything but the documented JSON shapes.
+package api
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
+
+	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/content"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/mcpserver"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/session"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/upstream"
+)
+
+// Sessions is what the API needs of the session manager.
+type Sessions interface {
+	Create(ctx context.Context) (*proxy.Session, error)
+	Get(ctx context.Context, id string) (*proxy.Session, error)
+	List(ctx context.Context) ([]*proxy.Session, error)
+	Close(ctx context.Context, id string) error
+	Call(ctx context.Context, req session.CallRequest) (*proxy.CallResult, error)
+	Tools(ctx context.Context) ([]upstream.Tool, error)
+}
+
+// Content is what the API needs to read the record.
+type Content interface {
+	Get(ctx context.Context, refID, searchFor string, resetCursor bool) (*content.Content, error)
+	Console(ctx context.Context, refID, level string) (string, error)
+}
+
+// HealthFunc reports the state of one dependency; nil means healthy.
+type HealthFunc func(ctx context.Context) error
+
+// Server is the HTTP handler of proxy-server.
+type Server struct {
+	sessions     Sessions
+	content      Content
+	health       map[string]HealthFunc
+	log          *slog.Logger
+	maxBodyBytes int64
+	router       chi.Router
+	version      string
+}
+
+// Option configures a Server.
+type Option func(*Server)
+
+// WithLogger sets the logger.
+func WithLogger(l *slog.Logger) Option { return func(s *Server) { s.log = l } }
+
+// WithMaxBodyBytes bounds every request body.
+func WithMaxBodyBytes(n int64) Option { return func(s *Server) { s.maxBodyBytes = n } }
+
+// WithHealthCheck adds a named check to GET /health.
+func WithHealthCheck(name string, f HealthFunc) Option {
+	return func(s *Server) { s.health[name] = f }
+}
+
+// WithVersion sets the version reported by /health.
+func WithVersion(v string) Option { return func(s *Server) { s.version = v } }
+
+// WithMount mounts an extra handler (e.g. /mcp) on the router.
+func WithMount(pattern string, h http.Handler) Option {
+	return func(s *Server) { s.router.Handle(pattern, h) }
+}
+
+// New builds the router.
+func New(sessions Sessions, content Content, opts ...Option) *Server {
+	s := &Server{
+		sessions:     sessions,
+		content:      content,
+		health:       map[string]HealthFunc{},
+		log:          slog.Default(),
+		maxBodyBytes: 2 << 20,
+		router:       chi.NewRouter(),
+	}
+	r := s.router
+	r.Use(middleware.RequestID, s.logRequests, middleware.Recoverer)
+	for _, o := range opts {
+		o(s)
+	}
+	r.Use(func(next http.Handler) http.Handler { return http.MaxBytesHandler(next, s.maxBodyBytes) })
+	r.Get("/health", s.handleHealth)
+	r.Get("/tools", s.handleTools)
+	r.Post("/sessions", s.handleCreateSession)
+	r.Get("/sessions", s.handleListSessions)
+	r.Get("/sessions/{id}", s.handleGetSession)
+	r.Delete("/sessions/{id}", s.handleCloseSession)
+	r.Post("/call", s.handleCall)
+	r.Get("/content/{ref}", s.handleContent)
+	r.Get("/console/{ref}", s.handleConsole)
+	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
+		s.writeError(w, r, &proxy.Error{Code: "NOT_FOUND", Message: "no such endpoint: " + r.Method + " " + r.URL.Path}, http.StatusNotFound)
+	})
+	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
+		s.writeError(w, r, &proxy.Error{Code: proxy.EINVALID, Message: "method " + r.Method + " is not allowed on " + r.URL.Path}, http.StatusMethodNotAllowed)
+	})
+	return s
+}
+
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.router.ServeHTTP(w, r) }
+
+func (s *Server) logRequests(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ww := middleware.NewWrapResponseWriter(w, r.ProtoMajor)
+		start := time.Now()
+		next.ServeHTTP(ww, r)
+		s.log.Debug("http request", "request_id", middleware.GetReqID(r.Context()), "method", r.Method, "path", r.URL.Path,
+			"status", ww.Status(), "bytes", ww.BytesWritten(), "duration", time.Since(start))
+	})
+}
+
+func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
+	defer cancel()
+	checks := map[string]string{}
+	status, code := "ok", http.StatusOK
+	for name, f := range s.health {
+		if err := f(ctx); err != nil {
+			checks[name] = "error: " + err.Error()
+			status, code = "degraded", http.StatusServiceUnavailable
+		} else {
+			checks[name] = "ok"
+		}
+	}
+	s.writeJSON(w, code, map[string]any{"status": status, "checks": checks, "version": s.version})
+}
+
+func (s *Server) handleTools(w http.ResponseWriter, r *http.Request) {
+	up, err := s.sessions.Tools(r.Context())
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	s.writeJSON(w, http.StatusOK, map[string]any{"tools": mcpserver.Catalog(up)})
+}
+
+func (s *Server) handleCreateSession(w http.ResponseWriter, r *http.Request) {
+	// The body is optional and currently carries nothing; it is still read so
+	// that oversize or malformed bodies are refused like everywhere else.
+	if err := decodeBody(r, &struct{}{}, true); err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	sess, err := s.sessions.Create(r.Context())
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	s.writeJSON(w, http.StatusCreated, sess)
+}
+
+func (s *Server) handleListSessions(w http.ResponseWriter, r *http.Request) {
+	ss, err := s.sessions.List(r.Context())
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	if ss == nil {
+		ss = []*proxy.Session{}
+	}
+	s.writeJSON(w, http.StatusOK, map[string]any{"sessions": ss})
+}
+
+func (s *Server) handleGetSession(w http.ResponseWriter, r *http.Request) {
+	sess, err := s.sessions.Get(r.Context(), chi.URLParam(r, "id"))
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	s.writeJSON(w, http.StatusOK, sess)
+}
+
+func (s *Server) handleCloseSession(w http.ResponseWriter, r *http.Request) {
+	id := chi.URLParam(r, "id")
+	if err := s.sessions.Close(r.Context(), id); err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	sess, err := s.sessions.Get(r.Context(), id)
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	s.writeJSON(w, http.StatusOK, sess)
+}
+
+// CallBody is the body of POST /call.
+type CallBody struct {
+	SessionID string          `json:"session_id"`
+	Tool      string          `json:"tool"`
+	Params    json.RawMessage `json:"params"`
+	RequestID string          `json:"request_id,omitempty"`
+}
+
+func (s *Server) handleCall(w http.ResponseWriter, r *http.Request) {
+	var body CallBody
+	if err := decodeBody(r, &body, false); err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	if body.SessionID == "" {
+		s.writeErr(w, r, proxy.Errorf(proxy.EINVALID, "session_id is required"))
+		return
+	}
+	res, err := s.sessions.Call(r.Context(), session.CallRequest{SessionID: body.SessionID, Tool: body.Tool, Params: body.Params, RequestID: body.RequestID})
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	s.writeJSON(w, http.StatusOK, res)
+}
+
+// ContentBody is the JSON form of GET /content (Accept: application/json).
+type ContentBody struct {
+	RefID     string      `json:"ref_id"`
+	Text      string      `json:"text"`
+	Unchanged bool        `json:"unchanged"`
+	Images    []ImageBody `json:"images,omitempty"`
+}
+
+// ImageBody is one stored image, base64 encoded.
+type ImageBody struct {
+	MimeType string `json:"mime_type"`
+	Data     string `json:"data"`
+}
+
+func (s *Server) handleContent(w http.ResponseWriter, r *http.Request) {
+	ref := chi.URLParam(r, "ref")
+	q := r.URL.Query()
+	reset, err := parseBool(q.Get("reset_cursor"), "reset_cursor")
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	if img := q.Get("image"); img != "" {
+		s.serveImage(w, r, ref, img)
+		return
+	}
+	c, err := s.content.Get(r.Context(), ref, q.Get("search_for"), reset)
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	if wantsJSON(r) {
+		body := ContentBody{RefID: ref, Text: c.Text, Unchanged: c.Unchanged}
+		for _, im := range c.Images {
+			body.Images = append(body.Images, ImageBody{MimeType: im.MimeType, Data: base64.StdEncoding.EncodeToString(im.Data)})
+		}
+		s.writeJSON(w, http.StatusOK, body)
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("X-Image-Count", strconv.Itoa(len(c.Images)))
+	if c.Unchanged {
+		w.Header().Set("X-Content-Unchanged", "true")
+	}
+	_, _ = io.WriteString(w, c.Text)
+}
+
+// serveImage answers ?image=N with the raw bytes of the ref's Nth image.
+// It does not move the diff cursor: images are not diffed.
+func (s *Server) serveImage(w http.ResponseWriter, r *http.Request, ref, index string) {
+	n, err := strconv.Atoi(index)
+	if err != nil || n < 0 {
+		s.writeErr(w, r, proxy.Errorf(proxy.EINVALID, "image must be a non-negative integer, got %q", index))
+		return
+	}
+	c, err := s.content.Get(r.Context(), ref, "", true)
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	if n >= len(c.Images) {
+		s.writeErr(w, r, proxy.Errorf(proxy.EREFMISSING, "ref %s has %d images, no image %d", ref, len(c.Images), n))
+		return
+	}
+	w.Header().Set("Content-Type", c.Images[n].MimeType)
+	_, _ = w.Write(c.Images[n].Data)
+}
+
+func (s *Server) handleConsole(w http.ResponseWriter, r *http.Request) {
+	text, err := s.content.Console(r.Context(), chi.URLParam(r, "ref"), r.URL.Query().Get("level"))
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	if wantsJSON(r) {
+		s.writeJSON(w, http.StatusOK, map[string]string{"ref_id": chi.URLParam(r, "ref"), "text": text})
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	_, _ = io.WriteString(w, text)
+}
+
+func wantsJSON(r *http.Request) bool {
+	return strings.Contains(r.Header.Get("Accept"), "application/json") || r.URL.Query().Get("format") == "json"
+}
+
+func parseBool(v, name string) (bool, error) {
+	if v == "" {
+		return false, nil
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, proxy.Errorf(proxy.EINVALID, "%s must be true or false, got %q", name, v)
+	}
+	return b, nil
+}
+
+// decodeBody reads a JSON object body, refusing unknown fields, trailing
+// data and oversize bodies with INVALID_PARAMETERS. An optional body may be
+// empty.
+func decodeBody(r *http.Request, v any, optional bool) error {
+	dec := json.NewDecoder(r.Body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		if optional && errors.Is(err, io.EOF) {
+			return nil
+		}
+		return decodeErr(err)
+	}
+	if dec.More() {
+		return proxy.Errorf(proxy.EINVALID, "request body has data after the JSON object")
+	}
+	return nil
+}
+
+func decodeErr(err error) error {
+	var mbe *http.MaxBytesError
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &mbe):
+		return &proxy.Error{Code: proxy.EINVALID, Message: fmt.Sprintf("request body is larger than %d bytes", mbe.Limit),
+			Details: map[string]any{"limit_bytes": mbe.Limit}, Suggestion: "Send a smaller request."}
+	case errors.Is(err, io.EOF):
+		return proxy.Errorf(proxy.EINVALID, "request body is empty; a JSON object is required")
+	case errors.As(err, &se):
+		return proxy.Errorf(proxy.EINVALID, "malformed JSON at byte %d: %v", se.Offset, se)
+	case errors.As(err, &te):
+		e := proxy.Errorf(proxy.EINVALID, "field %q must be %s, got %s", te.Field, te.Type, te.Value)
+		e.Details = map[string]any{"field": te.Field}
+		return e
+	default:
+		return proxy.Errorf(proxy.EINVALID, "invalid request body: %v", err)
+	}
+}
+
+func (s *Server) writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	if err := json.NewEncoder(w).Encode(v); err != nil {
+		s.log.Debug("writing response", "err", err)
+	}
+}
+
+// ErrorBody is the documented error shape.
+type ErrorBody struct {
+	Error      string         `json:"error"`
+	Message    string         `json:"message"`
+	Details    map[string]any `json:"details,omitempty"`
+	Retryable  bool           `json:"retryable"`
+	Suggestion string         `json:"suggestion,omitempty"`
+}
+
+func (s *Server) writeErr(w http.ResponseWriter, r *http.Request, err error) {
+	e := proxy.AsError(err)
+	code := proxy.HTTPStatus(e.Code)
+	if code == http.StatusInternalServerError {
+		s.log.Error("internal error", "request_id", middleware.GetReqID(r.Context()), "path", r.URL.Path, "err", err)
+	}
+	s.writeError(w, r, e, code)
+}
+
+func (s *Server) writeError(w http.ResponseWriter, _ *http.Request, e *proxy.Error, code int) {
+	s.writeJSON(w, code, ErrorBody{Error: e.Code, Message: e.Message, Details: e.Details, Retryable: e.Retryable, Suggestion: e.Suggestion})
+}

@@ -1,0 +1,182 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/content"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/session"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/upstream"
+)
+
+// fakeSessions answers with canned values and errors; the real manager is
+// exercised end to end in cmd/proxy-server.
+type fakeSessions struct{ calls []session.CallRequest }
+
+const knownID = "11111111-1111-4111-8111-111111111111"
+
+func (f *fakeSessions) Create(context.Context) (*proxy.Session, error) {
+	return &proxy.Session{ID: knownID, State: proxy.SessionActive}, nil
+}
+func (f *fakeSessions) Get(_ context.Context, id string) (*proxy.Session, error) {
+	if id != knownID {
+		return nil, proxy.Errorf(proxy.ESESSIONMISSING, "no session %s", id)
+	}
+	return &proxy.Session{ID: id, State: proxy.SessionActive}, nil
+}
+func (f *fakeSessions) List(context.Context) ([]*proxy.Session, error) { return nil, nil }
+func (f *fakeSessions) Close(context.Context, string) error            { return nil }
+func (f *fakeSessions) Call(_ context.Context, r session.CallRequest) (*proxy.CallResult, error) {
+	f.calls = append(f.calls, r)
+	if r.Tool == "boom" {
+		return nil, context.DeadlineExceeded // a foreign error: must come out as INTERNAL_ERROR
+	}
+	return &proxy.CallResult{RefID: "r1", SessionID: r.SessionID, Status: proxy.StatusSuccess}, nil
+}
+func (f *fakeSessions) Tools(context.Context) ([]upstream.Tool, error) {
+	return []upstream.Tool{{Name: "browser_snapshot", InputSchema: json.RawMessage(`{"type":"object"}`)}}, nil
+}
+
+type fakeContent struct{}
+
+func (fakeContent) Get(_ context.Context, ref, search string, reset bool) (*content.Content, error) {
+	if ref != "r1" {
+		return nil, proxy.Errorf(proxy.EREFMISSING, "no ref %s", ref)
+	}
+	return &content.Content{Text: "snapshot search=" + search, Images: []proxy.Image{{MimeType: "image/png", Data: []byte("PNG")}}}, nil
+}
+func (fakeContent) Console(_ context.Context, ref, level string) (string, error) {
+	if level == "loud" {
+		return "", proxy.Errorf(proxy.EINVALID, "bad level")
+	}
+	return "[ERROR] x", nil
+}
+
+func TestErrorMapping(t *testing.T) {
+	srv := New(&fakeSessions{}, fakeContent{}, WithMaxBodyBytes(1024))
+	tests := []struct {
+		name, method, path, body string
+		code                     int
+		errCode                  string
+	}{
+		{"malformed", "POST", "/call", `{"session_id":`, 400, proxy.EINVALID},
+		{"empty body", "POST", "/call", ``, 400, proxy.EINVALID},
+		{"wrong type", "POST", "/call", `{"session_id":1}`, 400, proxy.EINVALID},
+		{"unknown field", "POST", "/call", `{"session_id":"x","tool":"t","extra":1}`, 400, proxy.EINVALID},
+		{"trailing data", "POST", "/call", `{"session_id":"x","tool":"t"} {}`, 400, proxy.EINVALID},
+		{"oversize", "POST", "/call", `{"session_id":"` + strings.Repeat("a", 2048) + `"}`, 400, proxy.EINVALID},
+		{"no session", "POST", "/call", `{"tool":"t"}`, 400, proxy.EINVALID},
+		{"foreign error", "POST", "/call", `{"session_id":"x","tool":"boom"}`, 500, proxy.EINTERNAL},
+		{"unknown session", "GET", "/sessions/nope", ``, 404, proxy.ESESSIONMISSING},
+		{"unknown ref", "GET", "/content/nope", ``, 404, proxy.EREFMISSING},
+		{"bad bool", "GET", "/content/r1?reset_cursor=yes!", ``, 400, proxy.EINVALID},
+		{"bad image", "GET", "/content/r1?image=-1", ``, 400, proxy.EINVALID},
+		{"missing image", "GET", "/content/r1?image=3", ``, 404, proxy.EREFMISSING},
+		{"bad level", "GET", "/console/r1?level=loud", ``, 400, proxy.EINVALID},
+		{"no endpoint", "GET", "/nowhere", ``, 404, "NOT_FOUND"},
+		{"bad method", "PUT", "/call", ``, 405, proxy.EINVALID},
+		{"bad create body", "POST", "/sessions", `[`, 400, proxy.EINVALID},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := httptest.NewRecorder()
+			srv.ServeHTTP(rec, httptest.NewRequest(tc.method, tc.path, strings.NewReader(tc.body)))
+			var body ErrorBody
+			if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil {
+				t.Fatalf("body %q is not JSON: %v", rec.Body.String(), err)
+			}
+			if rec.Code != tc.code || body.Error != tc.errCode || body.Message == "" {
+				t.Errorf("%s %s = %d %+v, want %d %s", tc.method, tc.path, rec.Code, body, tc.code, tc.errCode)
+			}
+			if ct := rec.Header().Get("Content-Type"); ct != "application/json" {
+				t.Errorf("Content-Type = %q", ct)
+			}
+		})
+	}
+}
+
+func TestContentForms(t *testing.T) {
+	srv := New(&fakeSessions{}, fakeContent{})
+	tests := []struct {
+		name, path, accept string
+		want               string
+		contentType        string
+	}{
+		{"text", "/content/r1?search_for=Go", "", "snapshot search=Go", "text/plain; charset=utf-8"},
+		{"json", "/content/r1", "application/json", `{"ref_id":"r1","text":"snapshot search=","unchanged":false,"images":[{"mime_type":"image/png","data":"UE5H"}]}` + "\n", "application/json"},
+		{"image", "/content/r1?image=0", "", "PNG", "image/png"},
+		{"console", "/console/r1?level=error", "", "[ERROR] x", "text/plain; charset=utf-8"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			req := httptest.NewRequest("GET", tc.path, nil)
+			if tc.accept != "" {
+				req.Header.Set("Accept", tc.accept)
+			}
+			rec := httptest.NewRecorder()
+			srv.ServeHTTP(rec, req)
+			if rec.Code != http.StatusOK {
+				t.Fatalf("status %d: %s", rec.Code, rec.Body)
+			}
+			if diff := cmp.Diff(tc.want, rec.Body.String()); diff != "" {
+				t.Errorf("body (-want +got):\n%s", diff)
+			}
+			if got := rec.Header().Get("Content-Type"); got != tc.contentType {
+				t.Errorf("Content-Type = %q, want %q", got, tc.contentType)
+			}
+		})
+	}
+}
+
+func TestCallPassesThrough(t *testing.T) {
+	f := &fakeSessions{}
+	srv := New(f, fakeContent{})
+	rec := httptest.NewRecorder()
+	srv.ServeHTTP(rec, httptest.NewRequest("POST", "/call", strings.NewReader(`{"session_id":"s","tool":"browser_snapshot","params":{"a":1},"request_id":"q"}`)))
+	if rec.Code != 200 {
+		t.Fatalf("status %d: %s", rec.Code, rec.Body)
+	}
+	want := []session.CallRequest{{SessionID: "s", Tool: "browser_snapshot", Params: json.RawMessage(`{"a":1}`), RequestID: "q"}}
+	if diff := cmp.Diff(want, f.calls); diff != "" {
+		t.Errorf("calls (-want +got):\n%s", diff)
+	}
+}
+
+func TestHealth(t *testing.T) {
+	tests := []struct {
+		name   string
+		checks map[string]HealthFunc
+		code   int
+		status string
+	}{
+		{"all ok", map[string]HealthFunc{"database": func(context.Context) error { return nil }}, 200, "ok"},
+		{"one down", map[string]HealthFunc{"database": func(context.Context) error { return nil }, "browser": func(context.Context) error { return context.Canceled }}, 503, "degraded"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var opts []Option
+			for n, f := range tc.checks {
+				opts = append(opts, WithHealthCheck(n, f))
+			}
+			rec := httptest.NewRecorder()
+			New(&fakeSessions{}, fakeContent{}, opts...).ServeHTTP(rec, httptest.NewRequest("GET", "/health", nil))
+			var body struct {
+				Status string            `json:"status"`
+				Checks map[string]string `json:"checks"`
+			}
+			if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil {
+				t.Fatal(err)
+			}
+			if rec.Code != tc.code || body.Status != tc.status || len(body.Checks) != len(tc.checks) {
+				t.Errorf("/health = %d %+v", rec.Code, body)
+			}
+		})
+	}
+}

@@ -1,0 +1,106 @@
+// Package mcpserver owns the MCP tool surface of playwright-mcp-proxy: the
+// catalogue (every upstream tool with an optional session_id, plus the
+// proxy's own tools) and an mcp-go server that answers those tools through a
+// Backend. The same server runs behind the stdio bridge and /mcp. It never
+// talks to workers or SQLite itself: everything goes through the Backend.
+package mcpserver
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/upstream"
+)
+
+// Tool is one tool as exposed to MCP clients, schema kept as raw JSON so
+// nothing the upstream declared (oneOf, $schema, descriptions) is lost.
+type Tool struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	InputSchema json.RawMessage `json:"inputSchema"`
+	Annotations json.RawMessage `json:"annotations,omitempty"`
+	// Proxy marks the proxy's own tools (they take no default session).
+	Proxy bool `json:"x-proxy,omitempty"`
+}
+
+// Names of the proxy's own tools.
+const (
+	ToolCreateSession = "create_new_session"
+	ToolCloseSession  = "close_session"
+	ToolListSessions  = "list_sessions"
+	ToolGetContent    = "get_content"
+	ToolGetConsole    = "get_console_content"
+)
+
+const sessionIDDescription = "Browser session to use. Omit it to use this conversation's own default session, created on first use."
+
+// Catalog returns the exposed tool list: the upstream tools, each with an
+// optional session_id property, then the proxy's own tools.
+func Catalog(up []upstream.Tool) []Tool {
+	out := make([]Tool, 0, len(up)+5)
+	for _, t := range up {
+		out = append(out, Tool{Name: t.Name, Description: t.Description, InputSchema: withSessionID(t.InputSchema), Annotations: t.Annotations})
+	}
+	return append(out, proxyTools()...)
+}
+
+// withSessionID adds the optional session_id property to an object schema,
+// leaving every other byte of meaning in place.
+func withSessionID(schema json.RawMessage) json.RawMessage {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(schema, &m); err != nil || m == nil {
+		m = map[string]json.RawMessage{"type": json.RawMessage(`"object"`)}
+	}
+	props := map[string]json.RawMessage{}
+	if raw, ok := m["properties"]; ok {
+		_ = json.Unmarshal(raw, &props) // a non-object "properties" is replaced
+	}
+	if _, taken := props["session_id"]; !taken {
+		props["session_id"] = mustJSON(map[string]string{"type": "string", "description": sessionIDDescription})
+	}
+	m["properties"] = mustJSON(props)
+	return mustJSON(m)
+}
+
+func proxyTools() []Tool {
+	str := func(desc string) map[string]string { return map[string]string{"type": "string", "description": desc} }
+	obj := func(props map[string]any, required ...string) json.RawMessage {
+		s := map[string]any{"type": "object", "properties": props, "additionalProperties": false}
+		if len(required) > 0 {
+			s["required"] = required
+		}
+		return mustJSON(s)
+	}
+	return []Tool{
+		{Name: ToolCreateSession, Proxy: true,
+			Description: "Create a new isolated browser session (its own cookies, storage and tabs). Returns {\"session_id\"}; pass it as session_id to browser tools. Not needed for ordinary use: every conversation already gets its own default session.",
+			InputSchema: obj(map[string]any{})},
+		{Name: ToolCloseSession, Proxy: true,
+			Description: "Close a browser session and stop its browser context. Its recorded history stays readable with get_content.",
+			InputSchema: obj(map[string]any{"session_id": str("The session to close.")}, "session_id")},
+		{Name: ToolListSessions, Proxy: true,
+			Description: "List browser sessions with their state (active, suspended, closed, error), creation time and last activity.",
+			InputSchema: obj(map[string]any{})},
+		{Name: ToolGetContent, Proxy: true,
+			Description: "Read what a browser tool call recorded: the page snapshot (yaml with element refs) of ref_id, or its result text, or its screenshot. The first read returns everything; later reads of the same ref return only what changed (empty when nothing did). search_for returns only matching lines with their yaml ancestors.",
+			InputSchema: obj(map[string]any{
+				"ref_id":       str("ref_id returned by a browser tool call."),
+				"search_for":   str("Case-insensitive text; only matching lines (with their ancestors) are returned."),
+				"reset_cursor": map[string]string{"type": "boolean", "description": "Return the full content again instead of only changes."},
+			}, "ref_id")},
+		{Name: ToolGetConsole, Proxy: true,
+			Description: "Read the browser console messages recorded for ref_id, optionally only those at level or more severe (debug < info < warn < error).",
+			InputSchema: obj(map[string]any{
+				"ref_id": str("ref_id returned by a browser tool call."),
+				"level":  map[string]any{"type": "string", "enum": []string{"debug", "info", "warn", "error"}, "description": "Minimum severity."},
+			}, "ref_id")},
+	}
+}
+
+func mustJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("mcpserver: static schema does not marshal: %v", err))
+	}
+	return b
+}

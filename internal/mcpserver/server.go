@@ -1,0 +1,316 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/content"
+)
+
+// Backend is what the MCP surface needs: the HTTP client of the bridge, or
+// the session manager itself behind /mcp.
+type Backend interface {
+	Tools(ctx context.Context) ([]Tool, error)
+	CreateSession(ctx context.Context) (*proxy.Session, error)
+	CloseSession(ctx context.Context, id string) error
+	ListSessions(ctx context.Context) ([]*proxy.Session, error)
+	Call(ctx context.Context, sessionID, tool string, params json.RawMessage) (*proxy.CallResult, error)
+	Content(ctx context.Context, refID, searchFor string, reset bool) (*content.Content, error)
+	Console(ctx context.Context, refID, level string) (string, error)
+}
+
+// Version is reported to MCP clients.
+const serverName = "playwright-mcp-proxy"
+
+// Server answers MCP tool calls through a Backend, giving each MCP client
+// session its own default browser session.
+type Server struct {
+	backend Backend
+	log     *slog.Logger
+	mcp     *server.MCPServer
+
+	mu       sync.Mutex
+	defaults map[string]*defaultSession
+}
+
+// defaultSession is created on first use; once guards against two first
+// calls racing to create two browser sessions for one conversation.
+type defaultSession struct {
+	mu sync.Mutex
+	id string
+}
+
+// Option configures a Server.
+type Option func(*config)
+
+type config struct {
+	log       *slog.Logger
+	version   string
+	serverOps []server.ServerOption
+}
+
+// WithLogger sets the logger.
+func WithLogger(l *slog.Logger) Option { return func(c *config) { c.log = l } }
+
+// WithVersion sets the version reported in initialize.
+func WithVersion(v string) Option { return func(c *config) { c.version = v } }
+
+// WithServerOptions passes options through to mcp-go's server.
+func WithServerOptions(o ...server.ServerOption) Option {
+	return func(c *config) { c.serverOps = append(c.serverOps, o...) }
+}
+
+// New builds the MCP server with the backend's current tool catalogue.
+func New(ctx context.Context, b Backend, opts ...Option) (*Server, error) {
+	cfg := config{log: slog.Default(), version: "dev"}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	tools, err := b.Tools(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("fetching the tool catalogue: %w", err)
+	}
+	s := &Server{backend: b, log: cfg.log, defaults: map[string]*defaultSession{}}
+	sopts := append([]server.ServerOption{
+		server.WithToolCapabilities(false),
+		server.WithRecovery(),
+		server.WithInputSchemaValidation(),
+		server.WithInstructions("Browser tools run in an isolated browser session of this conversation. Tool calls return a ref_id and metadata, not page content: read the page with get_content(ref_id, search_for?) and console messages with get_console_content(ref_id, level?)."),
+	}, cfg.serverOps...)
+	s.mcp = server.NewMCPServer(serverName, cfg.version, sopts...)
+	for _, t := range tools {
+		mt := mcp.NewToolWithRawSchema(t.Name, t.Description, t.InputSchema)
+		if len(t.Annotations) > 0 {
+			_ = json.Unmarshal(t.Annotations, &mt.Annotations) // hints only; a bad one is dropped
+		}
+		s.mcp.AddTool(mt, s.handler(t))
+	}
+	return s, nil
+}
+
+// MCPServer is the underlying mcp-go server, for a transport to serve.
+func (s *Server) MCPServer() *server.MCPServer { return s.mcp }
+
+func (s *Server) handler(t Tool) server.ToolHandlerFunc {
+	switch t.Name {
+	case ToolCreateSession:
+		return s.createSession
+	case ToolCloseSession:
+		return s.closeSession
+	case ToolListSessions:
+		return s.listSessions
+	case ToolGetContent:
+		return s.getContent
+	case ToolGetConsole:
+		return s.getConsole
+	}
+	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return s.callUpstream(ctx, t.Name, req)
+	}
+}
+
+func (s *Server) callUpstream(ctx context.Context, tool string, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	args := req.GetArguments()
+	explicit, _ := args["session_id"].(string)
+	params := make(map[string]any, len(args))
+	for k, v := range args {
+		if k != "session_id" {
+			params[k] = v
+		}
+	}
+	raw, err := json.Marshal(params)
+	if err != nil {
+		return errorResult(proxy.Errorf(proxy.EINVALID, "arguments do not encode as JSON: %v", err)), nil
+	}
+	id := explicit
+	if id == "" {
+		if id, err = s.defaultSession(ctx, ""); err != nil {
+			return errorResult(err), nil
+		}
+	}
+	res, err := s.backend.Call(ctx, id, tool, raw)
+	if explicit == "" && staleDefault(err) {
+		// The default session was closed or lost; the call never reached a
+		// browser, so it is safe to make a new default and send it there.
+		if id, err = s.defaultSession(ctx, id); err == nil {
+			res, err = s.backend.Call(ctx, id, tool, raw)
+		}
+	}
+	if err != nil {
+		return errorResult(err), nil
+	}
+	if len(res.Upstream) > 0 {
+		// PROXY_RESPONSE_MODE=full: the upstream answer, unchanged.
+		if out, perr := mcp.ParseCallToolResult(&res.Upstream); perr == nil {
+			return out, nil
+		}
+	}
+	out := jsonResult(res)
+	out.IsError = res.Status == proxy.StatusError
+	return out, nil
+}
+
+func staleDefault(err error) bool {
+	code := proxy.ErrorCode(err)
+	return code == proxy.ESESSIONCLOSED || code == proxy.ESESSIONMISSING
+}
+
+// defaultSession returns the caller's default browser session, creating it
+// on first use. stale, when set, is an id known to be unusable.
+func (s *Server) defaultSession(ctx context.Context, stale string) (string, error) {
+	key := clientKey(ctx)
+	s.mu.Lock()
+	d := s.defaults[key]
+	if d == nil {
+		d = &defaultSession{}
+		s.defaults[key] = d
+	}
+	s.mu.Unlock()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.id != "" && d.id != stale {
+		return d.id, nil
+	}
+	sess, err := s.backend.CreateSession(ctx)
+	if err != nil {
+		return "", err
+	}
+	d.id = sess.ID
+	s.log.Info("default session created", "mcp_session", key, "session_id", sess.ID)
+	return d.id, nil
+}
+
+// DefaultSessionOf returns the default browser session of an MCP client
+// session, if it has one.
+func (s *Server) DefaultSessionOf(mcpSessionID string) string {
+	s.mu.Lock()
+	d := s.defaults[mcpSessionID]
+	s.mu.Unlock()
+	if d == nil {
+		return ""
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.id
+}
+
+// ForgetClient drops an MCP client session's default and returns its
+// browser session id ("" when it never made one).
+func (s *Server) ForgetClient(mcpSessionID string) string {
+	s.mu.Lock()
+	d := s.defaults[mcpSessionID]
+	delete(s.defaults, mcpSessionID)
+	s.mu.Unlock()
+	if d == nil {
+		return ""
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.id
+}
+
+func clientKey(ctx context.Context) string {
+	if cs := server.ClientSessionFromContext(ctx); cs != nil {
+		return cs.SessionID()
+	}
+	return ""
+}
+
+func (s *Server) createSession(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	sess, err := s.backend.CreateSession(ctx)
+	if err != nil {
+		return errorResult(err), nil
+	}
+	return jsonResult(map[string]any{"session_id": sess.ID, "state": sess.State, "created_at": sess.CreatedAt, "expires_at": sess.ExpiresAt}), nil
+}
+
+func (s *Server) closeSession(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	id, err := req.RequireString("session_id")
+	if err != nil {
+		return errorResult(proxy.Errorf(proxy.EINVALID, "%v", err)), nil
+	}
+	if err := s.backend.CloseSession(ctx, id); err != nil {
+		return errorResult(err), nil
+	}
+	return jsonResult(map[string]any{"session_id": id, "state": proxy.SessionClosed}), nil
+}
+
+func (s *Server) listSessions(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	ss, err := s.backend.ListSessions(ctx)
+	if err != nil {
+		return errorResult(err), nil
+	}
+	if ss == nil {
+		ss = []*proxy.Session{}
+	}
+	def := s.DefaultSessionOf(clientKey(ctx))
+	type item struct {
+		*proxy.Session
+		Default bool `json:"default,omitempty"`
+	}
+	items := make([]item, len(ss))
+	for i, x := range ss {
+		items[i] = item{Session: x, Default: x.ID == def}
+	}
+	return jsonResult(map[string]any{"sessions": items}), nil
+}
+
+func (s *Server) getContent(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	ref, err := req.RequireString("ref_id")
+	if err != nil {
+		return errorResult(proxy.Errorf(proxy.EINVALID, "%v", err)), nil
+	}
+	c, err := s.backend.Content(ctx, ref, req.GetString("search_for", ""), req.GetBool("reset_cursor", false))
+	if err != nil {
+		return errorResult(err), nil
+	}
+	out := &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(c.Text)}}
+	for _, im := range c.Images {
+		out.Content = append(out.Content, mcp.NewImageContent(base64.StdEncoding.EncodeToString(im.Data), im.MimeType))
+	}
+	return out, nil
+}
+
+func (s *Server) getConsole(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	ref, err := req.RequireString("ref_id")
+	if err != nil {
+		return errorResult(proxy.Errorf(proxy.EINVALID, "%v", err)), nil
+	}
+	text, err := s.backend.Console(ctx, ref, req.GetString("level", ""))
+	if err != nil {
+		return errorResult(err), nil
+	}
+	return mcp.NewToolResultText(text), nil
+}
+
+// errorResult is a tool error carrying the documented error body, so the
+// model sees the code, whether to retry and what to do.
+func errorResult(err error) *mcp.CallToolResult {
+	e := proxy.AsError(err)
+	body := map[string]any{"error": e.Code, "message": e.Message, "retryable": e.Retryable}
+	if e.Suggestion != "" {
+		body["suggestion"] = e.Suggestion
+	}
+	if len(e.Details) > 0 {
+		body["details"] = e.Details
+	}
+	out := jsonResult(body)
+	out.IsError = true
+	return out
+}
+
+func jsonResult(v any) *mcp.CallToolResult {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return mcp.NewToolResultError("internal error: " + err.Error())
+	}
+	return mcp.NewToolResultText(string(b))
+}

@@ -1,0 +1,214 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/content"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/upstream"
+)
+
+// fakeBackend records what the MCP surface asks of it.
+type fakeBackend struct {
+	mu       sync.Mutex
+	created  []string
+	calls    []fakeCall
+	closed   map[string]bool
+	contents map[string]*content.Content
+}
+
+type fakeCall struct {
+	Session, Tool string
+	Params        string
+}
+
+var navigateSchema = json.RawMessage(`{"type":"object","properties":{"url":{"type":"string","description":"The URL"}},"required":["url"],"$schema":"http://json-schema.org/draft-07/schema#"}`)
+
+func (b *fakeBackend) Tools(context.Context) ([]Tool, error) {
+	return Catalog([]upstream.Tool{{Name: "browser_navigate", Description: "Navigate", InputSchema: navigateSchema}}), nil
+}
+
+func (b *fakeBackend) CreateSession(context.Context) (*proxy.Session, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	id := []string{"11111111-1111-4111-8111-111111111111", "22222222-2222-4222-8222-222222222222", "33333333-3333-4333-8333-333333333333"}[len(b.created)]
+	b.created = append(b.created, id)
+	return &proxy.Session{ID: id, State: proxy.SessionActive}, nil
+}
+
+func (b *fakeBackend) CloseSession(_ context.Context, id string) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed == nil {
+		b.closed = map[string]bool{}
+	}
+	b.closed[id] = true
+	return nil
+}
+
+func (b *fakeBackend) ListSessions(context.Context) ([]*proxy.Session, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []*proxy.Session
+	for _, id := range b.created {
+		out = append(out, &proxy.Session{ID: id, State: proxy.SessionActive})
+	}
+	return out, nil
+}
+
+func (b *fakeBackend) Call(_ context.Context, sessionID, tool string, params json.RawMessage) (*proxy.CallResult, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed[sessionID] {
+		return nil, proxy.Errorf(proxy.ESESSIONCLOSED, "session %s is closed", sessionID)
+	}
+	b.calls = append(b.calls, fakeCall{sessionID, tool, string(params)})
+	return &proxy.CallResult{RefID: "ref-1", SessionID: sessionID, Status: proxy.StatusSuccess, Metadata: proxy.CallMetadata{Tool: tool}}, nil
+}
+
+func (b *fakeBackend) Content(_ context.Context, ref, _ string, _ bool) (*content.Content, error) {
+	if c, ok := b.contents[ref]; ok {
+		return c, nil
+	}
+	return nil, proxy.Errorf(proxy.EREFMISSING, "no ref %s", ref)
+}
+
+func (b *fakeBackend) Console(context.Context, string, string) (string, error) { return "", nil }
+
+// connect serves s in-process and returns a client of it.
+func connect(t *testing.T, s *Server) *client.Client {
+	t.Helper()
+	c, err := client.NewInProcessClient(s.MCPServer())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	init := mcp.InitializeRequest{}
+	init.Params.ProtocolVersion = mcp.ProtocolVersion20251125
+	init.Params.ClientInfo = mcp.Implementation{Name: "test", Version: "1"}
+	if _, err := c.Initialize(ctx, init); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func call(t *testing.T, c *client.Client, tool string, args map[string]any) (string, bool) {
+	t.Helper()
+	req := mcp.CallToolRequest{}
+	req.Params.Name = tool
+	req.Params.Arguments = args
+	res, err := c.CallTool(context.Background(), req)
+	if err != nil {
+		t.Fatalf("%s: %v", tool, err)
+	}
+	if len(res.Content) == 0 {
+		return "", res.IsError
+	}
+	return res.Content[0].(mcp.TextContent).Text, res.IsError
+}
+
+func TestCatalogKeepsUpstreamSchema(t *testing.T) {
+	tools := Catalog([]upstream.Tool{{Name: "browser_navigate", InputSchema: navigateSchema}})
+	var got map[string]any
+	if err := json.Unmarshal(tools[0].InputSchema, &got); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{
+		"type":     "object",
+		"$schema":  "http://json-schema.org/draft-07/schema#",
+		"required": []any{"url"},
+		"properties": map[string]any{
+			"url":        map[string]any{"type": "string", "description": "The URL"},
+			"session_id": map[string]any{"type": "string", "description": sessionIDDescription},
+		},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("schema (-want +got):\n%s", diff)
+	}
+	var names []string
+	for _, tl := range tools {
+		names = append(names, tl.Name)
+	}
+	if diff := cmp.Diff([]string{"browser_navigate", ToolCreateSession, ToolCloseSession, ToolListSessions, ToolGetContent, ToolGetConsole}, names); diff != "" {
+		t.Errorf("tool names (-want +got):\n%s", diff)
+	}
+}
+
+func TestDefaultSessionIsCreatedOnceAndReplacedWhenClosed(t *testing.T) {
+	b := &fakeBackend{}
+	s, err := New(context.Background(), b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := connect(t, s)
+
+	var wg sync.WaitGroup
+	for i := 0; i < 8; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if text, isErr := call(t, c, "browser_navigate", map[string]any{"url": "http://127.0.0.1/"}); isErr {
+				t.Errorf("navigate: %s", text)
+			}
+		}()
+	}
+	wg.Wait()
+	if len(b.created) != 1 {
+		t.Fatalf("8 concurrent first calls created %d sessions, want 1", len(b.created))
+	}
+	for _, c := range b.calls {
+		if c.Session != b.created[0] || c.Params != `{"url":"http://127.0.0.1/"}` {
+			t.Errorf("call = %+v: want the default session and params without session_id", c)
+		}
+	}
+
+	// An explicit session_id goes where it says and is not forwarded.
+	call(t, c, "browser_navigate", map[string]any{"url": "http://127.0.0.1/x", "session_id": "99999999-9999-4999-8999-999999999999"})
+	if last := b.calls[len(b.calls)-1]; last.Session != "99999999-9999-4999-8999-999999999999" || last.Params != `{"url":"http://127.0.0.1/x"}` {
+		t.Errorf("explicit session call = %+v", last)
+	}
+
+	// Closing the default makes the next call create a new one.
+	if text, isErr := call(t, c, ToolCloseSession, map[string]any{"session_id": b.created[0]}); isErr {
+		t.Fatal(text)
+	}
+	if text, isErr := call(t, c, "browser_navigate", map[string]any{"url": "http://127.0.0.1/"}); isErr {
+		t.Fatalf("navigate after closing the default: %s", text)
+	}
+	if len(b.created) != 2 || b.calls[len(b.calls)-1].Session != b.created[1] {
+		t.Errorf("after close: created %v, last call %+v", b.created, b.calls[len(b.calls)-1])
+	}
+}
+
+func TestToolErrorsCarryTheCode(t *testing.T) {
+	s, err := New(context.Background(), &fakeBackend{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := connect(t, s)
+	text, isErr := call(t, c, ToolGetContent, map[string]any{"ref_id": "nope"})
+	var body map[string]any
+	if err := json.Unmarshal([]byte(text), &body); err != nil {
+		t.Fatalf("error text is not JSON: %q", text)
+	}
+	if !isErr || body["error"] != proxy.EREFMISSING || body["message"] == "" {
+		t.Errorf("get_content of unknown ref = %s (isError=%v)", text, isErr)
+	}
+	// Schema validation happens before the backend is asked.
+	if _, isErr := call(t, c, ToolGetContent, map[string]any{}); !isErr {
+		t.Errorf("get_content without ref_id succeeded")
+	}
+}

@@ -1,0 +1,194 @@
+// Package proxyserver owns the wiring of `proxy-server serve`: it builds the
+// store, the browser host, the session manager and the HTTP server from a
+// Config, runs them until its context ends, and shuts them down in order. It
+// holds no logic of its own that another package could own.
+package proxyserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/api"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/config"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/content"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/session"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/store"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/upstream"
+)
+
+// Set by the linker (-X) in the Makefile: the release version, and the
+// project directory whose node_modules holds the pinned @playwright/mcp, so
+// that installed binaries find it from any working directory.
+var (
+	Version     = "dev"
+	ProjectRoot = ""
+)
+
+// ShutdownBudget bounds a graceful shutdown (DESIGN.md: browsers 5 s, workers 2 s + kill).
+const ShutdownBudget = 8 * time.Second
+
+// Options are the parts of a run that are not configuration.
+type Options struct {
+	Logger *slog.Logger
+	// OnListen is called with the bound address once the server accepts
+	// connections (tests use port 0).
+	OnListen func(addr string)
+	// Root is where node_modules is found when PROXY_PLAYWRIGHT_MCP_COMMAND
+	// is empty; "" means next to the executable, then the working directory.
+	Root string
+}
+
+// Serve runs proxy-server until ctx is cancelled, then shuts down gracefully.
+func Serve(ctx context.Context, cfg config.Config, opts Options) error {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+
+	db, err := store.Open(ctx, cfg.DatabasePath)
+	if err != nil {
+		return fmt.Errorf("opening database %s: %w", cfg.DatabasePath, err)
+	}
+	defer func() {
+		if err := db.Close(); err != nil {
+			log.Error("closing database", "err", err)
+		}
+	}()
+
+	command, err := workerCommand(cfg, opts.Root)
+	if err != nil {
+		return err
+	}
+	host := upstream.NewHost(upstream.HostConfig{
+		Browser: upstream.BrowserConfig{
+			Executable: cfg.BrowserExecutable,
+			Headless:   cfg.Headless,
+			Logger:     log,
+		},
+		RemoteCDPEndpoint: cfg.BrowserCDPEndpoint,
+		PerSession:        cfg.BrowserMode == config.BrowserModePerSession,
+		Worker: upstream.WorkerConfig{
+			Command:   command,
+			ExtraArgs: cfg.PlaywrightExtraArgs(),
+			Logger:    log,
+		},
+		Logger: log,
+	})
+	if err := host.Start(ctx); err != nil {
+		return fmt.Errorf("starting the browser host: %w", err)
+	}
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.Background(), ShutdownBudget)
+		defer cancel()
+		if err := host.Close(cctx); err != nil {
+			log.Error("stopping the browser", "err", err)
+		}
+	}()
+
+	mgr := session.New(db, session.SpawnFunc(func(ctx context.Context) (session.Worker, error) {
+		w, err := host.Spawn(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return w, nil
+	}), session.Options{
+		MaxSessions:     cfg.MaxSessions,
+		IdleTimeout:     cfg.SessionIdleTimeout,
+		WarmPool:        cfg.WarmPool,
+		CallTimeout:     cfg.CallTimeout,
+		FullResponses:   cfg.ResponseMode == config.ResponseModeFull,
+		InlineResultMax: cfg.InlineResultMax,
+		Logger:          log,
+	})
+	// Whatever happens below, no worker outlives Serve.
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.Background(), ShutdownBudget)
+		defer cancel()
+		if err := mgr.Shutdown(cctx); err != nil {
+			log.Error("stopping sessions", "err", err)
+		}
+	}()
+
+	handler := api.New(mgr, content.New(db),
+		api.WithLogger(log),
+		api.WithVersion(Version),
+		api.WithMaxBodyBytes(cfg.MaxBodyBytes),
+		api.WithHealthCheck("database", db.Ping),
+		api.WithHealthCheck("browser", host.Check),
+		api.WithHealthCheck("upstream", func(ctx context.Context) error { _, err := mgr.Tools(ctx); return err }),
+		api.WithHealthCheck("sessions", mgr.Check),
+	)
+
+	ln, err := net.Listen("tcp", cfg.Addr())
+	if err != nil {
+		return fmt.Errorf("listening on %s: %w", cfg.Addr(), err)
+	}
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	log.Info("proxy-server listening", "addr", ln.Addr().String(), "database", cfg.DatabasePath, "version", Version)
+	if opts.OnListen != nil {
+		opts.OnListen(ln.Addr().String())
+	}
+
+	select {
+	case <-ctx.Done():
+	case err := <-served:
+		return fmt.Errorf("http server stopped: %w", err)
+	}
+	log.Info("shutting down")
+	sctx, cancel := context.WithTimeout(context.Background(), ShutdownBudget)
+	defer cancel()
+	// Stop accepting first; calls in flight get the budget to finish while
+	// the deferred Shutdown/Close calls stop workers, browser and database.
+	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		log.Warn("http shutdown", "err", err)
+	}
+	return nil
+}
+
+// workerCommand is PROXY_PLAYWRIGHT_MCP_COMMAND split on spaces, or node on
+// the pinned package in node_modules.
+func workerCommand(cfg config.Config, root string) ([]string, error) {
+	if cfg.PlaywrightMCPCommand != "" {
+		return strings.Fields(cfg.PlaywrightMCPCommand), nil
+	}
+	candidates := []string{}
+	for _, r := range []string{root, ProjectRoot} {
+		if r != "" {
+			candidates = append(candidates, r)
+		}
+	}
+	if exe, err := os.Executable(); err == nil {
+		dir := filepath.Dir(exe)
+		candidates = append(candidates, dir, filepath.Dir(dir))
+	}
+	if wd, err := os.Getwd(); err == nil {
+		candidates = append(candidates, wd)
+	}
+	// Walk up from each candidate: binaries run from bin/ or a subdirectory
+	// (tests run in their package directory) still find the project's modules.
+	for _, start := range candidates {
+		for dir := start; ; dir = filepath.Dir(dir) {
+			cmd := upstream.DefaultCommand(dir)
+			if _, err := os.Stat(cmd[len(cmd)-1]); err == nil {
+				return cmd, nil
+			}
+			if filepath.Dir(dir) == dir {
+				break
+			}
+		}
+	}
+	return nil, fmt.Errorf("@playwright/mcp not found in node_modules of %v: run `npm ci` in the project directory or set PROXY_PLAYWRIGHT_MCP_COMMAND", candidates)
+}

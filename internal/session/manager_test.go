@@ -1,0 +1,333 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/store"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/upstream"
+)
+
+// fakeWorker stands in for @playwright/mcp in the manager's unit tests; the
+// real one is exercised by the end-to-end tests.
+type fakeWorker struct {
+	pid    int
+	dir    string
+	done   chan struct{}
+	once   sync.Once
+	closed atomic.Bool
+	calls  atomic.Int32
+	// answer returns the raw result of a call; nil answers a snapshot.
+	answer func(name string, args json.RawMessage) (json.RawMessage, error)
+}
+
+var nextPID atomic.Int32
+
+func newFakeWorker(t *testing.T) *fakeWorker {
+	return &fakeWorker{pid: int(nextPID.Add(1)), dir: t.TempDir(), done: make(chan struct{})}
+}
+
+func (w *fakeWorker) Tools() []upstream.Tool {
+	return []upstream.Tool{{Name: "browser_snapshot", InputSchema: json.RawMessage(`{"type":"object"}`)}, {Name: "browser_click", InputSchema: json.RawMessage(`{"type":"object"}`)}}
+}
+
+const snapshotResult = `{"content":[{"type":"text","text":"### Page\n- Page URL: http://127.0.0.1/x\n- Page Title: X\n### Snapshot\n` + "```yaml\\n- button \\\"Go\\\" [ref=e1]\\n```" + `"}]}`
+
+func (w *fakeWorker) CallTool(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
+	w.calls.Add(1)
+	select {
+	case <-w.done:
+		return nil, upstream.ErrWorkerExited
+	default:
+	}
+	if w.answer != nil {
+		return w.answer(name, args)
+	}
+	return json.RawMessage(snapshotResult), nil
+}
+func (w *fakeWorker) Ping(context.Context) error { return nil }
+func (w *fakeWorker) PID() int                   { return w.pid }
+func (w *fakeWorker) OutputDir() string          { return w.dir }
+func (w *fakeWorker) Done() <-chan struct{}      { return w.done }
+func (w *fakeWorker) die()                       { w.once.Do(func() { close(w.done) }) }
+func (w *fakeWorker) Close(context.Context) error {
+	w.closed.Store(true)
+	w.die()
+	return nil
+}
+
+// fakeSpawner hands out fake workers and remembers them.
+type fakeSpawner struct {
+	t       *testing.T
+	mu      sync.Mutex
+	workers []*fakeWorker
+	fail    error
+	prepare func(*fakeWorker)
+}
+
+func (s *fakeSpawner) Spawn(ctx context.Context) (Worker, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.fail != nil {
+		return nil, s.fail
+	}
+	w := newFakeWorker(s.t)
+	if s.prepare != nil {
+		s.prepare(w)
+	}
+	s.workers = append(s.workers, w)
+	return w, nil
+}
+
+func (s *fakeSpawner) all() []*fakeWorker {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]*fakeWorker(nil), s.workers...)
+}
+
+func newManager(t *testing.T, opts Options) (*Manager, *fakeSpawner, *store.DB) {
+	t.Helper()
+	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "p.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp := &fakeSpawner{t: t}
+	m := New(db, sp, opts)
+	t.Cleanup(func() {
+		m.Shutdown(context.Background())
+		db.Close()
+	})
+	return m, sp, db
+}
+
+func TestCallRecordsAndReportsMetadata(t *testing.T) {
+	ctx := context.Background()
+	m, _, db := newManager(t, Options{})
+	s, err := m.Create(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := m.Call(ctx, CallRequest{SessionID: s.ID, Tool: "browser_snapshot"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := proxy.CallMetadata{Tool: "browser_snapshot", PageURL: "http://127.0.0.1/x", PageTitle: "X", HasSnapshot: true, SnapshotBytes: len(`- button "Go" [ref=e1]`)}
+	if diff := cmp.Diff(want, res.Metadata); diff != "" {
+		t.Errorf("metadata (-want +got):\n%s", diff)
+	}
+	resp, err := db.GetResponse(ctx, res.RefID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Result != snapshotResult {
+		t.Errorf("stored result is not the upstream bytes:\n%s", resp.Result)
+	}
+	if resp.PageSnapshot != `- button "Go" [ref=e1]` {
+		t.Errorf("stored snapshot = %q", resp.PageSnapshot)
+	}
+	req, err := db.GetRequest(ctx, res.RefID)
+	if err != nil || req.SessionID != s.ID || string(req.Params) != "{}" {
+		t.Errorf("stored request = %+v, %v", req, err)
+	}
+}
+
+func TestCallErrors(t *testing.T) {
+	ctx := context.Background()
+	m, _, _ := newManager(t, Options{})
+	s, err := m.Create(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed, _ := m.Create(ctx)
+	if err := m.Close(ctx, closed.ID); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		req  CallRequest
+		code string
+	}{
+		{"no session", CallRequest{Tool: "browser_snapshot"}, proxy.EINVALID},
+		{"unknown session", CallRequest{SessionID: "6f1c1d2e-0000-4000-8000-000000000000", Tool: "browser_snapshot"}, proxy.ESESSIONMISSING},
+		{"not a uuid", CallRequest{SessionID: "x'; drop table", Tool: "browser_snapshot"}, proxy.ESESSIONMISSING},
+		{"closed", CallRequest{SessionID: closed.ID, Tool: "browser_snapshot"}, proxy.ESESSIONCLOSED},
+		{"unknown tool", CallRequest{SessionID: s.ID, Tool: "browser_fly"}, proxy.ETOOLMISSING},
+		{"no tool", CallRequest{SessionID: s.ID}, proxy.EINVALID},
+		{"params array", CallRequest{SessionID: s.ID, Tool: "browser_snapshot", Params: json.RawMessage(`[1]`)}, proxy.EINVALID},
+		{"bad request id", CallRequest{SessionID: s.ID, Tool: "browser_snapshot", RequestID: "nope"}, proxy.EINVALID},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := m.Call(ctx, tc.req)
+			if got := proxy.ErrorCode(err); got != tc.code {
+				t.Errorf("Call(%+v) code = %s (%v), want %s", tc.req, got, err, tc.code)
+			}
+		})
+	}
+}
+
+func TestDuplicateRequestIDIsRefused(t *testing.T) {
+	ctx := context.Background()
+	m, _, _ := newManager(t, Options{})
+	s, _ := m.Create(ctx)
+	id := "0b5d5a62-8d3e-4a51-9a57-2d4f3b1c0a11"
+	if _, err := m.Call(ctx, CallRequest{SessionID: s.ID, Tool: "browser_snapshot", RequestID: id}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := m.Call(ctx, CallRequest{SessionID: s.ID, Tool: "browser_snapshot", RequestID: id})
+	if proxy.ErrorCode(err) != proxy.EINVALID {
+		t.Errorf("reused request_id: %v, want INVALID_PARAMETERS", err)
+	}
+}
+
+func TestWorkerDeathMidCallIsReportedNotReplayed(t *testing.T) {
+	ctx := context.Background()
+	m, sp, db := newManager(t, Options{})
+	sp.prepare = func(w *fakeWorker) {
+		w.answer = func(name string, _ json.RawMessage) (json.RawMessage, error) {
+			if name == "browser_click" {
+				w.die()
+				return nil, upstream.ErrWorkerExited
+			}
+			return json.RawMessage(snapshotResult), nil
+		}
+	}
+	s, _ := m.Create(ctx)
+	_, err := m.Call(ctx, CallRequest{SessionID: s.ID, Tool: "browser_click", RequestID: "0b5d5a62-8d3e-4a51-9a57-2d4f3b1c0a12"})
+	var pe *proxy.Error
+	if !errors.As(err, &pe) || pe.Code != proxy.EUNAVAILABLE || !pe.Retryable {
+		t.Fatalf("call on dying worker: %v, want retryable UPSTREAM_UNAVAILABLE", err)
+	}
+	first := sp.all()[0]
+	if got := first.calls.Load(); got != 1 {
+		t.Errorf("the click reached the worker %d times, want exactly 1 (never replayed)", got)
+	}
+	resp, err := db.GetResponse(ctx, "0b5d5a62-8d3e-4a51-9a57-2d4f3b1c0a12")
+	if err != nil || resp.Status != proxy.StatusError || resp.ErrorMessage == "" {
+		t.Errorf("failed call record = %+v, %v", resp, err)
+	}
+	// The next call gets a fresh worker and says the state was reset.
+	res, err := m.Call(ctx, CallRequest{SessionID: s.ID, Tool: "browser_snapshot"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Metadata.Restored {
+		t.Errorf("call after a worker replacement: restored = false, want true")
+	}
+	if n := len(sp.all()); n != 2 {
+		t.Errorf("spawned %d workers, want 2", n)
+	}
+}
+
+func TestMaxSessions(t *testing.T) {
+	ctx := context.Background()
+	m, _, _ := newManager(t, Options{MaxSessions: 2})
+	for i := 0; i < 2; i++ {
+		if _, err := m.Create(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err := m.Create(ctx)
+	if proxy.ErrorCode(err) != proxy.EMAXSESSIONS {
+		t.Fatalf("third create: %v, want MAX_SESSIONS_REACHED", err)
+	}
+}
+
+func TestShutdownStopsEveryWorker(t *testing.T) {
+	ctx := context.Background()
+	m, sp, db := newManager(t, Options{WarmPool: 2})
+	s, _ := m.Create(ctx)
+	if _, err := m.Call(ctx, CallRequest{SessionID: s.ID, Tool: "browser_snapshot"}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for len(sp.all()) < 3 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond) // the pool refills in the background
+	}
+	if err := m.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range sp.all() {
+		if !w.closed.Load() {
+			t.Errorf("worker %d still open after Shutdown", w.pid)
+		}
+	}
+	got, err := db.GetSession(ctx, s.ID)
+	if err != nil || got.State != proxy.SessionSuspended {
+		t.Errorf("after shutdown session = %+v, %v; want suspended", got, err)
+	}
+	if _, err := m.Create(ctx); proxy.ErrorCode(err) != proxy.EUNAVAILABLE {
+		t.Errorf("create after shutdown: %v, want UPSTREAM_UNAVAILABLE", err)
+	}
+}
+
+func TestWarmPoolServesCreate(t *testing.T) {
+	ctx := context.Background()
+	m, sp, _ := newManager(t, Options{WarmPool: 1})
+	deadline := time.Now().Add(5 * time.Second)
+	for len(sp.all()) < 1 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	warm := sp.all()[0]
+	s, err := m.Create(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := m.Get(ctx, s.ID); got.WorkerPID != warm.pid {
+		t.Errorf("create used worker %d, want the warm one %d", got.WorkerPID, warm.pid)
+	}
+}
+
+func TestSpawnFailureIsUnavailable(t *testing.T) {
+	m, sp, _ := newManager(t, Options{})
+	sp.fail = errors.New("no chromium")
+	_, err := m.Create(context.Background())
+	var pe *proxy.Error
+	if !errors.As(err, &pe) || pe.Code != proxy.EUNAVAILABLE || !pe.Retryable {
+		t.Errorf("create with failing spawn: %v", err)
+	}
+}
+
+func TestConcurrentCallsOnOneSessionAreSerialised(t *testing.T) {
+	ctx := context.Background()
+	m, sp, _ := newManager(t, Options{})
+	var inFlight, maxInFlight atomic.Int32
+	sp.prepare = func(w *fakeWorker) {
+		w.answer = func(string, json.RawMessage) (json.RawMessage, error) {
+			n := inFlight.Add(1)
+			for {
+				old := maxInFlight.Load()
+				if n <= old || maxInFlight.CompareAndSwap(old, n) {
+					break
+				}
+			}
+			time.Sleep(2 * time.Millisecond)
+			inFlight.Add(-1)
+			return json.RawMessage(snapshotResult), nil
+		}
+	}
+	s, _ := m.Create(ctx)
+	var wg sync.WaitGroup
+	for i := 0; i < 20; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := m.Call(ctx, CallRequest{SessionID: s.ID, Tool: "browser_snapshot"}); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	if got := maxInFlight.Load(); got != 1 {
+		t.Errorf("%d calls ran at once on one session, want 1", got)
+	}
+}
