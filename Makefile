@@ -1,0 +1,48 @@
+# playwright-mcp-proxy. `make run` and `make test` work on a fresh machine:
+# scripts/ensure-deps.sh installs what is missing first.
+SHELL := /bin/bash
+GO ?= go
+PREFIX ?= /usr/local
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+PKG := github.com/playwright-mcp-proxy/playwright-mcp-proxy
+LDFLAGS := -X $(PKG)/internal/proxyserver.Version=$(VERSION) -X $(PKG)/internal/proxyserver.ProjectRoot=$(CURDIR)
+TEST_TIMEOUT ?= 15m
+
+.PHONY: all deps build run install test test-short vet fmt fuzz clean
+
+all: build
+
+deps:
+	@./scripts/ensure-deps.sh
+
+build:
+	$(GO) build -ldflags '$(LDFLAGS)' -o bin/ ./cmd/proxy-server ./cmd/mcp-bridge
+
+run: deps build
+	./bin/proxy-server serve
+
+install: deps build
+	@dest="$(PREFIX)/bin"; \
+	if [ ! -w "$$dest" ]; then dest="$$HOME/.local/bin"; mkdir -p "$$dest"; fi; \
+	install -m 0755 bin/proxy-server bin/mcp-bridge "$$dest"/; \
+	echo "installed proxy-server and mcp-bridge in $$dest"; \
+	case ":$$PATH:" in *":$$dest:"*) ;; *) echo "note: add $$dest to PATH";; esac
+
+vet:
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './node_modules/*')); \
+	if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
+	$(GO) vet ./...
+
+# The whole suite, real @playwright/mcp and headless Chromium included.
+test: deps vet
+	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
+
+# Unit tests only (integration tests skip under -short).
+test-short:
+	$(GO) test -short -count=1 ./...
+
+fmt:
+	gofmt -w $$(git ls-files '*.go')
+
+clean:
+	rm -rf bin
