@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"io/fs"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -19,7 +20,7 @@ func TestFSHoldsMigrationsAtRoot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]string{"00001_initial.sql"}, names); diff != "" {
+	if diff := cmp.Diff([]string{"00001_initial.sql", "00002_session_state.sql"}, names); diff != "" {
 		t.Errorf("embedded migrations (-want +got):\n%s", diff)
 	}
 }
@@ -67,18 +68,20 @@ func TestUpDownUp(t *testing.T) {
 	db, p := openProvider(t)
 	schema := []string{
 		"console_logs", "console_logs_ref_id", "diff_cursors", "goose_db_version", "images",
-		"requests", "requests_session_timestamp", "responses", "sessions",
+		"requests", "requests_session_timestamp", "responses", "session_state", "sessions",
 	}
+	v1 := slices.DeleteFunc(slices.Clone(schema), func(n string) bool { return n == "session_state" })
 	steps := []struct {
 		name        string
 		run         func() (int, error)
 		wantVersion int64
 		wantTables  []string
 	}{
-		{"up", func() (int, error) { r, err := p.Up(ctx); return len(r), err }, 1, schema},
-		{"up again is a no-op", func() (int, error) { r, err := p.Up(ctx); return len(r), err }, 1, schema},
+		{"up", func() (int, error) { r, err := p.Up(ctx); return len(r), err }, 2, schema},
+		{"up again is a no-op", func() (int, error) { r, err := p.Up(ctx); return len(r), err }, 2, schema},
+		{"down one step", func() (int, error) { _, err := p.Down(ctx); return 1, err }, 1, v1},
 		{"down to zero", func() (int, error) { r, err := p.DownTo(ctx, 0); return len(r), err }, 0, []string{"goose_db_version"}},
-		{"up after down", func() (int, error) { r, err := p.Up(ctx); return len(r), err }, 1, schema},
+		{"up after down", func() (int, error) { r, err := p.Up(ctx); return len(r), err }, 2, schema},
 	}
 	for _, st := range steps {
 		t.Run(st.name, func(t *testing.T) {
@@ -133,6 +136,10 @@ func TestSchemaConstraints(t *testing.T) {
 		{"invalid params JSON", `UPDATE requests SET params = 'nope'`, "CHECK"},
 		{"unknown response status", `UPDATE responses SET status = 'meh'`, "CHECK"},
 		{"negative cursor", `INSERT INTO diff_cursors VALUES ('r', -1, 'h', '` + ts + `')`, "CHECK"},
+		{"saved state for unknown session", `INSERT INTO session_state (session_id, state, saved_at) VALUES ('nope', '{}', '` + ts + `')`, "FOREIGN KEY"},
+		{"invalid saved state JSON", `INSERT INTO session_state (session_id, state, saved_at) VALUES ('s', '{', '` + ts + `')`, "CHECK"},
+		{"the derived url cannot be written", `INSERT INTO session_state (session_id, url, saved_at) VALUES ('s', 'x', '` + ts + `')`, "generated column"},
+		{"saved state without saved_at", `INSERT INTO session_state (session_id, state) VALUES ('s', '{}')`, "NOT NULL"},
 		{"JSON that looks numeric stays text", `UPDATE sessions SET metadata = '1.0'`, ""},
 	}
 	for _, tt := range tests {

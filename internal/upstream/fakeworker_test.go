@@ -126,7 +126,14 @@ func fakeWorker() int {
 			}
 			reply(compact.String())
 		case "tools/call":
-			switch msg.Params.Name {
+			name := msg.Params.Name
+			if stateTools[name] {
+				if r, ok := fakeStateTool(name, msg.Params.Arguments); ok {
+					reply(r)
+				}
+				continue
+			}
+			switch name {
 			case "echo":
 				text, _ := json.Marshal("### Result\n" + id + " " + string(msg.Params.Arguments))
 				reply(strings.Replace(echoResult, `"### Result\nID"`, string(text), 1))
@@ -147,4 +154,102 @@ func fakeWorker() int {
 			}
 		}
 	}
+}
+
+// stateTools are the tools SaveState and RestoreState call; the fake plays
+// them like @playwright/mcp 0.0.83 does, files in the output dir included.
+var stateTools = map[string]bool{
+	"browser_storage_state": true, "browser_set_storage_state": true, "browser_tabs": true, "browser_navigate": true,
+}
+
+// fakeStateTool answers one state tool; ok is false when it must not answer
+// (PWP_FAKE_HANG names it). Every call is appended to PWP_FAKE_RECORD as a
+// fakeCall JSON line, so a test can check what reached the worker.
+// PWP_FAKE_FAIL names a tool that reports isError; PWP_FAKE_STORAGE is the
+// storage state written ("big" makes one over Ingest's limit);
+// PWP_FAKE_PAGE is a ### Page section body added to browser_storage_state;
+// PWP_FAKE_TABS is browser_tabs' result.
+func fakeStateTool(name string, args json.RawMessage) (string, bool) {
+	rec := fakeCall{Tool: name, Args: args}
+	var a struct {
+		Filename string `json:"filename"`
+		URL      string `json:"url"`
+	}
+	_ = json.Unmarshal(args, &a)
+	if name == "browser_set_storage_state" {
+		if b, err := os.ReadFile(a.Filename); err == nil {
+			rec.File = string(b)
+		} else {
+			rec.File = "ERROR: " + err.Error()
+		}
+	}
+	if f := os.Getenv("PWP_FAKE_RECORD"); f != "" {
+		line, _ := json.Marshal(rec)
+		if fh, err := os.OpenFile(f, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600); err == nil {
+			fh.Write(append(line, '\n'))
+			fh.Close()
+		}
+	}
+	if os.Getenv("PWP_FAKE_HANG") == name {
+		return "", false
+	}
+	text := func(s string) string {
+		b, _ := json.Marshal(s)
+		return `{"content":[{"type":"text","text":` + string(b) + `}]}`
+	}
+	if os.Getenv("PWP_FAKE_FAIL") == name {
+		b, _ := json.Marshal("### Error\nError: boom from " + name)
+		return `{"content":[{"type":"text","text":` + string(b) + `}],"isError":true}`, true
+	}
+	out := fakeOutputDir()
+	switch name {
+	case "browser_storage_state":
+		state := os.Getenv("PWP_FAKE_STORAGE")
+		switch state {
+		case "":
+			state = "{\n  \"cookies\": [],\n  \"origins\": []\n}"
+		case "big":
+			state = "{" + strings.Repeat(" ", 17<<20) + "}"
+		}
+		file := out + "/storage-state-2026-01-02T03-04-05-678Z.json"
+		if err := os.WriteFile(file, []byte(state), 0o600); err != nil {
+			return text("### Error\n" + err.Error()), true
+		}
+		t := "### Result\n- [Storage state](" + file + ")\n### Ran Playwright code\n```js\nawait page.context().storageState({ path: '" + file + "' });\n```"
+		if page := os.Getenv("PWP_FAKE_PAGE"); page != "" {
+			t += "\n### Page\n" + page
+		}
+		return text(t), true
+	case "browser_set_storage_state":
+		return text("### Result\nStorage state restored from " + a.Filename), true
+	case "browser_tabs":
+		return text("### Result\n" + os.Getenv("PWP_FAKE_TABS")), true
+	case "browser_navigate":
+		file := out + "/page-2026-01-02T03-04-05-678Z.yml"
+		if err := os.WriteFile(file, []byte("- generic [ref=e1]\n"), 0o600); err != nil {
+			return text("### Error\n" + err.Error()), true
+		}
+		return text("### Ran Playwright code\n```js\nawait page.goto('" + a.URL + "');\n```\n### Page\n- Page URL: " + a.URL +
+			"\n### Snapshot\n- [Snapshot](" + file + ")"), true
+	}
+	return text("### Error\nunknown"), true
+}
+
+// fakeCall is one call the fake recorded.
+type fakeCall struct {
+	Tool string          `json:"tool"`
+	Args json.RawMessage `json:"args"`
+	// File is what the storage state file named in Args held when the call
+	// arrived (browser_set_storage_state only).
+	File string `json:"file,omitempty"`
+}
+
+// fakeOutputDir is the --output-dir the worker was started with.
+func fakeOutputDir() string {
+	for i, a := range os.Args {
+		if a == "--output-dir" && i+1 < len(os.Args) {
+			return os.Args[i+1]
+		}
+	}
+	return "."
 }

@@ -67,7 +67,7 @@ func launchTestBrowser(t *testing.T) *Browser {
 		if err := b.Close(ctx); err != nil {
 			t.Errorf("Browser.Close: %v", err)
 		}
-		if left := proctest.Group(pgid); len(left) > 0 {
+		if left := groupGone(pgid); len(left) > 0 {
 			t.Errorf("browser processes left in group %d: %+v", pgid, left)
 		}
 		if profile != "" {
@@ -118,7 +118,7 @@ func startRealWorker(t *testing.T, root, cdp string) *Worker {
 		if err := w.Close(ctx); err != nil {
 			t.Errorf("Worker.Close: %v", err)
 		}
-		if left := proctest.Group(pgid); len(left) > 0 {
+		if left := groupGone(pgid); len(left) > 0 {
 			t.Errorf("worker processes left in group %d: %+v", pgid, left)
 		}
 		if _, err := os.Stat(dir); !os.IsNotExist(err) {

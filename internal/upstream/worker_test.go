@@ -23,6 +23,14 @@ import (
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
 )
 
+// groupGone waits briefly for process group pgid to empty and returns what
+// is left. Close returns once the leader is reaped, right after SIGKILLing
+// the group; the other members die a moment later, so checking at once
+// raced with the kernel (a SIGKILLed `sleep` was seen alive).
+func groupGone(pgid int) []proctest.Proc {
+	return proctest.WaitGone(2*time.Second, func() []proctest.Proc { return proctest.Group(pgid) })
+}
+
 // startFake starts a fake worker and makes sure it is gone after the test.
 func startFake(t *testing.T, cfg WorkerConfig) *Worker {
 	t.Helper()
@@ -37,7 +45,7 @@ func startFake(t *testing.T, cfg WorkerConfig) *Worker {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		_ = w.Close(ctx)
-		if left := proctest.Group(pgid); len(left) > 0 {
+		if left := groupGone(pgid); len(left) > 0 {
 			t.Errorf("processes left in group %d: %+v", pgid, left)
 		}
 	})
@@ -273,7 +281,7 @@ func TestWorkerFakeClose(t *testing.T) {
 			if took > tt.maxTook {
 				t.Errorf("Close took %v, want ≤ %v", took, tt.maxTook)
 			}
-			if left := proctest.Group(pgid); len(left) > 0 {
+			if left := groupGone(pgid); len(left) > 0 {
 				t.Errorf("left in group: %+v", left)
 			}
 			if _, err := os.Stat(w.OutputDir()); !os.IsNotExist(err) {

@@ -1,0 +1,327 @@
+package upstream
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// The tools SaveState and RestoreState use. The storage ones exist because
+// workerArgs always adds --caps=storage; browser_tabs and browser_navigate
+// are core tools.
+const (
+	toolStorageState    = "browser_storage_state"
+	toolSetStorageState = "browser_set_storage_state"
+	toolTabs            = "browser_tabs"
+	toolNavigate        = "browser_navigate"
+)
+
+// SavedState is what a session needs to come back in a new worker: the page
+// it was on and its storage (cookies, localStorage). sessionStorage, open
+// tabs other than the current one, history and in-page state are not kept:
+// Playwright's storage state does not cover them.
+type SavedState struct {
+	// URL is the current tab's URL; "" for about:blank (nothing to go back to).
+	URL   string `json:"url"`
+	Title string `json:"title,omitempty"`
+	// StorageState is Playwright's storage-state JSON (cookies, plus origins
+	// with their localStorage), compacted.
+	StorageState json.RawMessage `json:"storage_state,omitempty"`
+}
+
+// ToolError is an upstream tool that ran and reported failure (isError)
+// while state was saved or restored, with upstream's message. Callers can
+// tell it from a dead worker (ErrWorkerExited) and decide: a navigation that
+// fails after the storage came back still leaves a usable worker.
+type ToolError struct {
+	Tool    string
+	Message string
+}
+
+func (e *ToolError) Error() string {
+	return fmt.Sprintf("upstream %s failed: %s", e.Tool, e.Message)
+}
+
+// toolCall is one internal call's outcome: its parsed result, what Ingest
+// took from the files it linked, and why Ingest could not take more.
+type toolCall struct {
+	parsed    *Parsed
+	ingested  *Ingested
+	ingestErr error
+}
+
+// callTool calls an upstream tool for the proxy's own purposes and always
+// ingests what the result links, so that no call made here leaves a file in
+// the output dir, whatever happens next. A tool that ran and failed is a
+// *ToolError, returned together with the call.
+func callTool(ctx context.Context, w *Worker, tool string, args any) (*toolCall, error) {
+	raw, err := json.Marshal(args)
+	if err != nil {
+		return nil, fmt.Errorf("%s: encode arguments: %w", tool, err)
+	}
+	res, err := w.CallTool(ctx, tool, raw)
+	if err != nil {
+		return nil, err // already names the tool
+	}
+	p, err := Parse(res)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", tool, err)
+	}
+	c := &toolCall{parsed: p}
+	c.ingested, c.ingestErr = Ingest(p, w.OutputDir(), time.Now())
+	if p.IsError {
+		return c, &ToolError{Tool: tool, Message: p.ErrorText}
+	}
+	return c, nil
+}
+
+// SaveState reads what RestoreState needs from a live worker.
+//
+// The storage comes from browser_storage_state, which writes
+// storage-state-*.json into the output dir and links it; the file is read
+// and removed. The page comes from that same response's ### Page section
+// when upstream included it (only when the tab changed since the previous
+// response), else from browser_tabs {"action":"list"}, whose result marks
+// the current tab. browser_tabs is chosen over browser_evaluate
+// `() => location.href`: it answers from Playwright's own view of the page,
+// so it works while a dialog is open (evaluate refuses), skips evaluate's
+// wait for the page to settle, and cannot be fooled by a page that replaces
+// window.eval.
+//
+// When only the page cannot be read, SaveState returns the storage it got
+// together with the error: cookies without the URL are still worth keeping.
+// A nil *SavedState means nothing was saved.
+func SaveState(ctx context.Context, w *Worker) (*SavedState, error) {
+	c, err := callTool(ctx, w, toolStorageState, struct{}{})
+	if c != nil {
+		// Ingest leaves a state file it could not read (over its size
+		// limit, say); nothing will ever want it.
+		if rmErr := removeStateFiles(w.OutputDir(), c.parsed.LinkedFiles); rmErr != nil {
+			w.logger.Warn("remove storage state file", "err", rmErr)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("save state: %w", err)
+	}
+	if len(c.ingested.StorageState) == 0 {
+		if c.ingestErr != nil {
+			return nil, fmt.Errorf("save state: %s: %w", toolStorageState, c.ingestErr)
+		}
+		return nil, fmt.Errorf("save state: %s linked no storage state file: %q", toolStorageState, tail(c.parsed.Text, 512))
+	}
+	var storage bytes.Buffer
+	if err := json.Compact(&storage, c.ingested.StorageState); err != nil {
+		return nil, fmt.Errorf("save state: %s wrote invalid JSON: %w", toolStorageState, err)
+	}
+	s := &SavedState{StorageState: storage.Bytes()}
+
+	pageURL, title := c.parsed.PageURL, c.parsed.PageTitle
+	if pageURL == "" {
+		if pageURL, title, err = currentPage(ctx, w); err != nil {
+			return s, fmt.Errorf("save state: read the current page: %w", err)
+		}
+	}
+	if pageURL == "about:blank" {
+		pageURL, title = "", ""
+	}
+	s.URL, s.Title = pageURL, title
+	return s, nil
+}
+
+// currentPage returns the URL and title of the worker's current tab. A
+// worker without a page gets a blank one (browser_tabs list opens it), so a
+// never-used worker reads as about:blank.
+func currentPage(ctx context.Context, w *Worker) (pageURL, title string, err error) {
+	c, err := callTool(ctx, w, toolTabs, map[string]string{"action": "list"})
+	if err != nil {
+		return "", "", err
+	}
+	if p := c.parsed; p.PageURL != "" {
+		return p.PageURL, p.PageTitle, nil
+	}
+	t, ok := parseCurrentTab(c.parsed.ResultText)
+	if !ok {
+		return "", "", fmt.Errorf("%s: no tab in %q", toolTabs, tail(c.parsed.ResultText, 512))
+	}
+	return t.url, t.title, nil
+}
+
+// tabLine is one tab of a browser_tabs result.
+type tabLine struct {
+	url, title string
+	current    bool
+}
+
+// parseCurrentTab picks the tab marked current, else the first, as upstream
+// itself does for its ### Page section.
+func parseCurrentTab(result string) (tabLine, bool) {
+	var first tabLine
+	found := false
+	for line := range strings.SplitSeq(result, "\n") {
+		t, ok := parseTabLine(strings.TrimRight(line, "\r"))
+		switch {
+		case !ok:
+		case t.current:
+			return t, true
+		case !found:
+			first, found = t, true
+		}
+	}
+	return first, found
+}
+
+// parseTabLine reads one line of a browser_tabs result, which upstream
+// renders as "- 0: (current) [Title](https://example.com/) [crashed]" with
+// " (current)" and " [crashed]" optional. Neither the title nor the URL
+// is escaped, and either may contain "](", so the split is the rightmost
+// "](" after which a URL with a scheme follows: a title rarely contains
+// "](scheme:", a URL more rarely still.
+func parseTabLine(line string) (tabLine, bool) {
+	rest, ok := strings.CutPrefix(line, "- ")
+	if !ok {
+		return tabLine{}, false
+	}
+	colon := strings.IndexByte(rest, ':')
+	if colon < 1 || strings.Trim(rest[:colon], "0123456789") != "" {
+		return tabLine{}, false
+	}
+	rest = rest[colon+1:]
+	var t tabLine
+	rest, t.current = strings.CutPrefix(rest, " (current)")
+	if rest, ok = strings.CutPrefix(rest, " ["); !ok {
+		return tabLine{}, false
+	}
+	rest = strings.TrimSuffix(rest, " [crashed]")
+	if rest, ok = strings.CutSuffix(rest, ")"); !ok {
+		return tabLine{}, false
+	}
+	for i := strings.LastIndex(rest, "]("); i >= 0; i = strings.LastIndex(rest[:i], "](") {
+		if u, err := url.Parse(rest[i+2:]); err == nil && u.Scheme != "" {
+			t.title, t.url = rest[:i], rest[i+2:]
+			return t, true
+		}
+	}
+	return tabLine{}, false
+}
+
+// removeStateFiles removes the storage-state files among linked that are
+// still in dir. Like Ingest, it touches only regular files inside dir.
+func removeStateFiles(dir string, linked []string) error {
+	var paths []string
+	for _, f := range linked {
+		if linkedKind(f) == "storage-state" {
+			paths = append(paths, f)
+		}
+	}
+	if len(paths) == 0 {
+		return nil
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	in := ingester{root: root, dir: dir}
+	var errs []error
+	for _, f := range paths {
+		rel, err := in.rel(f)
+		if err != nil || !in.isRegular(rel) {
+			continue
+		}
+		if err := root.Remove(rel); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// RestoreState gives a fresh worker a saved session back: first the storage
+// (browser_set_storage_state, which clears the context's cookies and
+// localStorage, then sets the saved ones), then, when the saved URL is
+// http(s), the page (browser_navigate). Other URLs (data:, chrome-error:,
+// file:) are not navigated to: they are either not reproducible or not the
+// proxy's to open without the caller's policy check. A nil s restores
+// nothing.
+//
+// The storage state goes through a file with a random name in the worker's
+// output dir (an allowed root for upstream's file access, whatever the
+// worker's working directory), passed by absolute path and removed on every
+// path. A tool that fails is a *ToolError naming it; a navigation that fails
+// comes after the storage was restored.
+//
+// The navigation bypasses the proxy's navigation policy: a caller whose
+// policy may have changed since the state was saved should check s.URL
+// first (and clear it when blocked).
+func RestoreState(ctx context.Context, w *Worker, s *SavedState) error {
+	if s == nil {
+		return nil
+	}
+	if len(s.StorageState) > 0 {
+		if err := setStorageState(ctx, w, s.StorageState); err != nil {
+			return fmt.Errorf("restore state: %w", err)
+		}
+	}
+	target, ok := restorableURL(s.URL)
+	if !ok {
+		return nil
+	}
+	// Ingest in callTool removes the page snapshot navigate writes; its
+	// console lines are dropped: the session's next call reports its own.
+	if _, err := callTool(ctx, w, toolNavigate, map[string]string{"url": target}); err != nil {
+		return fmt.Errorf("restore state: %w", err)
+	}
+	return nil
+}
+
+// setStorageState writes state to a file with a random name in the output
+// dir, has the worker load it, and removes it.
+func setStorageState(ctx context.Context, w *Worker, state json.RawMessage) (err error) {
+	if !json.Valid(state) {
+		return errors.New("saved storage state is not valid JSON")
+	}
+	// CreateTemp: a random name, O_EXCL, mode 0600 (cookies are secrets).
+	f, err := os.CreateTemp(w.OutputDir(), "restore-state-*.json")
+	if err != nil {
+		return fmt.Errorf("write storage state file: %w", err)
+	}
+	name := f.Name()
+	defer func() {
+		if rmErr := os.Remove(name); rmErr != nil && !errors.Is(rmErr, fs.ErrNotExist) {
+			err = errors.Join(err, fmt.Errorf("remove storage state file: %w", rmErr))
+		}
+	}()
+	_, writeErr := f.Write(state)
+	if err := errors.Join(writeErr, f.Close()); err != nil {
+		return fmt.Errorf("write storage state file: %w", err)
+	}
+	abs, err := filepath.Abs(name)
+	if err != nil {
+		return fmt.Errorf("storage state file: %w", err)
+	}
+	_, err = callTool(ctx, w, toolSetStorageState, map[string]string{"filename": abs})
+	return err
+}
+
+// restorableURL returns u when it is an absolute http(s) URL.
+func restorableURL(u string) (string, bool) {
+	if u == "" {
+		return "", false
+	}
+	parsed, err := url.Parse(u)
+	if err != nil || parsed.Host == "" {
+		return "", false
+	}
+	switch strings.ToLower(parsed.Scheme) {
+	case "http", "https":
+		return u, true
+	}
+	return "", false
+}

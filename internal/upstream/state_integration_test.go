@@ -1,0 +1,230 @@
+//go:build linux
+
+package upstream
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/proctest"
+)
+
+// stateSite serves /state: it sets a session cookie, a persistent HttpOnly
+// cookie (out of document.cookie's reach, so only the server can tell it
+// came back) and localStorage, and titles the page with the cookies the
+// server received.
+func stateSite(t *testing.T) *httptest.Server {
+	t.Helper()
+	mux := http.NewServeMux()
+	mux.HandleFunc("/favicon.ico", http.NotFound)
+	mux.HandleFunc("/state", func(w http.ResponseWriter, r *http.Request) {
+		var sid, hid string
+		if c, err := r.Cookie("sid"); err == nil {
+			sid = c.Value
+		}
+		if c, err := r.Cookie("hid"); err == nil {
+			hid = c.Value
+		}
+		if sid == "" {
+			http.SetCookie(w, &http.Cookie{Name: "sid", Value: "abc", Path: "/"})
+			http.SetCookie(w, &http.Cookie{Name: "hid", Value: "secret", Path: "/", HttpOnly: true, MaxAge: 3600})
+		}
+		fmt.Fprintf(w, `<!doctype html><html><head><title>State sid=%s hid=%s</title></head><body><p>state</p>
+<script>if (!localStorage.getItem('k')) localStorage.setItem('k', 'v');</script></body></html>`, sid, hid)
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// outputFiles lists the output dir, console logs aside (they stay for the
+// worker's life by design).
+func outputFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), "console-") {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}
+
+func TestIntegrationSaveRestoreState(t *testing.T) {
+	root := realSetup(t)
+	site := stateSite(t)
+	b := launchTestBrowser(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+
+	// Worker A: a page that sets cookies and localStorage.
+	a := startRealWorker(t, root, b.CDPEndpoint())
+	target := site.URL + "/state?x=1#frag"
+	nav := call(t, a, "browser_navigate", map[string]string{"url": target})
+	if nav.IsError || nav.PageTitle != "State sid= hid=" {
+		t.Fatalf("navigate: %s", nav.Text)
+	}
+	if _, err := Ingest(nav, a.OutputDir(), time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	saved, err := SaveState(ctx, a)
+	saveTook := time.Since(start)
+	if err != nil {
+		t.Fatalf("SaveState: %v", err)
+	}
+	t.Logf("SaveState: %v, %d bytes of storage state", saveTook.Round(time.Millisecond), len(saved.StorageState))
+	if saved.URL != target || saved.Title != "State sid= hid=" {
+		t.Errorf("saved page = %q %q, want %q %q", saved.URL, saved.Title, target, "State sid= hid=")
+	}
+	var storage struct {
+		Cookies []struct {
+			Name, Value string
+			HTTPOnly    bool `json:"httpOnly"`
+		} `json:"cookies"`
+		Origins []struct {
+			Origin       string `json:"origin"`
+			LocalStorage []struct{ Name, Value string }
+		} `json:"origins"`
+	}
+	if err := json.Unmarshal(saved.StorageState, &storage); err != nil {
+		t.Fatalf("storage state: %v: %s", err, saved.StorageState)
+	}
+	if len(storage.Cookies) != 2 || len(storage.Origins) != 1 || storage.Origins[0].Origin != site.URL {
+		t.Errorf("storage state lacks the cookies or the origin: %s", saved.StorageState)
+	}
+	if got := outputFiles(t, a.OutputDir()); len(got) > 0 {
+		t.Errorf("SaveState left files in A's output dir: %v", got)
+	}
+	if err := a.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	// Worker B on the same browser: a fresh context that must get it all back.
+	bw := startRealWorker(t, root, b.CDPEndpoint())
+	start = time.Now()
+	if err := RestoreState(ctx, bw, saved); err != nil {
+		t.Fatalf("RestoreState: %v", err)
+	}
+	t.Logf("RestoreState: %v", time.Since(start).Round(time.Millisecond))
+	if got := outputFiles(t, bw.OutputDir()); len(got) > 0 {
+		t.Errorf("RestoreState left files in B's output dir: %v", got)
+	}
+
+	start = time.Now()
+	gotURL, gotTitle, err := currentPage(ctx, bw)
+	t.Logf("browser_tabs list: %v", time.Since(start).Round(time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	start = time.Now()
+	href := evaluate(t, bw, "() => location.href")
+	t.Logf("browser_evaluate location.href: %v", time.Since(start).Round(time.Millisecond))
+	got := map[string]string{
+		"tab url":   gotURL,
+		"href":      href,
+		"title":     gotTitle, // what the server received on the restoring navigation
+		"js values": evaluate(t, bw, "() => document.cookie + '|' + localStorage.getItem('k')"),
+	}
+	want := map[string]string{
+		"tab url":   target,
+		"href":      `"` + target + `"`,
+		"title":     "State sid=abc hid=secret",
+		"js values": `"sid=abc|v"`,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("restored worker (-want +got):\n%s", diff)
+	}
+
+	// A second save of the restored worker gives the same state back.
+	again, err := SaveState(ctx, bw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.URL != saved.URL || string(again.StorageState) != string(saved.StorageState) {
+		t.Errorf("state after a round trip differs:\n got %s %s\nwant %s %s", again.URL, again.StorageState, saved.URL, saved.StorageState)
+	}
+}
+
+// TestIntegrationSaveStateBlank: a worker that never opened a page saves an
+// empty URL and an empty storage state, which restores cleanly.
+func TestIntegrationSaveStateBlank(t *testing.T) {
+	root := realSetup(t)
+	b := launchTestBrowser(t)
+	w := startRealWorker(t, root, b.CDPEndpoint())
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	s, err := SaveState(ctx, w)
+	if err != nil {
+		t.Fatalf("SaveState: %v", err)
+	}
+	want := &SavedState{StorageState: json.RawMessage(`{"cookies":[],"origins":[]}`)}
+	if diff := cmp.Diff(want, s); diff != "" {
+		t.Errorf("SaveState of a blank worker (-want +got):\n%s", diff)
+	}
+	w2 := startRealWorker(t, root, b.CDPEndpoint())
+	if err := RestoreState(ctx, w2, s); err != nil {
+		t.Fatalf("RestoreState: %v", err)
+	}
+	if got := outputFiles(t, w2.OutputDir()); len(got) > 0 {
+		t.Errorf("files left: %v", got)
+	}
+}
+
+func TestIntegrationRSS(t *testing.T) {
+	root := realSetup(t)
+	b := launchTestBrowser(t)
+	w := startRealWorker(t, root, b.CDPEndpoint())
+	idle := w.RSS()
+	call(t, w, "browser_navigate", map[string]string{"url": "about:blank"})
+
+	const mb = 1 << 20
+	start := time.Now()
+	groups := scanGroupRSS() // uncached, for the figures after the navigation
+	scanTook := time.Since(start)
+	w.RSS() // fills the cache
+	start = time.Now()
+	const n = 100
+	for range n {
+		w.RSS()
+	}
+	cachedTook := time.Since(start) / n
+	workerRSS, browserRSS := w.RSS(), b.RSS()
+	t.Logf("worker RSS: %.1f MB idle, %.1f MB after a navigation; browser RSS: %.1f MB (%d processes); /proc scan %v, cached RSS() %v",
+		float64(idle)/mb, float64(groups[w.PID()])/mb, float64(groups[b.PID()])/mb, len(proctest.Group(b.PID())),
+		scanTook.Round(time.Microsecond), cachedTook)
+	if workerRSS <= 10*mb {
+		t.Errorf("worker RSS = %d, want > 10 MB", workerRSS)
+	}
+	if browserRSS <= 10*mb {
+		t.Errorf("browser RSS = %d, want > 10 MB", browserRSS)
+	}
+
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	if err := w.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := w.RSS(); got != 0 {
+		t.Errorf("RSS of a closed worker = %d, want 0", got)
+	}
+	if err := b.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := b.RSS(); got != 0 {
+		t.Errorf("RSS of a closed browser = %d, want 0", got)
+	}
+}
