@@ -32,9 +32,10 @@ type Session struct {
 	Metadata     json.RawMessage `json:"metadata,omitempty"`
 
 	// Derived, never stored: when idleness suspends it (last activity + idle
-	// timeout), and the pid of its worker while it has one.
+	// timeout), and the pid and resident memory of its worker while it has one.
 	ExpiresAt time.Time `json:"expires_at,omitzero"`
 	WorkerPID int       `json:"worker_pid,omitempty"`
+	RSSBytes  int64     `json:"rss_bytes,omitempty"`
 }
 
 // Request is a tool call as received, written before it is forwarded.

@@ -33,6 +33,7 @@ type Sessions interface {
 	Get(ctx context.Context, id string) (*proxy.Session, error)
 	List(ctx context.Context) ([]*proxy.Session, error)
 	Close(ctx context.Context, id string) error
+	Resume(ctx context.Context, id string) (*proxy.Session, bool, error)
 	Call(ctx context.Context, req session.CallRequest) (*proxy.CallResult, error)
 	Tools(ctx context.Context) ([]upstream.Tool, error)
 }
@@ -101,6 +102,7 @@ func New(sessions Sessions, content Content, opts ...Option) *Server {
 	r.Get("/sessions", s.handleListSessions)
 	r.Get("/sessions/{id}", s.handleGetSession)
 	r.Delete("/sessions/{id}", s.handleCloseSession)
+	r.Post("/sessions/{id}/resume", s.handleResumeSession)
 	r.Post("/call", s.handleCall)
 	r.Get("/content/{ref}", s.handleContent)
 	r.Get("/console/{ref}", s.handleConsole)
@@ -198,6 +200,27 @@ func (s *Server) handleCloseSession(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.writeJSON(w, http.StatusOK, sess)
+}
+
+// ResumeBody is the answer of POST /sessions/{id}/resume.
+type ResumeBody struct {
+	*proxy.Session
+	// Restored is true when the session came back in a new worker with its
+	// saved state: element refs from before are stale.
+	Restored bool `json:"restored"`
+}
+
+func (s *Server) handleResumeSession(w http.ResponseWriter, r *http.Request) {
+	if err := decodeBody(r, &struct{}{}, true); err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	sess, restored, err := s.sessions.Resume(r.Context(), chi.URLParam(r, "id"))
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	s.writeJSON(w, http.StatusOK, ResumeBody{Session: sess, Restored: restored})
 }
 
 // CallBody is the body of POST /call.

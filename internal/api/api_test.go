@@ -33,6 +33,10 @@ func (f *fakeSessions) Get(_ context.Context, id string) (*proxy.Session, error)
 }
 func (f *fakeSessions) List(context.Context) ([]*proxy.Session, error) { return nil, nil }
 func (f *fakeSessions) Close(context.Context, string) error            { return nil }
+func (f *fakeSessions) Resume(ctx context.Context, id string) (*proxy.Session, bool, error) {
+	s, err := f.Get(ctx, id)
+	return s, err == nil, err
+}
 func (f *fakeSessions) Call(_ context.Context, r session.CallRequest) (*proxy.CallResult, error) {
 	f.calls = append(f.calls, r)
 	if r.Tool == "boom" {
@@ -83,6 +87,7 @@ func TestErrorMapping(t *testing.T) {
 		{"no endpoint", "GET", "/nowhere", ``, 404, "NOT_FOUND"},
 		{"bad method", "PUT", "/call", ``, 405, proxy.EINVALID},
 		{"bad create body", "POST", "/sessions", `[`, 400, proxy.EINVALID},
+		{"resume unknown", "POST", "/sessions/nope/resume", ``, 404, proxy.ESESSIONMISSING},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/api"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/config"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/content"
@@ -66,6 +67,14 @@ func Serve(ctx context.Context, cfg config.Config, opts Options) error {
 		}
 	}()
 
+	// Sessions a crashed or stopped server left active have no worker now;
+	// they resume on their next call.
+	if n, err := db.SetSessionsState(ctx, proxy.SessionActive, proxy.SessionSuspended); err != nil {
+		return fmt.Errorf("recovering sessions: %w", err)
+	} else if n > 0 {
+		log.Info("sessions left active by an earlier run are now suspended", "count", n)
+	}
+
 	command, err := workerCommand(cfg, opts.Root)
 	if err != nil {
 		return err
@@ -101,7 +110,7 @@ func Serve(ctx context.Context, cfg config.Config, opts Options) error {
 		if err != nil {
 			return nil, err
 		}
-		return w, nil
+		return worker{w}, nil
 	}), session.Options{
 		MaxSessions:     cfg.MaxSessions,
 		IdleTimeout:     cfg.SessionIdleTimeout,

@@ -30,6 +30,13 @@ type Worker interface {
 	OutputDir() string
 	Done() <-chan struct{}
 	Close(ctx context.Context) error
+	// SaveState captures what the session needs to come back in another
+	// worker (URL, cookies, localStorage) as opaque JSON.
+	SaveState(ctx context.Context) (json.RawMessage, error)
+	// RestoreState puts a saved state into this (fresh) worker.
+	RestoreState(ctx context.Context, state json.RawMessage) error
+	// RSS is the resident memory of the worker's process group, in bytes.
+	RSS() int64
 }
 
 // Spawner starts workers, each with its own isolated BrowserContext.
@@ -45,6 +52,8 @@ type Store interface {
 	UpdateSessionState(ctx context.Context, id string, state proxy.SessionState) error
 	TouchSession(ctx context.Context, id string, at time.Time) error
 	SetSessionMetadata(ctx context.Context, id string, md json.RawMessage) error
+	SaveSessionState(ctx context.Context, id string, state json.RawMessage, at time.Time) error
+	LoadSessionState(ctx context.Context, id string) (json.RawMessage, time.Time, error)
 	InsertRequest(ctx context.Context, r *proxy.Request) error
 	GetRequest(ctx context.Context, refID string) (*proxy.Request, error)
 	InsertResponse(ctx context.Context, r *proxy.Response, console []proxy.ConsoleEntry, images []proxy.Image) error
@@ -71,8 +80,11 @@ type Manager struct {
 
 	mu       sync.Mutex
 	live     map[string]*live
-	tools    []upstream.Tool
-	shutdown bool
+	reserved int // slots promised to creates and resumes in progress
+
+	transitions map[string]*transitionLock
+	tools       []upstream.Tool
+	shutdown    bool
 
 	pool     chan Worker
 	poolKick chan struct{}
@@ -90,13 +102,14 @@ type live struct {
 	// Guarded by sem.
 	worker    Worker
 	hadWorker bool
-	closed    bool
+	retired   bool // closed or suspended: this handle is out of m.live
 	lastURL   string
 
+	// Guarded by mu, readable without waiting for a call in flight.
 	mu           sync.Mutex
 	lastActivity time.Time
 	busy         bool
-	workerPID    int
+	current      Worker
 }
 
 // New returns a Manager and starts its warm pool. Close it with Shutdown.
@@ -115,18 +128,23 @@ func New(store Store, spawner Spawner, opts Options) *Manager {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	m := &Manager{
-		opts:     opts,
-		store:    store,
-		spawner:  spawner,
-		log:      opts.Logger,
-		live:     make(map[string]*live),
-		pool:     make(chan Worker, max(opts.WarmPool, 1)),
-		poolKick: make(chan struct{}, 1),
-		stop:     cancel,
+		opts:        opts,
+		store:       store,
+		spawner:     spawner,
+		log:         opts.Logger,
+		live:        make(map[string]*live),
+		transitions: make(map[string]*transitionLock),
+		pool:        make(chan Worker, max(opts.WarmPool, 1)),
+		poolKick:    make(chan struct{}, 1),
+		stop:        cancel,
 	}
 	if opts.WarmPool > 0 {
 		m.bg.Add(1)
 		go m.fillPool(ctx)
+	}
+	if opts.IdleTimeout > 0 {
+		m.bg.Add(1)
+		go m.suspendIdle(ctx)
 	}
 	return m
 }
@@ -261,18 +279,18 @@ func (m *Manager) Create(ctx context.Context) (*proxy.Session, error) {
 	if err := m.checkOpen(); err != nil {
 		return nil, err
 	}
-	if n := m.liveCount(); n >= m.opts.MaxSessions {
-		return nil, &proxy.Error{Code: proxy.EMAXSESSIONS, Message: fmt.Sprintf("%d sessions are live, the limit is %d", n, m.opts.MaxSessions),
-			Retryable: true, Suggestion: "Close a session you no longer need (close_session) or retry later.",
-			Details: map[string]any{"max_sessions": m.opts.MaxSessions}}
+	if err := m.reserve(ctx); err != nil {
+		return nil, err
 	}
 	w, err := m.worker(ctx)
 	if err != nil {
+		m.unreserve()
 		return nil, err
 	}
 	now := m.opts.Now().UTC()
 	s := &proxy.Session{ID: uuid.NewString(), CreatedAt: now, LastActivity: now, State: proxy.SessionActive, Metadata: json.RawMessage(`{}`)}
 	if err := m.store.CreateSession(ctx, s); err != nil {
+		m.unreserve()
 		m.putSpare(w)
 		return nil, fmt.Errorf("recording new session: %w", err)
 	}
@@ -280,6 +298,7 @@ func (m *Manager) Create(ctx context.Context) (*proxy.Session, error) {
 	l.setWorker(w)
 	m.mu.Lock()
 	m.live[s.ID] = l
+	m.reserved--
 	m.mu.Unlock()
 	m.log.Info("session created", "session_id", s.ID, "worker_pid", w.PID())
 	return m.withExpiry(s), nil
@@ -295,23 +314,24 @@ func (m *Manager) checkOpen() error {
 	return nil
 }
 
-// liveCount counts sessions that hold a worker.
-func (m *Manager) liveCount() int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return len(m.live)
-}
-
-// withExpiry fills the derived fields of s.
+// withExpiry fills the derived fields of s. For a live session the
+// in-memory activity time is the truth (the idle sweeper goes by it; the
+// stored one is written when a call ends).
 func (m *Manager) withExpiry(s *proxy.Session) *proxy.Session {
-	if m.opts.IdleTimeout > 0 && (s.State == proxy.SessionActive || s.State == proxy.SessionSuspended) {
-		s.ExpiresAt = s.LastActivity.Add(m.opts.IdleTimeout)
-	}
 	m.mu.Lock()
 	l := m.live[s.ID]
 	m.mu.Unlock()
 	if l != nil {
-		s.WorkerPID = l.pid()
+		l.mu.Lock()
+		s.LastActivity = l.lastActivity.UTC()
+		w := l.current
+		l.mu.Unlock()
+		if w != nil {
+			s.WorkerPID, s.RSSBytes = w.PID(), w.RSS()
+		}
+	}
+	if m.opts.IdleTimeout > 0 && (s.State == proxy.SessionActive || s.State == proxy.SessionSuspended) {
+		s.ExpiresAt = s.LastActivity.Add(m.opts.IdleTimeout)
 	}
 	return s
 }
@@ -343,7 +363,14 @@ func (m *Manager) List(ctx context.Context) ([]*proxy.Session, error) {
 
 // Close stops a session's worker; its history stays readable.
 func (m *Manager) Close(ctx context.Context, id string) error {
-	s, err := m.Get(ctx, id)
+	if err := validID(id); err != nil {
+		return err
+	}
+	// The transition lock keeps a concurrent resume from bringing the
+	// session back between our look-up and the state change.
+	unlock := m.transition(id)
+	defer unlock()
+	s, err := m.store.GetSession(ctx, id)
 	if err != nil {
 		return err
 	}
@@ -353,26 +380,61 @@ func (m *Manager) Close(ctx context.Context, id string) error {
 	m.mu.Lock()
 	l := m.live[id]
 	m.mu.Unlock()
+	var w Worker
 	if l != nil {
 		if err := l.lock(ctx); err != nil {
 			return err
 		}
-		l.closed = true
-		w := l.worker
+		defer l.unlock()
+		w = l.worker
 		l.setWorker(nil)
-		l.unlock()
-		m.mu.Lock()
-		delete(m.live, id)
-		m.mu.Unlock()
-		if w != nil {
-			closeWorker(w, m.log)
-		}
+		l.retired = true
 	}
-	if err := m.store.UpdateSessionState(ctx, id, proxy.SessionClosed); err != nil {
+	// The stored state changes before the handle leaves m.live, so whoever
+	// finds the handle gone reads "closed".
+	if err := m.store.UpdateSessionState(context.WithoutCancel(ctx), id, proxy.SessionClosed); err != nil {
 		return fmt.Errorf("recording session close: %w", err)
+	}
+	if l != nil {
+		m.mu.Lock()
+		if m.live[id] == l {
+			delete(m.live, id)
+		}
+		m.mu.Unlock()
+	}
+	if w != nil {
+		closeWorker(w, m.log)
 	}
 	m.log.Info("session closed", "session_id", id)
 	return nil
+}
+
+// transition serialises the lifecycle changes of one session id that do not
+// go through its live handle (a close or a resume of a session without a
+// worker). It returns the unlock function.
+func (m *Manager) transition(id string) func() {
+	m.mu.Lock()
+	t := m.transitions[id]
+	if t == nil {
+		t = &transitionLock{}
+		m.transitions[id] = t
+	}
+	t.refs++
+	m.mu.Unlock()
+	t.mu.Lock()
+	return func() {
+		t.mu.Unlock()
+		m.mu.Lock()
+		if t.refs--; t.refs == 0 {
+			delete(m.transitions, id)
+		}
+		m.mu.Unlock()
+	}
+}
+
+type transitionLock struct {
+	mu   sync.Mutex
+	refs int // guarded by Manager.mu
 }
 
 // CallRequest is one tool call addressed to a session.
@@ -567,39 +629,53 @@ func (m *Manager) acquire(ctx context.Context, id string) (*live, error) {
 		l := m.live[id]
 		m.mu.Unlock()
 		if l == nil {
-			s, err := m.store.GetSession(ctx, id)
-			if err != nil {
+			var err error
+			if l, err = m.revive(ctx, id); err != nil {
 				return nil, err
 			}
-			if err := stateErr(s); err != nil {
-				return nil, err
-			}
-			m.mu.Lock()
-			if l = m.live[id]; l == nil {
-				if len(m.live) >= m.opts.MaxSessions {
-					m.mu.Unlock()
-					return nil, &proxy.Error{Code: proxy.EMAXSESSIONS, Message: fmt.Sprintf("cannot resume %s: the limit of %d live sessions is reached", id, m.opts.MaxSessions),
-						Retryable: true, Suggestion: "Close a session you no longer need or retry later."}
-				}
-				// A known session without a worker (e.g. after a server
-				// restart): it resumes transparently in a fresh worker.
-				l = &live{id: id, sem: make(chan struct{}, 1), hadWorker: true, lastActivity: s.LastActivity}
-				if md := sessionMetadata(s.Metadata); md.LastURL != "" {
-					l.lastURL = md.LastURL
-				}
-				m.live[id] = l
-			}
-			m.mu.Unlock()
 		}
 		if err := l.lock(ctx); err != nil {
 			return nil, err
 		}
-		if l.closed {
+		if l.retired {
 			l.unlock()
-			continue // re-read the state: it is closed now
+			continue // closed or suspended meanwhile: re-read its state
 		}
 		return l, nil
 	}
+}
+
+// revive makes a live handle for a known session that has none (suspended,
+// or left by an earlier server): it resumes in a fresh worker, in a slot of
+// its own.
+func (m *Manager) revive(ctx context.Context, id string) (*live, error) {
+	unlock := m.transition(id)
+	defer unlock()
+	m.mu.Lock()
+	l := m.live[id]
+	m.mu.Unlock()
+	if l != nil {
+		return l, nil // revived meanwhile
+	}
+	s, err := m.store.GetSession(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if err := stateErr(s); err != nil {
+		return nil, err
+	}
+	if err := m.reserve(ctx); err != nil {
+		return nil, err
+	}
+	l = &live{id: id, sem: make(chan struct{}, 1), hadWorker: true, lastActivity: m.opts.Now()}
+	if md := sessionMetadata(s.Metadata); md.LastURL != "" {
+		l.lastURL = md.LastURL
+	}
+	m.mu.Lock()
+	m.live[id] = l
+	m.reserved--
+	m.mu.Unlock()
+	return l, nil
 }
 
 // ensureWorker gives l a live worker; it reports whether the session's
@@ -625,8 +701,8 @@ func (m *Manager) ensureWorker(ctx context.Context, l *live) (restored bool, err
 	}
 	restored = l.hadWorker
 	l.hadWorker = true
-	if restored && l.lastURL != "" {
-		m.log.Info("session resumed in a new worker", "session_id", l.id, "worker_pid", w.PID(), "last_url", l.lastURL)
+	if restored {
+		m.restore(ctx, l, w)
 	}
 	return restored, nil
 }
@@ -676,15 +752,16 @@ func (m *Manager) Shutdown(ctx context.Context) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			// Wait for the call in flight, but not past the budget.
-			locked := l.lock(ctx) == nil
-			w := l.worker
-			if locked {
-				l.setWorker(nil)
-				l.closed = true
+			// Wait for the call in flight, but not past the budget; then
+			// save the state so the session resumes after a restart.
+			if l.lock(ctx) == nil {
+				if !l.retired {
+					m.suspendLocked(ctx, l, "shutdown")
+				}
 				l.unlock()
+				return
 			}
-			if w != nil {
+			if w := l.currentWorker(); w != nil {
 				closeWorker(w, m.log)
 			}
 			if err := m.store.UpdateSessionState(context.WithoutCancel(ctx), l.id, proxy.SessionSuspended); err != nil {
@@ -726,11 +803,11 @@ func (l *live) lock(ctx context.Context) error {
 
 func (l *live) unlock() { <-l.sem }
 
-// pid reads the worker's pid without waiting for a call in flight.
-func (l *live) pid() int {
+// currentWorker reads the worker without waiting for a call in flight.
+func (l *live) currentWorker() Worker {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.workerPID
+	return l.current
 }
 
 // setWorker replaces the worker; the caller holds sem.
@@ -738,9 +815,17 @@ func (l *live) setWorker(w Worker) {
 	l.worker = w
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.workerPID = 0
-	if w != nil {
-		l.workerPID = w.PID()
+	l.current = w
+}
+
+// tryLock takes sem only if no call holds it: eviction and idle suspension
+// must never wait for, or interrupt, a busy session.
+func (l *live) tryLock() bool {
+	select {
+	case l.sem <- struct{}{}:
+		return true
+	default:
+		return false
 	}
 }
 

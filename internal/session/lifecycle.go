@@ -1,0 +1,200 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
+)
+
+// Budgets for the proxy's own calls around a suspend or resume.
+const (
+	saveStateTimeout    = 15 * time.Second
+	restoreStateTimeout = 30 * time.Second
+)
+
+// reserve takes one of the MaxSessions live slots, suspending the least
+// recently used idle session when they are all taken. A session with a call
+// in flight is never evicted: when every session is busy the answer is
+// MAX_SESSIONS_REACHED.
+func (m *Manager) reserve(ctx context.Context) error {
+	// Each pass either takes a free slot or evicts one session; a bounded
+	// number of passes stops a create from chasing slots that concurrent
+	// creates keep taking.
+	for pass := 0; pass < 3; pass++ {
+		m.mu.Lock()
+		if len(m.live)+m.reserved < m.opts.MaxSessions {
+			m.reserved++
+			m.mu.Unlock()
+			return nil
+		}
+		victims := m.idleByAge()
+		m.mu.Unlock()
+		evicted := false
+		for _, v := range victims {
+			if m.trySuspend(ctx, v, "evicted to make room") {
+				evicted = true
+				break
+			}
+		}
+		if !evicted {
+			break
+		}
+	}
+	return &proxy.Error{Code: proxy.EMAXSESSIONS,
+		Message:    fmt.Sprintf("all %d live sessions are busy; none can be suspended to make room", m.opts.MaxSessions),
+		Retryable:  true,
+		Suggestion: "Retry when a call finishes, or close a session you no longer need (close_session).",
+		Details:    map[string]any{"max_sessions": m.opts.MaxSessions}}
+}
+
+func (m *Manager) unreserve() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.reserved--
+}
+
+// idleByAge lists live sessions without a call in flight, least recently
+// used first. The caller holds m.mu.
+func (m *Manager) idleByAge() []*live {
+	type aged struct {
+		l  *live
+		at time.Time
+	}
+	var idle []aged
+	for _, l := range m.live {
+		l.mu.Lock()
+		if !l.busy {
+			idle = append(idle, aged{l, l.lastActivity})
+		}
+		l.mu.Unlock()
+	}
+	sort.Slice(idle, func(i, j int) bool { return idle[i].at.Before(idle[j].at) })
+	out := make([]*live, len(idle))
+	for i, a := range idle {
+		out[i] = a.l
+	}
+	return out
+}
+
+// trySuspend suspends l unless a call holds it; it reports whether it did.
+func (m *Manager) trySuspend(ctx context.Context, l *live, reason string) bool {
+	if !l.tryLock() {
+		return false
+	}
+	defer l.unlock()
+	if l.retired {
+		return false
+	}
+	m.suspendLocked(ctx, l, reason)
+	return true
+}
+
+// suspendLocked saves l's browser state, stops its worker and retires the
+// handle; the session stays resumable. The caller holds l's lock.
+func (m *Manager) suspendLocked(ctx context.Context, l *live, reason string) {
+	ctx = context.WithoutCancel(ctx) // a suspend, once begun, finishes
+	if w := l.worker; w != nil {
+		select {
+		case <-w.Done():
+		default:
+			sctx, cancel := context.WithTimeout(ctx, saveStateTimeout)
+			state, err := w.SaveState(sctx)
+			cancel()
+			if err != nil {
+				m.log.Warn("saving session state", "session_id", l.id, "err", err)
+			} else if err := m.store.SaveSessionState(ctx, l.id, state, m.opts.Now().UTC()); err != nil {
+				m.log.Warn("recording session state", "session_id", l.id, "err", err)
+			}
+		}
+		closeWorker(w, m.log)
+	}
+	l.setWorker(nil)
+	l.retired = true
+	// The stored state changes before the handle leaves m.live, so whoever
+	// finds the handle gone reads "suspended" and revives it properly.
+	if err := m.store.UpdateSessionState(ctx, l.id, proxy.SessionSuspended); err != nil {
+		m.log.Warn("marking session suspended", "session_id", l.id, "err", err)
+	}
+	m.mu.Lock()
+	if m.live[l.id] == l {
+		delete(m.live, l.id)
+	}
+	m.mu.Unlock()
+	m.log.Info("session suspended", "session_id", l.id, "reason", reason)
+}
+
+// suspendIdle suspends sessions idle for longer than IdleTimeout.
+func (m *Manager) suspendIdle(ctx context.Context) {
+	defer m.bg.Done()
+	every := min(max(m.opts.IdleTimeout/4, 50*time.Millisecond), 30*time.Second)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		cutoff := m.opts.Now().Add(-m.opts.IdleTimeout)
+		m.mu.Lock()
+		var stale []*live
+		for _, l := range m.idleByAge() {
+			l.mu.Lock()
+			old := l.lastActivity.Before(cutoff)
+			l.mu.Unlock()
+			if old {
+				stale = append(stale, l)
+			}
+		}
+		m.mu.Unlock()
+		for _, l := range stale {
+			m.trySuspend(ctx, l, "idle")
+		}
+	}
+}
+
+// restore gives a fresh worker the session's last saved state. A failure
+// is logged, not returned: the session still works, with a fresh browser
+// context, and the caller already reports restored=true.
+func (m *Manager) restore(ctx context.Context, l *live, w Worker) {
+	state, savedAt, err := m.store.LoadSessionState(ctx, l.id)
+	if err != nil {
+		m.log.Warn("loading session state", "session_id", l.id, "err", err)
+		return
+	}
+	if state == nil {
+		m.log.Info("session resumed without saved state", "session_id", l.id, "worker_pid", w.PID())
+		return
+	}
+	rctx, cancel := context.WithTimeout(ctx, restoreStateTimeout)
+	defer cancel()
+	if err := w.RestoreState(rctx, state); err != nil {
+		m.log.Warn("restoring session state", "session_id", l.id, "err", err)
+		return
+	}
+	m.log.Info("session state restored", "session_id", l.id, "worker_pid", w.PID(), "saved_at", savedAt)
+}
+
+// Resume brings a suspended session back into a worker now, rather than on
+// its next call. It reports whether the browser state was restored into a
+// new worker (false when the session was already live).
+func (m *Manager) Resume(ctx context.Context, id string) (*proxy.Session, bool, error) {
+	if err := m.checkOpen(); err != nil {
+		return nil, false, err
+	}
+	l, err := m.acquire(ctx, id)
+	if err != nil {
+		return nil, false, err
+	}
+	restored, err := m.ensureWorker(ctx, l)
+	l.setBusy(false, m.opts.Now())
+	l.unlock()
+	if err != nil {
+		return nil, false, err
+	}
+	s, err := m.Get(ctx, id)
+	return s, restored, err
+}
