@@ -2,11 +2,13 @@ package upstream
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"os"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -32,6 +34,11 @@ type Host struct {
 	cfg HostConfig
 	log *slog.Logger
 
+	// spawns bounds concurrent worker starts: on a small machine twenty
+	// node processes starting and attaching to one browser at once all
+	// time out together; a few at a time all finish.
+	spawns chan struct{}
+
 	mu      sync.Mutex
 	browser *Browser
 	closed  bool
@@ -46,7 +53,7 @@ func NewHost(cfg HostConfig) *Host {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Host{cfg: cfg, log: log}
+	return &Host{cfg: cfg, log: log, spawns: make(chan struct{}, max(2, 2*runtime.NumCPU()))}
 }
 
 // Start launches the shared browser (shared mode only) so that a missing or
@@ -89,8 +96,16 @@ func (h *Host) endpoint(ctx context.Context) (string, error) {
 	return b.CDPEndpoint(), nil
 }
 
-// Spawn starts one worker with its own output directory and BrowserContext.
+// Spawn starts one worker with its own output directory and BrowserContext,
+// connected to its browser: the connection (1–2 s, more as sessions grow) is
+// paid here, in the warm pool, rather than by the session's first call.
 func (h *Host) Spawn(ctx context.Context) (*Worker, error) {
+	select {
+	case h.spawns <- struct{}{}:
+		defer func() { <-h.spawns }()
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 	cfg := h.cfg.Worker
 	if !h.cfg.PerSession {
 		ep, err := h.endpoint(ctx)
@@ -109,7 +124,31 @@ func (h *Host) Spawn(ctx context.Context) (*Worker, error) {
 		os.RemoveAll(dir)
 		return nil, err
 	}
+	if err := connect(ctx, w); err != nil {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = w.Close(cctx)
+		return nil, fmt.Errorf("connecting worker %d to the browser: %w", w.PID(), err)
+	}
 	return w, nil
+}
+
+// connect makes the worker open its browser context with the cheapest tool
+// that needs one. Upstream versions without browser_tabs connect lazily.
+func connect(ctx context.Context, w *Worker) error {
+	for _, t := range w.Tools() {
+		if t.Name == toolTabs {
+			raw, err := w.CallTool(ctx, toolTabs, json.RawMessage(`{"action":"list"}`))
+			if err != nil {
+				return err
+			}
+			if p, err := Parse(raw); err == nil && p.IsError {
+				return &ToolError{Tool: toolTabs, Message: p.ErrorText}
+			}
+			return nil
+		}
+	}
+	return nil
 }
 
 // Check reports whether workers can reach a browser, for /health.

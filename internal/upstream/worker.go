@@ -118,6 +118,12 @@ func workerArgs(cfg WorkerConfig, outputDir string) ([]string, error) {
 	args := []string{"--isolated", "--output-dir", outputDir, "--file-paths", "absolute"}
 	if cfg.CDPEndpoint != "" {
 		args = append(args, "--cdp-endpoint", cfg.CDPEndpoint)
+		if !hasFlag(cfg.ExtraArgs, "--cdp-timeout") {
+			// Upstream's 30 s default is too short when many workers attach
+			// to one busy browser at once: each connect attaches to every
+			// existing target, so it slows as sessions are added.
+			args = append(args, "--cdp-timeout", "120000")
+		}
 	} else {
 		args = append(args, "--headless")
 		if !hasFlag(cfg.ExtraArgs, "--executable-path") {
