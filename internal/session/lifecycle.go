@@ -23,12 +23,17 @@ func (m *Manager) reserve(ctx context.Context) error {
 	// Each pass either takes a free slot or evicts one session; a bounded
 	// number of passes stops a create from chasing slots that concurrent
 	// creates keep taking.
-	for pass := 0; pass < 3; pass++ {
+	const passes = 3
+	for pass := 0; ; pass++ {
 		m.mu.Lock()
 		if len(m.live)+m.reserved < m.opts.MaxSessions {
 			m.reserved++
 			m.mu.Unlock()
 			return nil
+		}
+		if pass == passes {
+			m.mu.Unlock()
+			break
 		}
 		victims := m.idleByAge()
 		m.mu.Unlock()

@@ -481,7 +481,9 @@ func (m *Manager) Call(ctx context.Context, req CallRequest) (*proxy.CallResult,
 	}
 	defer l.unlock()
 	l.setBusy(true, m.opts.Now())
-	defer l.setBusy(false, m.opts.Now())
+	// A closure: the activity time is when the call ends, not when the
+	// defer statement runs.
+	defer func() { l.setBusy(false, m.opts.Now()) }()
 
 	restored, err := m.ensureWorker(ctx, l)
 	if err != nil {
