@@ -46,3 +46,12 @@ fmt:
 
 clean:
 	rm -rf bin
+
+# Benchmarks against the real proxy-server and headless Chromium
+# (docs/BENCHMARKS.md). BENCH picks the scenario (sessions, concurrency, all);
+# BENCH_ARGS passes flags, e.g. make bench BENCH=concurrency BENCH_ARGS='-levels 1,10 -duration 30s'.
+.PHONY: bench
+BENCH ?= all
+BENCH_ARGS ?=
+bench: deps build
+	$(GO) run ./cmd/bench $(BENCH) -json bin/bench.json $(BENCH_ARGS)

@@ -1,0 +1,247 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"time"
+)
+
+// SessionsConfig configures the sessions scenario.
+type SessionsConfig struct {
+	Server ServerConfig
+	// Iterations per measurement (default 30).
+	Iterations int
+	// RefillWait is the untimed sleep before each create, so the warm pool
+	// can refill: the pool is not observable through the API.
+	RefillWait time.Duration
+	// WarmPools are the PROXY_WARM_POOL values to measure (default 1, 0).
+	WarmPools []int
+	// NavPage is the page navigated to (default "table").
+	NavPage string
+	// RequestTimeout bounds every HTTP request.
+	RequestTimeout time.Duration
+	// StartupWait is the untimed pause after the server listens, before the
+	// first create (the warm pool fills at startup).
+	StartupWait time.Duration
+}
+
+// SessionsResult is the result of the sessions scenario.
+type SessionsResult struct {
+	Iterations    int           `json:"iterations"`
+	StartupWaitMS float64       `json:"startup_wait_ms"`
+	RefillWaitMS  float64       `json:"refill_wait_ms"`
+	NavPage       string        `json:"nav_page"`
+	Runs          []SessionsRun `json:"runs"`
+	Interrupted   bool          `json:"interrupted,omitempty"`
+}
+
+// SessionsRun is the sessions scenario against one proxy-server.
+type SessionsRun struct {
+	WarmPool int               `json:"warm_pool"`
+	Env      map[string]string `json:"env"`
+	// Create is POST /sessions alone (then an untimed DELETE).
+	Create Summary `json:"create"`
+	// CreateFromPool counts creates whose worker process already existed
+	// before the request was sent (it came from the warm pool).
+	CreateFromPool int `json:"create_from_pool"`
+	// FirstNavFromPool is the same for the creates of FirstNav.
+	FirstNavFromPool int `json:"first_nav_create_from_pool"`
+	// FirstNav is POST /sessions + the first browser_navigate, timed
+	// together; FirstNavCreate and FirstNavNav are its two parts.
+	FirstNav       Summary `json:"create_plus_first_navigate"`
+	FirstNavCreate Summary `json:"first_nav_create_part"`
+	FirstNavNav    Summary `json:"first_nav_navigate_part"`
+	// ExistingNav is browser_navigate (same page) in a session that has
+	// navigated once already.
+	ExistingNav Summary      `json:"navigate_existing_session"`
+	Errors      []ErrorCount `json:"errors"`
+	ErrorCount  int          `json:"error_count"`
+	Cleanup     StopReport   `json:"cleanup"`
+	// Breakdown splits the navigations' latency into before / in / after
+	// the worker (see Breakdown).
+	Breakdown    []Breakdown `json:"breakdown"`
+	BreakdownErr string      `json:"breakdown_error,omitempty"`
+	// CPU is the machine's CPU use from the first create to the end.
+	CPU CPUUsage `json:"cpu"`
+}
+
+// RunSessions runs the sessions scenario: for each warm-pool size, a fresh
+// proxy-server, then Iterations × (sleep RefillWait, time POST /sessions,
+// DELETE), then Iterations × (sleep, time POST /sessions + first navigate,
+// sleep, time a second navigate, DELETE).
+func RunSessions(ctx context.Context, log *slog.Logger, site *Site, cfg SessionsConfig) (*SessionsResult, error) {
+	if cfg.Iterations <= 0 {
+		cfg.Iterations = 30
+	}
+	if cfg.WarmPools == nil {
+		cfg.WarmPools = []int{1, 0}
+	}
+	if cfg.NavPage == "" {
+		cfg.NavPage = "table"
+	}
+	page, ok := Pages[cfg.NavPage]
+	if !ok {
+		return nil, fmt.Errorf("unknown page %q", cfg.NavPage)
+	}
+	res := &SessionsResult{Iterations: cfg.Iterations, StartupWaitMS: ms(cfg.StartupWait), RefillWaitMS: ms(cfg.RefillWait), NavPage: cfg.NavPage}
+	for _, pool := range cfg.WarmPools {
+		run, err := runSessionsOnce(ctx, log, site.PageURL(page), pool, cfg)
+		if run != nil {
+			res.Runs = append(res.Runs, *run)
+		}
+		if err != nil {
+			res.Interrupted = ctx.Err() != nil
+			return res, fmt.Errorf("sessions, warm pool %d: %w", pool, err)
+		}
+	}
+	return res, nil
+}
+
+func runSessionsOnce(ctx context.Context, log *slog.Logger, navURL string, pool int, cfg SessionsConfig) (run *SessionsRun, err error) {
+	scfg := cfg.Server
+	scfg.Env = copyEnv(scfg.Env)
+	scfg.Env["PROXY_WARM_POOL"] = strconv.Itoa(pool)
+	run = &SessionsRun{WarmPool: pool, Env: scfg.Env}
+	srv, err := StartServer(ctx, log, scfg)
+	if err != nil {
+		return run, err
+	}
+	defer func() { run.Cleanup = srv.Stop(context.WithoutCancel(ctx)) }()
+	c, err := NewClient(srv.URL, cfg.RequestTimeout)
+	if err != nil {
+		return run, err
+	}
+	errs := newErrorLog()
+	defer func() { run.Errors, run.ErrorCount = errs.list(), errs.total() }()
+	n := cfg.Iterations
+	plog := log.With("warm_pool", pool)
+
+	if err := sleepCtx(ctx, cfg.StartupWait); err != nil {
+		return run, err
+	}
+	mark := markCPU(srv.PID)
+	defer func() { run.CPU = cpuSince(mark, markCPU(srv.PID)) }()
+	// 1. POST /sessions alone.
+	var create []float64
+	for i := range n {
+		if err := sleepCtx(ctx, cfg.RefillWait); err != nil {
+			return run, err
+		}
+		before := workerPIDs(srv.PID)
+		t0 := time.Now()
+		s, err := c.CreateSession(ctx)
+		d := time.Since(t0)
+		if err != nil {
+			if ctx.Err() != nil {
+				return run, ctx.Err()
+			}
+			errs.add("POST /sessions", err)
+			plog.Warn("create failed", "i", i+1, "err", err)
+			continue
+		}
+		create = append(create, ms(d))
+		if s.WorkerPID != 0 && before[s.WorkerPID] {
+			run.CreateFromPool++
+		}
+		plog.Info("POST /sessions", "i", fmt.Sprintf("%d/%d", i+1, n), "took", d.Round(time.Millisecond), "from_pool", before[s.WorkerPID])
+		if err := c.DeleteSession(ctx, s.ID); err != nil {
+			errs.add("DELETE /sessions", err)
+		}
+	}
+	run.Create = Summarize(create)
+
+	// 2. Create + first navigate, then a navigate in the existing session.
+	var first, firstCreate, firstNav, existing []float64
+	var timings []callTiming
+	for i := range n {
+		if err := sleepCtx(ctx, cfg.RefillWait); err != nil {
+			return run, err
+		}
+		before := workerPIDs(srv.PID)
+		t0 := time.Now()
+		s, err := c.CreateSession(ctx)
+		dc := time.Since(t0)
+		if err != nil {
+			if ctx.Err() != nil {
+				return run, ctx.Err()
+			}
+			errs.add("POST /sessions", err)
+			continue
+		}
+		if before[s.WorkerPID] {
+			run.FirstNavFromPool++
+		}
+		t1 := time.Now()
+		res, err := c.Call(ctx, s.ID, "browser_navigate", map[string]any{"url": navURL})
+		dn := time.Since(t1)
+		if err == nil {
+			timings = append(timings, callTiming{ref: res.RefID, tool: "first navigate", page: cfg.NavPage, sent: t1, received: t1.Add(dn)})
+		}
+		if err != nil {
+			errs.add("browser_navigate (first)", err)
+		} else {
+			first = append(first, ms(dc+dn))
+			firstCreate = append(firstCreate, ms(dc))
+			firstNav = append(firstNav, ms(dn))
+		}
+		if err := sleepCtx(ctx, cfg.RefillWait); err != nil {
+			return run, err
+		}
+		t2 := time.Now()
+		res, err = c.Call(ctx, s.ID, "browser_navigate", map[string]any{"url": navURL})
+		de := time.Since(t2)
+		if err == nil {
+			timings = append(timings, callTiming{ref: res.RefID, tool: "existing navigate", page: cfg.NavPage, sent: t2, received: t2.Add(de)})
+		}
+		if err != nil {
+			errs.add("browser_navigate (existing)", err)
+		} else {
+			existing = append(existing, ms(de))
+		}
+		plog.Info("create + first navigate", "i", fmt.Sprintf("%d/%d", i+1, n), "create", dc.Round(time.Millisecond),
+			"first_nav", dn.Round(time.Millisecond), "existing_nav", de.Round(time.Millisecond))
+		if err := c.DeleteSession(ctx, s.ID); err != nil {
+			errs.add("DELETE /sessions", err)
+		}
+	}
+	run.FirstNav, run.FirstNavCreate, run.FirstNavNav = Summarize(first), Summarize(firstCreate), Summarize(firstNav)
+	run.ExistingNav = Summarize(existing)
+	if run.Breakdown, err = timeBreakdown(ctx, srv.DBPath, timings); err != nil {
+		run.BreakdownErr = err.Error()
+	}
+	return run, nil
+}
+
+// workerPIDs is the set of processes in the server's tree: a create whose
+// worker_pid is in the set taken before the request got a pre-started worker.
+func workerPIDs(server int) map[int]bool {
+	out := map[int]bool{}
+	for _, p := range processTree(server) {
+		out[p.PID] = true
+	}
+	return out
+}
+
+func copyEnv(m map[string]string) map[string]string {
+	out := make(map[string]string, len(m)+2)
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}

@@ -1,0 +1,154 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"html"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// CatalogueItems is the number of items (each with its own button) on the
+// catalogue page.
+const CatalogueItems = 1500
+
+// Page is one test page the benchmark serves.
+type Page struct {
+	Name string
+	Path string
+	// Buttons are the labels of buttons a click may target.
+	Buttons func(i int) string
+}
+
+// Pages are the pages of the local test site, by name.
+var Pages = map[string]Page{
+	"catalogue": {Name: "catalogue", Path: "/catalogue", Buttons: func(i int) string {
+		return fmt.Sprintf("Add %d", i%CatalogueItems+1)
+	}},
+	"form": {Name: "form", Path: "/form", Buttons: func(i int) string {
+		return [...]string{"Save draft", "Validate", "Preview"}[i%3]
+	}},
+	"table": {Name: "table", Path: "/table", Buttons: func(i int) string {
+		return [...]string{"Sort by name", "Sort by price", "Sort by stock"}[i%3]
+	}},
+}
+
+// Site is the local test site on 127.0.0.1.
+type Site struct {
+	URL string
+	srv *http.Server
+}
+
+// StartSite serves the form, table and catalogue pages on 127.0.0.1 on a
+// free port.
+func StartSite() (*Site, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("test site: %w", err)
+	}
+	catalogue, form, table := cataloguePage(), formPage(), tablePage()
+	mux := http.NewServeMux()
+	serve := func(body string) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			w.Header().Set("Cache-Control", "no-store")
+			fmt.Fprint(w, body)
+		}
+	}
+	mux.HandleFunc("GET /catalogue", serve(catalogue))
+	mux.HandleFunc("GET /form", serve(form))
+	mux.HandleFunc("GET /table", serve(table))
+	mux.HandleFunc("GET /item/{n}", func(w http.ResponseWriter, r *http.Request) {
+		serve(page("Item "+html.EscapeString(r.PathValue("n")), "<p>An item.</p>"))(w, r)
+	})
+	mux.HandleFunc("GET /{$}", serve(page("Bench site",
+		`<ul><li><a href="/form">Form</a></li><li><a href="/table">Table</a></li><li><a href="/catalogue">Catalogue</a></li></ul>`)))
+	s := &Site{URL: "http://" + ln.Addr().String(), srv: &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}}
+	go func() {
+		if err := s.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			panic(err) // Serve on a fresh listener fails only on programming errors
+		}
+	}()
+	return s, nil
+}
+
+// PageURL is the URL of the named page.
+func (s *Site) PageURL(p Page) string { return s.URL + p.Path }
+
+// Close stops the site.
+func (s *Site) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return s.srv.Shutdown(ctx)
+}
+
+func page(title, body string) string {
+	return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>` + title +
+		`</title><link rel="icon" href="data:,"></head><body><h1>` + title + `</h1>` + body + `</body></html>`
+}
+
+func cataloguePage() string {
+	var b strings.Builder
+	b.WriteString(`<p id="cart" role="status">Cart: 0 items</p><main><section><h2>Products</h2><ul id="items">`)
+	for i := 1; i <= CatalogueItems; i++ {
+		fmt.Fprintf(&b, `<li><a href="/item/%d">Item %d</a> <span>€%d.%02d</span> <button type="button" data-id="%d">Add %d</button></li>`,
+			i, i, 5+i%95, i%100, i, i)
+	}
+	b.WriteString(`</ul></section></main><script>
+let n = 0;
+document.getElementById('items').addEventListener('click', e => {
+  if (e.target.tagName !== 'BUTTON') return;
+  n++;
+  e.target.textContent = 'Added ' + e.target.dataset.id;
+  document.getElementById('cart').textContent = 'Cart: ' + n + ' items';
+});
+</script>`)
+	return page("Catalogue", b.String())
+}
+
+func formPage() string {
+	return page("Sign up", `<form id="f" action="/form" method="get">
+<p><label>Full name <input name="name" autocomplete="off"></label></p>
+<p><label>Email <input name="email" type="email"></label></p>
+<p><label>Password <input name="password" type="password"></label></p>
+<p><label>Country <select name="country"><option>France</option><option>Japan</option><option>China</option><option>Brazil</option></select></label></p>
+<fieldset><legend>Plan</legend>
+<label><input type="radio" name="plan" value="free" checked> Free</label>
+<label><input type="radio" name="plan" value="pro"> Pro</label></fieldset>
+<p><label><input type="checkbox" name="news"> Send me the newsletter</label></p>
+<p><label>About you <textarea name="about" rows="3"></textarea></label></p>
+<p><button type="button" id="save">Save draft</button> <button type="button" id="validate">Validate</button>
+<button type="button" id="preview">Preview</button> <button type="submit">Submit</button></p>
+<p id="status" role="status">Not saved</p>
+</form><script>
+let clicks = 0;
+for (const id of ['save', 'validate', 'preview'])
+  document.getElementById(id).addEventListener('click', () => {
+    clicks++;
+    document.getElementById('status').textContent = id + ' #' + clicks;
+  });
+</script>`)
+}
+
+func tablePage() string {
+	var b strings.Builder
+	b.WriteString(`<p><button type="button" data-k="1">Sort by name</button> <button type="button" data-k="2">Sort by price</button> <button type="button" data-k="3">Sort by stock</button></p>
+<table id="t"><thead><tr><th>ID</th><th>Name</th><th>Price</th><th>Stock</th><th>Category</th></tr></thead><tbody>`)
+	cats := []string{"Books", "Garden", "Kitchen", "Toys", "Tools"}
+	for i := 1; i <= 200; i++ {
+		fmt.Fprintf(&b, `<tr><td>%d</td><td>Product %03d</td><td>%d.%02d</td><td>%d</td><td>%s</td></tr>`,
+			i, (i*37)%200, 3+(i*13)%90, (i*7)%100, (i*11)%50, cats[i%len(cats)])
+	}
+	b.WriteString(`</tbody></table><script>
+for (const btn of document.querySelectorAll('button[data-k]'))
+  btn.addEventListener('click', () => {
+    const k = +btn.dataset.k, body = document.querySelector('#t tbody');
+    const rows = [...body.rows].sort((a, b) => a.cells[k].textContent.localeCompare(b.cells[k].textContent, undefined, {numeric: true}));
+    body.replaceChildren(...rows);
+  });
+</script>`)
+	return page("Inventory", b.String())
+}
