@@ -119,6 +119,9 @@ func leakErr(rep *bench.Report) error {
 	if rep.Concurrency != nil {
 		reports = append(reports, rep.Concurrency.Cleanup)
 	}
+	if rep.Idle != nil {
+		reports = append(reports, rep.Idle.Cleanup)
+	}
 	for _, r := range reports {
 		if !r.Clean() {
 			return fmt.Errorf("unclean proxy-server stop: %s", r.Summary())
@@ -321,6 +324,42 @@ func (cmd *AllCommand) Run(ctx context.Context, args []string) error {
 			return err
 		}
 		rep.Concurrency, err = bench.RunConcurrency(ctx, log, site, ccfg)
+		return err
+	})
+}
+
+// IdleCommand is `bench idle`: is one session slower while others sit idle?
+type IdleCommand struct {
+	Main *Main
+	c    common
+}
+
+// Run parses flags and runs the idle scenario.
+func (cmd *IdleCommand) Run(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("bench idle", flag.ContinueOnError)
+	fs.SetOutput(cmd.Main.Stderr)
+	cmd.c.register(fs)
+	levels := fs.String("idle", "0,10,25,50", "numbers of idle sessions")
+	navs := fs.Int("navigations", 20, "timed navigations (and snapshots) of the active session per level")
+	warm := fs.Int("warm-pool", 1, "PROXY_WARM_POOL")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	ls, err := intList(*levels)
+	if err != nil {
+		return fmt.Errorf("-idle: %w", err)
+	}
+	for _, l := range ls {
+		if l > 200 {
+			return fmt.Errorf("-idle: %d: want at most 200", l)
+		}
+	}
+	if *navs < 1 || *navs > 1000 {
+		return fmt.Errorf("-navigations %d: want 1..1000", *navs)
+	}
+	return cmd.c.run(ctx, cmd.Main, append([]string{"idle"}, args...), func(ctx context.Context, log *slog.Logger, site *bench.Site, s bench.ServerConfig, rep *bench.Report) error {
+		var err error
+		rep.Idle, err = bench.RunIdle(ctx, log, site, bench.IdleConfig{Server: s, Levels: ls, Navigations: *navs, WarmPool: *warm, RequestTimeout: cmd.c.reqTimeout})
 		return err
 	})
 }

@@ -7,6 +7,7 @@
 //	                    first navigation in a new session vs an existing one
 //	bench concurrency   1, 10, 25, 50 sessions looping navigate/snapshot/click
 //	bench all           both
+//	bench idle          one active session's latency while K others sit idle
 package main
 
 import (
@@ -53,6 +54,8 @@ func (m *Main) Run(ctx context.Context, args []string) error {
 		return (&ConcurrencyCommand{Main: m}).Run(ctx, rest)
 	case "all":
 		return (&AllCommand{Main: m}).Run(ctx, rest)
+	case "idle":
+		return (&IdleCommand{Main: m}).Run(ctx, rest)
 	case "", "help", "-h", "--help":
 		m.usage()
 		return flag.ErrHelp
@@ -69,6 +72,7 @@ Usage:
 	bench sessions [flags]      POST /sessions latency, warm pool 1 vs 0; first vs later navigation
 	bench concurrency [flags]   N concurrent sessions looping navigate + snapshot + click
 	bench all [flags]           both
+	bench idle [flags]          one active session while 0, 10, 25, 50 others sit idle
 
 Results go to stdout (a table) and to -json FILE; progress goes to stderr.
 Run 'bench <command> -h' for the flags.

@@ -134,3 +134,24 @@ func TestParseStat(t *testing.T) {
 		t.Error("a zombie parsed as live")
 	}
 }
+
+func TestLoopbackOnly(t *testing.T) {
+	tests := []struct {
+		addr string
+		ok   bool
+	}{
+		{"127.0.0.1:34501", true},
+		{"[::1]:80", true},
+		{"0.0.0.0:34501", false},
+		{"10.0.0.5:34501", false},
+		{"example.com:80", false},
+		{"127.0.0.1", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.addr, func(t *testing.T) {
+			if err := loopbackOnly(tt.addr); (err == nil) != tt.ok {
+				t.Errorf("loopbackOnly(%q) = %v, want ok=%v", tt.addr, err, tt.ok)
+			}
+		})
+	}
+}

@@ -23,6 +23,7 @@ type Report struct {
 	Machine     Machine            `json:"machine"`
 	Sessions    *SessionsResult    `json:"sessions,omitempty"`
 	Concurrency *ConcurrencyResult `json:"concurrency,omitempty"`
+	Idle        *IdleResult        `json:"idle,omitempty"`
 	Error       string             `json:"error,omitempty"`
 }
 
@@ -121,6 +122,9 @@ func (r *Report) WriteText(w io.Writer) {
 	}
 	if r.Concurrency != nil {
 		r.Concurrency.writeText(w)
+	}
+	if r.Idle != nil {
+		r.Idle.writeText(w)
 	}
 	if r.Error != "" {
 		fmt.Fprintf(w, "ERROR: %s\n", r.Error)
@@ -258,6 +262,30 @@ func writeBreakdown(w io.Writer, each func(yield func(string, []Breakdown, strin
 		}
 	})
 	tw.Flush()
+	fmt.Fprintln(w)
+}
+
+func (r *IdleResult) writeText(w io.Writer) {
+	fmt.Fprintf(w, "== idle: one active session alternates browser_navigate (table, form) and browser_snapshot, %d times, while K other sessions sit idle with the form page open; env %v\n",
+		r.Navigations, r.Env)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "idle sessions\topened\tnavigate p50 ms\tp95 ms\tsnapshot p50 ms\tp95 ms\terrors\tmachine busy\tgo/node/chromium\tother CPU\tRSS MB\t")
+	for _, l := range r.Levels {
+		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%s\t%s\t%d\t%.2f\t%.2f/%.2f/%.2f\t%.2f\t%s\t\n", l.Idle, l.Opened,
+			f0(l.Navigate.Median), f0(l.Navigate.P95), f0(l.Snapshot.Median), f0(l.Snapshot.P95), l.ErrCount,
+			l.CPU.MachineBusyCores, l.CPU.ServerByFamily["proxy-server"], l.CPU.ServerByFamily["node"], l.CPU.ServerByFamily["chromium"],
+			l.CPU.OtherCores, mb(l.Memory.RSSKB))
+	}
+	tw.Flush()
+	writeBreakdown(w, func(yield func(string, []Breakdown, string)) {
+		for _, l := range r.Levels {
+			yield(fmt.Sprintf("%d idle", l.Idle), l.Breakdown, l.BreakdownErr)
+		}
+	})
+	for _, l := range r.Levels {
+		writeErrors(w, fmt.Sprintf("%d idle: errors", l.Idle), l.ErrCount, l.Errors)
+	}
+	writeCleanup(w, r.Cleanup)
 	fmt.Fprintln(w)
 }
 
