@@ -35,6 +35,14 @@ type BrowserConfig struct {
 	Logger    *slog.Logger
 }
 
+// executable is the configured browser binary, or the one FindBrowser finds.
+func (cfg BrowserConfig) executable() (string, error) {
+	if cfg.Executable != "" {
+		return cfg.Executable, nil
+	}
+	return FindBrowser()
+}
+
 // FindBrowser returns the first Chromium or Chrome found on PATH (or at the
 // usual absolute paths). PROXY_BROWSER_EXECUTABLE is the caller's business.
 func FindBrowser() (string, error) {
@@ -52,12 +60,17 @@ func FindBrowser() (string, error) {
 		strings.Join(browserCandidates, ", "), strings.Join(browserFallbacks, ", "), exec.ErrNotFound)
 }
 
-// Browser is one Chromium process whose CDP endpoint the workers share; each
-// worker opens its own BrowserContext in it (--isolated).
+// Browser is one Chromium the workers share; each worker opens its own
+// BrowserContext in it (--isolated). LaunchBrowser starts Chromium itself
+// and workers connect to its CDP endpoint; LaunchBrowserServer runs it under
+// a Playwright browser server and workers connect to its PlaywrightEndpoint.
 type Browser struct {
 	proc        *process
-	endpoint    string
-	userDataDir string
+	endpoint    string // CDP, http://127.0.0.1:PORT (LaunchBrowser)
+	playwright  string // ws://127.0.0.1:PORT/… (LaunchBrowserServer)
+	browserPID  int    // Chromium's pid under the browser server
+	stdin       *os.File
+	userDataDir string // removed by Close
 	stderr      *ringBuffer
 	logger      *slog.Logger
 
@@ -65,16 +78,28 @@ type Browser struct {
 	closeErr  error
 }
 
-// browserArgs are Chromium's flags. Beyond the basics, they mirror what
-// Playwright passes when it launches Chromium itself, so pages behave the
-// same as under a Playwright-launched browser (no background throttling of
-// the many contexts that are never "visible", no first-run or update
-// traffic on a machine without internet).
+// browserArgs are Chromium's flags when we launch it ourselves.
 func browserArgs(cfg BrowserConfig, userDataDir string) []string {
 	args := []string{
 		"--remote-debugging-port=0",
 		"--remote-debugging-address=127.0.0.1",
 		"--user-data-dir=" + userDataDir,
+	}
+	args = append(args, chromiumFlags(cfg)...)
+	if cfg.Headless {
+		args = append(args, "--headless", "--hide-scrollbars", "--mute-audio")
+	}
+	args = append(args, cfg.ExtraArgs...)
+	return append(args, "about:blank")
+}
+
+// chromiumFlags are the flags every Chromium we start gets, however it is
+// started. Beyond the basics, they mirror what Playwright passes when it
+// launches Chromium itself, so pages behave the same under our launcher (no
+// background throttling of the many contexts that are never "visible", no
+// first-run or update traffic on a machine without internet).
+func chromiumFlags(cfg BrowserConfig) []string {
+	args := []string{
 		"--disable-gpu",
 		"--disable-dev-shm-usage",
 		"--disable-background-networking",
@@ -109,27 +134,20 @@ func browserArgs(cfg BrowserConfig, userDataDir string) []string {
 		"--use-mock-keychain",
 		"--no-service-autorun",
 	}
-	if cfg.Headless {
-		args = append(args, "--headless", "--hide-scrollbars", "--mute-audio")
-	}
 	if os.Geteuid() == 0 {
 		// Chromium refuses to start its sandbox as root.
 		args = append(args, "--no-sandbox")
 	}
-	args = append(args, cfg.ExtraArgs...)
-	return append(args, "about:blank")
+	return args
 }
 
 // LaunchBrowser starts Chromium with a throw-away profile and returns once its
 // DevTools endpoint is known. ctx bounds only the start-up.
 func LaunchBrowser(ctx context.Context, cfg BrowserConfig) (*Browser, error) {
 	logger := loggerOr(cfg.Logger).With("component", "browser")
-	exe := cfg.Executable
-	if exe == "" {
-		var err error
-		if exe, err = FindBrowser(); err != nil {
-			return nil, err
-		}
+	exe, err := cfg.executable()
+	if err != nil {
+		return nil, err
 	}
 	userDataDir, err := os.MkdirTemp("", "pwp-chromium-")
 	if err != nil {
@@ -169,25 +187,43 @@ func LaunchBrowser(ctx context.Context, cfg BrowserConfig) (*Browser, error) {
 		drainStderr(stderrR, b.stderr, b.logger, onLine)
 	}()
 
-	startCtx, cancel := context.WithTimeout(ctx, browserStartTimeout)
-	defer cancel()
-	var startErr error
-	select {
-	case ws := <-found:
-		b.endpoint, startErr = cdpHTTPEndpoint(ws)
-	case <-proc.done:
-		startErr = fmt.Errorf("chromium exited before announcing its DevTools endpoint (%v); stderr: %s", proc.exitErr, tail(b.stderr.String(), 2048))
-	case <-startCtx.Done():
-		startErr = fmt.Errorf("chromium did not announce its DevTools endpoint: %w; stderr: %s", startCtx.Err(), tail(b.stderr.String(), 2048))
+	ws, err := awaitStart(ctx, b, found, "chromium", "announce its DevTools endpoint")
+	if err != nil {
+		return nil, err
 	}
-	if startErr != nil {
-		closeCtx, cancelClose := context.WithTimeout(context.WithoutCancel(ctx), stopStepTimeout)
-		defer cancelClose()
-		_ = b.Close(closeCtx)
-		return nil, startErr
+	if b.endpoint, err = cdpHTTPEndpoint(ws); err != nil {
+		b.closeAfterFailedStart(ctx)
+		return nil, err
 	}
 	b.logger.Info("browser started", "endpoint", b.endpoint, "executable", exe, "took", time.Since(started).Round(time.Millisecond))
 	return b, nil
+}
+
+// awaitStart waits for a starting browser's announcement, which its output
+// reader sends on found. On failure b is closed and the error carries the
+// end of its stderr.
+func awaitStart[T any](ctx context.Context, b *Browser, found <-chan T, who, what string) (T, error) {
+	startCtx, cancel := context.WithTimeout(ctx, browserStartTimeout)
+	defer cancel()
+	var zero T
+	var err error
+	select {
+	case v := <-found:
+		return v, nil
+	case <-b.proc.done:
+		err = fmt.Errorf("%s exited before it could %s (%v); stderr: %s", who, what, b.proc.exitErr, tail(b.stderr.String(), 2048))
+	case <-startCtx.Done():
+		err = fmt.Errorf("%s did not %s: %w; stderr: %s", who, what, startCtx.Err(), tail(b.stderr.String(), 2048))
+	}
+	b.closeAfterFailedStart(ctx)
+	return zero, err
+}
+
+// closeAfterFailedStart stops a browser whose start failed.
+func (b *Browser) closeAfterFailedStart(ctx context.Context) {
+	closeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), stopStepTimeout)
+	defer cancel()
+	_ = b.Close(closeCtx)
 }
 
 // cdpHTTPEndpoint turns "ws://127.0.0.1:PORT/devtools/browser/ID" into the
@@ -200,11 +236,26 @@ func cdpHTTPEndpoint(ws string) (string, error) {
 	return "http://" + u.Host, nil
 }
 
-// CDPEndpoint is the browser's http://127.0.0.1:PORT endpoint.
+// CDPEndpoint is the browser's http://127.0.0.1:PORT endpoint, or "" for a
+// browser run by a browser server.
 func (b *Browser) CDPEndpoint() string { return b.endpoint }
 
-// PID is the browser process id (also its process group id).
+// PlaywrightEndpoint is the browser server's ws:// endpoint (workers pass it
+// as --endpoint), or "" for a browser started by LaunchBrowser.
+func (b *Browser) PlaywrightEndpoint() string { return b.playwright }
+
+// PID is the id of the process we started (Chromium, or the browser
+// server's node), which is also the process group id of the browser.
 func (b *Browser) PID() int { return b.proc.pid }
+
+// BrowserPID is Chromium's own pid: PID for LaunchBrowser, the browser
+// server's child for LaunchBrowserServer.
+func (b *Browser) BrowserPID() int {
+	if b.browserPID != 0 {
+		return b.browserPID
+	}
+	return b.proc.pid
+}
 
 // Done is closed once the browser process has exited and been reaped.
 func (b *Browser) Done() <-chan struct{} { return b.proc.done }
@@ -215,13 +266,19 @@ func (b *Browser) ExitErr() error { return b.proc.exitStatus() }
 // Stderr returns the last 64 KB the browser wrote to stderr.
 func (b *Browser) Stderr() string { return b.stderr.String() }
 
-// Close stops the browser's whole process group (SIGTERM, up to 2 s or ctx,
+// Close stops the browser's whole process group (a browser server first
+// gets its stdin closed and up to 2 s; then SIGTERM, up to 2 s or ctx,
 // SIGKILL), reaps it and removes its profile. Safe to call more than once and
 // concurrently; later calls return the first result.
 func (b *Browser) Close(ctx context.Context) error {
 	b.closeOnce.Do(func() {
 		start := time.Now()
-		stopErr := b.proc.stop(ctx, false)
+		polite := b.stdin != nil
+		if polite {
+			// The browser server closes the browser when its stdin ends.
+			closeFiles(b.stdin)
+		}
+		stopErr := b.proc.stop(ctx, polite)
 		rmErr := os.RemoveAll(b.userDataDir)
 		if rmErr != nil {
 			rmErr = fmt.Errorf("remove browser profile: %w", rmErr)

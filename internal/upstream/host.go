@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -22,6 +23,14 @@ type HostConfig struct {
 	RemoteCDPEndpoint string
 	// PerSession makes each worker launch its own browser.
 	PerSession bool
+	// ShareOverCDP makes the shared browser a plain Chromium that workers
+	// reach over CDP, as with a remote endpoint, instead of running it
+	// under a Playwright browser server. It is the fallback when the worker
+	// command gives no playwright-core to run that server with; over CDP
+	// every worker attaches to every page, so calls slow as sessions grow.
+	ShareOverCDP bool
+	// Node runs the browser server; "" means node on PATH.
+	Node string
 	// Worker is the template for every worker; OutputDir, Dir and
 	// CDPEndpoint are filled per spawn.
 	Worker WorkerConfig
@@ -42,6 +51,9 @@ type Host struct {
 	mu      sync.Mutex
 	browser *Browser
 	closed  bool
+	// runtimeDir holds keep-group.js for per-session workers.
+	runtimeDir string
+	preload    string
 }
 
 // ErrHostClosed is returned by Spawn after Close.
@@ -59,41 +71,81 @@ func NewHost(cfg HostConfig) *Host {
 // Start launches the shared browser (shared mode only) so that a missing or
 // broken Chromium fails the start, not the first call.
 func (h *Host) Start(ctx context.Context) error {
-	if h.cfg.RemoteCDPEndpoint != "" || h.cfg.PerSession {
+	if h.cfg.RemoteCDPEndpoint != "" {
+		return nil
+	}
+	if h.cfg.PerSession {
+		// Playwright launches each worker's browser detached; the preload
+		// keeps it in the worker's process group, so stopping the worker
+		// stops its browser.
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		if h.closed {
+			return ErrHostClosed
+		}
+		if h.runtimeDir != "" {
+			return nil
+		}
+		dir, err := os.MkdirTemp("", "pwp-host-")
+		if err != nil {
+			return fmt.Errorf("host runtime dir: %w", err)
+		}
+		p, err := writeRuntimeFile(dir, "keep-group.js", keepGroupJS)
+		if err != nil {
+			os.RemoveAll(dir)
+			return err
+		}
+		h.runtimeDir, h.preload = dir, p
 		return nil
 	}
 	_, err := h.endpoint(ctx)
 	return err
 }
 
-// endpoint returns the CDP endpoint workers connect to, relaunching a
-// browser that died.
-func (h *Host) endpoint(ctx context.Context) (string, error) {
+// endpoint returns a worker configuration pointing at the shared browser,
+// relaunching a browser that died.
+func (h *Host) endpoint(ctx context.Context) (WorkerConfig, error) {
+	cfg := h.cfg.Worker
 	if h.cfg.RemoteCDPEndpoint != "" {
-		return h.cfg.RemoteCDPEndpoint, nil
+		cfg.CDPEndpoint = h.cfg.RemoteCDPEndpoint
+		return cfg, nil
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
-		return "", ErrHostClosed
+		return cfg, ErrHostClosed
 	}
 	if h.browser != nil {
 		select {
 		case <-h.browser.Done():
-			h.log.Warn("browser exited; relaunching", "pid", h.browser.PID())
+			h.log.Warn("browser exited; relaunching", "pid", h.browser.PID(), "exit", h.browser.ExitErr())
 			_ = h.browser.Close(ctx)
 			h.browser = nil
 		default:
-			return h.browser.CDPEndpoint(), nil
 		}
 	}
-	b, err := LaunchBrowser(ctx, h.cfg.Browser)
-	if err != nil {
-		return "", err
+	if h.browser == nil {
+		b, err := h.launch(ctx)
+		if err != nil {
+			return cfg, err
+		}
+		h.browser = b
 	}
-	h.browser = b
-	h.log.Info("browser launched", "pid", b.PID(), "cdp", b.CDPEndpoint())
-	return b.CDPEndpoint(), nil
+	cfg.PlaywrightEndpoint, cfg.CDPEndpoint = h.browser.PlaywrightEndpoint(), h.browser.CDPEndpoint()
+	return cfg, nil
+}
+
+// launch starts the shared browser: under a browser server when the
+// workers' playwright-core can be found, else plain Chromium over CDP.
+func (h *Host) launch(ctx context.Context) (*Browser, error) {
+	if !h.cfg.ShareOverCDP {
+		from, err := PlaywrightFrom(h.cfg.Worker.Command)
+		if err == nil {
+			return LaunchBrowserServer(ctx, h.cfg.Browser, h.cfg.Node, from)
+		}
+		h.log.Warn("sharing the browser over CDP, which slows as sessions grow", "reason", err)
+	}
+	return LaunchBrowser(ctx, h.cfg.Browser)
 }
 
 // Spawn starts one worker with its own output directory and BrowserContext,
@@ -107,12 +159,16 @@ func (h *Host) Spawn(ctx context.Context) (*Worker, error) {
 		return nil, ctx.Err()
 	}
 	cfg := h.cfg.Worker
-	if !h.cfg.PerSession {
-		ep, err := h.endpoint(ctx)
-		if err != nil {
+	if h.cfg.PerSession {
+		if err := h.Start(ctx); err != nil {
 			return nil, err
 		}
-		cfg.CDPEndpoint = ep
+		cfg.Env = append(slices.Clone(cfg.Env), nodeRequire(h.preload))
+	} else {
+		var err error
+		if cfg, err = h.endpoint(ctx); err != nil {
+			return nil, err
+		}
 	}
 	dir, err := os.MkdirTemp("", "pwproxy-worker-*")
 	if err != nil {
@@ -189,10 +245,14 @@ func (h *Host) Close(ctx context.Context) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.closed = true
-	if h.browser == nil {
-		return nil
+	var err error
+	if h.browser != nil {
+		err = h.browser.Close(ctx)
+		h.browser = nil
 	}
-	err := h.browser.Close(ctx)
-	h.browser = nil
+	if h.runtimeDir != "" {
+		err = errors.Join(err, os.RemoveAll(h.runtimeDir))
+		h.runtimeDir = ""
+	}
 	return err
 }

@@ -47,9 +47,29 @@ func realSetup(t *testing.T) string {
 	return root
 }
 
-// launchTestBrowser starts the shared browser and checks, at cleanup, that
+// launchTestBrowser starts the shared browser the way the Host does by
+// default, under a Playwright browser server, and checks at cleanup that
 // Close left nothing of it behind.
-func launchTestBrowser(t *testing.T) *Browser {
+func launchTestBrowser(t *testing.T, root string) *Browser {
+	t.Helper()
+	from, err := PlaywrightFrom(DefaultCommand(root))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	start := time.Now()
+	b, err := LaunchBrowserServer(ctx, BrowserConfig{Headless: true, Logger: testLogger(t)}, "", from)
+	if err != nil {
+		t.Fatalf("LaunchBrowserServer: %v", err)
+	}
+	t.Logf("browser server launch: %v (endpoint %s)", time.Since(start).Round(time.Millisecond), b.PlaywrightEndpoint())
+	cleanupBrowser(t, b, b.userDataDir)
+	return b
+}
+
+// launchCDPBrowser starts a plain Chromium that workers reach over CDP.
+func launchCDPBrowser(t *testing.T) *Browser {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
@@ -59,8 +79,15 @@ func launchTestBrowser(t *testing.T) *Browser {
 		t.Fatalf("LaunchBrowser: %v", err)
 	}
 	t.Logf("browser launch: %v (endpoint %s)", time.Since(start).Round(time.Millisecond), b.CDPEndpoint())
+	cleanupBrowser(t, b, browserProfileDir(t, b.PID()))
+	return b
+}
+
+// cleanupBrowser closes b at the end of the test and checks that nothing of
+// its process group, nor its profile, is left.
+func cleanupBrowser(t *testing.T, b *Browser, profile string) {
+	t.Helper()
 	pgid := b.PID()
-	profile := browserProfileDir(t, pgid)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
@@ -76,7 +103,6 @@ func launchTestBrowser(t *testing.T) *Browser {
 			}
 		}
 	})
-	return b
 }
 
 // browserProfileDir reads --user-data-dir from the browser's command line.
@@ -96,17 +122,21 @@ func browserProfileDir(t *testing.T, pid int) string {
 
 // startRealWorker starts a worker and checks, at cleanup, that Close left
 // neither processes nor its output dir behind.
-func startRealWorker(t *testing.T, root, cdp string) *Worker {
+// A nil b makes the worker launch its own browser.
+func startRealWorker(t *testing.T, root string, b *Browser) *Worker {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
 	start := time.Now()
-	w, err := StartWorker(ctx, WorkerConfig{
-		Command:     DefaultCommand(root),
-		CDPEndpoint: cdp,
-		OutputDir:   filepath.Join(t.TempDir(), "out"),
-		Logger:      testLogger(t),
-	})
+	cfg := WorkerConfig{
+		Command:   DefaultCommand(root),
+		OutputDir: filepath.Join(t.TempDir(), "out"),
+		Logger:    testLogger(t),
+	}
+	if b != nil {
+		cfg.PlaywrightEndpoint, cfg.CDPEndpoint = b.PlaywrightEndpoint(), b.CDPEndpoint()
+	}
+	w, err := StartWorker(ctx, cfg)
 	if err != nil {
 		t.Fatalf("StartWorker: %v", err)
 	}
@@ -193,9 +223,9 @@ func evaluate(t *testing.T, w *Worker, fn string) string {
 func TestIntegrationSharedBrowserIsolationAndPipeline(t *testing.T) {
 	root := realSetup(t)
 	site := testSite(t)
-	b := launchTestBrowser(t)
-	w1 := startRealWorker(t, root, b.CDPEndpoint())
-	w2 := startRealWorker(t, root, b.CDPEndpoint())
+	b := launchTestBrowser(t, root)
+	w1 := startRealWorker(t, root, b)
+	w2 := startRealWorker(t, root, b)
 
 	// navigate → Parse → Ingest.
 	before := time.Now()
@@ -289,7 +319,7 @@ func TestIntegrationSharedBrowserIsolationAndPipeline(t *testing.T) {
 	if err != nil || !strings.Contains(string(sin.StorageState), `"sid"`) {
 		t.Fatalf("storage state: %v, %s", err, sin.StorageState)
 	}
-	w3 := startRealWorker(t, root, b.CDPEndpoint())
+	w3 := startRealWorker(t, root, b)
 	if err := os.WriteFile(filepath.Join(w3.OutputDir(), "restore.json"), sin.StorageState, 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -317,8 +347,8 @@ func TestIntegrationSharedBrowserIsolationAndPipeline(t *testing.T) {
 
 func TestIntegrationWorkerKilled(t *testing.T) {
 	root := realSetup(t)
-	b := launchTestBrowser(t)
-	w := startRealWorker(t, root, b.CDPEndpoint())
+	b := launchTestBrowser(t, root)
+	w := startRealWorker(t, root, b)
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
 	if err := w.Ping(ctx); err != nil {
@@ -344,7 +374,7 @@ func TestIntegrationWorkerKilled(t *testing.T) {
 	t.Logf("exit status: %v", w.ExitErr())
 
 	// The shared browser survives a worker's death.
-	w2 := startRealWorker(t, root, b.CDPEndpoint())
+	w2 := startRealWorker(t, root, b)
 	if p := call(t, w2, "browser_navigate", map[string]string{"url": "about:blank"}); p.IsError {
 		t.Errorf("navigate on a new worker: %s", p.ErrorText)
 	}
@@ -352,8 +382,8 @@ func TestIntegrationWorkerKilled(t *testing.T) {
 
 func TestIntegrationBrowserCrash(t *testing.T) {
 	root := realSetup(t)
-	b := launchTestBrowser(t)
-	w := startRealWorker(t, root, b.CDPEndpoint())
+	b := launchTestBrowser(t, root)
+	w := startRealWorker(t, root, b)
 	call(t, w, "browser_navigate", map[string]string{"url": "about:blank"})
 	if err := syscall.Kill(-b.PID(), syscall.SIGKILL); err != nil {
 		t.Fatal(err)
@@ -373,11 +403,11 @@ func TestIntegrationBrowserCrash(t *testing.T) {
 }
 
 // TestIntegrationOwnBrowser covers per-session mode: the worker launches its
-// own Chromium (Playwright puts it in a process group of its own), and Close
-// must still leave nothing behind.
+// own Chromium (in a process group of its own: no preload here, unlike under
+// a Host), and Close must still leave nothing behind.
 func TestIntegrationOwnBrowser(t *testing.T) {
 	root := realSetup(t)
-	w := startRealWorker(t, root, "")
+	w := startRealWorker(t, root, nil)
 	p, took := callTimed(t, w, "browser_navigate", map[string]string{"url": "about:blank"})
 	t.Logf("first browser_navigate (own browser launch): %v", took.Round(time.Millisecond))
 	if p.IsError {
@@ -407,7 +437,7 @@ func TestIntegrationOwnBrowser(t *testing.T) {
 // not leave its Chromium running.
 func TestIntegrationOwnBrowserWorkerKilled(t *testing.T) {
 	root := realSetup(t)
-	w := startRealWorker(t, root, "")
+	w := startRealWorker(t, root, nil)
 	call(t, w, "browser_navigate", map[string]string{"url": "about:blank"})
 	procs := proctest.Descendants(w.PID())
 	if err := syscall.Kill(w.PID(), syscall.SIGKILL); err != nil {
@@ -416,5 +446,56 @@ func TestIntegrationOwnBrowserWorkerKilled(t *testing.T) {
 	<-w.Done()
 	if !eventually(5*time.Second, func() bool { return len(proctest.StillAlive(procs)) == 0 }) {
 		t.Errorf("left after the worker was killed: %+v", proctest.StillAlive(procs))
+	}
+}
+
+// TestIntegrationCDPIsolation: workers sharing a plain Chromium over CDP
+// (the remote-endpoint path) still get a BrowserContext each.
+func TestIntegrationCDPIsolation(t *testing.T) {
+	root := realSetup(t)
+	site := testSite(t)
+	b := launchCDPBrowser(t)
+	w1 := startRealWorker(t, root, b)
+	w2 := startRealWorker(t, root, b)
+	call(t, w1, "browser_navigate", map[string]string{"url": site.URL + "/blank"})
+	call(t, w2, "browser_navigate", map[string]string{"url": site.URL + "/blank"})
+	evaluate(t, w1, "() => localStorage.setItem('who', 'one')")
+	evaluate(t, w2, "() => localStorage.setItem('who', 'two')")
+	for w, want := range map[*Worker]string{w1: `"one"`, w2: `"two"`} {
+		if got := evaluate(t, w, "() => localStorage.getItem('who')"); got != want {
+			t.Errorf("worker %d reads %s, want %s", w.PID(), got, want)
+		}
+	}
+}
+
+// TestIntegrationBrowserServerGroup: the browser server keeps Chromium in
+// its own process group, so killing the server (as the kernel does when the
+// proxy dies) takes the browser with it, and Close removes the profile.
+func TestIntegrationBrowserServerGroup(t *testing.T) {
+	root := realSetup(t)
+	b := launchTestBrowser(t, root)
+	chromium, ok := proctest.Stat(b.BrowserPID())
+	if !ok || b.BrowserPID() == b.PID() {
+		t.Fatalf("browser pid %d (server %d): not found", b.BrowserPID(), b.PID())
+	}
+	if chromium.PGID != b.PID() {
+		t.Errorf("chromium %d is in process group %d, want the server's %d", chromium.PID, chromium.PGID, b.PID())
+	}
+	w := startRealWorker(t, root, b)
+	call(t, w, "browser_navigate", map[string]string{"url": "about:blank"})
+	group := proctest.Group(b.PID())
+	if len(group) < 3 {
+		t.Fatalf("browser group %d has only %+v", b.PID(), group)
+	}
+	if err := syscall.Kill(b.PID(), syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-b.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("Done not closed after the server was killed")
+	}
+	if left := proctest.WaitGone(5*time.Second, func() []proctest.Proc { return proctest.StillAlive(group) }); len(left) > 0 {
+		t.Errorf("left after the browser server was killed: %+v", left)
 	}
 }

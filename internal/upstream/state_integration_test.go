@@ -66,12 +66,12 @@ func outputFiles(t *testing.T, dir string) []string {
 func TestIntegrationSaveRestoreState(t *testing.T) {
 	root := realSetup(t)
 	site := stateSite(t)
-	b := launchTestBrowser(t)
+	b := launchTestBrowser(t, root)
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
 
 	// Worker A: a page that sets cookies and localStorage.
-	a := startRealWorker(t, root, b.CDPEndpoint())
+	a := startRealWorker(t, root, b)
 	target := site.URL + "/state?x=1#frag"
 	nav := call(t, a, "browser_navigate", map[string]string{"url": target})
 	if nav.IsError || nav.PageTitle != "State sid= hid=" {
@@ -114,7 +114,7 @@ func TestIntegrationSaveRestoreState(t *testing.T) {
 	}
 
 	// Worker B on the same browser: a fresh context that must get it all back.
-	bw := startRealWorker(t, root, b.CDPEndpoint())
+	bw := startRealWorker(t, root, b)
 	start = time.Now()
 	if err := RestoreState(ctx, bw, saved); err != nil {
 		t.Fatalf("RestoreState: %v", err)
@@ -163,8 +163,8 @@ func TestIntegrationSaveRestoreState(t *testing.T) {
 // empty URL and an empty storage state, which restores cleanly.
 func TestIntegrationSaveStateBlank(t *testing.T) {
 	root := realSetup(t)
-	b := launchTestBrowser(t)
-	w := startRealWorker(t, root, b.CDPEndpoint())
+	b := launchTestBrowser(t, root)
+	w := startRealWorker(t, root, b)
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
 	s, err := SaveState(ctx, w)
@@ -175,7 +175,7 @@ func TestIntegrationSaveStateBlank(t *testing.T) {
 	if diff := cmp.Diff(want, s); diff != "" {
 		t.Errorf("SaveState of a blank worker (-want +got):\n%s", diff)
 	}
-	w2 := startRealWorker(t, root, b.CDPEndpoint())
+	w2 := startRealWorker(t, root, b)
 	if err := RestoreState(ctx, w2, s); err != nil {
 		t.Fatalf("RestoreState: %v", err)
 	}
@@ -186,8 +186,8 @@ func TestIntegrationSaveStateBlank(t *testing.T) {
 
 func TestIntegrationRSS(t *testing.T) {
 	root := realSetup(t)
-	b := launchTestBrowser(t)
-	w := startRealWorker(t, root, b.CDPEndpoint())
+	b := launchTestBrowser(t, root)
+	w := startRealWorker(t, root, b)
 	idle := w.RSS()
 	call(t, w, "browser_navigate", map[string]string{"url": "about:blank"})
 

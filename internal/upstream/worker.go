@@ -44,8 +44,12 @@ var ErrWorkerExited = errors.New("upstream worker exited")
 type WorkerConfig struct {
 	// Command is the worker's argv prefix, e.g. DefaultCommand(root).
 	Command []string
-	// CDPEndpoint is the shared browser (Browser.CDPEndpoint). "" makes the
-	// worker launch its own headless browser (per-session mode).
+	// PlaywrightEndpoint is a shared browser run by a browser server
+	// (Browser.PlaywrightEndpoint); it wins over CDPEndpoint.
+	PlaywrightEndpoint string
+	// CDPEndpoint is a shared browser's CDP endpoint (Browser.CDPEndpoint,
+	// or a remote browser). With neither endpoint the worker launches its
+	// own headless browser (per-session mode).
 	CDPEndpoint string
 	// OutputDir receives the worker's files. It must not exist or be empty:
 	// it is created, and Close removes it. Give every worker its own.
@@ -116,7 +120,10 @@ type Worker struct {
 // workerArgs builds the worker's argv after the command prefix.
 func workerArgs(cfg WorkerConfig, outputDir string) ([]string, error) {
 	args := []string{"--isolated", "--output-dir", outputDir, "--file-paths", "absolute"}
-	if cfg.CDPEndpoint != "" {
+	switch {
+	case cfg.PlaywrightEndpoint != "":
+		args = append(args, "--endpoint", cfg.PlaywrightEndpoint)
+	case cfg.CDPEndpoint != "":
 		args = append(args, "--cdp-endpoint", cfg.CDPEndpoint)
 		if !hasFlag(cfg.ExtraArgs, "--cdp-timeout") {
 			// Upstream's 30 s default is too short when many workers attach
@@ -124,7 +131,7 @@ func workerArgs(cfg WorkerConfig, outputDir string) ([]string, error) {
 			// existing target, so it slows as sessions are added.
 			args = append(args, "--cdp-timeout", "120000")
 		}
-	} else {
+	default:
 		args = append(args, "--headless")
 		if !hasFlag(cfg.ExtraArgs, "--executable-path") {
 			exe, err := FindBrowser()

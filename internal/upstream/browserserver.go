@@ -1,0 +1,187 @@
+package upstream
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+// browserServerJS runs Chromium under a Playwright browser server; see the
+// file for why workers connect to that rather than to Chromium's CDP port.
+//
+//go:embed js/browser-server.js
+var browserServerJS []byte
+
+// keepGroupJS, preloaded into a node process, keeps the browsers Playwright
+// launches in that process's group instead of a detached one.
+//
+//go:embed js/keep-group.js
+var keepGroupJS []byte
+
+// browserServerEnv carries the launcher's JSON configuration.
+const browserServerEnv = "PWPROXY_BROWSER_SERVER"
+
+// ErrNoPlaywright means the Playwright library the browser server needs is
+// not where the workers' @playwright/mcp is: callers fall back to sharing
+// Chromium over CDP.
+var ErrNoPlaywright = errors.New("playwright-core not found next to @playwright/mcp")
+
+// PlaywrightFrom returns the directory from which node can resolve
+// playwright-core for a worker command such as DefaultCommand(root): the
+// directory of the command's script when it is a file inside node_modules.
+func PlaywrightFrom(command []string) (string, error) {
+	if len(command) == 0 {
+		return "", ErrNoPlaywright
+	}
+	script := command[len(command)-1]
+	if !strings.HasSuffix(script, ".js") || !filepath.IsAbs(script) {
+		return "", fmt.Errorf("worker command %q: %w", strings.Join(command, " "), ErrNoPlaywright)
+	}
+	dir := filepath.Dir(script)
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "node_modules", "playwright-core", "package.json")); err == nil {
+			return dir, nil
+		}
+		if filepath.Dir(d) == d {
+			return "", fmt.Errorf("from %s: %w", dir, ErrNoPlaywright)
+		}
+	}
+}
+
+// writeRuntimeFile writes one of the embedded scripts into dir.
+func writeRuntimeFile(dir, name string, data []byte) (string, error) {
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, data, 0o600); err != nil {
+		return "", fmt.Errorf("writing %s: %w", name, err)
+	}
+	return p, nil
+}
+
+// nodeRequire is NODE_OPTIONS with script preloaded, keeping any options
+// the environment already sets.
+func nodeRequire(script string) string {
+	opt := fmt.Sprintf("--require=%q", script)
+	if prev := strings.TrimSpace(os.Getenv("NODE_OPTIONS")); prev != "" {
+		return "NODE_OPTIONS=" + prev + " " + opt
+	}
+	return "NODE_OPTIONS=" + opt
+}
+
+// LaunchBrowserServer starts Chromium under a Playwright browser server (a
+// node process we start, with the browser kept in its process group) and
+// returns once workers can connect to PlaywrightEndpoint. from is where node
+// resolves playwright-core (PlaywrightFrom). ctx bounds only the start-up.
+func LaunchBrowserServer(ctx context.Context, cfg BrowserConfig, node, from string) (*Browser, error) {
+	logger := loggerOr(cfg.Logger).With("component", "browser")
+	exe, err := cfg.executable()
+	if err != nil {
+		return nil, err
+	}
+	if node == "" {
+		node = "node"
+	}
+	// Everything the server and its browser write (scripts, the profile
+	// Playwright creates in TMPDIR) lives here and goes with Close, even
+	// after a SIGKILL that left Playwright no time to clean up.
+	dir, err := os.MkdirTemp("", "pwp-browser-")
+	if err != nil {
+		return nil, fmt.Errorf("browser runtime dir: %w", err)
+	}
+	fail := func(err error) (*Browser, error) {
+		_ = os.RemoveAll(dir)
+		return nil, err
+	}
+	script, err := writeRuntimeFile(dir, "browser-server.js", browserServerJS)
+	if err != nil {
+		return fail(err)
+	}
+	preload, err := writeRuntimeFile(dir, "keep-group.js", keepGroupJS)
+	if err != nil {
+		return fail(err)
+	}
+	tmp := filepath.Join(dir, "tmp")
+	if err := os.Mkdir(tmp, 0o700); err != nil {
+		return fail(fmt.Errorf("browser temp dir: %w", err))
+	}
+	conf, err := json.Marshal(map[string]any{
+		"executable":  exe,
+		"headless":    cfg.Headless,
+		"args":        append(chromiumFlags(cfg), cfg.ExtraArgs...),
+		"resolveFrom": from,
+	})
+	if err != nil {
+		return fail(err)
+	}
+
+	stdinR, stdinW, err := os.Pipe()
+	if err != nil {
+		return fail(fmt.Errorf("browser server stdin: %w", err))
+	}
+	stdoutR, stdoutW, err := os.Pipe()
+	if err != nil {
+		closeFiles(stdinR, stdinW)
+		return fail(fmt.Errorf("browser server stdout: %w", err))
+	}
+	stderrR, stderrW, err := os.Pipe()
+	if err != nil {
+		closeFiles(stdinR, stdinW, stdoutR, stdoutW)
+		return fail(fmt.Errorf("browser server stderr: %w", err))
+	}
+	cmd := exec.Command(node, script)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), browserServerEnv+"="+string(conf), "TMPDIR="+tmp, nodeRequire(preload))
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdinR, stdoutW, stderrW
+	cmd.SysProcAttr = sysProcAttr()
+	started := time.Now()
+	proc, err := startProcess(cmd)
+	closeFiles(stdinR, stdoutW, stderrW)
+	if err != nil {
+		closeFiles(stdinW, stdoutR, stderrR)
+		return fail(fmt.Errorf("start %s: %w", node, err))
+	}
+	b := &Browser{proc: proc, userDataDir: dir, stdin: stdinW, stderr: newRingBuffer(stderrRingBytes), logger: logger.With("pid", proc.pid)}
+	go func() {
+		defer closeFiles(stderrR)
+		drainStderr(stderrR, b.stderr, b.logger, nil)
+	}()
+
+	type hello struct {
+		Endpoint   string `json:"endpoint"`
+		BrowserPID int    `json:"browserPid"`
+	}
+	found := make(chan hello, 1)
+	var announced atomic.Bool
+	go func() {
+		// Later stdout lines (there should be none) are drained and dropped
+		// so the server can never block on a full pipe.
+		defer closeFiles(stdoutR)
+		drainStderr(stdoutR, newRingBuffer(4<<10), b.logger, func(line string) {
+			var h hello
+			if announced.Load() || json.Unmarshal([]byte(line), &h) != nil || h.Endpoint == "" {
+				return
+			}
+			announced.Store(true)
+			found <- h
+		})
+	}()
+
+	h, err := awaitStart(ctx, b, found, "browser server", "start listening")
+	if err != nil {
+		return nil, err
+	}
+	if !strings.HasPrefix(h.Endpoint, "ws://127.0.0.1:") {
+		b.closeAfterFailedStart(ctx)
+		return nil, fmt.Errorf("browser server announced an unexpected endpoint %q", h.Endpoint)
+	}
+	b.playwright, b.browserPID = h.Endpoint, h.BrowserPID
+	b.logger.Info("browser server started", "endpoint", b.playwright, "browser_pid", b.browserPID, "executable", exe, "took", time.Since(started).Round(time.Millisecond))
+	return b, nil
+}

@@ -1,0 +1,57 @@
+'use strict';
+// Runs one Chromium under a Playwright browser server for the proxy's
+// workers. Each worker connects with --endpoint and gets a connection whose
+// browser contexts no other connection sees, so every page is instrumented
+// once, by this server. (Over connectOverCDP each worker attaches to every
+// page in the browser: the work per navigation grows with the number of
+// sessions.)
+//
+// Protocol with the proxy: configuration as JSON in PWPROXY_BROWSER_SERVER;
+// one JSON line on stdout once listening; stdin reaching EOF means stop. The
+// process exits when the browser does, so the proxy sees a crash as an exit.
+const cfg = JSON.parse(process.env.PWPROXY_BROWSER_SERVER || '{}');
+const playwright = require(require.resolve('playwright-core', { paths: [cfg.resolveFrom || process.cwd()] }));
+
+let server;
+let stopping = false;
+async function stop(code) {
+  if (stopping)
+    return;
+  stopping = true;
+  try {
+    if (server)
+      await server.close();
+  } finally {
+    process.exit(code);
+  }
+}
+
+(async () => {
+  server = await playwright.chromium.launchServer({
+    executablePath: cfg.executable || undefined,
+    headless: cfg.headless !== false,
+    args: cfg.args || [],
+    host: '127.0.0.1',
+    port: 0,
+    // The proxy signals this whole process group; Playwright's own handlers
+    // would race it.
+    handleSIGINT: false,
+    handleSIGTERM: false,
+    handleSIGHUP: false,
+  });
+  server.on('close', () => {
+    if (!stopping) {
+      process.stderr.write('browser exited\n');
+      process.exit(3);
+    }
+  });
+  process.stdout.write(JSON.stringify({ endpoint: server.wsEndpoint(), browserPid: server.process().pid }) + '\n');
+})().catch(e => {
+  process.stderr.write(String(e && e.stack || e) + '\n');
+  process.exit(2);
+});
+
+process.stdin.on('end', () => stop(0));
+process.stdin.on('error', () => stop(0));
+process.stdin.resume();
+process.on('SIGTERM', () => stop(0));
