@@ -32,7 +32,10 @@ type BrowserConfig struct {
 	// ExtraArgs are appended after ours, so they win where Chromium lets the
 	// last flag win.
 	ExtraArgs []string
-	Logger    *slog.Logger
+	// Env is added to the environment the browser (or its browser server)
+	// inherits from the proxy.
+	Env    []string
+	Logger *slog.Logger
 }
 
 // executable is the configured browser binary, or the one FindBrowser finds.
@@ -73,6 +76,7 @@ type Browser struct {
 	userDataDir string // removed by Close
 	stderr      *ringBuffer
 	logger      *slog.Logger
+	started     time.Time
 
 	closeOnce sync.Once
 	closeErr  error
@@ -160,6 +164,7 @@ func LaunchBrowser(ctx context.Context, cfg BrowserConfig) (*Browser, error) {
 	}
 	cmd := exec.Command(exe, browserArgs(cfg, userDataDir)...)
 	cmd.Stderr = stderrW // stdin and stdout stay /dev/null
+	cmd.Env = childEnv(cfg.Env)
 	cmd.SysProcAttr = sysProcAttr()
 	started := time.Now()
 	proc, err := startProcess(cmd)
@@ -169,7 +174,7 @@ func LaunchBrowser(ctx context.Context, cfg BrowserConfig) (*Browser, error) {
 		_ = os.RemoveAll(userDataDir)
 		return nil, fmt.Errorf("start %s: %w", exe, err)
 	}
-	b := &Browser{proc: proc, userDataDir: userDataDir, stderr: newRingBuffer(stderrRingBytes), logger: logger.With("pid", proc.pid)}
+	b := &Browser{proc: proc, userDataDir: userDataDir, stderr: newRingBuffer(stderrRingBytes), logger: logger.With("pid", proc.pid), started: started}
 
 	found := make(chan string, 1)
 	var announced atomic.Bool

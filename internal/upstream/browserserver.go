@@ -137,7 +137,7 @@ func LaunchBrowserServer(ctx context.Context, cfg BrowserConfig, node, from stri
 	}
 	cmd := exec.Command(node, script)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), browserServerEnv+"="+string(conf), "TMPDIR="+tmp, nodeRequire(preload))
+	cmd.Env = append(childEnv(cfg.Env), browserServerEnv+"="+string(conf), "TMPDIR="+tmp, nodeRequire(preload))
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdinR, stdoutW, stderrW
 	cmd.SysProcAttr = sysProcAttr()
 	started := time.Now()
@@ -147,7 +147,7 @@ func LaunchBrowserServer(ctx context.Context, cfg BrowserConfig, node, from stri
 		closeFiles(stdinW, stdoutR, stderrR)
 		return fail(fmt.Errorf("start %s: %w", node, err))
 	}
-	b := &Browser{proc: proc, userDataDir: dir, stdin: stdinW, stderr: newRingBuffer(stderrRingBytes), logger: logger.With("pid", proc.pid)}
+	b := &Browser{proc: proc, userDataDir: dir, stdin: stdinW, stderr: newRingBuffer(stderrRingBytes), logger: logger.With("pid", proc.pid), started: started}
 	go func() {
 		defer closeFiles(stderrR)
 		drainStderr(stderrR, b.stderr, b.logger, nil)

@@ -9,5 +9,12 @@
 // Process model: every process started here runs in its own process group
 // (so a stop reaches its children too) and, on Linux, dies with the proxy
 // (PR_SET_PDEATHSIG). A group is only signalled while its leader is known
-// not to have been reaped, so a recycled pid can never be hit.
+// not to have been reaped, so a recycled pid can never be hit. Every process
+// a Host starts also carries InstanceEnv in its environment (inherited by its
+// descendants), so that a later proxy-server can end exactly the leftovers of
+// one that was killed, and nothing else.
+//
+// Supervision: a Host stops the workers of a shared browser that dies (their
+// Done is the session layer's signal to restart them) and relaunches the
+// browser; Spawn retries failed starts and sits behind a circuit breaker.
 package upstream

@@ -9,6 +9,8 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -27,6 +29,22 @@ const (
 	// uninterruptible sleep outlives it.
 	reapTimeout = 5 * time.Second
 )
+
+// InstanceEnv names the environment variable that marks every process a
+// Host starts (HostConfig.InstanceID) and, by inheritance, their
+// descendants: the one reliable way to tell a dead proxy-server's leftovers
+// from anything else on the machine.
+const InstanceEnv = "PWPROXY_INSTANCE"
+
+// childEnv is the proxy's environment plus extra, without any instance
+// marker the proxy itself inherited: a child must carry its own host's
+// marker or none, never one that would let another server's cleanup end it.
+func childEnv(extra []string) []string {
+	env := slices.DeleteFunc(os.Environ(), func(kv string) bool {
+		return strings.HasPrefix(kv, InstanceEnv+"=")
+	})
+	return append(env, extra...)
+}
 
 // process is a started child in its own process group, with our own reaper:
 // mcp-go's transport has no Wait and would not tell us the exit status.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -39,6 +40,12 @@ const (
 // ErrWorkerExited is returned (wrapped) by calls on a worker whose process is
 // gone or whose stdio is closed.
 var ErrWorkerExited = errors.New("upstream worker exited")
+
+// ErrNotDelivered is returned (wrapped, with ErrWorkerExited) when the worker
+// was already gone before the request could reach it: the request certainly
+// did not run, so sending it to another worker is safe. Without it, a call
+// that fails with ErrWorkerExited may have run.
+var ErrNotDelivered = errors.New("request not delivered")
 
 // WorkerConfig configures one @playwright/mcp process.
 type WorkerConfig struct {
@@ -110,6 +117,9 @@ type Worker struct {
 	tools     atomic.Pointer[[]Tool]
 	refreshMu sync.Mutex // one tools refresh at a time; Close waits for it
 	closed    atomic.Bool
+	// stdoutEOF: the worker's stdout ended, so it is exiting or gone and
+	// a request written now could never be answered.
+	stdoutEOF atomic.Bool
 	nextID    atomic.Int64
 	lifeStop  context.CancelFunc
 
@@ -242,7 +252,7 @@ func StartWorker(ctx context.Context, cfg WorkerConfig) (_ *Worker, err error) {
 	}
 
 	cmd := exec.Command(cfg.Command[0], append(slices.Clone(cfg.Command[1:]), args...)...)
-	cmd.Env = append(os.Environ(), cfg.Env...)
+	cmd.Env = childEnv(cfg.Env)
 	cmd.Dir = cfg.Dir
 	if cmd.Dir == "" {
 		cmd.Dir = outputDir
@@ -275,7 +285,7 @@ func StartWorker(ctx context.Context, cfg WorkerConfig) (_ *Worker, err error) {
 		w.logger.Error("upstream worker exceeded the line limit; killing it", "limit", maxLine)
 		w.proc.signalGroup(syscall.SIGKILL)
 	}}
-	w.transport = transport.NewIO(stdout, stdinW, nil)
+	w.transport = transport.NewIO(&eofReader{r: stdout, eof: &w.stdoutEOF}, stdinW, nil)
 	// Without the pin, mcp-go negotiates 2026-07-28 first, where Ping is a
 	// no-op that succeeds even against a dead worker.
 	w.client = client.NewClient(w.transport, client.WithProtocolVersion(mcp.ProtocolVersion20251125))
@@ -396,6 +406,9 @@ func (w *Worker) request(ctx context.Context, method string, params any) (json.R
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("upstream %s: %w", method, err)
 	}
+	if w.stdoutEOF.Load() || w.proc.exited() {
+		return nil, &workerExitedError{cause: ErrNotDelivered, code: proxy.Errorf(proxy.EUNAVAILABLE, "upstream worker exited")}
+	}
 	id := w.newID()
 	resp, err := w.transport.SendRequest(ctx, transport.JSONRPCRequest{
 		JSONRPC: mcp.JSONRPC_VERSION, ID: id, Method: method, Params: params,
@@ -437,6 +450,20 @@ func (w *Worker) cancelRequest(id mcp.RequestId, reason error) {
 	}()
 }
 
+// eofReader notes when the worker's stdout ends.
+type eofReader struct {
+	r   io.Reader
+	eof *atomic.Bool
+}
+
+func (e *eofReader) Read(p []byte) (int, error) {
+	n, err := e.r.Read(p)
+	if err != nil {
+		e.eof.Store(true)
+	}
+	return n, err
+}
+
 // workerExitedError is what calls on a dead worker return: errors.Is matches
 // ErrWorkerExited and the transport cause, and proxy.ErrorCode gives
 // UPSTREAM_UNAVAILABLE.
@@ -458,6 +485,10 @@ func (e *workerExitedError) Unwrap() []error {
 func (w *Worker) wrapErr(err error) error {
 	if err == nil || errors.Is(err, ErrWorkerExited) {
 		return err
+	}
+	if errors.Is(err, syscall.EPIPE) {
+		// The write failed: the worker never read the request.
+		err = fmt.Errorf("%w: %w", ErrNotDelivered, err)
 	}
 	if errors.Is(err, transport.ErrTransportClosed) || errors.Is(err, syscall.EPIPE) ||
 		errors.Is(err, os.ErrClosed) || errors.Is(err, errLineTooLong) || w.proc.exited() {
