@@ -57,6 +57,14 @@ func Serve(ctx context.Context, cfg config.Config, opts Options) error {
 		log = slog.Default()
 	}
 
+	// Before the database: a live server on the same directory must not
+	// have its sessions suspended by this one.
+	instance, release, err := claimDataDirOf(ctx, cfg.DatabasePath, log)
+	if err != nil {
+		return err
+	}
+	defer release()
+
 	db, err := store.Open(ctx, cfg.DatabasePath)
 	if err != nil {
 		return fmt.Errorf("opening database %s: %w", cfg.DatabasePath, err)
@@ -92,7 +100,8 @@ func Serve(ctx context.Context, cfg config.Config, opts Options) error {
 			ExtraArgs: cfg.PlaywrightExtraArgs(),
 			Logger:    log,
 		},
-		Logger: log,
+		InstanceID: instance,
+		Logger:     log,
 	})
 	if err := host.Start(ctx); err != nil {
 		return fmt.Errorf("starting the browser host: %w", err)
@@ -137,6 +146,7 @@ func Serve(ctx context.Context, cfg config.Config, opts Options) error {
 		api.WithHealthCheck("browser", host.Check),
 		api.WithHealthCheck("upstream", func(ctx context.Context) error { _, err := mgr.Tools(ctx); return err }),
 		api.WithHealthCheck("sessions", mgr.Check),
+		api.WithHealthCheck("circuit_breaker", host.CheckCircuitBreaker),
 	)
 
 	ln, err := net.Listen("tcp", cfg.Addr())
