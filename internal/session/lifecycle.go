@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sort"
 	"time"
@@ -13,6 +14,7 @@ import (
 const (
 	saveStateTimeout    = 15 * time.Second
 	restoreStateTimeout = 30 * time.Second
+	shutdownCloseBudget = 5 * time.Second
 )
 
 // reserve takes one of the MaxSessions live slots, suspending the least
@@ -71,7 +73,7 @@ func (m *Manager) idleByAge() []*live {
 	var idle []aged
 	for _, l := range m.live {
 		l.mu.Lock()
-		if !l.busy {
+		if l.calls == 0 {
 			idle = append(idle, aged{l, l.lastActivity})
 		}
 		l.mu.Unlock()
@@ -84,13 +86,14 @@ func (m *Manager) idleByAge() []*live {
 	return out
 }
 
-// trySuspend suspends l unless a call holds it; it reports whether it did.
+// trySuspend suspends l unless a call holds or awaits it; it reports
+// whether it did. It waits briefly for a background save or restart.
 func (m *Manager) trySuspend(ctx context.Context, l *live, reason string) bool {
-	if !l.tryLock() {
+	if l.busy() || !l.lockWithin(evictLockWait) {
 		return false
 	}
 	defer l.unlock()
-	if l.retired {
+	if l.retired || l.busy() {
 		return false
 	}
 	m.suspendLocked(ctx, l, reason)
@@ -102,21 +105,17 @@ func (m *Manager) trySuspend(ctx context.Context, l *live, reason string) bool {
 func (m *Manager) suspendLocked(ctx context.Context, l *live, reason string) {
 	ctx = context.WithoutCancel(ctx) // a suspend, once begun, finishes
 	if w := l.worker; w != nil {
-		select {
-		case <-w.Done():
-		default:
-			sctx, cancel := context.WithTimeout(ctx, saveStateTimeout)
-			state, err := w.SaveState(sctx)
-			cancel()
-			if err != nil {
-				m.log.Warn("saving session state", "session_id", l.id, "err", err)
-			} else if err := m.store.SaveSessionState(ctx, l.id, state, m.opts.Now().UTC()); err != nil {
-				m.log.Warn("recording session state", "session_id", l.id, "err", err)
-			}
+		sctx, cancel := context.WithTimeout(ctx, saveStateTimeout)
+		m.saveState(sctx, l, w)
+		cancel()
+		if reason == reasonShutdown {
+			m.closeBrowser(ctx, w)
 		}
+		// Off the session first, so the watcher does not take the exit
+		// for a crash.
+		l.setWorker(nil)
 		closeWorker(w, m.log)
 	}
-	l.setWorker(nil)
 	l.retired = true
 	// The stored state changes before the handle leaves m.live, so whoever
 	// finds the handle gone reads "suspended" and revives it properly.
@@ -129,6 +128,26 @@ func (m *Manager) suspendLocked(ctx context.Context, l *live, reason string) {
 	}
 	m.mu.Unlock()
 	m.log.Info("session suspended", "session_id", l.id, "reason", reason)
+}
+
+// reasonShutdown is the suspend reason at shutdown, when the browser
+// context is also closed politely.
+const reasonShutdown = "shutdown"
+
+// closeBrowser asks the worker to close its browser context (browser_close)
+// before it is stopped, within shutdownCloseBudget.
+func (m *Manager) closeBrowser(ctx context.Context, w Worker) {
+	for _, t := range w.Tools() {
+		if t.Name != "browser_close" {
+			continue
+		}
+		cctx, cancel := context.WithTimeout(ctx, shutdownCloseBudget)
+		defer cancel()
+		if _, err := w.CallTool(cctx, "browser_close", json.RawMessage(`{}`)); err != nil {
+			m.log.Debug("browser_close at shutdown", "worker_pid", w.PID(), "err", err)
+		}
+		return
+	}
 }
 
 // suspendIdle suspends sessions idle for longer than IdleTimeout.
@@ -190,16 +209,41 @@ func (m *Manager) Resume(ctx context.Context, id string) (*proxy.Session, bool, 
 	if err := m.checkOpen(); err != nil {
 		return nil, false, err
 	}
+	if err := m.unfail(ctx, id); err != nil {
+		return nil, false, err
+	}
 	l, err := m.acquire(ctx, id)
 	if err != nil {
 		return nil, false, err
 	}
-	restored, err := m.ensureWorker(ctx, l)
-	l.setBusy(false, m.opts.Now())
-	l.unlock()
+	_, err = m.ensureWorker(ctx, l)
+	restored := l.takeRestored()
+	m.release(l)
 	if err != nil {
 		return nil, false, err
 	}
 	s, err := m.Get(ctx, id)
 	return s, restored, err
+}
+
+// unfail makes a session in the error state resumable again: an explicit
+// resume is the user asking to try once more.
+func (m *Manager) unfail(ctx context.Context, id string) error {
+	if err := validID(id); err != nil {
+		return err
+	}
+	unlock := m.transition(id)
+	defer unlock()
+	s, err := m.store.GetSession(ctx, id)
+	if err != nil {
+		return err
+	}
+	if s.State != proxy.SessionError {
+		return nil
+	}
+	if err := m.store.UpdateSessionState(ctx, id, proxy.SessionSuspended); err != nil {
+		return fmt.Errorf("resuming failed session: %w", err)
+	}
+	m.log.Info("failed session resumed explicitly", "session_id", id)
+	return nil
 }

@@ -71,8 +71,9 @@ func TestCreateAtLimitSuspendsLeastRecentlyUsed(t *testing.T) {
 		}
 	}
 	evicted := sp.all()[1]
-	if !evicted.closed.Load() || evicted.saves != 1 {
-		t.Errorf("evicted worker: closed=%v saves=%d, want closed after one state save", evicted.closed.Load(), evicted.saves)
+	// One save after its navigation (in the background), one at eviction.
+	if !evicted.closed.Load() || evicted.saves < 1 || evicted.saves > 2 {
+		t.Errorf("evicted worker: closed=%v saves=%d, want closed after one or two state saves", evicted.closed.Load(), evicted.saves)
 	}
 
 	// The evicted session comes back on its next call, with its state, by

@@ -61,14 +61,22 @@ type Store interface {
 
 // Options tune a Manager; zero values get DESIGN.md's defaults.
 type Options struct {
-	MaxSessions     int
-	IdleTimeout     time.Duration
-	WarmPool        int
-	CallTimeout     time.Duration
-	FullResponses   bool // PROXY_RESPONSE_MODE=full
-	InlineResultMax int
-	Logger          *slog.Logger
-	Now             func() time.Time
+	MaxSessions int
+	IdleTimeout time.Duration
+	WarmPool    int
+	CallTimeout time.Duration
+	// PingInterval is how often idle workers are pinged; 0 disables it.
+	PingInterval time.Duration
+	// MaxConcurrentCalls bounds the tool calls running in upstream at once
+	// across all sessions (0: no bound). Past it, calls queue in the proxy
+	// instead of overloading the browser, where they would time out.
+	MaxConcurrentCalls int
+	FullResponses      bool // PROXY_RESPONSE_MODE=full
+	InlineResultMax    int
+	Logger             *slog.Logger
+	Now                func() time.Time
+	// restartBackoff is the first restart delay (tests shorten it).
+	restartBackoff time.Duration
 }
 
 // Manager maps session ids to live workers and records every call.
@@ -84,12 +92,17 @@ type Manager struct {
 
 	transitions map[string]*transitionLock
 	tools       []upstream.Tool
+	readOnly    map[string]bool
 	shutdown    bool
 
 	pool     chan Worker
 	poolKick chan struct{}
+	upstream chan struct{} // admission to upstream calls; nil: unbounded
 	stop     context.CancelFunc
-	bg       sync.WaitGroup
+	done     <-chan struct{} // closed by Shutdown: background work ends
+	bg       sync.WaitGroup  // pool filler and idle sweeper
+	tasks    sync.WaitGroup  // watchers, restarts, pings, state saves
+	stats    stats
 }
 
 // live is a session that may have a worker. sem serialises everything that
@@ -102,14 +115,24 @@ type live struct {
 	// Guarded by sem.
 	worker    Worker
 	hadWorker bool
-	retired   bool // closed or suspended: this handle is out of m.live
+	retired   bool // closed, suspended or failed: this handle is out of m.live
 	lastURL   string
+	crashed   bool // the worker died under the session
+	// restored: a new worker got the saved state and no call has said so
+	// yet (a background restart cannot tell anyone itself).
+	restored bool
+	diedAt   time.Time   // when it was noticed
+	restarts []time.Time // replacements after crashes, for the budget
 
 	// Guarded by mu, readable without waiting for a call in flight.
 	mu           sync.Mutex
 	lastActivity time.Time
-	busy         bool
+	calls        int // calls in flight or waiting for sem: the session is busy
 	current      Worker
+	dirty        bool // browser state may have changed since the last save
+	saving       bool // a background save is scheduled or running
+	pinging      bool
+	pingFailures int
 }
 
 // New returns a Manager and starts its warm pool. Close it with Shutdown.
@@ -126,7 +149,14 @@ func New(store Store, spawner Spawner, opts Options) *Manager {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	if opts.restartBackoff <= 0 {
+		opts.restartBackoff = firstBackoff
+	}
 	ctx, cancel := context.WithCancel(context.Background())
+	var sem chan struct{}
+	if opts.MaxConcurrentCalls > 0 {
+		sem = make(chan struct{}, opts.MaxConcurrentCalls)
+	}
 	m := &Manager{
 		opts:        opts,
 		store:       store,
@@ -136,7 +166,9 @@ func New(store Store, spawner Spawner, opts Options) *Manager {
 		transitions: make(map[string]*transitionLock),
 		pool:        make(chan Worker, max(opts.WarmPool, 1)),
 		poolKick:    make(chan struct{}, 1),
+		upstream:    sem,
 		stop:        cancel,
+		done:        ctx.Done(),
 	}
 	if opts.WarmPool > 0 {
 		m.bg.Add(1)
@@ -145,6 +177,10 @@ func New(store Store, spawner Spawner, opts Options) *Manager {
 	if opts.IdleTimeout > 0 {
 		m.bg.Add(1)
 		go m.suspendIdle(ctx)
+	}
+	if opts.PingInterval > 0 {
+		m.tasks.Add(1)
+		go m.pingLoop(opts.PingInterval)
 	}
 	return m
 }
@@ -224,6 +260,7 @@ func (m *Manager) noteTools(w Worker) {
 	defer m.mu.Unlock()
 	if m.tools == nil {
 		m.tools = w.Tools()
+		m.readOnly = readOnlyTools(m.tools)
 	}
 }
 
@@ -295,7 +332,9 @@ func (m *Manager) Create(ctx context.Context) (*proxy.Session, error) {
 		return nil, fmt.Errorf("recording new session: %w", err)
 	}
 	l := &live{id: s.ID, sem: make(chan struct{}, 1), hadWorker: true, lastActivity: now}
-	l.setWorker(w)
+	l.sem <- struct{}{} // nobody can see l yet; assign wants the lock held
+	m.assign(l, w)
+	l.unlock()
 	m.mu.Lock()
 	m.live[s.ID] = l
 	m.reserved--
@@ -479,16 +518,17 @@ func (m *Manager) Call(ctx context.Context, req CallRequest) (*proxy.CallResult,
 	if err != nil {
 		return nil, err
 	}
-	defer l.unlock()
-	l.setBusy(true, m.opts.Now())
-	// A closure: the activity time is when the call ends, not when the
-	// defer statement runs.
-	defer func() { l.setBusy(false, m.opts.Now()) }()
+	defer m.release(l)
 
-	restored, err := m.ensureWorker(ctx, l)
+	if _, err := m.ensureWorker(ctx, l); err != nil {
+		return nil, err
+	}
+	restored := l.takeRestored()
+	admitted, err := m.admit(ctx, l.id)
 	if err != nil {
 		return nil, err
 	}
+	defer admitted()
 
 	started := m.opts.Now().UTC()
 	if err := m.store.InsertRequest(ctx, &proxy.Request{RefID: refID, SessionID: l.id, ToolName: req.Tool, Params: params, Timestamp: started}); err != nil {
@@ -498,9 +538,8 @@ func (m *Manager) Call(ctx context.Context, req CallRequest) (*proxy.CallResult,
 		return nil, fmt.Errorf("recording request: %w", err)
 	}
 
-	callCtx, cancel := context.WithTimeout(ctx, m.opts.CallTimeout)
-	raw, callErr := l.worker.CallTool(callCtx, req.Tool, params)
-	cancel()
+	raw, callErr := m.forward(ctx, l, req.Tool, params)
+	restored = restored || l.takeRestored()
 	finished := m.opts.Now().UTC()
 	// The record is written even when the caller has gone away: the call
 	// happened in the browser, so its outcome belongs in history.
@@ -508,6 +547,7 @@ func (m *Manager) Call(ctx context.Context, req CallRequest) (*proxy.CallResult,
 	if callErr != nil {
 		return nil, m.recordFailure(recCtx, l, refID, finished, callErr)
 	}
+	m.markDirty(l, req.Tool)
 
 	res, err := m.record(recCtx, l, refID, req.Tool, raw, finished)
 	if err != nil {
@@ -518,6 +558,26 @@ func (m *Manager) Call(ctx context.Context, req CallRequest) (*proxy.CallResult,
 		m.log.Warn("touching session", "session_id", l.id, "err", err)
 	}
 	return res, nil
+}
+
+// forward sends one call to l's worker. A worker found dead before the
+// request reached it (ErrNotDelivered) is replaced and the call goes to the
+// new one: it never ran, so this is not a replay.
+func (m *Manager) forward(ctx context.Context, l *live, tool string, params json.RawMessage) (json.RawMessage, error) {
+	callCtx, cancel := context.WithTimeout(ctx, m.opts.CallTimeout)
+	raw, err := l.worker.CallTool(callCtx, tool, params)
+	cancel()
+	if !errors.Is(err, upstream.ErrNotDelivered) {
+		return raw, err
+	}
+	m.log.Warn("session worker was gone before the call reached it; sending the call to a new worker", "session_id", l.id, "worker_pid", l.worker.PID())
+	m.workerLost(l)
+	if _, err := m.ensureWorker(ctx, l); err != nil {
+		return nil, err
+	}
+	callCtx, cancel = context.WithTimeout(ctx, m.opts.CallTimeout)
+	defer cancel()
+	return l.worker.CallTool(callCtx, tool, params)
 }
 
 // record parses and ingests what the worker returned and writes the response.
@@ -596,21 +656,25 @@ func (m *Manager) recordFailure(ctx context.Context, l *live, refID string, at t
 	case errors.Is(callErr, upstream.ErrWorkerExited):
 		perr = &proxy.Error{Code: proxy.EUNAVAILABLE, Message: "the browser worker died during the call; it was not replayed", Retryable: true,
 			Suggestion: "Retry: the next call starts a fresh worker for this session (element refs will be stale)."}
+	case errors.As(callErr, &perr):
+		// Already ours (a failed restart, the error state): keep it.
+		cp := *perr
+		perr = &cp
 	default:
 		perr = &proxy.Error{Code: proxy.EUNAVAILABLE, Message: "upstream error: " + callErr.Error(), Retryable: true,
 			Suggestion: "Retry; if it persists check GET /health."}
 	}
 	perr.Details = map[string]any{"session_id": l.id, "ref_id": refID}
-	if l.worker != nil {
+	if w := l.worker; w != nil {
+		dead := errors.Is(callErr, upstream.ErrWorkerExited)
 		select {
-		case <-l.worker.Done():
-			closeWorker(l.worker, m.log)
-			l.setWorker(nil)
+		case <-w.Done():
+			dead = true
 		default:
-			if errors.Is(callErr, upstream.ErrWorkerExited) {
-				closeWorker(l.worker, m.log)
-				l.setWorker(nil)
-			}
+		}
+		if dead {
+			m.workerLost(l)
+			m.restartSoon(l)
 		}
 	}
 	resp := &proxy.Response{RefID: refID, Status: proxy.StatusError, ErrorMessage: perr.Message, Timestamp: at}
@@ -636,14 +700,43 @@ func (m *Manager) acquire(ctx context.Context, id string) (*live, error) {
 				return nil, err
 			}
 		}
+		// Counted before waiting: a session with a call queued is busy, so
+		// neither eviction nor a background save takes it from under the call.
+		l.enter()
 		if err := l.lock(ctx); err != nil {
+			l.leave(m.opts.Now())
 			return nil, err
 		}
 		if l.retired {
 			l.unlock()
-			continue // closed or suspended meanwhile: re-read its state
+			l.leave(m.opts.Now())
+			continue // closed, suspended or failed meanwhile: re-read its state
 		}
 		return l, nil
+	}
+}
+
+// release ends what acquire began and saves the session's browser state in
+// the background if the call may have changed it.
+func (m *Manager) release(l *live) {
+	l.unlock()
+	// The activity time is when the call ends.
+	l.leave(m.opts.Now())
+	m.saveSoon(l)
+}
+
+// admit waits for a slot to call upstream (MaxConcurrentCalls); the
+// returned function gives it back.
+func (m *Manager) admit(ctx context.Context, id string) (func(), error) {
+	if m.upstream == nil {
+		return func() {}, nil
+	}
+	select {
+	case m.upstream <- struct{}{}:
+		return func() { <-m.upstream }, nil
+	case <-ctx.Done():
+		return nil, &proxy.Error{Code: proxy.ETIMEOUT, Message: "the call waited too long for the browser: every upstream call slot is busy", Retryable: true,
+			Suggestion: "Retry; the server is at PROXY_MAX_CONCURRENT_CALLS.", Details: map[string]any{"session_id": id}}
 	}
 }
 
@@ -687,17 +780,23 @@ func (m *Manager) ensureWorker(ctx context.Context, l *live) (restored bool, err
 		select {
 		case <-l.worker.Done():
 			m.log.Warn("session worker had exited; replacing it", "session_id", l.id, "worker_pid", l.worker.PID())
-			closeWorker(l.worker, m.log)
-			l.setWorker(nil)
+			m.workerLost(l)
 		default:
 			return false, nil
+		}
+	}
+	if l.crashed {
+		if err := m.allowRestart(ctx, l); err != nil {
+			return false, err
 		}
 	}
 	w, err := m.worker(ctx)
 	if err != nil {
 		return false, err
 	}
-	l.setWorker(w)
+	m.assign(l, w)
+	l.crashed = false
+	l.clearPings()
 	if err := m.store.UpdateSessionState(ctx, l.id, proxy.SessionActive); err != nil {
 		m.log.Warn("marking session active", "session_id", l.id, "err", err)
 	}
@@ -705,6 +804,7 @@ func (m *Manager) ensureWorker(ctx context.Context, l *live) (restored bool, err
 	l.hadWorker = true
 	if restored {
 		m.restore(ctx, l, w)
+		l.restored = true
 	}
 	return restored, nil
 }
@@ -726,8 +826,7 @@ func stateErr(s *proxy.Session) error {
 		e.Details = map[string]any{"session_id": s.ID}
 		return e
 	case proxy.SessionError:
-		return &proxy.Error{Code: proxy.EUNAVAILABLE, Message: fmt.Sprintf("session %s failed too often and is in error state", s.ID), Retryable: false,
-			Suggestion: "Create a new session with create_new_session.", Details: map[string]any{"session_id": s.ID}}
+		return failedErr(s.ID)
 	}
 	return nil
 }
@@ -758,7 +857,7 @@ func (m *Manager) Shutdown(ctx context.Context) error {
 			// save the state so the session resumes after a restart.
 			if l.lock(ctx) == nil {
 				if !l.retired {
-					m.suspendLocked(ctx, l, "shutdown")
+					m.suspendLocked(ctx, l, reasonShutdown)
 				}
 				l.unlock()
 				return
@@ -782,6 +881,9 @@ func (m *Manager) Shutdown(ctx context.Context) error {
 		break
 	}
 	wg.Wait()
+	// Watchers, pings and saves end on m.done; a restart in progress ends
+	// once its spawn does.
+	m.tasks.Wait()
 	return nil
 }
 
@@ -820,22 +922,91 @@ func (l *live) setWorker(w Worker) {
 	l.current = w
 }
 
-// tryLock takes sem only if no call holds it: eviction and idle suspension
-// must never wait for, or interrupt, a busy session.
-func (l *live) tryLock() bool {
+// takeRestored reports, once, that the session's worker was replaced and
+// given the saved state. The caller holds sem.
+func (l *live) takeRestored() bool {
+	r := l.restored
+	l.restored = false
+	return r
+}
+
+// enter counts a call that wants the session.
+func (l *live) enter() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.calls++
+}
+
+// leave ends what enter began.
+func (l *live) leave(now time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.calls--
+	l.lastActivity = now
+}
+
+// busy reports whether a call is in flight or queued.
+func (l *live) busy() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.calls > 0
+}
+
+// lockWithin takes sem, waiting at most d: eviction waits for a state save
+// or a restart, never for a call (it checks busy first and again after).
+func (l *live) lockWithin(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
 	select {
 	case l.sem <- struct{}{}:
 		return true
-	default:
+	case <-t.C:
 		return false
 	}
 }
 
-func (l *live) setBusy(b bool, now time.Time) {
+func (l *live) doneSaving() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.busy = b
-	l.lastActivity = now
+	l.saving = false
+}
+
+// startPing reports whether a ping may start now: not while a call is in
+// flight (busy is not dead) nor while the last ping is outstanding.
+func (l *live) startPing() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.calls > 0 || l.pinging {
+		return false
+	}
+	l.pinging = true
+	return true
+}
+
+func (l *live) endPing() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.pinging = false
+}
+
+// pingResult counts a ping's outcome; a failure while a call started
+// meanwhile does not count. It returns the consecutive failures and
+// whether the worker is fine.
+func (l *live) pingResult(err error) (int, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err == nil || l.calls > 0 {
+		l.pingFailures = 0
+		return 0, true
+	}
+	l.pingFailures++
+	return l.pingFailures, false
+}
+
+func (l *live) clearPings() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.pingFailures = 0
 }
 
 func normaliseParams(p json.RawMessage) (json.RawMessage, error) {

@@ -29,6 +29,10 @@ type fakeWorker struct {
 	calls  atomic.Int32
 	// answer returns the raw result of a call; nil answers a snapshot.
 	answer func(name string, args json.RawMessage) (json.RawMessage, error)
+	// ping replaces the answer to pings.
+	ping func(ctx context.Context) error
+	// saveGate, when set, holds SaveState until it is closed.
+	saveGate chan struct{}
 
 	mu           sync.Mutex
 	url          string // set by browser_navigate's "url" argument
@@ -43,7 +47,7 @@ func newFakeWorker(t *testing.T) *fakeWorker {
 }
 
 func (w *fakeWorker) Tools() []upstream.Tool {
-	return []upstream.Tool{{Name: "browser_snapshot", InputSchema: json.RawMessage(`{"type":"object"}`)}, {Name: "browser_click", InputSchema: json.RawMessage(`{"type":"object"}`)},
+	return []upstream.Tool{{Name: "browser_snapshot", InputSchema: json.RawMessage(`{"type":"object"}`), Annotations: json.RawMessage(`{"readOnlyHint":true}`)}, {Name: "browser_click", InputSchema: json.RawMessage(`{"type":"object"}`)},
 		{Name: "browser_navigate", InputSchema: json.RawMessage(`{"type":"object"}`)}}
 }
 
@@ -68,11 +72,24 @@ func (w *fakeWorker) CallTool(ctx context.Context, name string, args json.RawMes
 	}
 	return json.RawMessage(snapshotResult), nil
 }
-func (w *fakeWorker) Ping(context.Context) error { return nil }
-func (w *fakeWorker) RSS() int64                 { return 1 << 20 }
+func (w *fakeWorker) Ping(ctx context.Context) error {
+	if w.ping != nil {
+		return w.ping(ctx)
+	}
+	select {
+	case <-w.done:
+		return upstream.ErrWorkerExited
+	default:
+		return nil
+	}
+}
+func (w *fakeWorker) RSS() int64 { return 1 << 20 }
 
 // SaveState reports the URL this fake "visited" so tests can see it come back.
 func (w *fakeWorker) SaveState(context.Context) (json.RawMessage, error) {
+	if w.saveGate != nil {
+		<-w.saveGate
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.saves++

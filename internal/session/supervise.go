@@ -1,0 +1,333 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/upstream"
+)
+
+// Supervision budgets. A session may lose its worker restartLimit times in
+// restartWindow; the next loss puts it in the error state.
+const (
+	restartLimit    = 3
+	restartWindow   = 5 * time.Minute
+	firstBackoff    = time.Second
+	pingFailLimit   = 3
+	maxPingTimeout  = 10 * time.Second
+	minPingTimeout  = time.Second
+	restartLockWait = time.Minute
+	// evictLockWait bounds how long an eviction or idle suspension waits
+	// for a session held by a state save or a restart (not by a call).
+	evictLockWait = 5 * time.Second
+)
+
+// stats counts supervision events (logged as they happen, too).
+type stats struct {
+	crashes, restarts, failed, hung, saves atomic.Int64
+}
+
+// Stats are the supervision counters since the manager started.
+type Stats struct {
+	// WorkerCrashes counts workers that died under a session.
+	WorkerCrashes int64 `json:"worker_crashes"`
+	// WorkerRestarts counts replacements after a crash.
+	WorkerRestarts int64 `json:"worker_restarts"`
+	// SessionsFailed counts sessions put in the error state.
+	SessionsFailed int64 `json:"sessions_failed"`
+	// WorkersHung counts workers killed for not answering pings.
+	WorkersHung int64 `json:"workers_hung"`
+	// StateSaves counts browser states saved.
+	StateSaves int64 `json:"state_saves"`
+}
+
+// Stats returns the supervision counters.
+func (m *Manager) Stats() Stats {
+	return Stats{m.stats.crashes.Load(), m.stats.restarts.Load(), m.stats.failed.Load(), m.stats.hung.Load(), m.stats.saves.Load()}
+}
+
+// closing reports whether Shutdown has begun.
+func (m *Manager) closing() bool {
+	select {
+	case <-m.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// assign gives l the worker w and watches it: a worker that dies while it
+// is still l's is a crash, and the session gets a new one. The caller holds
+// l's lock.
+func (m *Manager) assign(l *live, w Worker) {
+	l.setWorker(w)
+	m.tasks.Add(1)
+	go func() {
+		defer m.tasks.Done()
+		select {
+		case <-w.Done():
+		case <-m.done:
+			return
+		}
+		if l.currentWorker() != w {
+			return // replaced, suspended or closed on purpose
+		}
+		m.log.Warn("session worker exited", "session_id", l.id, "worker_pid", w.PID())
+		m.restartSoon(l)
+	}()
+}
+
+// restartSoon replaces l's dead worker in the background, so that the next
+// call finds the session ready. Calls that arrive meanwhile queue on the
+// session's lock and are served once the restart is done.
+func (m *Manager) restartSoon(l *live) {
+	m.tasks.Add(1)
+	go func() {
+		defer m.tasks.Done()
+		select {
+		case l.sem <- struct{}{}:
+		case <-m.done:
+			return
+		case <-time.After(restartLockWait):
+			return // a call holds it and will restart the worker itself
+		}
+		defer l.unlock()
+		if l.retired || m.closing() {
+			return
+		}
+		// Bounds the backoff, the spawn and the restore.
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		if _, err := m.ensureWorker(ctx, l); err != nil {
+			m.log.Warn("restarting session worker", "session_id", l.id, "err", err)
+		}
+	}()
+}
+
+// workerLost records that l's worker died under it. The caller holds l's
+// lock.
+func (m *Manager) workerLost(l *live) {
+	if w := l.worker; w != nil {
+		l.setWorker(nil)
+		closeWorker(w, m.log) // reaps it and removes its output dir
+	}
+	l.crashed = true
+	l.diedAt = m.opts.Now()
+	m.stats.crashes.Add(1)
+}
+
+// allowRestart applies the restart budget before l gets a new worker after
+// a crash: it waits out the backoff (1 s, 2 s, 4 s) and, past the budget,
+// puts the session in the error state. The caller holds l's lock; calls
+// queued behind it wait, bounded by their own deadlines.
+func (m *Manager) allowRestart(ctx context.Context, l *live) error {
+	now := m.opts.Now()
+	recent := l.restarts[:0]
+	for _, t := range l.restarts {
+		if now.Sub(t) < restartWindow {
+			recent = append(recent, t)
+		}
+	}
+	l.restarts = recent
+	if len(recent) >= restartLimit {
+		m.fail(ctx, l, fmt.Sprintf("its worker died %d times within %s", len(recent)+1, restartWindow))
+		return failedErr(l.id)
+	}
+	if wait := l.diedAt.Add(m.opts.restartBackoff << len(recent)).Sub(now); wait > 0 {
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			return &proxy.Error{Code: proxy.EUNAVAILABLE, Message: "the session's browser worker is restarting after a crash", Retryable: true,
+				Suggestion: "Retry in a few seconds.", Details: map[string]any{"session_id": l.id}}
+		}
+	}
+	l.restarts = append(l.restarts, m.opts.Now())
+	m.stats.restarts.Add(1)
+	return nil
+}
+
+// fail puts l in the error state: no more restarts until someone resumes
+// it explicitly. The caller holds l's lock.
+func (m *Manager) fail(ctx context.Context, l *live, why string) {
+	l.retired = true
+	if err := m.store.UpdateSessionState(context.WithoutCancel(ctx), l.id, proxy.SessionError); err != nil {
+		m.log.Warn("marking session failed", "session_id", l.id, "err", err)
+	}
+	m.mu.Lock()
+	if m.live[l.id] == l {
+		delete(m.live, l.id)
+	}
+	m.mu.Unlock()
+	m.stats.failed.Add(1)
+	m.log.Error("session failed", "session_id", l.id, "reason", why)
+}
+
+// failedErr answers calls on a session in the error state.
+func failedErr(id string) error {
+	return &proxy.Error{Code: proxy.EUNAVAILABLE, Message: fmt.Sprintf("session %s lost its browser worker too often and is in the error state", id),
+		Retryable:  true,
+		Suggestion: "Resume it with resume_session (POST /sessions/{id}/resume) to try again, or create a new session.",
+		Details:    map[string]any{"session_id": id}}
+}
+
+// pingLoop pings every idle session's worker each interval. Three
+// consecutive failures mean the worker hangs (a busy worker is not
+// pinged: busy is not dead); it is killed, and the crash path replaces it.
+func (m *Manager) pingLoop(interval time.Duration) {
+	defer m.tasks.Done()
+	timeout := min(max(interval, minPingTimeout), maxPingTimeout)
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-m.done:
+			return
+		case <-t.C:
+		}
+		m.mu.Lock()
+		lives := make([]*live, 0, len(m.live))
+		for _, l := range m.live {
+			lives = append(lives, l)
+		}
+		m.mu.Unlock()
+		for _, l := range lives {
+			w := l.currentWorker()
+			if w == nil || !l.startPing() {
+				continue
+			}
+			m.tasks.Add(1)
+			go func() {
+				defer m.tasks.Done()
+				defer l.endPing()
+				m.ping(l, w, timeout)
+			}()
+		}
+	}
+}
+
+func (m *Manager) ping(l *live, w Worker, timeout time.Duration) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	err := w.Ping(ctx)
+	cancel()
+	if l.currentWorker() != w {
+		return
+	}
+	failures, ok := l.pingResult(err)
+	if ok {
+		return
+	}
+	m.log.Warn("worker ping failed", "session_id", l.id, "worker_pid", w.PID(), "failures", failures, "err", err)
+	if failures < pingFailLimit {
+		return
+	}
+	m.log.Error("worker does not answer pings; killing it", "session_id", l.id, "worker_pid", w.PID())
+	m.stats.hung.Add(1)
+	// Close reaps the whole group; the watcher in assign then sees the exit
+	// while w is still the session's worker and restarts it.
+	closeWorker(w, m.log)
+}
+
+// markDirty notes that a call may have changed browser state worth saving
+// (URL, cookies, storage): anything but a read-only tool.
+func (m *Manager) markDirty(l *live, tool string) {
+	m.mu.Lock()
+	ro := m.readOnly[tool]
+	m.mu.Unlock()
+	if !ro {
+		l.mu.Lock()
+		l.dirty = true
+		l.mu.Unlock()
+	}
+}
+
+// saveSoon saves l's browser state in the background once no call wants the
+// session, so a worker or server that dies later can be replaced without
+// losing it. One save per session at a time; calls go first.
+func (m *Manager) saveSoon(l *live) {
+	l.mu.Lock()
+	if l.saving || !l.dirty || m.closing() {
+		l.mu.Unlock()
+		return
+	}
+	l.saving = true
+	l.mu.Unlock()
+	m.tasks.Add(1)
+	go func() {
+		defer m.tasks.Done()
+		again := m.saveNow(l)
+		if again {
+			m.saveSoon(l)
+		}
+	}()
+}
+
+// saveNow runs one background save; it reports whether another is due.
+func (m *Manager) saveNow(l *live) (again bool) {
+	select {
+	case l.sem <- struct{}{}:
+	case <-m.done:
+		l.doneSaving()
+		return false
+	}
+	defer l.unlock()
+	l.mu.Lock()
+	if l.calls > 0 || !l.dirty || l.retired {
+		// A queued call goes first; its end schedules the next save.
+		l.saving = false
+		l.mu.Unlock()
+		return false
+	}
+	l.dirty = false
+	l.mu.Unlock()
+	if w := l.worker; w != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), saveStateTimeout)
+		m.saveState(ctx, l, w)
+		cancel()
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.saving = false
+	return l.dirty && l.calls == 0
+}
+
+// saveState captures w's browser state into the store.
+func (m *Manager) saveState(ctx context.Context, l *live, w Worker) {
+	select {
+	case <-w.Done():
+		return
+	default:
+	}
+	start := time.Now()
+	state, err := w.SaveState(ctx)
+	if err != nil {
+		m.log.Warn("saving session state", "session_id", l.id, "err", err)
+		return
+	}
+	if err := m.store.SaveSessionState(context.WithoutCancel(ctx), l.id, state, m.opts.Now().UTC()); err != nil {
+		m.log.Warn("recording session state", "session_id", l.id, "err", err)
+		return
+	}
+	m.stats.saves.Add(1)
+	m.log.Debug("session state saved", "session_id", l.id, "bytes", len(state), "took", time.Since(start).Round(time.Millisecond))
+}
+
+// readOnlyTools lists the tools whose annotations promise not to change
+// the page (readOnlyHint), which need no state save afterwards.
+func readOnlyTools(tools []upstream.Tool) map[string]bool {
+	ro := make(map[string]bool)
+	for _, t := range tools {
+		var a struct {
+			ReadOnlyHint bool `json:"readOnlyHint"`
+		}
+		if len(t.Annotations) > 0 && json.Unmarshal(t.Annotations, &a) == nil && a.ReadOnlyHint {
+			ro[t.Name] = true
+		}
+	}
+	return ro
+}
