@@ -1,7 +1,10 @@
 // Command mcp-bridge is the stdio MCP server a client launches
 // (`claude mcp add browser -- mcp-bridge`). It forwards every tool to
 // proxy-server over HTTP; each bridge process gets its own default browser
-// session, so two conversations never share a browser context.
+// session, so two conversations never share a browser context. When
+// proxy-server is down it waits for it (MCP_PROXY_RETRY_TIMEOUT) and, for a
+// loopback MCP_PROXY_URL, starts one in the background (MCP_PROXY_AUTOSTART).
+// Its stdout carries MCP only; logs go to stderr.
 package main
 
 import (
@@ -17,6 +20,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/autostart"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/bridge"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/logging"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/mcpserver"
@@ -49,22 +53,48 @@ func (m *Main) Run(ctx context.Context, args []string, stdin io.Reader, stdout, 
 		return nil
 	}
 	if len(args) > 0 {
-		return fmt.Errorf("unexpected arguments %q: configure with MCP_PROXY_URL and MCP_PROXY_TOKEN", args)
+		return fmt.Errorf("unexpected arguments %q: configure with MCP_PROXY_* variables", args)
 	}
-	log := logging.New(stderr, m.env("MCP_PROXY_LOG_LEVEL", "info"), "text")
-	url := m.env("MCP_PROXY_URL", "http://127.0.0.1:34501")
-	client, err := bridge.NewClient(url, m.Getenv("MCP_PROXY_TOKEN"))
+	cfg, err := bridge.ConfigFromEnv(m.Getenv)
 	if err != nil {
 		return err
 	}
-	if err := waitHealthy(ctx, client, log, 30*time.Second); err != nil {
+	log := logging.New(stderr, cfg.LogLevel, "text")
+	opts := []bridge.Option{
+		bridge.WithVersion(proxyserver.Version),
+		bridge.WithLogger(log),
+		bridge.WithRetryTimeout(cfg.RetryTimeout),
+	}
+	if cfg.Autostart {
+		st, err := autostart.New(autostart.Config{
+			URL:          cfg.URL,
+			DatabasePath: cfg.DatabasePath,
+			Env:          os.Environ(),
+			Token:        cfg.Token,
+			Logger:       log,
+		})
+		switch {
+		case errors.Is(err, autostart.ErrNotLoopback):
+			log.Info("autostart is off: proxy-server is not on this machine", "proxy", cfg.URL)
+		case err != nil:
+			return err
+		default:
+			opts = append(opts, bridge.WithStarter(st.Ensure))
+		}
+	}
+	client, err := bridge.NewClient(cfg.URL, cfg.Token, opts...)
+	if err != nil {
+		return err
+	}
+	h, err := waitReady(ctx, client, log, cfg.RetryTimeout)
+	if err != nil {
 		return err
 	}
 	srv, err := mcpserver.New(ctx, client, mcpserver.WithLogger(log), mcpserver.WithVersion(proxyserver.Version))
 	if err != nil {
 		return err
 	}
-	log.Info("mcp-bridge ready", "proxy", url)
+	log.Info("mcp-bridge ready", "proxy", cfg.URL, "version", proxyserver.Version, "server_version", h.Version)
 	stdio := server.NewStdioServer(srv.MCPServer())
 	err = stdio.Listen(ctx, stdin, stdout)
 	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) {
@@ -73,27 +103,35 @@ func (m *Main) Run(ctx context.Context, args []string, stdin io.Reader, stdout, 
 	return nil
 }
 
-func (m *Main) env(name, def string) string {
-	if v := m.Getenv(name); v != "" {
-		return v
+// waitReady waits, within budget, for proxy-server to answer /health with
+// every check passing. The client already waits for a server that cannot be
+// reached (and autostarts one); this also waits out a degraded one.
+func waitReady(ctx context.Context, c *bridge.Client, log *slog.Logger, budget time.Duration) (*bridge.Health, error) {
+	if budget <= 0 { // no waiting at all: one look
+		h, err := c.Health(ctx)
+		if err == nil && !h.OK() {
+			err = fmt.Errorf("proxy-server is %s: %v", h.Status, h.Checks)
+		}
+		return h, err
 	}
-	return def
-}
-
-// waitHealthy waits, with backoff, for proxy-server to answer.
-func waitHealthy(ctx context.Context, c *bridge.Client, log *slog.Logger, budget time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, budget)
 	defer cancel()
 	delay := 200 * time.Millisecond
 	for {
-		err := c.Health(ctx)
-		if err == nil {
-			return nil
+		h, err := c.Health(ctx)
+		if err == nil && h.OK() {
+			return h, nil
 		}
-		log.Warn("proxy-server not answering yet", "err", err, "retry_in", delay)
+		if err == nil {
+			err = fmt.Errorf("proxy-server is %s: %v", h.Status, h.Checks)
+		}
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("proxy-server was not ready within %s (MCP_PROXY_RETRY_TIMEOUT): %w", budget, err)
+		}
+		log.Warn("proxy-server not ready yet", "err", err, "retry_in", delay)
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("proxy-server did not answer within %s: %w", budget, err)
+			return nil, fmt.Errorf("proxy-server was not ready within %s (MCP_PROXY_RETRY_TIMEOUT): %w", budget, err)
 		case <-time.After(delay):
 		}
 		delay = min(delay*2, 3*time.Second)

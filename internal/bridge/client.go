@@ -1,7 +1,20 @@
 // Package bridge owns mcp-bridge's side of the HTTP API: a client of
 // proxy-server that implements mcpserver.Backend, so the stdio bridge serves
-// the same tools as /mcp. It keeps no state of its own beyond the connection
-// and must never write to stdout (that is the MCP channel).
+// the same tools as /mcp, and the bridge's MCP_PROXY_* configuration.
+//
+// The client rides out a proxy-server that is down or restarting: a request
+// that certainly never reached the server (the connection was refused or
+// failed before it was made) is sent again with backoff, for at most the
+// retry timeout, after asking the optional starter (autostart) to bring a
+// server up. A request that may have reached the server is never sent again
+// — a click is not idempotent — and fails with UPSTREAM_UNAVAILABLE,
+// retryable. It sends its version with every request and warns when
+// proxy-server reports another one.
+//
+// It keeps no state of its own beyond the connection and the last server
+// version seen (the default session lives in mcpserver, so it survives a
+// server restart unchanged), and it must never write to stdout: that is
+// the MCP channel.
 package bridge
 
 import (
@@ -12,9 +25,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
+	"net"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
 	"time"
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
@@ -23,29 +42,111 @@ import (
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/mcpserver"
 )
 
+// VersionHeader carries the bridge's version on every request.
+const VersionHeader = "X-Mcp-Bridge-Version"
+
+// DefaultRetryTimeout bounds how long a request waits for an unreachable
+// proxy-server (MCP_PROXY_RETRY_TIMEOUT).
+const DefaultRetryTimeout = 30 * time.Second
+
+// Backoff between attempts to reach proxy-server.
+const (
+	firstRetryDelay = 100 * time.Millisecond
+	maxRetryDelay   = 2 * time.Second
+)
+
 // Client talks to one proxy-server.
 type Client struct {
-	base  *url.URL
-	token string
-	http  *http.Client
+	base         *url.URL
+	token        string
+	http         *http.Client
+	version      string
+	log          *slog.Logger
+	retryTimeout time.Duration
+	starter      func(context.Context) error
+
+	mu         sync.Mutex
+	seenServer *string // last server version compared with ours
 }
 
+// Option configures a Client.
+type Option func(*Client)
+
+// WithVersion sets the version sent in VersionHeader and compared with the
+// server's.
+func WithVersion(v string) Option { return func(c *Client) { c.version = v } }
+
+// WithLogger sets where warnings (unreachable server, version mismatch) go.
+func WithLogger(l *slog.Logger) Option { return func(c *Client) { c.log = l } }
+
+// WithRetryTimeout bounds the retrying of requests that never reached the
+// server (DefaultRetryTimeout by default; 0 sends each request once).
+func WithRetryTimeout(d time.Duration) Option { return func(c *Client) { c.retryTimeout = d } }
+
+// WithStarter sets a function called (once per request) when proxy-server
+// cannot be reached, before retrying: autostart's Ensure.
+func WithStarter(f func(context.Context) error) Option { return func(c *Client) { c.starter = f } }
+
 // NewClient returns a client of the proxy-server at baseURL.
-func NewClient(baseURL, token string) (*Client, error) {
+func NewClient(baseURL, token string, opts ...Option) (*Client, error) {
 	u, err := url.Parse(strings.TrimRight(baseURL, "/"))
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("MCP_PROXY_URL %q is not an http(s) URL", baseURL)
 	}
 	// No client-wide timeout: a browser call may legitimately take minutes;
 	// the server bounds it (PROXY_CALL_TIMEOUT) and ctx bounds the wait.
-	return &Client{base: u, token: token, http: &http.Client{}}, nil
+	c := &Client{base: u, token: token, http: &http.Client{}, version: "dev", retryTimeout: DefaultRetryTimeout}
+	for _, o := range opts {
+		o(c)
+	}
+	if c.log == nil {
+		c.log = slog.New(slog.DiscardHandler)
+	}
+	return c, nil
 }
 
-// Health returns nil when proxy-server answers /health.
-func (c *Client) Health(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-	defer cancel()
-	return c.do(ctx, http.MethodGet, "/health", nil, nil)
+// Health is proxy-server's answer to GET /health.
+type Health struct {
+	Status  string            `json:"status"`
+	Checks  map[string]string `json:"checks"`
+	Version string            `json:"version"`
+}
+
+// OK reports whether every check passed.
+func (h *Health) OK() bool { return h.Status == "ok" }
+
+// Health asks proxy-server for its health (retrying while it cannot be
+// reached, like every request) and compares its version with ours. A
+// degraded server (503 with a health body) is an answer, not an error.
+func (c *Client) Health(ctx context.Context) (*Health, error) {
+	status, data, err := c.roundTrip(ctx, http.MethodGet, "/health", nil)
+	if err != nil {
+		return nil, err
+	}
+	var h Health
+	if (status == http.StatusOK || status == http.StatusServiceUnavailable) && json.Unmarshal(data, &h) == nil && h.Status != "" {
+		c.checkVersion(h.Version)
+		return &h, nil
+	}
+	return nil, decodeError(status, data)
+}
+
+// checkVersion warns, once per server version, when the server runs
+// another version than the bridge. It never refuses to work.
+func (c *Client) checkVersion(server string) {
+	c.mu.Lock()
+	same := c.seenServer != nil && *c.seenServer == server
+	c.seenServer = &server
+	c.mu.Unlock()
+	if same || server == c.version {
+		return
+	}
+	shown := server
+	if shown == "" {
+		shown = "unknown (it does not report one)"
+	}
+	c.log.Warn("mcp-bridge and proxy-server versions differ; tools may not match: rebuild or reinstall both (make install) and restart proxy-server",
+		"bridge_version", c.version, "server_version", shown, "proxy", c.base.String())
 }
 
 // Tools implements mcpserver.Backend.
@@ -133,47 +234,27 @@ func (c *Client) Console(ctx context.Context, refID, level string) (string, erro
 	return body.Text, nil
 }
 
-// ErrUnreachable wraps failures to reach proxy-server at all.
+// ErrUnreachable is wrapped (in the message) by failures to reach
+// proxy-server at all.
 var ErrUnreachable = errors.New("proxy-server is unreachable")
 
 // do sends one request; error bodies come back as *proxy.Error so that codes
 // survive the hop unchanged.
 func (c *Client) do(ctx context.Context, method, path string, in, out any) error {
-	var body io.Reader
+	var body []byte
 	if in != nil {
 		b, err := json.Marshal(in)
 		if err != nil {
 			return fmt.Errorf("encoding request: %w", err)
 		}
-		body = bytes.NewReader(b)
+		body = b
 	}
-	req, err := http.NewRequestWithContext(ctx, method, c.base.String()+path, body)
+	status, data, err := c.roundTrip(ctx, method, path, body)
 	if err != nil {
-		return fmt.Errorf("building request: %w", err)
+		return err
 	}
-	if in != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	req.Header.Set("Accept", "application/json")
-	if c.token != "" {
-		req.Header.Set("Authorization", "Bearer "+c.token)
-	}
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return &proxy.Error{Code: proxy.EUNAVAILABLE, Message: fmt.Sprintf("%v at %s: %v", ErrUnreachable, c.base, err), Retryable: true,
-			Suggestion: "Start it with `proxy-server serve` (or `make run`) and retry."}
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 256<<20))
-	if err != nil {
-		return &proxy.Error{Code: proxy.EUNAVAILABLE, Message: "reading proxy-server's answer: " + err.Error(), Retryable: true}
-	}
-	if resp.StatusCode >= 300 {
-		var eb api.ErrorBody
-		if json.Unmarshal(data, &eb) == nil && eb.Error != "" {
-			return &proxy.Error{Code: eb.Error, Message: eb.Message, Details: eb.Details, Retryable: eb.Retryable, Suggestion: eb.Suggestion}
-		}
-		return &proxy.Error{Code: proxy.EINTERNAL, Message: fmt.Sprintf("proxy-server answered %s: %.200s", resp.Status, data)}
+	if status >= 300 {
+		return decodeError(status, data)
 	}
 	if out == nil {
 		return nil
@@ -182,4 +263,149 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 		return fmt.Errorf("decoding proxy-server's answer to %s %s: %w", method, path, err)
 	}
 	return nil
+}
+
+func decodeError(status int, data []byte) error {
+	var eb api.ErrorBody
+	if json.Unmarshal(data, &eb) == nil && eb.Error != "" {
+		return &proxy.Error{Code: eb.Error, Message: eb.Message, Details: eb.Details, Retryable: eb.Retryable, Suggestion: eb.Suggestion}
+	}
+	return &proxy.Error{Code: proxy.EINTERNAL, Message: fmt.Sprintf("proxy-server answered %d %s: %.200s", status, http.StatusText(status), data)}
+}
+
+// roundTrip sends a request and returns the answer's status and body. While
+// the request certainly did not reach proxy-server it asks the starter once,
+// then sends it again with backoff until the retry timeout; ctx ends the
+// wait at any point. A request that may have reached the server is never
+// sent again.
+func (c *Client) roundTrip(ctx context.Context, method, path string, body []byte) (int, []byte, error) {
+	var (
+		deadline time.Time
+		delay    = firstRetryDelay
+		asked    bool
+	)
+	for attempt := 1; ; attempt++ {
+		status, data, connected, err := c.send(ctx, method, path, body)
+		if err == nil {
+			if attempt > 1 {
+				c.log.Info("proxy-server is reachable again", "proxy", c.base.String(), "attempts", attempt)
+				if path != "/health" {
+					c.refreshVersion(ctx)
+				}
+			}
+			return status, data, nil
+		}
+		if ctx.Err() != nil {
+			return 0, nil, fmt.Errorf("%s %s: %w", method, path, ctx.Err())
+		}
+		if !retrySafe(err, connected) {
+			return 0, nil, &proxy.Error{Code: proxy.EUNAVAILABLE, Retryable: true,
+				Message:    fmt.Sprintf("lost the connection to proxy-server at %s during %s %s: %v; the request may have run, so it was not sent again", c.base, method, path, err),
+				Suggestion: "Check the result (list_sessions, browser_snapshot) before repeating an action; proxy-server may have restarted."}
+		}
+		now := time.Now()
+		if deadline.IsZero() {
+			deadline = now.Add(c.retryTimeout)
+			if c.retryTimeout > 0 {
+				c.log.Warn("proxy-server unreachable; retrying", "proxy", c.base.String(), "err", err, "for", c.retryTimeout)
+			}
+		}
+		if c.starter != nil && !asked {
+			asked = true
+			sctx, cancel := context.WithDeadline(ctx, deadline)
+			serr := c.starter(sctx)
+			cancel()
+			if serr == nil {
+				continue // something answers now: send at once
+			}
+			c.log.Warn("could not start proxy-server", "err", serr)
+			if ctx.Err() != nil {
+				return 0, nil, fmt.Errorf("%s %s: %w", method, path, ctx.Err())
+			}
+		}
+		wait := min(delay, time.Until(deadline))
+		if wait <= 0 {
+			return 0, nil, &proxy.Error{Code: proxy.EUNAVAILABLE, Retryable: true,
+				Message:    fmt.Sprintf("%v at %s (tried for %s): %v", ErrUnreachable, c.base, c.retryTimeout, err),
+				Suggestion: "Start it with `proxy-server serve` (or `make run`), or set MCP_PROXY_AUTOSTART=1, and retry."}
+		}
+		select {
+		case <-ctx.Done():
+			return 0, nil, fmt.Errorf("%s %s: %w", method, path, ctx.Err())
+		case <-time.After(wait):
+		}
+		delay = min(delay*2, maxRetryDelay)
+	}
+}
+
+// refreshVersion re-reads the server's version after a reconnection (the
+// server may have been replaced by another build); best effort, no retry.
+func (c *Client) refreshVersion(ctx context.Context) {
+	status, data, _, err := c.send(ctx, http.MethodGet, "/health", nil)
+	var h Health
+	if err == nil && (status == http.StatusOK || status == http.StatusServiceUnavailable) && json.Unmarshal(data, &h) == nil && h.Status != "" {
+		c.checkVersion(h.Version)
+	}
+}
+
+// send makes one attempt. connected reports whether a connection to the
+// server was obtained: from then on bytes may have reached it.
+func (c *Client) send(ctx context.Context, method, path string, body []byte) (status int, data []byte, connected bool, err error) {
+	var got atomic.Bool
+	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+		GotConn: func(httptrace.GotConnInfo) { got.Store(true) },
+	})
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.base.String()+path, rd)
+	if err != nil {
+		return 0, nil, false, fmt.Errorf("building request: %w", err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set(VersionHeader, c.version)
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return 0, nil, got.Load(), err
+	}
+	defer resp.Body.Close()
+	data, err = io.ReadAll(io.LimitReader(resp.Body, 256<<20))
+	if err != nil {
+		return 0, nil, true, fmt.Errorf("reading proxy-server's answer: %w", err)
+	}
+	return resp.StatusCode, data, true, nil
+}
+
+// retrySafe reports whether err proves that a request never reached the
+// server, so that sending it again cannot run anything twice:
+//   - a refused connection (ECONNREFUSED comes only from connect(2), even
+//     when the transport dialled again after a stale keep-alive connection);
+//   - any failure to dial, or a connection reset or aborted, before a
+//     connection was obtained (connected false).
+//
+// Everything else — EOF or a reset while waiting for the answer, a failed
+// write, a timeout once connected — may follow a request the server
+// received and acted on. A cancelled request is never retried; the caller's
+// own deadline is checked before this is asked.
+func retrySafe(err error, connected bool) bool {
+	switch {
+	case err == nil, errors.Is(err, context.Canceled):
+		return false
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return true
+	case connected:
+		return false
+	}
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "dial" {
+		return true
+	}
+	return errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNABORTED)
 }

@@ -1,0 +1,386 @@
+package bridge
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
+)
+
+func TestRetrySafe(t *testing.T) {
+	dial := func(inner error) error {
+		return &url.Error{Op: "Post", URL: "http://127.0.0.1:1/call", Err: &net.OpError{Op: "dial", Net: "tcp", Err: inner}}
+	}
+	read := func(inner error) error {
+		return &url.Error{Op: "Post", URL: "http://127.0.0.1:1/call", Err: &net.OpError{Op: "read", Net: "tcp", Err: inner}}
+	}
+	sys := func(call string, errno syscall.Errno) error { return os.NewSyscallError(call, errno) }
+	tests := []struct {
+		name      string
+		err       error
+		connected bool
+		want      bool
+	}{
+		{"refused dial", dial(sys("connect", syscall.ECONNREFUSED)), false, true},
+		// The transport dialled again after a stale keep-alive connection:
+		// a refusal still proves nothing was sent.
+		{"refused after a reused connection", dial(sys("connect", syscall.ECONNREFUSED)), true, true},
+		{"reset during dial", dial(sys("connect", syscall.ECONNRESET)), false, true},
+		{"dial timeout", dial(errors.New("i/o timeout")), false, true},
+		{"no such host", dial(&net.DNSError{Err: "no such host", Name: "proxy.invalid", IsNotFound: true}), false, true},
+		{"reset before a connection, not a dial error", fmt.Errorf("tls: %w", syscall.ECONNRESET), false, true},
+		{"aborted before a connection", fmt.Errorf("x: %w", syscall.ECONNABORTED), false, true},
+		{"reset while waiting for the answer", read(sys("read", syscall.ECONNRESET)), true, false},
+		{"EOF while waiting for the answer", &url.Error{Op: "Post", URL: "u", Err: io.EOF}, true, false},
+		{"unexpected EOF", &url.Error{Op: "Post", URL: "u", Err: io.ErrUnexpectedEOF}, true, false},
+		{"broken pipe on write", &net.OpError{Op: "write", Err: sys("write", syscall.EPIPE)}, true, false},
+		{"timeout once connected", &url.Error{Op: "Post", URL: "u", Err: context.DeadlineExceeded}, true, false},
+		{"cancelled during dial", dial(context.Canceled), false, false},
+		{"cancelled", &url.Error{Op: "Post", URL: "u", Err: context.Canceled}, true, false},
+		{"unknown error before a connection", errors.New("unsupported protocol scheme"), false, false},
+		{"nil", nil, false, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := retrySafe(tc.err, tc.connected); got != tc.want {
+				t.Errorf("retrySafe(%v, connected=%v) = %v, want %v", tc.err, tc.connected, got, tc.want)
+			}
+		})
+	}
+}
+
+// TestRetrySafeOnRealErrors classifies the errors net/http really returns.
+func TestRetrySafeOnRealErrors(t *testing.T) {
+	port := freePort(t)
+	c, err := NewClient("http://127.0.0.1:"+port, "", WithRetryTimeout(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, connected, err := c.send(context.Background(), http.MethodPost, "/call", []byte("{}"))
+	if err == nil || connected || !retrySafe(err, connected) || !errors.Is(err, syscall.ECONNREFUSED) {
+		t.Errorf("nothing listening: err=%v connected=%v; want a retryable ECONNREFUSED", err, connected)
+	}
+
+	hangUp := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		conn, _, _ := w.(http.Hijacker).Hijack()
+		conn.Close()
+	}))
+	defer hangUp.Close()
+	c2, _ := NewClient(hangUp.URL, "")
+	_, _, connected, err = c2.send(context.Background(), http.MethodPost, "/call", []byte("{}"))
+	if err == nil || !connected || retrySafe(err, connected) {
+		t.Errorf("server hung up after reading the request: err=%v connected=%v; want a non-retryable error", err, connected)
+	}
+}
+
+func freePort(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	return port
+}
+
+// logWatch is a slog handler target that reports when a message appears.
+type logWatch struct {
+	mu    sync.Mutex
+	buf   bytes.Buffer
+	waits map[string]chan struct{}
+}
+
+func newLogWatch() *logWatch { return &logWatch{waits: map[string]chan struct{}{}} }
+
+func (l *logWatch) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.buf.Write(p)
+	for s, ch := range l.waits {
+		if strings.Contains(l.buf.String(), s) {
+			close(ch)
+			delete(l.waits, s)
+		}
+	}
+	return len(p), nil
+}
+
+// seen returns a channel closed once s has been logged.
+func (l *logWatch) seen(s string) <-chan struct{} {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	ch := make(chan struct{})
+	if strings.Contains(l.buf.String(), s) {
+		close(ch)
+	} else {
+		l.waits[s] = ch
+	}
+	return ch
+}
+
+func (l *logWatch) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+func (l *logWatch) logger() *slog.Logger {
+	return slog.New(slog.NewTextHandler(l, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+// fakeServer answers /health and /call like proxy-server, and counts calls.
+type fakeServer struct {
+	version  string
+	calls    atomic.Int32
+	bridgeVs sync.Map // X-Mcp-Bridge-Version values seen
+}
+
+func (f *fakeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	f.bridgeVs.Store(r.Header.Get(VersionHeader), true)
+	w.Header().Set("Content-Type", "application/json")
+	switch r.URL.Path {
+	case "/health":
+		json.NewEncoder(w).Encode(map[string]any{"status": "ok", "checks": map[string]string{}, "version": f.version})
+	case "/call":
+		f.calls.Add(1)
+		json.NewEncoder(w).Encode(proxy.CallResult{RefID: "r1", SessionID: "s1", Status: proxy.StatusSuccess})
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+// serveOn starts h on 127.0.0.1:port.
+func serveOn(t *testing.T, port string, h http.Handler) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:"+port)
+	if err != nil {
+		t.Fatalf("listening on the reserved port: %v", err)
+	}
+	srv := &http.Server{Handler: h}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+}
+
+// TestCallWaitsForServer: the server comes up after the call was first
+// refused; the call goes through once, and the bridge's version travels
+// with it.
+func TestCallWaitsForServer(t *testing.T) {
+	port := freePort(t)
+	logs := newLogWatch()
+	c, err := NewClient("http://127.0.0.1:"+port, "", WithVersion("v-bridge"), WithLogger(logs.logger()), WithRetryTimeout(time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		res *proxy.CallResult
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		res, err := c.Call(context.Background(), "s1", "browser_click", json.RawMessage(`{}`))
+		done <- result{res, err}
+	}()
+	select {
+	case <-logs.seen("proxy-server unreachable; retrying"):
+	case r := <-done:
+		t.Fatalf("call returned before any server listened: %+v %v", r.res, r.err)
+	}
+	fake := &fakeServer{version: "v-bridge"}
+	serveOn(t, port, fake)
+	r := <-done
+	if r.err != nil || r.res.RefID != "r1" {
+		t.Fatalf("call after the server came up = %+v, %v\nlogs:\n%s", r.res, r.err, logs)
+	}
+	if n := fake.calls.Load(); n != 1 {
+		t.Errorf("server received %d calls, want exactly 1", n)
+	}
+	if _, ok := fake.bridgeVs.Load("v-bridge"); !ok {
+		t.Errorf("the server never saw %s: v-bridge", VersionHeader)
+	}
+}
+
+// TestCallNeverReplayed: a server that takes the call and drops the
+// connection without answering gets it once; the bridge reports
+// UPSTREAM_UNAVAILABLE, retryable.
+func TestCallNeverReplayed(t *testing.T) {
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		_, _ = io.Copy(io.Discard, r.Body)
+		conn, _, err := w.(http.Hijacker).Hijack()
+		if err == nil {
+			conn.Close()
+		}
+	}))
+	defer srv.Close()
+	c, err := NewClient(srv.URL, "", WithRetryTimeout(time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Call(context.Background(), "s1", "browser_click", json.RawMessage(`{"target":"e1"}`))
+	var pe *proxy.Error
+	if !errors.As(err, &pe) || pe.Code != proxy.EUNAVAILABLE || !pe.Retryable {
+		t.Fatalf("call on a dropped connection = %v, want a retryable %s", err, proxy.EUNAVAILABLE)
+	}
+	if n := calls.Load(); n != 1 {
+		t.Errorf("the server received the call %d times, want 1 (a call that may have run is never replayed)", n)
+	}
+}
+
+// TestStarterRunsOncePerRequest: the starter brings the server up and the
+// request goes through at once.
+func TestStarterRunsOncePerRequest(t *testing.T) {
+	port := freePort(t)
+	fake := &fakeServer{version: "dev"}
+	var started atomic.Int32
+	starter := func(ctx context.Context) error {
+		if started.Add(1) == 1 {
+			serveOn(t, port, fake)
+		}
+		return nil
+	}
+	c, err := NewClient("http://127.0.0.1:"+port, "", WithStarter(starter), WithRetryTimeout(time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Call(context.Background(), "s1", "browser_navigate", json.RawMessage(`{}`)); err != nil {
+		t.Fatalf("call with a starter: %v", err)
+	}
+	if _, err := c.Call(context.Background(), "s1", "browser_navigate", json.RawMessage(`{}`)); err != nil {
+		t.Fatalf("second call: %v", err)
+	}
+	if n := started.Load(); n != 1 {
+		t.Errorf("starter ran %d times, want 1 (only while the server was unreachable)", n)
+	}
+	if n := fake.calls.Load(); n != 2 {
+		t.Errorf("server received %d calls, want 2", n)
+	}
+}
+
+// TestRetryIsBounded: the retry timeout and ctx both end the wait for a
+// server that never comes.
+func TestRetryIsBounded(t *testing.T) {
+	port := freePort(t)
+	t.Run("retry timeout", func(t *testing.T) {
+		failing := func(context.Context) error { return errors.New("no proxy-server binary") }
+		c, _ := NewClient("http://127.0.0.1:"+port, "", WithRetryTimeout(300*time.Millisecond), WithStarter(failing))
+		_, err := c.Call(context.Background(), "s1", "browser_click", json.RawMessage(`{}`))
+		var pe *proxy.Error
+		if !errors.As(err, &pe) || pe.Code != proxy.EUNAVAILABLE || !pe.Retryable || !strings.Contains(pe.Message, ErrUnreachable.Error()) {
+			t.Errorf("err = %v, want retryable %s saying the server is unreachable", err, proxy.EUNAVAILABLE)
+		}
+	})
+	t.Run("ctx", func(t *testing.T) {
+		logs := newLogWatch()
+		c, _ := NewClient("http://127.0.0.1:"+port, "", WithRetryTimeout(time.Hour), WithLogger(logs.logger()))
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		done := make(chan error, 1)
+		go func() {
+			_, err := c.Call(ctx, "s1", "browser_click", json.RawMessage(`{}`))
+			done <- err
+		}()
+		<-logs.seen("proxy-server unreachable; retrying")
+		cancel()
+		if err := <-done; !errors.Is(err, context.Canceled) {
+			t.Errorf("err = %v, want context.Canceled", err)
+		}
+	})
+}
+
+func TestVersionMismatchWarns(t *testing.T) {
+	tests := []struct {
+		name, bridge, server string
+		warn                 bool
+	}{
+		{"same", "v1.2.0", "v1.2.0", false},
+		{"different", "v1.2.0", "v1.3.0", true},
+		{"dev bridge, release server", "dev", "v1.3.0", true},
+		{"server reports none", "v1.2.0", "", true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := httptest.NewServer(&fakeServer{version: tc.server})
+			defer srv.Close()
+			logs := newLogWatch()
+			c, _ := NewClient(srv.URL, "", WithVersion(tc.bridge), WithLogger(logs.logger()))
+			for range 2 { // warned once, not on every health check
+				h, err := c.Health(context.Background())
+				if err != nil || !h.OK() || h.Version != tc.server {
+					t.Fatalf("Health = %+v, %v", h, err)
+				}
+			}
+			got := strings.Count(logs.String(), "versions differ")
+			if want := map[bool]int{true: 1, false: 0}[tc.warn]; got != want {
+				t.Errorf("%d warnings, want %d:\n%s", got, want, logs)
+			}
+			if tc.warn && !strings.Contains(logs.String(), "bridge_version="+tc.bridge) {
+				t.Errorf("warning does not name the bridge version:\n%s", logs)
+			}
+		})
+	}
+}
+
+// TestHealthDegradedIsAnAnswer: 503 with a health body means a server is
+// there; other errors keep their code.
+func TestHealthDegradedIsAnAnswer(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		fmt.Fprint(w, `{"status":"degraded","checks":{"browser":"error: gone"},"version":"dev"}`)
+	}))
+	defer srv.Close()
+	c, _ := NewClient(srv.URL, "")
+	h, err := c.Health(context.Background())
+	if err != nil || h.OK() || h.Checks["browser"] != "error: gone" {
+		t.Errorf("Health = %+v, %v; want a degraded answer", h, err)
+	}
+}
+
+func TestConfigFromEnv(t *testing.T) {
+	tests := []struct {
+		name    string
+		env     map[string]string
+		want    Config
+		wantErr string
+	}{
+		{"defaults", nil, Config{URL: "http://127.0.0.1:34501", LogLevel: "info", Autostart: true, RetryTimeout: 30 * time.Second, DatabasePath: "./proxy.db"}, ""},
+		{"set", map[string]string{"MCP_PROXY_URL": "http://127.0.0.1:9", "MCP_PROXY_TOKEN": "tk", "MCP_PROXY_AUTOSTART": "0", "MCP_PROXY_RETRY_TIMEOUT": "2m", "PROXY_DATABASE_PATH": "/d/p.db"},
+			Config{URL: "http://127.0.0.1:9", Token: "tk", LogLevel: "info", Autostart: false, RetryTimeout: 2 * time.Minute, DatabasePath: "/d/p.db"}, ""},
+		{"no retry", map[string]string{"MCP_PROXY_RETRY_TIMEOUT": "0"}, Config{URL: "http://127.0.0.1:34501", LogLevel: "info", Autostart: true, DatabasePath: "./proxy.db"}, ""},
+		{"bad autostart", map[string]string{"MCP_PROXY_AUTOSTART": "maybe"}, Config{}, "MCP_PROXY_AUTOSTART"},
+		{"bad timeout", map[string]string{"MCP_PROXY_RETRY_TIMEOUT": "soon"}, Config{}, "MCP_PROXY_RETRY_TIMEOUT"},
+		{"negative timeout", map[string]string{"MCP_PROXY_RETRY_TIMEOUT": "-1s"}, Config{}, "MCP_PROXY_RETRY_TIMEOUT"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := ConfigFromEnv(func(k string) string { return tc.env[k] })
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Errorf("err = %v, want one naming %s", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tc.want {
+				t.Errorf("ConfigFromEnv = %+v, %v; want %+v", got, err, tc.want)
+			}
+		})
+	}
+}

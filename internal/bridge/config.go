@@ -1,0 +1,49 @@
+package bridge
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/config"
+)
+
+// Config is mcp-bridge's configuration, read from MCP_PROXY_* variables.
+type Config struct {
+	URL          string        // MCP_PROXY_URL
+	Token        string        // MCP_PROXY_TOKEN
+	LogLevel     string        // MCP_PROXY_LOG_LEVEL
+	Autostart    bool          // MCP_PROXY_AUTOSTART
+	RetryTimeout time.Duration // MCP_PROXY_RETRY_TIMEOUT
+	// DatabasePath is where an autostarted server keeps its database
+	// (PROXY_DATABASE_PATH, else proxy-server's default); its directory is
+	// the data directory of the autostart lock, pid and log files.
+	DatabasePath string
+}
+
+// ConfigFromEnv reads the configuration through getenv, over the defaults.
+func ConfigFromEnv(getenv func(string) string) (Config, error) {
+	env := func(name, def string) string {
+		if v := strings.TrimSpace(getenv(name)); v != "" {
+			return v
+		}
+		return def
+	}
+	c := Config{
+		URL:          env("MCP_PROXY_URL", "http://127.0.0.1:34501"),
+		Token:        getenv("MCP_PROXY_TOKEN"),
+		LogLevel:     env("MCP_PROXY_LOG_LEVEL", "info"),
+		DatabasePath: env("PROXY_DATABASE_PATH", config.DefaultConfig().DatabasePath),
+	}
+	auto, err := strconv.ParseBool(env("MCP_PROXY_AUTOSTART", "1"))
+	if err != nil {
+		return Config{}, fmt.Errorf("MCP_PROXY_AUTOSTART %q is not 1/0 or true/false", getenv("MCP_PROXY_AUTOSTART"))
+	}
+	c.Autostart = auto
+	c.RetryTimeout, err = time.ParseDuration(env("MCP_PROXY_RETRY_TIMEOUT", DefaultRetryTimeout.String()))
+	if err != nil || c.RetryTimeout < 0 {
+		return Config{}, fmt.Errorf("MCP_PROXY_RETRY_TIMEOUT %q is not a duration such as 30s", getenv("MCP_PROXY_RETRY_TIMEOUT"))
+	}
+	return c, nil
+}
