@@ -77,6 +77,8 @@ type Options struct {
 	Now                func() time.Time
 	// restartBackoff is the first restart delay (tests shorten it).
 	restartBackoff time.Duration
+	// saveDelay is the quiet time before a background state save.
+	saveDelay time.Duration
 }
 
 // Manager maps session ids to live workers and records every call.
@@ -127,7 +129,8 @@ type live struct {
 	// Guarded by mu, readable without waiting for a call in flight.
 	mu           sync.Mutex
 	lastActivity time.Time
-	calls        int // calls in flight or waiting for sem: the session is busy
+	quietSince   time.Time // wall clock of the last call's end (Options.Now may be fake)
+	calls        int       // calls in flight or waiting for sem: the session is busy
 	current      Worker
 	dirty        bool // browser state may have changed since the last save
 	saving       bool // a background save is scheduled or running
@@ -151,6 +154,9 @@ func New(store Store, spawner Spawner, opts Options) *Manager {
 	}
 	if opts.restartBackoff <= 0 {
 		opts.restartBackoff = firstBackoff
+	}
+	if opts.saveDelay <= 0 {
+		opts.saveDelay = saveDelay
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	var sem chan struct{}
@@ -943,6 +949,7 @@ func (l *live) leave(now time.Time) {
 	defer l.mu.Unlock()
 	l.calls--
 	l.lastActivity = now
+	l.quietSince = time.Now()
 }
 
 // busy reports whether a call is in flight or queued.

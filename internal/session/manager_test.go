@@ -155,6 +155,9 @@ func newManager(t *testing.T, opts Options) (*Manager, *fakeSpawner, *store.DB) 
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
+	if opts.saveDelay == 0 {
+		opts.saveDelay = time.Millisecond
+	}
 	m := New(db, sp, opts)
 	t.Cleanup(func() {
 		m.Shutdown(context.Background())

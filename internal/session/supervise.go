@@ -21,6 +21,10 @@ const (
 	maxPingTimeout  = 10 * time.Second
 	minPingTimeout  = time.Second
 	restartLockWait = time.Minute
+	// saveDelay is how long a session must be quiet before its state is
+	// saved: an agent's back-to-back calls never wait behind a save; a
+	// crash in that second loses at most the last call's state change.
+	saveDelay = time.Second
 	// evictLockWait bounds how long an eviction or idle suspension waits
 	// for a session held by a state save or a restart (not by a call).
 	evictLockWait = 5 * time.Second
@@ -267,8 +271,33 @@ func (m *Manager) saveSoon(l *live) {
 	}()
 }
 
-// saveNow runs one background save; it reports whether another is due.
+// saveNow runs one background save once the session has been quiet for
+// the save delay; it reports whether another is due.
 func (m *Manager) saveNow(l *live) (again bool) {
+	for {
+		l.mu.Lock()
+		wait := time.Until(l.quietSince.Add(m.opts.saveDelay))
+		busy := l.calls > 0
+		if busy {
+			// The call's end schedules the next save.
+			l.saving = false
+		}
+		l.mu.Unlock()
+		if busy {
+			return false
+		}
+		if wait <= 0 {
+			break
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-m.done:
+			t.Stop()
+			l.doneSaving()
+			return false
+		}
+	}
 	select {
 	case l.sem <- struct{}{}:
 	case <-m.done:
