@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -44,6 +45,9 @@ type Content interface {
 	Console(ctx context.Context, refID, level string) (string, error)
 }
 
+// BridgeVersionHeader carries mcp-bridge's version on its requests.
+const BridgeVersionHeader = "X-Mcp-Bridge-Version"
+
 // HealthFunc reports the state of one dependency; nil means healthy.
 type HealthFunc func(ctx context.Context) error
 
@@ -56,6 +60,9 @@ type Server struct {
 	maxBodyBytes int64
 	router       chi.Router
 	version      string
+	counters     func() any
+	// bridgeVersions remembers the mcp-bridge versions already warned about.
+	bridgeVersions sync.Map
 }
 
 // Option configures a Server.
@@ -71,6 +78,9 @@ func WithMaxBodyBytes(n int64) Option { return func(s *Server) { s.maxBodyBytes 
 func WithHealthCheck(name string, f HealthFunc) Option {
 	return func(s *Server) { s.health[name] = f }
 }
+
+// WithCounters adds supervision counters (restarts, crashes, …) to /health.
+func WithCounters(f func() any) Option { return func(s *Server) { s.counters = f } }
 
 // WithVersion sets the version reported by /health.
 func WithVersion(v string) Option { return func(s *Server) { s.version = v } }
@@ -121,6 +131,11 @@ func (s *Server) logRequests(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ww := middleware.NewWrapResponseWriter(w, r.ProtoMajor)
 		start := time.Now()
+		if v := r.Header.Get(BridgeVersionHeader); v != "" && v != s.version {
+			if _, seen := s.bridgeVersions.LoadOrStore(v, true); !seen {
+				s.log.Warn("mcp-bridge and proxy-server versions differ; reinstall both (make install)", "bridge", v, "server", s.version)
+			}
+		}
 		next.ServeHTTP(ww, r)
 		s.log.Debug("http request", "request_id", middleware.GetReqID(r.Context()), "method", r.Method, "path", r.URL.Path,
 			"status", ww.Status(), "bytes", ww.BytesWritten(), "duration", time.Since(start))
@@ -140,7 +155,11 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 			checks[name] = "ok"
 		}
 	}
-	s.writeJSON(w, code, map[string]any{"status": status, "checks": checks, "version": s.version})
+	body := map[string]any{"status": status, "checks": checks, "version": s.version}
+	if s.counters != nil {
+		body["counters"] = s.counters()
+	}
+	s.writeJSON(w, code, body)
 }
 
 func (s *Server) handleTools(w http.ResponseWriter, r *http.Request) {

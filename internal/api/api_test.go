@@ -1,8 +1,10 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -183,5 +185,26 @@ func TestHealth(t *testing.T) {
 				t.Errorf("/health = %d %+v", rec.Code, body)
 			}
 		})
+	}
+}
+
+func TestHealthCountersAndBridgeVersion(t *testing.T) {
+	var logs bytes.Buffer
+	srv := New(&fakeSessions{}, fakeContent{}, WithVersion("v2"), WithLogger(slog.New(slog.NewTextHandler(&logs, nil))),
+		WithCounters(func() any { return map[string]int{"worker_restarts": 3} }))
+	for range 2 {
+		req := httptest.NewRequest("GET", "/health", nil)
+		req.Header.Set(BridgeVersionHeader, "v1")
+		rec := httptest.NewRecorder()
+		srv.ServeHTTP(rec, req)
+		var body struct {
+			Counters map[string]int `json:"counters"`
+		}
+		if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil || body.Counters["worker_restarts"] != 3 {
+			t.Errorf("/health counters = %s (%v)", rec.Body.String(), err)
+		}
+	}
+	if n := strings.Count(logs.String(), "versions differ"); n != 1 {
+		t.Errorf("version mismatch logged %d times, want once:\n%s", n, logs.String())
 	}
 }

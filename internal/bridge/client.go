@@ -43,7 +43,7 @@ import (
 )
 
 // VersionHeader carries the bridge's version on every request.
-const VersionHeader = "X-Mcp-Bridge-Version"
+const VersionHeader = api.BridgeVersionHeader
 
 // DefaultRetryTimeout bounds how long a request waits for an unreachable
 // proxy-server (MCP_PROXY_RETRY_TIMEOUT).
