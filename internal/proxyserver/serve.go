@@ -20,6 +20,7 @@ import (
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/api"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/config"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/content"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/metrics"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/session"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/store"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/upstream"
@@ -114,7 +115,17 @@ func Serve(ctx context.Context, cfg config.Config, opts Options) error {
 		}
 	}()
 
-	mgr := session.New(db, session.SpawnFunc(func(ctx context.Context) (session.Worker, error) {
+	// The metrics read the manager on each scrape; the manager reports
+	// calls to them as they end.
+	var mgr *session.Manager
+	met := metrics.New(metrics.Sources{
+		Sessions:       func(ctx context.Context) ([]*proxy.Session, error) { return mgr.List(ctx) },
+		Stats:          func() session.Stats { return mgr.Stats() },
+		BrowserCrashes: host.BrowserCrashes,
+		Breaker:        host.CheckCircuitBreaker,
+		DatabaseBytes:  db.SizeBytes,
+	})
+	mgr = session.New(db, session.SpawnFunc(func(ctx context.Context) (session.Worker, error) {
 		w, err := host.Spawn(ctx)
 		if err != nil {
 			return nil, err
@@ -129,6 +140,7 @@ func Serve(ctx context.Context, cfg config.Config, opts Options) error {
 		MaxConcurrentCalls: cfg.ConcurrentCalls(),
 		FullResponses:      cfg.ResponseMode == config.ResponseModeFull,
 		InlineResultMax:    cfg.InlineResultMax,
+		Observer:           met,
 		Logger:             log,
 	})
 	// Whatever happens below, no worker outlives Serve.
@@ -150,6 +162,7 @@ func Serve(ctx context.Context, cfg config.Config, opts Options) error {
 		api.WithHealthCheck("sessions", mgr.Check),
 		api.WithHealthCheck("circuit_breaker", host.CheckCircuitBreaker),
 		api.WithCounters(func() any { return mgr.Stats() }),
+		api.WithMount("/metrics", met.Handler()),
 	)
 
 	ln, err := net.Listen("tcp", cfg.Addr())

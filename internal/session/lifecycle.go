@@ -42,6 +42,7 @@ func (m *Manager) reserve(ctx context.Context) error {
 		evicted := false
 		for _, v := range victims {
 			if m.trySuspend(ctx, v, "evicted to make room") {
+				m.stats.evicted.Add(1)
 				evicted = true
 				break
 			}

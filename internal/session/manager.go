@@ -39,6 +39,14 @@ type Worker interface {
 	RSS() int64
 }
 
+// Observer learns how each forwarded call ended (metrics). status is
+// "success", "error" (the tool failed in the browser) or the proxy error
+// code; stored and returned are the bytes kept in the record and the bytes
+// of the answer given back. It must not block.
+type Observer interface {
+	ObserveCall(tool, status string, d time.Duration, stored, returned int)
+}
+
 // Spawner starts workers, each with its own isolated BrowserContext.
 type Spawner interface {
 	Spawn(ctx context.Context) (Worker, error)
@@ -75,6 +83,8 @@ type Options struct {
 	InlineResultMax    int
 	Logger             *slog.Logger
 	Now                func() time.Time
+	// Observer, if set, learns the outcome of every forwarded call.
+	Observer Observer
 	// restartBackoff is the first restart delay (tests shorten it).
 	restartBackoff time.Duration
 	// saveDelay is the quiet time before a background state save.
@@ -345,6 +355,7 @@ func (m *Manager) Create(ctx context.Context) (*proxy.Session, error) {
 	m.live[s.ID] = l
 	m.reserved--
 	m.mu.Unlock()
+	m.stats.created.Add(1)
 	m.log.Info("session created", "session_id", s.ID, "worker_pid", w.PID())
 	return m.withExpiry(s), nil
 }
@@ -495,53 +506,71 @@ type CallRequest struct {
 // Proxy-level failures come back as *proxy.Error. A tool that ran but failed
 // in the browser is not an error here: it is a CallResult with status error.
 func (m *Manager) Call(ctx context.Context, req CallRequest) (*proxy.CallResult, error) {
+	start := time.Now()
+	res, stored, err := m.call(ctx, req)
+	if o := m.opts.Observer; o != nil && (res != nil || stored >= 0) {
+		status, returned := proxy.ErrorCode(err), 0
+		if res != nil {
+			status = string(res.Status)
+			if b, merr := json.Marshal(res); merr == nil {
+				returned = len(b)
+			}
+		}
+		o.ObserveCall(req.Tool, status, time.Since(start), max(stored, 0), returned)
+	}
+	return res, err
+}
+
+// call is Call; stored is the bytes recorded from upstream's answer, or -1
+// when the call was refused before it reached a worker (not observed).
+func (m *Manager) call(ctx context.Context, req CallRequest) (*proxy.CallResult, int, error) {
 	if err := m.checkOpen(); err != nil {
-		return nil, err
+		return nil, -1, err
 	}
 	params, err := normaliseParams(req.Params)
 	if err != nil {
-		return nil, err
+		return nil, -1, err
 	}
 	refID := req.RequestID
 	if refID == "" {
 		refID = uuid.NewString()
 	} else if err := validRef(refID); err != nil {
-		return nil, err
+		return nil, -1, err
 	}
 	if req.Tool == "" {
-		return nil, proxy.Errorf(proxy.EINVALID, "tool is required")
+		return nil, -1, proxy.Errorf(proxy.EINVALID, "tool is required")
 	}
 	ok, err := m.hasTool(ctx, req.Tool)
 	if err != nil {
-		return nil, err
+		return nil, -1, err
 	}
 	if !ok {
 		e := proxy.Errorf(proxy.ETOOLMISSING, "no upstream tool named %q", req.Tool)
 		e.Details = map[string]any{"tool": req.Tool}
-		return nil, e
+		return nil, -1, e
 	}
 	l, err := m.acquire(ctx, req.SessionID)
 	if err != nil {
-		return nil, err
+		return nil, -1, err
 	}
 	defer m.release(l)
 
 	if _, err := m.ensureWorker(ctx, l); err != nil {
-		return nil, err
+		return nil, -1, err
 	}
 	restored := l.takeRestored()
 	admitted, err := m.admit(ctx, l.id)
 	if err != nil {
-		return nil, err
+		return nil, -1, err
 	}
 	defer admitted()
 
 	started := m.opts.Now().UTC()
 	if err := m.store.InsertRequest(ctx, &proxy.Request{RefID: refID, SessionID: l.id, ToolName: req.Tool, Params: params, Timestamp: started}); err != nil {
 		if _, gerr := m.store.GetRequest(ctx, refID); gerr == nil {
-			return nil, proxy.Errorf(proxy.EINVALID, "request_id %s was already used; send a new one or omit it", refID)
+			return nil, -1, proxy.Errorf(proxy.EINVALID, "request_id %s was already used; send a new one or omit it", refID)
 		}
-		return nil, fmt.Errorf("recording request: %w", err)
+		return nil, -1, fmt.Errorf("recording request: %w", err)
 	}
 
 	raw, callErr := m.forward(ctx, l, req.Tool, params)
@@ -551,19 +580,19 @@ func (m *Manager) Call(ctx context.Context, req CallRequest) (*proxy.CallResult,
 	// happened in the browser, so its outcome belongs in history.
 	recCtx := context.WithoutCancel(ctx)
 	if callErr != nil {
-		return nil, m.recordFailure(recCtx, l, refID, finished, callErr)
+		return nil, 0, m.recordFailure(recCtx, l, refID, finished, callErr)
 	}
 	m.markDirty(l, req.Tool)
 
-	res, err := m.record(recCtx, l, refID, req.Tool, raw, finished)
+	res, stored, err := m.record(recCtx, l, refID, req.Tool, raw, finished)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	res.Metadata.Restored = restored
 	if err := m.store.TouchSession(recCtx, l.id, finished); err != nil {
 		m.log.Warn("touching session", "session_id", l.id, "err", err)
 	}
-	return res, nil
+	return res, stored, nil
 }
 
 // forward sends one call to l's worker. A worker found dead before the
@@ -587,7 +616,7 @@ func (m *Manager) forward(ctx context.Context, l *live, tool string, params json
 }
 
 // record parses and ingests what the worker returned and writes the response.
-func (m *Manager) record(ctx context.Context, l *live, refID, tool string, raw json.RawMessage, at time.Time) (*proxy.CallResult, error) {
+func (m *Manager) record(ctx context.Context, l *live, refID, tool string, raw json.RawMessage, at time.Time) (*proxy.CallResult, int, error) {
 	resp := &proxy.Response{RefID: refID, Status: proxy.StatusSuccess, Result: string(raw), Timestamp: at}
 	res := &proxy.CallResult{RefID: refID, SessionID: l.id, Status: proxy.StatusSuccess, Timestamp: at, Metadata: proxy.CallMetadata{Tool: tool}}
 
@@ -618,7 +647,11 @@ func (m *Manager) record(ctx context.Context, l *live, refID, tool string, raw j
 		ing.Images[i].Seq = i
 	}
 	if err := m.store.InsertResponse(ctx, resp, ing.Console, ing.Images); err != nil {
-		return nil, fmt.Errorf("recording response %s: %w", refID, err)
+		return nil, 0, fmt.Errorf("recording response %s: %w", refID, err)
+	}
+	stored := len(resp.Result) + len(resp.PageSnapshot) + len(resp.ConsoleLogs)
+	for _, im := range ing.Images {
+		stored += len(im.Data)
 	}
 
 	md := &res.Metadata
@@ -645,7 +678,7 @@ func (m *Manager) record(ctx context.Context, l *live, refID, tool string, raw j
 			m.log.Warn("saving session metadata", "session_id", l.id, "err", err)
 		}
 	}
-	return res, nil
+	return res, stored, nil
 }
 
 // recordFailure stores a call that got no upstream answer and maps the
@@ -811,6 +844,7 @@ func (m *Manager) ensureWorker(ctx context.Context, l *live) (restored bool, err
 	if restored {
 		m.restore(ctx, l, w)
 		l.restored = true
+		m.stats.restored.Add(1)
 	}
 	return restored, nil
 }

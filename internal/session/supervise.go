@@ -33,6 +33,7 @@ const (
 // stats counts supervision events (logged as they happen, too).
 type stats struct {
 	crashes, restarts, failed, hung, saves atomic.Int64
+	created, evicted, restored             atomic.Int64
 }
 
 // Stats are the supervision counters since the manager started.
@@ -47,11 +48,22 @@ type Stats struct {
 	WorkersHung int64 `json:"workers_hung"`
 	// StateSaves counts browser states saved.
 	StateSaves int64 `json:"state_saves"`
+	// SessionsCreated counts creates.
+	SessionsCreated int64 `json:"sessions_created"`
+	// SessionsEvicted counts idle sessions suspended to make room.
+	SessionsEvicted int64 `json:"sessions_evicted"`
+	// SessionsRestored counts sessions given their saved state in a new
+	// worker (after a suspension, a crash or a restart).
+	SessionsRestored int64 `json:"sessions_restored"`
 }
 
 // Stats returns the supervision counters.
 func (m *Manager) Stats() Stats {
-	return Stats{m.stats.crashes.Load(), m.stats.restarts.Load(), m.stats.failed.Load(), m.stats.hung.Load(), m.stats.saves.Load()}
+	return Stats{
+		WorkerCrashes: m.stats.crashes.Load(), WorkerRestarts: m.stats.restarts.Load(), SessionsFailed: m.stats.failed.Load(),
+		WorkersHung: m.stats.hung.Load(), StateSaves: m.stats.saves.Load(),
+		SessionsCreated: m.stats.created.Load(), SessionsEvicted: m.stats.evicted.Load(), SessionsRestored: m.stats.restored.Load(),
+	}
 }
 
 // closing reports whether Shutdown has begun.

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -74,6 +75,8 @@ const (
 type Host struct {
 	cfg HostConfig
 	log *slog.Logger
+
+	crashes atomic.Int64 // unplanned exits of the shared browser
 
 	// spawns bounds concurrent worker starts: on a small machine twenty
 	// node processes starting and attaching to one browser at once all
@@ -269,6 +272,7 @@ func (h *Host) noteExitLocked(b *Browser) {
 	}
 	e := &browserExit{pid: b.PID(), at: time.Now(), uptime: time.Since(b.started), err: b.ExitErr(), stderr: lastLine(b.Stderr(), 200)}
 	h.exit = e
+	h.crashes.Add(1)
 	h.log.Error("browser exited unexpectedly; its workers are stopped and it is relaunched",
 		"pid", e.pid, "browser_pid", b.BrowserPID(), "exit", e.err, "uptime", e.uptime.Round(time.Millisecond), "stderr", e.stderr)
 }
@@ -376,6 +380,9 @@ func (h *Host) Spawn(ctx context.Context) (*Worker, error) {
 	}
 	return w, err
 }
+
+// BrowserCrashes counts unplanned exits of the shared browser.
+func (h *Host) BrowserCrashes() int64 { return h.crashes.Load() }
 
 // CheckCircuitBreaker is nil while Spawn's circuit breaker is closed; else
 // it says why it opened and when it lets a start through, for /health.
