@@ -32,84 +32,23 @@ import (
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/autostart"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/e2etest"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/proctest"
-	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/upstream"
 )
 
-// binDir holds proxy-server and mcp-bridge, built once, side by side (so a
+// bins are proxy-server and mcp-bridge, built once, side by side (so a
 // bridge finds its proxy-server next to itself).
-var binDir string
+var bins e2etest.Binaries
 
-func TestMain(m *testing.M) {
-	// Orphans of anything the tests start (an autostarted proxy-server once
-	// its bridge is gone) re-parent to us, so leaks are found.
-	if err := proctest.BecomeSubreaper(); err != nil {
-		fmt.Fprintln(os.Stderr, "warning:", err)
-	}
-	code := m.Run()
-	if leaked := proctest.Leaked(5*time.Second, "go"); len(leaked) > 0 {
-		fmt.Fprintf(os.Stderr, "FAIL: the tests left processes behind: %v\n", leaked)
-		proctest.KillAll(leaked)
-		code = 1
-	}
-	if binDir != "" {
-		os.RemoveAll(binDir)
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { e2etest.Main(m, bins.Remove) }
 
-func projectRoot(t testing.TB) string {
-	t.Helper()
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return root
-}
+func projectRoot(t testing.TB) string { return e2etest.ProjectRoot(t) }
 
 // requireBrowser skips only when the real parts are truly absent.
-func requireBrowser(t *testing.T) {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("end-to-end test with real Chromium: skipped under -short")
-	}
-	if _, err := upstream.FindBrowser(); err != nil {
-		t.Skipf("Chromium is not installed (%v): apt-get install chromium, or run `make test`, which installs it", err)
-	}
-	if _, err := os.Stat(filepath.Join(projectRoot(t), "node_modules/@playwright/mcp/cli.js")); err != nil {
-		t.Skip("node_modules/@playwright/mcp is missing: run `npm ci` (make test does)")
-	}
-}
-
-var (
-	buildOnce sync.Once
-	buildErr  error
-)
+func requireBrowser(t *testing.T) { e2etest.RequireBrowser(t) }
 
 // binaries builds both commands once per test run.
-func binaries(t *testing.T) (proxyServer, bridge string) {
-	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "pwproxy-bridge-bin-*")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		binDir = dir
-		root := projectRoot(t)
-		cmd := exec.Command("go", "build", "-o", dir+"/",
-			"-ldflags", "-X github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/proxyserver.ProjectRoot="+root,
-			"./cmd/proxy-server", "./cmd/mcp-bridge")
-		cmd.Dir = root
-		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return filepath.Join(binDir, "proxy-server"), filepath.Join(binDir, "mcp-bridge")
-}
+func binaries(t *testing.T) (proxyServer, bridge string) { return bins.Build(t) }
 
 // site serves two small pages on 127.0.0.1.
 func site(t *testing.T) string {

@@ -1,0 +1,111 @@
+// Package e2etest holds what the end-to-end test packages (cmd/proxy-server,
+// cmd/mcp-bridge) share: finding the project, skipping only when the real
+// browser parts are truly absent, building the real binaries once, and
+// failing a run that leaves processes behind. It is for tests only and must
+// never be imported by a binary.
+package e2etest
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/proctest"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/upstream"
+)
+
+// Main runs the tests as a child subreaper, so that orphans of anything they
+// start re-parent to the test process and are found; a run that leaves a
+// process behind fails. cleanup runs last (e.g. Binaries.Remove).
+func Main(m *testing.M, cleanup ...func()) {
+	if err := proctest.BecomeSubreaper(); err != nil {
+		fmt.Fprintln(os.Stderr, "warning:", err)
+	}
+	code := m.Run()
+	if leaked := proctest.Leaked(5*time.Second, "go"); len(leaked) > 0 {
+		fmt.Fprintf(os.Stderr, "FAIL: the tests left processes behind: %v\n", leaked)
+		proctest.KillAll(leaked)
+		code = 1
+	}
+	for _, f := range cleanup {
+		f()
+	}
+	os.Exit(code)
+}
+
+// ProjectRoot is the repository root: the nearest directory above the test's
+// working directory that holds go.mod.
+func ProjectRoot(t testing.TB) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("no go.mod above the test's directory")
+		}
+		dir = parent
+	}
+}
+
+// RequireBrowser skips only when the real parts are truly absent (or under
+// -short).
+func RequireBrowser(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("end-to-end test with real Chromium: skipped under -short")
+	}
+	if _, err := upstream.FindBrowser(); err != nil {
+		t.Skipf("Chromium is not installed (%v): apt-get install chromium, or run `make test`, which installs it", err)
+	}
+	if _, err := os.Stat(filepath.Join(ProjectRoot(t), "node_modules/@playwright/mcp/cli.js")); err != nil {
+		t.Skip("node_modules/@playwright/mcp is missing: run `npm ci` (make test does)")
+	}
+}
+
+// Binaries builds proxy-server and mcp-bridge once per test run, side by
+// side (a bridge looks for its proxy-server next to itself).
+type Binaries struct {
+	once sync.Once
+	dir  string
+	err  error
+}
+
+// Build returns the paths of the two binaries, building them on first use.
+func (b *Binaries) Build(t *testing.T) (proxyServer, bridge string) {
+	t.Helper()
+	b.once.Do(func() {
+		b.dir, b.err = os.MkdirTemp("", "pwproxy-bin-*")
+		if b.err != nil {
+			return
+		}
+		root := ProjectRoot(t)
+		cmd := exec.Command("go", "build", "-o", b.dir+"/",
+			"-ldflags", "-X github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/proxyserver.ProjectRoot="+root,
+			"./cmd/proxy-server", "./cmd/mcp-bridge")
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.err = fmt.Errorf("go build: %w\n%s", err, out)
+		}
+	})
+	if b.err != nil {
+		t.Fatal(b.err)
+	}
+	return filepath.Join(b.dir, "proxy-server"), filepath.Join(b.dir, "mcp-bridge")
+}
+
+// Remove deletes the built binaries.
+func (b *Binaries) Remove() {
+	if b.dir != "" {
+		os.RemoveAll(b.dir)
+	}
+}
