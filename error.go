@@ -15,11 +15,13 @@ const (
 	ESESSIONCLOSED  = "SESSION_CLOSED"
 	EMAXSESSIONS    = "MAX_SESSIONS_REACHED"
 	EORIGIN         = "ORIGIN_NOT_ALLOWED"
+	EHOST           = "HOST_NOT_ALLOWED" // Host header not served (DNS-rebinding defence)
 	EUNAUTHORIZED   = "UNAUTHORIZED"
 	EDOMAINBLOCKED  = "DOMAIN_BLOCKED"
 	EUNAVAILABLE    = "UPSTREAM_UNAVAILABLE"
 	ETIMEOUT        = "TIMEOUT"
 	EINTERNAL       = "INTERNAL_ERROR"
+	ENOENDPOINT     = "NOT_FOUND" // no such HTTP endpoint
 )
 
 // Error is the one error type that crosses package boundaries with meaning.
@@ -76,13 +78,13 @@ func HTTPStatus(code string) int {
 	switch code {
 	case EINVALID:
 		return http.StatusBadRequest
-	case ESESSIONMISSING, EREFMISSING, ETOOLMISSING:
+	case ESESSIONMISSING, EREFMISSING, ETOOLMISSING, ENOENDPOINT:
 		return http.StatusNotFound
 	case ESESSIONCLOSED:
 		return http.StatusGone
 	case EMAXSESSIONS:
 		return http.StatusTooManyRequests
-	case EORIGIN, EDOMAINBLOCKED:
+	case EORIGIN, EHOST, EDOMAINBLOCKED:
 		return http.StatusForbidden
 	case EUNAUTHORIZED:
 		return http.StatusUnauthorized
@@ -121,6 +123,12 @@ func suggestion(code string) string {
 		return "The browser backend is restarting or down; retry in a few seconds."
 	case ETIMEOUT:
 		return "The call took too long; retry, or check that the page responds."
+	case EORIGIN:
+		return "Call the server from a loopback page, or list the origin in PROXY_ALLOWED_ORIGINS."
+	case EHOST:
+		return "Use http://127.0.0.1:<port> (or localhost), or list the host in PROXY_ALLOWED_ORIGINS."
+	case EUNAUTHORIZED:
+		return "Send Authorization: Bearer <PROXY_AUTH_TOKEN> (mcp-bridge: set MCP_PROXY_TOKEN)."
 	}
 	return ""
 }

@@ -5,6 +5,7 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -17,6 +18,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
@@ -43,6 +45,8 @@ type Sessions interface {
 type Content interface {
 	Get(ctx context.Context, refID, searchFor string, resetCursor bool) (*content.Content, error)
 	Console(ctx context.Context, refID, level string) (string, error)
+	// Images returns a ref's stored images without touching its diff cursor.
+	Images(ctx context.Context, refID string) ([]proxy.Image, error)
 }
 
 // BridgeVersionHeader carries mcp-bridge's version on its requests.
@@ -63,6 +67,16 @@ type Server struct {
 	counters     func() any
 	// bridgeVersions remembers the mcp-bridge versions already warned about.
 	bridgeVersions sync.Map
+	// tokenHash is the SHA-256 of PROXY_AUTH_TOKEN; nil: no token required.
+	tokenHash      []byte
+	allowedOrigins map[string]bool // normalised scheme://host[:port]
+	allowedHosts   map[string]bool // bare lower-case host names/addresses
+	mounts         []mount
+}
+
+type mount struct {
+	pattern string
+	h       http.Handler
 }
 
 // Option configures a Server.
@@ -85,27 +99,35 @@ func WithCounters(f func() any) Option { return func(s *Server) { s.counters = f
 // WithVersion sets the version reported by /health.
 func WithVersion(v string) Option { return func(s *Server) { s.version = v } }
 
-// WithMount mounts an extra handler (e.g. /mcp) on the router.
+// WithMount mounts an extra handler (e.g. /mcp) on the router. It is
+// registered after the middleware, so the request defences, body limit and
+// logging apply to it like to every built-in route (chi also refuses
+// middleware added after a route).
 func WithMount(pattern string, h http.Handler) Option {
-	return func(s *Server) { s.router.Handle(pattern, h) }
+	return func(s *Server) { s.mounts = append(s.mounts, mount{pattern, h}) }
 }
 
 // New builds the router.
 func New(sessions Sessions, content Content, opts ...Option) *Server {
 	s := &Server{
-		sessions:     sessions,
-		content:      content,
-		health:       map[string]HealthFunc{},
-		log:          slog.Default(),
-		maxBodyBytes: 2 << 20,
-		router:       chi.NewRouter(),
+		sessions:       sessions,
+		content:        content,
+		health:         map[string]HealthFunc{},
+		log:            slog.Default(),
+		maxBodyBytes:   2 << 20,
+		router:         chi.NewRouter(),
+		allowedOrigins: map[string]bool{},
+		allowedHosts:   map[string]bool{},
 	}
-	r := s.router
-	r.Use(middleware.RequestID, s.logRequests, middleware.Recoverer)
 	for _, o := range opts {
 		o(s)
 	}
+	r := s.router
+	r.Use(middleware.RequestID, s.logRequests, middleware.Recoverer, s.guard)
 	r.Use(func(next http.Handler) http.Handler { return http.MaxBytesHandler(next, s.maxBodyBytes) })
+	for _, m := range s.mounts {
+		r.Handle(m.pattern, m.h)
+	}
 	r.Get("/health", s.handleHealth)
 	r.Get("/tools", s.handleTools)
 	r.Post("/sessions", s.handleCreateSession)
@@ -117,7 +139,7 @@ func New(sessions Sessions, content Content, opts ...Option) *Server {
 	r.Get("/content/{ref}", s.handleContent)
 	r.Get("/console/{ref}", s.handleConsole)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
-		s.writeError(w, r, &proxy.Error{Code: "NOT_FOUND", Message: "no such endpoint: " + r.Method + " " + r.URL.Path}, http.StatusNotFound)
+		s.writeError(w, r, &proxy.Error{Code: proxy.ENOENDPOINT, Message: "no such endpoint: " + r.Method + " " + r.URL.Path}, http.StatusNotFound)
 	})
 	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, &proxy.Error{Code: proxy.EINVALID, Message: "method " + r.Method + " is not allowed on " + r.URL.Path}, http.StatusMethodNotAllowed)
@@ -323,17 +345,17 @@ func (s *Server) serveImage(w http.ResponseWriter, r *http.Request, ref, index s
 		s.writeErr(w, r, proxy.Errorf(proxy.EINVALID, "image must be a non-negative integer, got %q", index))
 		return
 	}
-	c, err := s.content.Get(r.Context(), ref, "", true)
+	images, err := s.content.Images(r.Context(), ref)
 	if err != nil {
 		s.writeErr(w, r, err)
 		return
 	}
-	if n >= len(c.Images) {
-		s.writeErr(w, r, proxy.Errorf(proxy.EREFMISSING, "ref %s has %d images, no image %d", ref, len(c.Images), n))
+	if n >= len(images) {
+		s.writeErr(w, r, proxy.Errorf(proxy.EREFMISSING, "ref %s has %d images, no image %d", ref, len(images), n))
 		return
 	}
-	w.Header().Set("Content-Type", c.Images[n].MimeType)
-	_, _ = w.Write(c.Images[n].Data)
+	w.Header().Set("Content-Type", images[n].MimeType)
+	_, _ = w.Write(images[n].Data)
 }
 
 func (s *Server) handleConsole(w http.ResponseWriter, r *http.Request) {
@@ -366,10 +388,21 @@ func parseBool(v, name string) (bool, error) {
 }
 
 // decodeBody reads a JSON object body, refusing unknown fields, trailing
-// data and oversize bodies with INVALID_PARAMETERS. An optional body may be
-// empty.
+// data, invalid UTF-8 and oversize bodies with INVALID_PARAMETERS. An
+// optional body may be empty.
 func decodeBody(r *http.Request, v any, optional bool) error {
-	dec := json.NewDecoder(r.Body)
+	// The body is read whole (MaxBytesHandler bounds it) because
+	// encoding/json silently turns invalid UTF-8 into U+FFFD and keeps
+	// json.RawMessage bytes as sent: the params would reach the browser
+	// and the record differently from what the client meant.
+	data, err := io.ReadAll(r.Body)
+	if err != nil {
+		return decodeErr(err)
+	}
+	if !utf8.Valid(data) {
+		return proxy.Errorf(proxy.EINVALID, "request body is not valid UTF-8")
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		if optional && errors.Is(err, io.EOF) {

@@ -58,6 +58,13 @@ func (fakeContent) Get(_ context.Context, ref, search string, reset bool) (*cont
 	}
 	return &content.Content{Text: "snapshot search=" + search, Images: []proxy.Image{{MimeType: "image/png", Data: []byte("PNG")}}}, nil
 }
+func (f fakeContent) Images(ctx context.Context, ref string) ([]proxy.Image, error) {
+	c, err := f.Get(ctx, ref, "", true)
+	if err != nil {
+		return nil, err
+	}
+	return c.Images, nil
+}
 func (fakeContent) Console(_ context.Context, ref, level string) (string, error) {
 	if level == "loud" {
 		return "", proxy.Errorf(proxy.EINVALID, "bad level")
@@ -94,7 +101,7 @@ func TestErrorMapping(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := httptest.NewRecorder()
-			srv.ServeHTTP(rec, httptest.NewRequest(tc.method, tc.path, strings.NewReader(tc.body)))
+			srv.ServeHTTP(rec, newRequest(tc.method, tc.path, strings.NewReader(tc.body)))
 			var body ErrorBody
 			if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil {
 				t.Fatalf("body %q is not JSON: %v", rec.Body.String(), err)
@@ -123,7 +130,7 @@ func TestContentForms(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			req := httptest.NewRequest("GET", tc.path, nil)
+			req := newRequest("GET", tc.path, nil)
 			if tc.accept != "" {
 				req.Header.Set("Accept", tc.accept)
 			}
@@ -146,7 +153,7 @@ func TestCallPassesThrough(t *testing.T) {
 	f := &fakeSessions{}
 	srv := New(f, fakeContent{})
 	rec := httptest.NewRecorder()
-	srv.ServeHTTP(rec, httptest.NewRequest("POST", "/call", strings.NewReader(`{"session_id":"s","tool":"browser_snapshot","params":{"a":1},"request_id":"q"}`)))
+	srv.ServeHTTP(rec, newRequest("POST", "/call", strings.NewReader(`{"session_id":"s","tool":"browser_snapshot","params":{"a":1},"request_id":"q"}`)))
 	if rec.Code != 200 {
 		t.Fatalf("status %d: %s", rec.Code, rec.Body)
 	}
@@ -173,7 +180,7 @@ func TestHealth(t *testing.T) {
 				opts = append(opts, WithHealthCheck(n, f))
 			}
 			rec := httptest.NewRecorder()
-			New(&fakeSessions{}, fakeContent{}, opts...).ServeHTTP(rec, httptest.NewRequest("GET", "/health", nil))
+			New(&fakeSessions{}, fakeContent{}, opts...).ServeHTTP(rec, newRequest("GET", "/health", nil))
 			var body struct {
 				Status string            `json:"status"`
 				Checks map[string]string `json:"checks"`
@@ -193,7 +200,7 @@ func TestHealthCountersAndBridgeVersion(t *testing.T) {
 	srv := New(&fakeSessions{}, fakeContent{}, WithVersion("v2"), WithLogger(slog.New(slog.NewTextHandler(&logs, nil))),
 		WithCounters(func() any { return map[string]int{"worker_restarts": 3} }))
 	for range 2 {
-		req := httptest.NewRequest("GET", "/health", nil)
+		req := newRequest("GET", "/health", nil)
 		req.Header.Set(BridgeVersionHeader, "v1")
 		rec := httptest.NewRecorder()
 		srv.ServeHTTP(rec, req)

@@ -120,6 +120,20 @@ func (s *Service) Get(ctx context.Context, refID, searchFor string, resetCursor 
 	return out, nil
 }
 
+// Images returns the stored images of refID without reading or moving its
+// diff cursor: images are not diffed, and fetching one must not turn the
+// next get_content into an incremental read. An unknown ref is EREFMISSING.
+func (s *Service) Images(ctx context.Context, refID string) ([]proxy.Image, error) {
+	if _, err := s.store.GetResponse(ctx, refID); err != nil {
+		return nil, err
+	}
+	images, err := s.store.ListImages(ctx, refID)
+	if err != nil {
+		return nil, fmt.Errorf("content: images of %s: %w", refID, err)
+	}
+	return images, nil
+}
+
 // hashOf is the hex sha256 of s. It feeds the hash through a small buffer
 // because []byte(s) would copy a whole (up to many MB) snapshot per read.
 func hashOf(s string) string {

@@ -1,0 +1,180 @@
+package api
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+
+	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
+)
+
+// The request defences (DESIGN.md, Security) run as router middleware,
+// before every route and every mounted handler (/mcp), so that no endpoint
+// can be added without them:
+//
+//   - Host: a browser tricked by DNS rebinding sends the attacker's name in
+//     Host, so only loopback names, the address the server is bound to and
+//     hosts the operator listed are served (403 HOST_NOT_ALLOWED).
+//   - Origin: a cross-site page can always send simple requests; only pages
+//     on loopback or listed origins may (403 ORIGIN_NOT_ALLOWED). Requests
+//     without Origin (curl, mcp-bridge, MCP clients) are not from a page.
+//   - Authorization: with a token configured, every endpoint but /health
+//     needs "Bearer <token>" (401 UNAUTHORIZED); /health stays open so
+//     supervisors and the bridge's autostart can probe liveness.
+
+// WithAuthToken requires "Authorization: Bearer token" on every endpoint but
+// /health; "" leaves the API open (PROXY_AUTH_TOKEN).
+func WithAuthToken(token string) Option {
+	return func(s *Server) {
+		if token == "" {
+			s.tokenHash = nil
+			return
+		}
+		h := sha256.Sum256([]byte(token))
+		s.tokenHash = h[:]
+	}
+}
+
+// WithAllowedOrigins lists origins (scheme://host[:port]) allowed besides
+// loopback ones (PROXY_ALLOWED_ORIGINS). Their hosts are also accepted in
+// the Host header: an operator who lists a page's origin serves it under
+// that name.
+func WithAllowedOrigins(origins []string) Option {
+	return func(s *Server) {
+		for _, o := range origins {
+			o = strings.TrimSpace(o)
+			if o == "" {
+				continue
+			}
+			norm, host, ok := normaliseOrigin(o)
+			if !ok {
+				s.log.Warn("ignoring an entry of PROXY_ALLOWED_ORIGINS that is not scheme://host[:port]", "origin", o)
+				continue
+			}
+			s.allowedOrigins[norm] = true
+			s.allowedHosts[host] = true
+		}
+	}
+}
+
+// WithAllowedHosts accepts these host names or addresses (no port) in the
+// Host header besides loopback ones; proxy-server passes PROXY_HOST.
+// Unspecified addresses (0.0.0.0, ::) name no host and are ignored.
+func WithAllowedHosts(hosts ...string) Option {
+	return func(s *Server) {
+		for _, h := range hosts {
+			h = strings.ToLower(strings.Trim(strings.TrimSpace(h), "[]"))
+			if h == "" {
+				continue
+			}
+			if ip := net.ParseIP(h); ip != nil && ip.IsUnspecified() {
+				continue
+			}
+			s.allowedHosts[h] = true
+		}
+	}
+}
+
+// guard is the middleware enforcing Host, Origin and the bearer token, in
+// that order: a rebinding page learns nothing, not even whether a token is set.
+func (s *Server) guard(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !s.hostAllowed(r.Host) {
+			e := proxy.Errorf(proxy.EHOST, "Host %q is not served here; use 127.0.0.1, localhost or [::1]", r.Host)
+			e.Details = map[string]any{"host": r.Host}
+			s.writeErr(w, r, e)
+			return
+		}
+		// Origin is read from the header map directly: several Origin
+		// headers are refused as a whole, not judged by the first one.
+		if origins := r.Header.Values("Origin"); len(origins) > 0 && !(len(origins) == 1 && s.originAllowed(origins[0])) {
+			e := proxy.Errorf(proxy.EORIGIN, "Origin %q may not use this server", strings.Join(origins, ", "))
+			e.Details = map[string]any{"origin": strings.Join(origins, ", ")}
+			s.writeErr(w, r, e)
+			return
+		}
+		if s.tokenHash != nil && r.URL.Path != "/health" && !s.authorized(r) {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="playwright-mcp-proxy"`)
+			s.writeErr(w, r, proxy.Errorf(proxy.EUNAUTHORIZED, "a valid Authorization: Bearer token is required"))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// authorized compares SHA-256 digests in constant time, so that neither the
+// token's bytes nor its length can be learned from timing.
+func (s *Server) authorized(r *http.Request) bool {
+	auths := r.Header.Values("Authorization")
+	if len(auths) != 1 {
+		return false
+	}
+	scheme, token, ok := strings.Cut(auths[0], " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return false
+	}
+	got := sha256.Sum256([]byte(strings.TrimSpace(token)))
+	return subtle.ConstantTimeCompare(got[:], s.tokenHash) == 1
+}
+
+func (s *Server) hostAllowed(hostport string) bool {
+	// HTTP/1.0 requests may omit Host; they cannot come from a browser.
+	if hostport == "" {
+		return true
+	}
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	host = strings.ToLower(strings.Trim(host, "[]"))
+	return isLoopbackHost(host) || s.allowedHosts[host]
+}
+
+func (s *Server) originAllowed(origin string) bool {
+	norm, host, ok := normaliseOrigin(origin)
+	if !ok {
+		return false // "null" (sandboxed frames, file://) and garbage
+	}
+	if isLoopbackHost(host) {
+		return true
+	}
+	return s.allowedOrigins[norm]
+}
+
+// normaliseOrigin returns scheme://host[:port] in lower case with default
+// ports dropped, and the bare host, or ok=false when o is not an http(s)
+// origin.
+func normaliseOrigin(o string) (norm, host string, ok bool) {
+	u, err := url.Parse(strings.TrimSpace(o))
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil ||
+		(u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" {
+		return "", "", false
+	}
+	scheme := strings.ToLower(u.Scheme)
+	host = strings.ToLower(u.Hostname())
+	port := u.Port()
+	if (scheme == "http" && port == "80") || (scheme == "https" && port == "443") {
+		port = ""
+	}
+	hp := host
+	if strings.Contains(host, ":") {
+		hp = "[" + host + "]"
+	}
+	if port != "" {
+		hp += ":" + port
+	}
+	return scheme + "://" + hp, host, true
+}
+
+// isLoopbackHost is true for localhost and loopback addresses (127.0.0.0/8,
+// ::1). Other names are not resolved: resolving is what rebinding abuses.
+func isLoopbackHost(host string) bool {
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}

@@ -1,0 +1,378 @@
+package api
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/content"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/session"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/store"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/upstream"
+)
+
+const testToken = "s3cret-token"
+
+// answer is the status and error code of one response ("" for success).
+type answer struct {
+	Status int
+	Code   string
+}
+
+// newRequest is httptest.NewRequest addressed to a loopback Host, as real
+// clients of proxy-server send it (httptest's default, example.com, is
+// refused by the Host check).
+func newRequest(method, target string, body io.Reader) *http.Request {
+	req := httptest.NewRequest(method, target, body)
+	req.Host = "127.0.0.1:34501"
+	return req
+}
+
+func send(t *testing.T, h http.Handler, method, target, body string, hdr map[string]string) answer {
+	t.Helper()
+	req := newRequest(method, target, strings.NewReader(body))
+	for k, v := range hdr {
+		if k == "Host" {
+			req.Host = v
+			continue
+		}
+		req.Header.Set(k, v)
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	got := answer{Status: rec.Code}
+	if rec.Code >= 400 {
+		var eb ErrorBody
+		if err := json.Unmarshal(rec.Body.Bytes(), &eb); err != nil || eb.Message == "" {
+			t.Errorf("%s %s: error body %q is not the documented shape (%v)", method, target, rec.Body.String(), err)
+		}
+		got.Code = eb.Error
+	}
+	return got
+}
+
+func TestGuard(t *testing.T) {
+	mounted := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) })
+	newSrv := func(opts ...Option) *Server {
+		opts = append([]Option{WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))), WithMount("/mcp", mounted)}, opts...)
+		return New(&fakeSessions{}, fakeContent{}, opts...)
+	}
+	open := newSrv(WithAllowedOrigins([]string{"https://app.example", "http://tools.example:8080/", "not an origin"}), WithAllowedHosts("10.0.0.5", "0.0.0.0"))
+	locked := newSrv(WithAuthToken(testToken))
+	bearer := map[string]string{"Authorization": "Bearer " + testToken}
+	with := func(base map[string]string, k, v string) map[string]string {
+		m := map[string]string{k: v}
+		for bk, bv := range base {
+			m[bk] = bv
+		}
+		return m
+	}
+	tests := []struct {
+		name         string
+		srv          *Server
+		method, path string
+		hdr          map[string]string
+		want         answer
+	}{
+		{"no origin", open, "GET", "/sessions", nil, answer{200, ""}},
+		{"loopback origin", open, "GET", "/sessions", map[string]string{"Origin": "http://127.0.0.1:3000"}, answer{200, ""}},
+		{"localhost origin", open, "GET", "/sessions", map[string]string{"Origin": "https://localhost"}, answer{200, ""}},
+		{"ipv6 loopback origin", open, "GET", "/sessions", map[string]string{"Origin": "http://[::1]:8080"}, answer{200, ""}},
+		{"listed origin", open, "GET", "/sessions", map[string]string{"Origin": "https://APP.example:443"}, answer{200, ""}},
+		{"listed origin with port", open, "GET", "/sessions", map[string]string{"Origin": "http://tools.example:8080"}, answer{200, ""}},
+		{"evil origin", open, "POST", "/call", map[string]string{"Origin": "http://evil.example"}, answer{403, proxy.EORIGIN}},
+		{"evil origin on mount", open, "POST", "/mcp", map[string]string{"Origin": "http://evil.example"}, answer{403, proxy.EORIGIN}},
+		{"evil origin on health", open, "GET", "/health", map[string]string{"Origin": "http://evil.example"}, answer{403, proxy.EORIGIN}},
+		{"listed origin other port", open, "GET", "/sessions", map[string]string{"Origin": "http://tools.example:9090"}, answer{403, proxy.EORIGIN}},
+		{"listed origin other scheme", open, "GET", "/sessions", map[string]string{"Origin": "http://app.example"}, answer{403, proxy.EORIGIN}},
+		{"loopback lookalike origin", open, "GET", "/sessions", map[string]string{"Origin": "http://127.0.0.1.evil.example"}, answer{403, proxy.EORIGIN}},
+		{"null origin", open, "GET", "/sessions", map[string]string{"Origin": "null"}, answer{403, proxy.EORIGIN}},
+		{"file origin", open, "GET", "/sessions", map[string]string{"Origin": "file://"}, answer{403, proxy.EORIGIN}},
+		{"foreign host", open, "GET", "/sessions", map[string]string{"Host": "evil.example:34501"}, answer{403, proxy.EHOST}},
+		{"foreign host on mount", open, "GET", "/mcp", map[string]string{"Host": "evil.example"}, answer{403, proxy.EHOST}},
+		{"rebinding: host and origin", open, "POST", "/sessions", map[string]string{"Host": "evil.example:34501", "Origin": "http://evil.example:34501"}, answer{403, proxy.EHOST}},
+		{"localhost host", open, "GET", "/sessions", map[string]string{"Host": "localhost:34501"}, answer{200, ""}},
+		{"ipv6 host", open, "GET", "/sessions", map[string]string{"Host": "[::1]:34501"}, answer{200, ""}},
+		{"bound host", open, "GET", "/sessions", map[string]string{"Host": "10.0.0.5:34501"}, answer{200, ""}},
+		{"listed origin's host", open, "GET", "/sessions", map[string]string{"Host": "app.example"}, answer{200, ""}},
+		{"unspecified is not a host", open, "GET", "/sessions", map[string]string{"Host": "0.0.0.0:34501"}, answer{403, proxy.EHOST}},
+		{"open server needs no token", open, "POST", "/mcp", nil, answer{204, ""}},
+		{"no token", locked, "GET", "/sessions", nil, answer{401, proxy.EUNAUTHORIZED}},
+		{"no token on mount", locked, "POST", "/mcp", nil, answer{401, proxy.EUNAUTHORIZED}},
+		{"no token on unknown path", locked, "GET", "/nowhere", nil, answer{401, proxy.EUNAUTHORIZED}},
+		{"wrong token", locked, "GET", "/sessions", map[string]string{"Authorization": "Bearer nope"}, answer{401, proxy.EUNAUTHORIZED}},
+		{"token prefix", locked, "GET", "/sessions", map[string]string{"Authorization": "Bearer " + testToken[:4]}, answer{401, proxy.EUNAUTHORIZED}},
+		{"basic scheme", locked, "GET", "/sessions", map[string]string{"Authorization": "Basic " + testToken}, answer{401, proxy.EUNAUTHORIZED}},
+		{"bare token", locked, "GET", "/sessions", map[string]string{"Authorization": testToken}, answer{401, proxy.EUNAUTHORIZED}},
+		{"token", locked, "GET", "/sessions", bearer, answer{200, ""}},
+		{"lower-case scheme", locked, "GET", "/sessions", map[string]string{"Authorization": "bearer " + testToken}, answer{200, ""}},
+		{"token on mount", locked, "POST", "/mcp", bearer, answer{204, ""}},
+		{"health open without token", locked, "GET", "/health", nil, answer{200, ""}},
+		{"evil origin before token", locked, "GET", "/sessions", with(bearer, "Origin", "http://evil.example"), answer{403, proxy.EORIGIN}},
+		{"no token and evil origin", locked, "GET", "/sessions", map[string]string{"Origin": "http://evil.example"}, answer{403, proxy.EORIGIN}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := send(t, tc.srv, tc.method, tc.path, "", tc.hdr)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("%s %s (-want +got):\n%s", tc.method, tc.path, diff)
+			}
+		})
+	}
+}
+
+// apiWorker stands in for @playwright/mcp so that the real session manager
+// and the real store run behind the API.
+type apiWorker struct {
+	pid  int
+	dir  string
+	once sync.Once
+	done chan struct{}
+}
+
+func (w *apiWorker) Tools() []upstream.Tool {
+	return []upstream.Tool{{Name: "browser_snapshot", InputSchema: json.RawMessage(`{"type":"object"}`), Annotations: json.RawMessage(`{"readOnlyHint":true}`)}}
+}
+
+func (w *apiWorker) CallTool(context.Context, string, json.RawMessage) (json.RawMessage, error) {
+	return json.RawMessage(`{"content":[{"type":"text","text":"### Page\n- Page URL: http://127.0.0.1/x\n- Page Title: X\n### Snapshot\n` + "```yaml\\n- button \\\"Go\\\" [ref=e1]\\n```" + `"}]}`), nil
+}
+func (w *apiWorker) Ping(context.Context) error { return nil }
+func (w *apiWorker) PID() int                   { return w.pid }
+func (w *apiWorker) OutputDir() string          { return w.dir }
+func (w *apiWorker) Done() <-chan struct{}      { return w.done }
+func (w *apiWorker) Close(context.Context) error {
+	w.once.Do(func() { close(w.done) })
+	return nil
+}
+func (w *apiWorker) SaveState(context.Context) (json.RawMessage, error) {
+	return json.RawMessage(`{}`), nil
+}
+func (w *apiWorker) RestoreState(context.Context, json.RawMessage) error { return nil }
+func (w *apiWorker) RSS() int64                                          { return 1 << 20 }
+
+// dumpRows returns every row of every table, as text, by table name.
+func dumpRows(t *testing.T, db *sql.DB) map[string][]string {
+	t.Helper()
+	ctx := context.Background()
+	rows, err := db.QueryContext(ctx, `SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tables []string
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		tables = append(tables, n)
+	}
+	rows.Close()
+	out := map[string][]string{}
+	for _, tbl := range tables {
+		rs, err := db.QueryContext(ctx, `SELECT * FROM "`+tbl+`"`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cols, _ := rs.Columns()
+		out[tbl] = []string{}
+		for rs.Next() {
+			vals := make([]any, len(cols))
+			ptrs := make([]any, len(cols))
+			for i := range vals {
+				ptrs[i] = &vals[i]
+			}
+			if err := rs.Scan(ptrs...); err != nil {
+				t.Fatal(err)
+			}
+			out[tbl] = append(out[tbl], fmt.Sprintf("%q", vals))
+		}
+		rs.Close()
+		sort.Strings(out[tbl])
+	}
+	return out
+}
+
+// TestBadInputChangesNothing sends bad input to every endpoint of an API
+// backed by the real session manager (fake workers) and a real database:
+// every answer carries the documented code and no stored row changes.
+func TestBadInputChangesNothing(t *testing.T) {
+	ctx := context.Background()
+	dbPath := filepath.Join(t.TempDir(), "proxy.db")
+	db, err := store.Open(ctx, dbPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	pid := 1000
+	mgr := session.New(db, session.SpawnFunc(func(context.Context) (session.Worker, error) {
+		pid++
+		return &apiWorker{pid: pid, dir: t.TempDir(), done: make(chan struct{})}, nil
+	}), session.Options{MaxSessions: 4, CallTimeout: 10 * time.Second, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	t.Cleanup(func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = mgr.Shutdown(sctx)
+	})
+	const maxBody = 64 << 10
+	srv := New(mgr, content.New(db), WithMaxBodyBytes(maxBody), WithAuthToken(testToken),
+		WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))),
+		WithMount("/mcp", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			t.Errorf("mounted handler reached by %s %s", r.Method, r.URL)
+		})))
+
+	// The record: one active session with one call, one closed session.
+	auth := map[string]string{"Authorization": "Bearer " + testToken}
+	active, err := mgr.Create(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := mgr.Call(ctx, session.CallRequest{SessionID: active.ID, Tool: "browser_snapshot"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := res.RefID
+	closed, err := mgr.Create(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := mgr.Close(ctx, closed.ID); err != nil {
+		t.Fatal(err)
+	}
+
+	reader, err := sql.Open("sqlite", "file:"+dbPath+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { reader.Close() })
+	before := dumpRows(t, reader)
+	if len(before["sessions"]) != 2 || len(before["requests"]) != 1 || len(before["responses"]) != 1 {
+		t.Fatalf("seed record is not as expected: %v", before)
+	}
+
+	const unknownID = "6f1c1d2e-0000-4000-8000-000000000000"
+	call := func(fields string) string {
+		return `{"session_id":"` + active.ID + `","tool":"browser_snapshot"` + fields + `}`
+	}
+	deep := call(`,"params":{"a":` + strings.Repeat("[", 20000) + strings.Repeat("]", 20000) + `}`)
+	if len(deep) > maxBody {
+		t.Fatalf("deep body is %d bytes, over the %d limit it is meant to stay under", len(deep), maxBody)
+	}
+	huge := call(`,"params":{"a":"` + strings.Repeat("x", maxBody) + `"}`)
+	invalid := answer{400, proxy.EINVALID}
+	tests := []struct {
+		name, method, path, body string
+		hdr                      map[string]string // added to auth; "Authorization": "" removes it
+		want                     answer
+	}{
+		// wrong methods
+		{"POST /health", "POST", "/health", "", nil, answer{405, proxy.EINVALID}},
+		{"DELETE /tools", "DELETE", "/tools", "", nil, answer{405, proxy.EINVALID}},
+		{"PUT /sessions", "PUT", "/sessions", "{}", nil, answer{405, proxy.EINVALID}},
+		{"PATCH /sessions/{id}", "PATCH", "/sessions/" + active.ID, "{}", nil, answer{405, proxy.EINVALID}},
+		{"GET /sessions/{id}/resume", "GET", "/sessions/" + active.ID + "/resume", "", nil, answer{405, proxy.EINVALID}},
+		{"GET /call", "GET", "/call", "", nil, answer{405, proxy.EINVALID}},
+		{"POST /content", "POST", "/content/" + ref, "{}", nil, answer{405, proxy.EINVALID}},
+		{"DELETE /console", "DELETE", "/console/" + ref, "", nil, answer{405, proxy.EINVALID}},
+		{"no endpoint", "POST", "/sessions/" + active.ID + "/delete", "", nil, answer{404, proxy.ENOENDPOINT}},
+
+		// POST /sessions bodies
+		{"create: malformed", "POST", "/sessions", `{`, nil, invalid},
+		{"create: wrong type", "POST", "/sessions", `["a"]`, nil, invalid},
+		{"create: unknown field", "POST", "/sessions", `{"name":"x"}`, nil, invalid},
+		{"create: trailing data", "POST", "/sessions", `{} {}`, nil, invalid},
+		{"create: invalid UTF-8", "POST", "/sessions", "{\"\xff\":1}", nil, invalid},
+		{"create: huge", "POST", "/sessions", `{"x":"` + strings.Repeat("x", maxBody) + `"}`, nil, invalid},
+		{"create: deep", "POST", "/sessions", strings.Repeat("[", 20000) + strings.Repeat("]", 20000), nil, invalid},
+
+		// sessions by id
+		{"get: unknown id", "GET", "/sessions/" + unknownID, "", nil, answer{404, proxy.ESESSIONMISSING}},
+		{"get: malformed id", "GET", "/sessions/not-a-uuid", "", nil, answer{404, proxy.ESESSIONMISSING}},
+		{"get: invalid UTF-8 id", "GET", "/sessions/%FF%FE", "", nil, answer{404, proxy.ESESSIONMISSING}},
+		{"close: unknown id", "DELETE", "/sessions/" + unknownID, "", nil, answer{404, proxy.ESESSIONMISSING}},
+		{"close: malformed id", "DELETE", "/sessions/..%2F..%2Fetc", "", nil, answer{404, proxy.ESESSIONMISSING}},
+		{"resume: unknown id", "POST", "/sessions/" + unknownID + "/resume", "", nil, answer{404, proxy.ESESSIONMISSING}},
+		{"resume: malformed id", "POST", "/sessions/" + strings.Repeat("a", 5000) + "/resume", "", nil, answer{404, proxy.ESESSIONMISSING}},
+		{"resume: closed", "POST", "/sessions/" + closed.ID + "/resume", "", nil, answer{410, proxy.ESESSIONCLOSED}},
+		{"resume: bad body", "POST", "/sessions/" + active.ID + "/resume", `{"restore":true}`, nil, invalid},
+		{"resume: huge body", "POST", "/sessions/" + active.ID + "/resume", `{"x":"` + strings.Repeat("x", maxBody) + `"}`, nil, invalid},
+
+		// POST /call
+		{"call: empty", "POST", "/call", ``, nil, invalid},
+		{"call: null", "POST", "/call", `null`, nil, invalid},
+		{"call: array", "POST", "/call", `[]`, nil, invalid},
+		{"call: malformed", "POST", "/call", `{"session_id":`, nil, invalid},
+		{"call: session_id number", "POST", "/call", `{"session_id":1,"tool":"browser_snapshot"}`, nil, invalid},
+		{"call: tool object", "POST", "/call", `{"session_id":"` + active.ID + `","tool":{}}`, nil, invalid},
+		{"call: params string", "POST", "/call", call(`,"params":"x"`), nil, invalid},
+		{"call: params array", "POST", "/call", call(`,"params":[1]`), nil, invalid},
+		{"call: request_id number", "POST", "/call", call(`,"request_id":7`), nil, invalid},
+		{"call: request_id malformed", "POST", "/call", call(`,"request_id":"nope"`), nil, invalid},
+		{"call: request_id reused", "POST", "/call", call(`,"request_id":"` + ref + `"`), nil, invalid},
+		{"call: missing session_id", "POST", "/call", `{"tool":"browser_snapshot"}`, nil, invalid},
+		{"call: missing tool", "POST", "/call", `{"session_id":"` + active.ID + `"}`, nil, invalid},
+		{"call: unknown field", "POST", "/call", call(`,"sesion":"x"`), nil, invalid},
+		{"call: trailing data", "POST", "/call", call(``) + `x`, nil, invalid},
+		{"call: invalid UTF-8 in params", "POST", "/call", call(",\"params\":{\"a\":\"\xc3\x28\"}"), nil, invalid},
+		{"call: huge", "POST", "/call", huge, nil, invalid},
+		{"call: deeply nested", "POST", "/call", deep, nil, invalid},
+		{"call: unknown tool", "POST", "/call", `{"session_id":"` + active.ID + `","tool":"browser_rm_rf"}`, nil, answer{404, proxy.ETOOLMISSING}},
+		{"call: unknown session", "POST", "/call", `{"session_id":"` + unknownID + `","tool":"browser_snapshot"}`, nil, answer{404, proxy.ESESSIONMISSING}},
+		{"call: malformed session", "POST", "/call", `{"session_id":"../x","tool":"browser_snapshot"}`, nil, answer{404, proxy.ESESSIONMISSING}},
+		{"call: closed session", "POST", "/call", `{"session_id":"` + closed.ID + `","tool":"browser_snapshot"}`, nil, answer{410, proxy.ESESSIONCLOSED}},
+
+		// GET /content and /console
+		{"content: unknown ref", "GET", "/content/" + unknownID, "", nil, answer{404, proxy.EREFMISSING}},
+		{"content: malformed ref", "GET", "/content/%27%3B--", "", nil, answer{404, proxy.EREFMISSING}},
+		{"content: bad reset_cursor", "GET", "/content/" + ref + "?reset_cursor=maybe", "", nil, invalid},
+		{"content: bad image", "GET", "/content/" + ref + "?image=x", "", nil, invalid},
+		{"content: missing image", "GET", "/content/" + ref + "?image=9", "", nil, answer{404, proxy.EREFMISSING}},
+		{"console: unknown ref", "GET", "/console/" + unknownID, "", nil, answer{404, proxy.EREFMISSING}},
+		{"console: bad level", "GET", "/console/" + ref + "?level=loud", "", nil, invalid},
+
+		// the defences, on writing endpoints
+		{"create: evil origin", "POST", "/sessions", "", map[string]string{"Origin": "http://evil.example"}, answer{403, proxy.EORIGIN}},
+		{"call: evil origin", "POST", "/call", call(``), map[string]string{"Origin": "http://evil.example"}, answer{403, proxy.EORIGIN}},
+		{"close: foreign host", "DELETE", "/sessions/" + active.ID, "", map[string]string{"Host": "evil.example:34501"}, answer{403, proxy.EHOST}},
+		{"create: no token", "POST", "/sessions", "", map[string]string{"Authorization": ""}, answer{401, proxy.EUNAUTHORIZED}},
+		{"call: wrong token", "POST", "/call", call(``), map[string]string{"Authorization": "Bearer x"}, answer{401, proxy.EUNAUTHORIZED}},
+		{"close: no token", "DELETE", "/sessions/" + active.ID, "", map[string]string{"Authorization": ""}, answer{401, proxy.EUNAUTHORIZED}},
+		{"mcp: no token", "POST", "/mcp", `{}`, map[string]string{"Authorization": ""}, answer{401, proxy.EUNAUTHORIZED}},
+		{"mcp: evil origin", "POST", "/mcp", `{}`, map[string]string{"Origin": "http://evil.example"}, answer{403, proxy.EORIGIN}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			hdr := map[string]string{}
+			for k, v := range auth {
+				hdr[k] = v
+			}
+			for k, v := range tc.hdr {
+				if v == "" {
+					delete(hdr, k)
+				} else {
+					hdr[k] = v
+				}
+			}
+			if diff := cmp.Diff(tc.want, send(t, srv, tc.method, tc.path, tc.body, hdr)); diff != "" {
+				t.Errorf("%s %.80s (-want +got):\n%s", tc.method, tc.path, diff)
+			}
+		})
+	}
+	if diff := cmp.Diff(before, dumpRows(t, reader)); diff != "" {
+		t.Errorf("stored rows changed (-before +after):\n%s", diff)
+	}
+}
