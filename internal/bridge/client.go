@@ -174,6 +174,15 @@ func (c *Client) CloseSession(ctx context.Context, id string) error {
 	return c.do(ctx, http.MethodDelete, "/sessions/"+url.PathEscape(id), nil, nil)
 }
 
+// ResumeSession implements mcpserver.Backend.
+func (c *Client) ResumeSession(ctx context.Context, id string) (*proxy.Session, bool, error) {
+	var out api.ResumeBody
+	if err := c.do(ctx, http.MethodPost, "/sessions/"+url.PathEscape(id)+"/resume", struct{}{}, &out); err != nil {
+		return nil, false, err
+	}
+	return out.Session, out.Restored, nil
+}
+
 // ListSessions implements mcpserver.Backend.
 func (c *Client) ListSessions(ctx context.Context) ([]*proxy.Session, error) {
 	var out struct {

@@ -27,6 +27,7 @@ type Tool struct {
 const (
 	ToolCreateSession = "create_new_session"
 	ToolCloseSession  = "close_session"
+	ToolResumeSession = "resume_session"
 	ToolListSessions  = "list_sessions"
 	ToolGetContent    = "get_content"
 	ToolGetConsole    = "get_console_content"
@@ -37,7 +38,7 @@ const sessionIDDescription = "Browser session to use. Omit it to use this conver
 // Catalog returns the exposed tool list: the upstream tools, each with an
 // optional session_id property, then the proxy's own tools.
 func Catalog(up []upstream.Tool) []Tool {
-	out := make([]Tool, 0, len(up)+5)
+	out := make([]Tool, 0, len(up)+6)
 	for _, t := range up {
 		out = append(out, Tool{Name: t.Name, Description: t.Description, InputSchema: withSessionID(t.InputSchema), Annotations: t.Annotations})
 	}
@@ -78,6 +79,9 @@ func proxyTools() []Tool {
 		{Name: ToolCloseSession, Proxy: true,
 			Description: "Close a browser session and stop its browser context. Its recorded history stays readable with get_content.",
 			InputSchema: obj(map[string]any{"session_id": str("The session to close.")}, "session_id")},
+		{Name: ToolResumeSession, Proxy: true,
+			Description: "Bring a suspended session back now (any call on it does so too), in a new browser worker with its URL, cookies and localStorage. Returns {\"session_id\",\"state\",\"restored\"}; restored=true means element refs from earlier snapshots are stale. Also retries a session in the error state.",
+			InputSchema: obj(map[string]any{"session_id": str("The session to resume.")}, "session_id")},
 		{Name: ToolListSessions, Proxy: true,
 			Description: "List browser sessions with their state (active, suspended, closed, error), creation time and last activity.",
 			InputSchema: obj(map[string]any{})},

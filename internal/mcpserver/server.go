@@ -21,6 +21,9 @@ type Backend interface {
 	Tools(ctx context.Context) ([]Tool, error)
 	CreateSession(ctx context.Context) (*proxy.Session, error)
 	CloseSession(ctx context.Context, id string) error
+	// ResumeSession brings a suspended session back now; restored reports
+	// whether it came back in a new worker with its saved state.
+	ResumeSession(ctx context.Context, id string) (s *proxy.Session, restored bool, err error)
 	ListSessions(ctx context.Context) ([]*proxy.Session, error)
 	Call(ctx context.Context, sessionID, tool string, params json.RawMessage) (*proxy.CallResult, error)
 	Content(ctx context.Context, refID, searchFor string, reset bool) (*content.Content, error)
@@ -46,6 +49,9 @@ type Server struct {
 type defaultSession struct {
 	mu sync.Mutex
 	id string
+	// gone is set when the MCP session ended: a call already in flight must
+	// not create a browser session nobody would ever close.
+	gone bool
 }
 
 // Option configures a Server.
@@ -105,6 +111,8 @@ func (s *Server) handler(t Tool) server.ToolHandlerFunc {
 		return s.createSession
 	case ToolCloseSession:
 		return s.closeSession
+	case ToolResumeSession:
+		return s.resumeSession
 	case ToolListSessions:
 		return s.listSessions
 	case ToolGetContent:
@@ -176,6 +184,9 @@ func (s *Server) defaultSession(ctx context.Context, stale string) (string, erro
 	s.mu.Unlock()
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if d.gone {
+		return "", proxy.Errorf(proxy.ESESSIONCLOSED, "this MCP session has ended")
+	}
 	if d.id != "" && d.id != stale {
 		return d.id, nil
 	}
@@ -214,6 +225,7 @@ func (s *Server) ForgetClient(mcpSessionID string) string {
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	d.gone = true
 	return d.id
 }
 
@@ -241,6 +253,18 @@ func (s *Server) closeSession(ctx context.Context, req mcp.CallToolRequest) (*mc
 		return errorResult(err), nil
 	}
 	return jsonResult(map[string]any{"session_id": id, "state": proxy.SessionClosed}), nil
+}
+
+func (s *Server) resumeSession(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	id, err := req.RequireString("session_id")
+	if err != nil {
+		return errorResult(proxy.Errorf(proxy.EINVALID, "%v", err)), nil
+	}
+	sess, restored, err := s.backend.ResumeSession(ctx, id)
+	if err != nil {
+		return errorResult(err), nil
+	}
+	return jsonResult(map[string]any{"session_id": sess.ID, "state": sess.State, "restored": restored}), nil
 }
 
 func (s *Server) listSessions(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {

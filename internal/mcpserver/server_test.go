@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -39,7 +40,7 @@ func (b *fakeBackend) Tools(context.Context) ([]Tool, error) {
 func (b *fakeBackend) CreateSession(context.Context) (*proxy.Session, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	id := []string{"11111111-1111-4111-8111-111111111111", "22222222-2222-4222-8222-222222222222", "33333333-3333-4333-8333-333333333333"}[len(b.created)]
+	id := fmt.Sprintf("%08d-0000-4000-8000-000000000000", len(b.created)+1)
 	b.created = append(b.created, id)
 	return &proxy.Session{ID: id, State: proxy.SessionActive}, nil
 }
@@ -52,6 +53,10 @@ func (b *fakeBackend) CloseSession(_ context.Context, id string) error {
 	}
 	b.closed[id] = true
 	return nil
+}
+
+func (b *fakeBackend) ResumeSession(_ context.Context, id string) (*proxy.Session, bool, error) {
+	return &proxy.Session{ID: id, State: proxy.SessionActive}, true, nil
 }
 
 func (b *fakeBackend) ListSessions(context.Context) ([]*proxy.Session, error) {
@@ -142,7 +147,7 @@ func TestCatalogKeepsUpstreamSchema(t *testing.T) {
 	for _, tl := range tools {
 		names = append(names, tl.Name)
 	}
-	if diff := cmp.Diff([]string{"browser_navigate", ToolCreateSession, ToolCloseSession, ToolListSessions, ToolGetContent, ToolGetConsole}, names); diff != "" {
+	if diff := cmp.Diff([]string{"browser_navigate", ToolCreateSession, ToolCloseSession, ToolResumeSession, ToolListSessions, ToolGetContent, ToolGetConsole}, names); diff != "" {
 		t.Errorf("tool names (-want +got):\n%s", diff)
 	}
 }
@@ -190,6 +195,30 @@ func TestDefaultSessionIsCreatedOnceAndReplacedWhenClosed(t *testing.T) {
 	}
 	if len(b.created) != 2 || b.calls[len(b.calls)-1].Session != b.created[1] {
 		t.Errorf("after close: created %v, last call %+v", b.created, b.calls[len(b.calls)-1])
+	}
+}
+
+func TestResumeSessionTool(t *testing.T) {
+	s, err := New(context.Background(), &fakeBackend{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := connect(t, s)
+	id := "11111111-1111-4111-8111-111111111111"
+	text, isErr := call(t, c, ToolResumeSession, map[string]any{"session_id": id})
+	if isErr {
+		t.Fatal(text)
+	}
+	var got map[string]any
+	if err := json.Unmarshal([]byte(text), &got); err != nil {
+		t.Fatalf("resume_session answered %q: %v", text, err)
+	}
+	want := map[string]any{"session_id": id, "state": "active", "restored": true}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("resume_session (-want +got):\n%s", diff)
+	}
+	if text, isErr := call(t, c, ToolResumeSession, map[string]any{}); !isErr {
+		t.Errorf("resume_session without session_id succeeded: %s", text)
 	}
 }
 

@@ -1,0 +1,189 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
+)
+
+// DefaultHTTPIdleTTL is how long an MCP session over HTTP may stay silent
+// before its transport state is dropped and its default browser session
+// closed. It is much longer than the browser idle timeout on purpose: the
+// browser session is already suspended (worker stopped, state kept) long
+// before, and a conversation that comes back within the day keeps it.
+const DefaultHTTPIdleTTL = 24 * time.Hour
+
+// closeBudget bounds closing the browser session of an ended MCP session.
+const closeBudget = 30 * time.Second
+
+// HTTPConfig configures the Streamable HTTP endpoint.
+type HTTPConfig struct {
+	// IdleTTL ends MCP sessions that made no request for this long, the
+	// clean-up for clients that go away without DELETE (DefaultHTTPIdleTTL
+	// when 0).
+	IdleTTL time.Duration
+	// MaxBodyBytes bounds a request body (mcp-go reads it whole, with no
+	// limit of its own); 0 means no limit here.
+	MaxBodyBytes int64
+	Logger       *slog.Logger
+	// Options are passed to New for the MCP server.
+	Options []Option
+}
+
+// HTTPHandler serves the MCP tool surface over Streamable HTTP (POST, GET
+// and DELETE on one endpoint). Each MCP session (Mcp-Session-Id) gets its
+// own default browser session on its first browser tool call; ending the
+// MCP session — DELETE, or the idle TTL — closes that browser session.
+//
+// The MCP server is built on the first request, not at start-up: the tool
+// catalogue comes from an upstream worker, and proxy-server must come up
+// (and answer /health) even while no worker can start.
+type HTTPHandler struct {
+	backend Backend
+	cfg     HTTPConfig
+	log     *slog.Logger
+
+	mu   sync.Mutex
+	srv  *Server
+	http *server.StreamableHTTPServer
+
+	// closing turns the end of MCP sessions into a mere forget: at shutdown
+	// the browser sessions must stay resumable, not be closed.
+	closing atomic.Bool
+}
+
+// NewHTTPHandler returns the /mcp handler over b.
+func NewHTTPHandler(b Backend, cfg HTTPConfig) *HTTPHandler {
+	if cfg.IdleTTL <= 0 {
+		cfg.IdleTTL = DefaultHTTPIdleTTL
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	return &HTTPHandler{backend: b, cfg: cfg, log: cfg.Logger}
+}
+
+func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if h.closing.Load() {
+		writeRPCError(w, http.StatusServiceUnavailable, "proxy-server is shutting down")
+		return
+	}
+	hs, err := h.ready(r.Context())
+	if err != nil {
+		h.log.Warn("MCP over HTTP is not ready", "err", err)
+		writeRPCError(w, http.StatusServiceUnavailable, err.Error())
+		return
+	}
+	if h.cfg.MaxBodyBytes > 0 {
+		r.Body = http.MaxBytesReader(w, r.Body, h.cfg.MaxBodyBytes)
+	}
+	hs.ServeHTTP(w, r)
+}
+
+// ready builds the MCP server once; a failure is retried by the next request.
+func (h *HTTPHandler) ready(ctx context.Context) (*server.StreamableHTTPServer, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.http != nil {
+		return h.http, nil
+	}
+	var srv *Server
+	hooks := &server.Hooks{}
+	// Fired on DELETE, on the idle sweep and at shutdown (mcp-go calls it
+	// synchronously, so a DELETE answers once the browser session is closed).
+	hooks.AddOnUnregisterSession(func(ctx context.Context, cs server.ClientSession) {
+		h.endClient(ctx, srv, cs.SessionID())
+	})
+	opts := append([]Option{WithLogger(h.log)}, h.cfg.Options...)
+	opts = append(opts, WithServerOptions(server.WithHooks(hooks)))
+	srv, err := New(ctx, h.backend, opts...)
+	if err != nil {
+		return nil, err
+	}
+	h.srv = srv
+	h.http = server.NewStreamableHTTPServer(srv.MCPServer(),
+		// Unknown or terminated Mcp-Session-Ids get 404 (the default
+		// manager would accept them and make a stray default session).
+		server.WithStateful(true),
+		// Without a TTL the state of clients that vanish without DELETE
+		// is never dropped.
+		server.WithSessionIdleTTL(h.cfg.IdleTTL),
+		// 2026-07-28 has no sessions: every such client would share one
+		// default browser session. Clients negotiate down to these.
+		server.WithStreamableHTTPProtocolVersions(mcp.LegacyProtocolVersions()...),
+		server.WithStreamableHTTPLogger(h.log),
+	)
+	h.log.Info("MCP over Streamable HTTP ready", "idle_ttl", h.cfg.IdleTTL)
+	return h.http, nil
+}
+
+// endClient forgets an ended MCP session and closes its default browser
+// session, if it made one. Explicitly created sessions are the client's to
+// close; they suspend when idle like any other.
+func (h *HTTPHandler) endClient(ctx context.Context, srv *Server, mcpSessionID string) {
+	id := srv.ForgetClient(mcpSessionID)
+	if id == "" || h.closing.Load() {
+		return
+	}
+	// The DELETE's own context may end with the client's connection; the
+	// close must still happen.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), closeBudget)
+	defer cancel()
+	if err := h.backend.CloseSession(ctx, id); err != nil && proxy.ErrorCode(err) != proxy.ESESSIONMISSING {
+		h.log.Warn("closing the default session of an ended MCP session", "mcp_session", mcpSessionID, "session_id", id, "err", err)
+		return
+	}
+	h.log.Info("MCP session ended; its default session is closed", "mcp_session", mcpSessionID, "session_id", id)
+}
+
+// Close ends every MCP session without closing their browser sessions (the
+// session manager suspends those at shutdown, resumable later), stops the
+// idle sweeper and unblocks open GET streams so an http.Server can shut down.
+// It is safe to call more than once, and as an http.Server OnShutdown hook.
+func (h *HTTPHandler) Close(ctx context.Context) error {
+	h.closing.Store(true)
+	h.mu.Lock()
+	hs := h.http
+	h.mu.Unlock()
+	if hs == nil {
+		return nil
+	}
+	if err := hs.Shutdown(ctx); err != nil {
+		return fmt.Errorf("closing MCP sessions: %w", err)
+	}
+	return nil
+}
+
+// DefaultSessionOf returns the default browser session of an MCP session
+// ("" when it has none yet).
+func (h *HTTPHandler) DefaultSessionOf(mcpSessionID string) string {
+	h.mu.Lock()
+	srv := h.srv
+	h.mu.Unlock()
+	if srv == nil {
+		return ""
+	}
+	return srv.DefaultSessionOf(mcpSessionID)
+}
+
+// writeRPCError answers a request the MCP server never saw with a JSON-RPC
+// error, the shape MCP clients read on this endpoint.
+func writeRPCError(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]any{
+		"jsonrpc": mcp.JSONRPC_VERSION,
+		"id":      nil,
+		"error":   map[string]any{"code": mcp.INTERNAL_ERROR, "message": msg},
+	})
+}

@@ -1,0 +1,84 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+
+	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/content"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/session"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/upstream"
+)
+
+// Sessions is what the in-process backend needs of the session manager
+// (a subset of api.Sessions, so the same *session.Manager serves both).
+type Sessions interface {
+	Create(ctx context.Context) (*proxy.Session, error)
+	List(ctx context.Context) ([]*proxy.Session, error)
+	Close(ctx context.Context, id string) error
+	Resume(ctx context.Context, id string) (*proxy.Session, bool, error)
+	Call(ctx context.Context, req session.CallRequest) (*proxy.CallResult, error)
+	Tools(ctx context.Context) ([]upstream.Tool, error)
+}
+
+// ContentReader reads the record (content.Service).
+type ContentReader interface {
+	Get(ctx context.Context, refID, searchFor string, resetCursor bool) (*content.Content, error)
+	Console(ctx context.Context, refID, level string) (string, error)
+}
+
+// Local is the Backend of /mcp: the session manager and the record of the
+// same process, asked directly instead of over HTTP as the bridge does. It
+// goes to exactly the methods the HTTP API handlers call, so both transports
+// answer the same.
+type Local struct {
+	sessions Sessions
+	content  ContentReader
+}
+
+// NewLocal returns a Backend over an in-process session manager and record.
+func NewLocal(s Sessions, c ContentReader) *Local { return &Local{sessions: s, content: c} }
+
+// Tools implements Backend with the catalogue GET /tools serves.
+func (l *Local) Tools(ctx context.Context) ([]Tool, error) {
+	up, err := l.sessions.Tools(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return Catalog(up), nil
+}
+
+// CreateSession implements Backend.
+func (l *Local) CreateSession(ctx context.Context) (*proxy.Session, error) {
+	return l.sessions.Create(ctx)
+}
+
+// CloseSession implements Backend.
+func (l *Local) CloseSession(ctx context.Context, id string) error {
+	return l.sessions.Close(ctx, id)
+}
+
+// ResumeSession implements Backend.
+func (l *Local) ResumeSession(ctx context.Context, id string) (*proxy.Session, bool, error) {
+	return l.sessions.Resume(ctx, id)
+}
+
+// ListSessions implements Backend.
+func (l *Local) ListSessions(ctx context.Context) ([]*proxy.Session, error) {
+	return l.sessions.List(ctx)
+}
+
+// Call implements Backend.
+func (l *Local) Call(ctx context.Context, sessionID, tool string, params json.RawMessage) (*proxy.CallResult, error) {
+	return l.sessions.Call(ctx, session.CallRequest{SessionID: sessionID, Tool: tool, Params: params})
+}
+
+// Content implements Backend.
+func (l *Local) Content(ctx context.Context, refID, searchFor string, reset bool) (*content.Content, error) {
+	return l.content.Get(ctx, refID, searchFor, reset)
+}
+
+// Console implements Backend.
+func (l *Local) Console(ctx context.Context, refID, level string) (string, error) {
+	return l.content.Console(ctx, refID, level)
+}
