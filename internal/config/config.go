@@ -47,6 +47,7 @@ type Config struct {
 	BlockedDomains         []string      `envconfig:"PROXY_BLOCKED_DOMAINS"`
 	EnableScriptEvaluation bool          `envconfig:"PROXY_ENABLE_SCRIPT_EVALUATION"`
 	EnableFileUpload       bool          `envconfig:"PROXY_ENABLE_FILE_UPLOAD"`
+	EnableFileURLs         bool          `envconfig:"PROXY_ENABLE_FILE_URLS"` // DESIGN.md: "no file:// unless enabled"; it names no switch
 	MaxScreenshotBytes     int64         `envconfig:"PROXY_MAX_SCREENSHOT_BYTES"`
 	SecretsFile            string        `envconfig:"PROXY_SECRETS_FILE"`
 	Toolsets               []string      `envconfig:"PROXY_TOOLSETS"`
@@ -129,6 +130,8 @@ func (c Config) Validate() error {
 		return bad("MAX_BODY_BYTES", "must be at least 1024")
 	case c.CallTimeout <= 0:
 		return bad("CALL_TIMEOUT", "must be positive")
+	case c.MaxScreenshotBytes < 0:
+		return bad("MAX_SCREENSHOT_BYTES", "must not be negative (0 = no limit)")
 	case c.MaxConcurrentCalls < 0:
 		return bad("MAX_CONCURRENT_CALLS", "must not be negative")
 	case !oneOf(strings.ToLower(c.LogLevel), "debug", "info", "warn", "error"):

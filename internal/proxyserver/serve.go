@@ -20,7 +20,9 @@ import (
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/api"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/config"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/content"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/mcpserver"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/metrics"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/policy"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/session"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/store"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/upstream"
@@ -84,6 +86,10 @@ func Serve(ctx context.Context, cfg config.Config, opts Options) error {
 		log.Info("sessions left active by an earlier run are now suspended", "count", n)
 	}
 
+	pol, err := policy.FromConfig(cfg)
+	if err != nil {
+		return err
+	}
 	command, err := workerCommand(cfg, opts.Root)
 	if err != nil {
 		return err
@@ -98,7 +104,7 @@ func Serve(ctx context.Context, cfg config.Config, opts Options) error {
 		PerSession:        cfg.BrowserMode == config.BrowserModePerSession,
 		Worker: upstream.WorkerConfig{
 			Command:   command,
-			ExtraArgs: cfg.PlaywrightExtraArgs(),
+			ExtraArgs: append(cfg.PlaywrightExtraArgs(), pol.UpstreamArgs()...),
 			Logger:    log,
 		},
 		InstanceID: instance,
@@ -141,6 +147,7 @@ func Serve(ctx context.Context, cfg config.Config, opts Options) error {
 		FullResponses:      cfg.ResponseMode == config.ResponseModeFull,
 		InlineResultMax:    cfg.InlineResultMax,
 		Observer:           met,
+		Policy:             pol,
 		Logger:             log,
 	})
 	// Whatever happens below, no worker outlives Serve.
@@ -152,7 +159,12 @@ func Serve(ctx context.Context, cfg config.Config, opts Options) error {
 		}
 	}()
 
-	handler := api.New(mgr, content.New(db),
+	// One record reader for both surfaces: it serialises diff-cursor reads.
+	reader := content.New(db)
+	// /mcp: the bridge's tool surface in-process; each MCP session gets its
+	// own default browser session, closed when the MCP session ends.
+	mcpHTTP := mcpserver.NewHTTPHandler(mcpserver.NewLocal(mgr, reader), mcpserver.HTTPConfig{Logger: log, Options: []mcpserver.Option{mcpserver.WithVersion(Version)}})
+	handler := api.New(mgr, reader,
 		api.WithLogger(log),
 		api.WithVersion(Version),
 		api.WithMaxBodyBytes(cfg.MaxBodyBytes),
@@ -162,7 +174,11 @@ func Serve(ctx context.Context, cfg config.Config, opts Options) error {
 		api.WithHealthCheck("sessions", mgr.Check),
 		api.WithHealthCheck("circuit_breaker", host.CheckCircuitBreaker),
 		api.WithCounters(func() any { return mgr.Stats() }),
+		api.WithAuthToken(cfg.AuthToken),
+		api.WithAllowedOrigins(cfg.AllowedOrigins),
+		api.WithAllowedHosts(cfg.Host),
 		api.WithMount("/metrics", met.Handler()),
+		api.WithMount("/mcp", mcpHTTP),
 	)
 
 	ln, err := net.Listen("tcp", cfg.Addr())
@@ -170,6 +186,9 @@ func Serve(ctx context.Context, cfg config.Config, opts Options) error {
 		return fmt.Errorf("listening on %s: %w", cfg.Addr(), err)
 	}
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+	// Open GET streams on /mcp would hold Shutdown for its whole budget;
+	// ending the MCP sessions (browser sessions kept) releases them.
+	srv.RegisterOnShutdown(func() { _ = mcpHTTP.Close(context.Background()) })
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	log.Info("proxy-server listening", "addr", ln.Addr().String(), "database", cfg.DatabasePath, "version", Version)

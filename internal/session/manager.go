@@ -85,6 +85,10 @@ type Options struct {
 	Now                func() time.Time
 	// Observer, if set, learns the outcome of every forwarded call.
 	Observer Observer
+	// Policy, if set, refuses calls (navigation policy, switched-off tools)
+	// before they are recorded or forwarded, and masks secrets in all that
+	// is recorded or returned; nil allows everything.
+	Policy Policy
 	// restartBackoff is the first restart delay (tests shorten it).
 	restartBackoff time.Duration
 	// saveDelay is the quiet time before a background state save.
@@ -161,6 +165,9 @@ func New(store Store, spawner Spawner, opts Options) *Manager {
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
+	}
+	if opts.Policy == nil {
+		opts.Policy = openPolicy{}
 	}
 	if opts.restartBackoff <= 0 {
 		opts.restartBackoff = firstBackoff
@@ -281,8 +288,18 @@ func (m *Manager) noteTools(w Worker) {
 }
 
 // Tools returns the upstream tool list, discovered with tools/list from a
-// worker (never hard-coded: schemas change between upstream versions).
+// worker (never hard-coded: schemas change between upstream versions),
+// without the tools the policy switched off.
 func (m *Manager) Tools(ctx context.Context) ([]upstream.Tool, error) {
+	tools, err := m.upstreamTools(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return visibleTools(m.opts.Policy, tools), nil
+}
+
+// upstreamTools is every tool upstream offers, switched off or not.
+func (m *Manager) upstreamTools(ctx context.Context) ([]upstream.Tool, error) {
 	m.mu.Lock()
 	tools := m.tools
 	m.mu.Unlock()
@@ -314,17 +331,19 @@ func (m *Manager) putSpare(w Worker) {
 	closeWorker(w, m.log)
 }
 
-func (m *Manager) hasTool(ctx context.Context, name string) (bool, error) {
-	tools, err := m.Tools(ctx)
+// lookupTool finds an upstream tool by name, switched off or not: the
+// policy refuses those with its own message.
+func (m *Manager) lookupTool(ctx context.Context, name string) (upstream.Tool, bool, error) {
+	tools, err := m.upstreamTools(ctx)
 	if err != nil {
-		return false, err
+		return upstream.Tool{}, false, err
 	}
 	for _, t := range tools {
 		if t.Name == name {
-			return true, nil
+			return t, true, nil
 		}
 	}
-	return false, nil
+	return upstream.Tool{}, false, nil
 }
 
 // Create starts a new isolated session.
@@ -540,7 +559,7 @@ func (m *Manager) call(ctx context.Context, req CallRequest) (*proxy.CallResult,
 	if req.Tool == "" {
 		return nil, -1, proxy.Errorf(proxy.EINVALID, "tool is required")
 	}
-	ok, err := m.hasTool(ctx, req.Tool)
+	tool, ok, err := m.lookupTool(ctx, req.Tool)
 	if err != nil {
 		return nil, -1, err
 	}
@@ -548,6 +567,11 @@ func (m *Manager) call(ctx context.Context, req CallRequest) (*proxy.CallResult,
 		e := proxy.Errorf(proxy.ETOOLMISSING, "no upstream tool named %q", req.Tool)
 		e.Details = map[string]any{"tool": req.Tool}
 		return nil, -1, e
+	}
+	// Before the session is touched: a refused call wakes no worker and
+	// leaves no request row.
+	if err := m.checkPolicy(req, tool, params); err != nil {
+		return nil, -1, err
 	}
 	l, err := m.acquire(ctx, req.SessionID)
 	if err != nil {
@@ -566,7 +590,9 @@ func (m *Manager) call(ctx context.Context, req CallRequest) (*proxy.CallResult,
 	defer admitted()
 
 	started := m.opts.Now().UTC()
-	if err := m.store.InsertRequest(ctx, &proxy.Request{RefID: refID, SessionID: l.id, ToolName: req.Tool, Params: params, Timestamp: started}); err != nil {
+	// The record gets the arguments with secrets masked; the worker gets
+	// them as they are (it has to type the real password).
+	if err := m.store.InsertRequest(ctx, &proxy.Request{RefID: refID, SessionID: l.id, ToolName: req.Tool, Params: m.opts.Policy.RedactJSON(params), Timestamp: started}); err != nil {
 		if _, gerr := m.store.GetRequest(ctx, refID); gerr == nil {
 			return nil, -1, proxy.Errorf(proxy.EINVALID, "request_id %s was already used; send a new one or omit it", refID)
 		}
@@ -636,9 +662,18 @@ func (m *Manager) record(ctx context.Context, l *live, refID, tool string, raw j
 	if ing == nil {
 		ing = &upstream.Ingested{}
 	}
+	// Masked only after Parse and Ingest, which need upstream's text and
+	// file links as they are.
+	dropped := m.redactRecord(resp, parsed, ing)
 	if parsed.IsError {
 		resp.Status, res.Status = proxy.StatusError, proxy.StatusError
 		resp.ErrorMessage, res.Error = parsed.ErrorText, parsed.ErrorText
+	} else if dropped > 0 {
+		// The tool ran, but what it made is not kept: say so plainly rather
+		// than answer success with no image.
+		msg := m.opts.Policy.ImageOmitted(dropped) + "; take a smaller one (an element, type jpeg, a lower scale, no fullPage)"
+		resp.Status, res.Status = proxy.StatusError, proxy.StatusError
+		resp.ErrorMessage, res.Error = msg, msg
 	}
 	resp.PageSnapshot = ing.Snapshot
 	resp.ConsoleLogs = ing.ConsoleRaw
@@ -669,7 +704,7 @@ func (m *Manager) record(ctx context.Context, l *live, refID, tool string, raw j
 		md.Result = parsed.ResultText
 	}
 	if m.opts.FullResponses {
-		res.Upstream = raw
+		res.Upstream = json.RawMessage(resp.Result) // masked, as stored
 	}
 	if parsed.PageURL != "" && parsed.PageURL != l.lastURL {
 		l.lastURL = parsed.PageURL
@@ -716,6 +751,8 @@ func (m *Manager) recordFailure(ctx context.Context, l *live, refID string, at t
 			m.restartSoon(l)
 		}
 	}
+	// Upstream error text can quote the call's arguments.
+	perr.Message = m.opts.Policy.Redact(perr.Message)
 	resp := &proxy.Response{RefID: refID, Status: proxy.StatusError, ErrorMessage: perr.Message, Timestamp: at}
 	if err := m.store.InsertResponse(ctx, resp, nil, nil); err != nil {
 		m.log.Error("recording failed call", "ref_id", refID, "err", err)

@@ -1,0 +1,80 @@
+// Drives proxy-server's /mcp with the official MCP TypeScript SDK, for
+// TestStreamableHTTPWithOfficialSDK: two MCP sessions, each navigating with
+// its own value, then the first one terminated (DELETE). It prints one JSON
+// object on stdout; the Go test checks it.
+//
+//   node mcp_http_client.mjs MCP_URL SITE_URL
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+
+const [mcpURL, siteURL] = process.argv.slice(2);
+if (!mcpURL || !siteURL) {
+  console.error('usage: node mcp_http_client.mjs MCP_URL SITE_URL');
+  process.exit(2);
+}
+// A first browser call may start a worker and the browser on a busy machine.
+const callOpts = { timeout: 120_000 };
+
+async function connect(name) {
+  const transport = new StreamableHTTPClientTransport(new URL(mcpURL));
+  const client = new Client({ name, version: '1.0.0' });
+  await client.connect(transport);
+  return { client, transport };
+}
+
+// navigate returns the call-response JSON the proxy answers with.
+async function navigate(client, url) {
+  const res = await client.callTool({ name: 'browser_navigate', arguments: { url } }, undefined, callOpts);
+  const text = res.content.filter((c) => c.type === 'text').map((c) => c.text).join('');
+  if (res.isError) throw new Error(`browser_navigate ${url}: ${text}`);
+  const body = JSON.parse(text);
+  return { session_id: body.session_id, page_title: body.metadata?.page_title ?? '', status: body.status };
+}
+
+async function toolNames(client) {
+  const names = [];
+  let cursor;
+  do {
+    const page = await client.listTools(cursor ? { cursor } : {});
+    names.push(...page.tools.map((t) => t.name));
+    cursor = page.nextCursor;
+  } while (cursor);
+  return names.sort();
+}
+
+const out = {};
+const a = await connect('sdk-a');
+const b = await connect('sdk-b');
+out.a = { mcp_session_id: a.transport.sessionId, protocol_version: a.transport.protocolVersion, tools: await toolNames(a.client) };
+out.b = { mcp_session_id: b.transport.sessionId, tools: await toolNames(b.client) };
+
+// Each sets its own value; the two first calls run at once.
+[out.a.set, out.b.set] = await Promise.all([
+  navigate(a.client, `${siteURL}/set.html?v=alpha`),
+  navigate(b.client, `${siteURL}/set.html?v=beta`),
+]);
+out.a.read = await navigate(a.client, `${siteURL}/read.html`);
+out.b.read = await navigate(b.client, `${siteURL}/read.html`);
+
+// End the first MCP session; its Mcp-Session-Id must be refused afterwards.
+const ended = a.transport.sessionId;
+await a.transport.terminateSession();
+await a.client.close();
+const after = await fetch(mcpURL, {
+  method: 'POST',
+  headers: {
+    'Content-Type': 'application/json',
+    Accept: 'application/json, text/event-stream',
+    'Mcp-Session-Id': ended,
+    'Mcp-Protocol-Version': out.a.protocol_version ?? '2025-11-25',
+  },
+  body: JSON.stringify({ jsonrpc: '2.0', id: 99, method: 'tools/list' }),
+});
+out.a.status_after_terminate = after.status;
+
+// The second one is still served.
+out.b.read_after = await navigate(b.client, `${siteURL}/read.html`);
+await b.client.close(); // no DELETE: the Go test checks b's session stays
+
+// Exit once written: idle keep-alive sockets must not hold the test.
+process.stdout.write(JSON.stringify(out) + '\n', () => process.exit(0));

@@ -1,0 +1,213 @@
+package policy
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"os"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// secret is one PROXY_SECRETS_FILE entry with the spellings it is masked in.
+type secret struct {
+	name   string
+	values []string // the value, and its URL-escaped forms when they differ
+}
+
+// Mask is what a secret's value is replaced with, in the format of
+// upstream's own redaction (@playwright/mcp --secrets) so that the model
+// meets one convention.
+func Mask(name string) string { return "<secret>" + name + "</secret>" }
+
+var secretName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.\-]*$`)
+
+func compileSecrets(m map[string]string) ([]secret, error) {
+	var out []secret
+	for name, v := range m {
+		if !secretName.MatchString(name) {
+			return nil, fmt.Errorf("PROXY_SECRETS_FILE: %q is not a valid secret name", name)
+		}
+		if len(v) < MinSecretLen {
+			// Never echo the value itself.
+			return nil, fmt.Errorf("PROXY_SECRETS_FILE: the value of %s is shorter than %d bytes: it would be masked inside ordinary text everywhere", name, MinSecretLen)
+		}
+		s := secret{name: name, values: []string{v}}
+		for _, alt := range []string{url.QueryEscape(v), url.PathEscape(v)} {
+			if alt != v && !contains(s.values, alt) {
+				s.values = append(s.values, alt)
+			}
+		}
+		out = append(out, s)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if len(out[i].values[0]) != len(out[j].values[0]) {
+			return len(out[i].values[0]) > len(out[j].values[0])
+		}
+		return out[i].name < out[j].name
+	})
+	return out, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// Redact masks every secret in s. Longer secrets are masked first so that a
+// secret containing another is masked whole.
+func (p *Policy) Redact(s string) string {
+	if len(p.secrets) == 0 || s == "" {
+		return s
+	}
+	for _, sec := range p.secrets {
+		for _, v := range sec.values {
+			if strings.Contains(s, v) {
+				s = strings.ReplaceAll(s, v, Mask(sec.name))
+			}
+		}
+	}
+	return s
+}
+
+// RedactJSON masks secrets in every string (and key) of a JSON document and
+// replaces inline images over MaxImageBytes with a text item. It leaves the
+// bytes untouched when nothing changes — the record keeps upstream's answer
+// exactly as received whenever it can — and base64 image data is never
+// masked (that would corrupt the image; images are not text). A document
+// that does not decode is masked as plain text.
+func (p *Policy) RedactJSON(raw json.RawMessage) json.RawMessage {
+	if len(raw) == 0 || (len(p.secrets) == 0 && (p.maxImage == 0 || !bytes.Contains(raw, []byte(`"image"`)))) {
+		return raw
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var doc any
+	if err := dec.Decode(&doc); err != nil {
+		return json.RawMessage(p.Redact(string(raw)))
+	}
+	doc, changed := p.walk(doc)
+	if !changed {
+		return raw
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(doc); err != nil {
+		return json.RawMessage(p.Redact(string(raw)))
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n")
+}
+
+func (p *Policy) walk(v any) (any, bool) {
+	switch x := v.(type) {
+	case string:
+		r := p.Redact(x)
+		return r, r != x
+	case []any:
+		changed := false
+		for i, e := range x {
+			var c bool
+			if x[i], c = p.walk(e); c {
+				changed = true
+			}
+		}
+		return x, changed
+	case map[string]any:
+		if data, ok := mediaData(x); ok {
+			if n := base64.StdEncoding.DecodedLen(len(data)); x["type"] == "image" && p.maxImage > 0 && int64(n) > p.maxImage {
+				return map[string]any{"type": "text", "text": p.ImageOmitted(n)}, true
+			}
+			// Other fields of the item (mimeType…) cannot hold typed text.
+			return x, false
+		}
+		changed := false
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			nk := p.Redact(k)
+			ne, c := p.walk(e)
+			if c || nk != k {
+				changed = true
+			}
+			out[nk] = ne
+		}
+		return out, changed
+	}
+	return v, false
+}
+
+// mediaData returns the base64 payload of an MCP image/audio content item or
+// an embedded blob resource.
+func mediaData(m map[string]any) (string, bool) {
+	if _, ok := m["mimeType"]; !ok {
+		return "", false
+	}
+	for _, k := range []string{"data", "blob"} {
+		if s, ok := m[k].(string); ok {
+			return s, true
+		}
+	}
+	return "", false
+}
+
+// ImageOmitted is the note that stands in for an image over the limit.
+func (p *Policy) ImageOmitted(size int) string {
+	return fmt.Sprintf("[image omitted: %d bytes is over PROXY_MAX_SCREENSHOT_BYTES (%d); it was not stored or returned]", size, p.maxImage)
+}
+
+// LoadSecrets reads a dotenv file: KEY=VALUE lines, blank lines and #
+// comments, an optional "export " prefix, values optionally in single quotes
+// (literal) or double quotes (with \n, \t, \", \\ escapes). Errors name the
+// line, never a value.
+func LoadSecrets(path string) (map[string]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading secrets file: %w", err)
+	}
+	defer f.Close()
+	out := map[string]string{}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		line = strings.TrimPrefix(line, "export ")
+		key, val, ok := strings.Cut(line, "=")
+		key = strings.TrimSpace(key)
+		if !ok || !secretName.MatchString(key) {
+			return nil, fmt.Errorf("secrets file %s line %d: want KEY=VALUE", path, n)
+		}
+		val = strings.TrimSpace(val)
+		switch {
+		case len(val) >= 2 && val[0] == '\'' && val[len(val)-1] == '\'':
+			val = val[1 : len(val)-1]
+		case len(val) >= 2 && val[0] == '"' && val[len(val)-1] == '"':
+			u, err := strconv.Unquote(val)
+			if err != nil {
+				return nil, fmt.Errorf("secrets file %s line %d: bad double-quoted value", path, n)
+			}
+			val = u
+		default:
+			// An unquoted value ends at " #" (a trailing comment).
+			if i := strings.Index(val, " #"); i >= 0 {
+				val = strings.TrimSpace(val[:i])
+			}
+		}
+		out[key] = val
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("reading secrets file %s: %w", path, err)
+	}
+	return out, nil
+}
