@@ -33,9 +33,18 @@ vet:
 	if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 	$(GO) vet ./...
 
-# The whole suite, real @playwright/mcp and headless Chromium included.
+# The whole suite, real @playwright/mcp and headless Chromium included, then
+# a short fuzz run of each fuzz target.
 test: deps vet
 	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
+	$(MAKE) --no-print-directory fuzz FUZZTIME=$(FUZZTIME)
+
+# Fuzz targets: the upstream response parser and the API's request decoding.
+# Seeds live in testdata/ (and testdata/fuzz/); FUZZTIME=10m for a long run.
+FUZZTIME ?= 10s
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./internal/upstream
+	$(GO) test -run '^$$' -fuzz '^FuzzRequestBodies$$' -fuzztime $(FUZZTIME) ./internal/api
 
 # Unit tests only (integration tests skip under -short).
 test-short:
