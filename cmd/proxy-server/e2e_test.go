@@ -362,6 +362,8 @@ func TestErrors(t *testing.T) {
 		{"unknown session", "POST", "/call", map[string]any{"session_id": "6f1c1d2e-0000-4000-8000-000000000000", "tool": "browser_snapshot"}, 404, proxy.ESESSIONMISSING},
 		{"garbage session", "POST", "/call", map[string]any{"session_id": "../../etc", "tool": "browser_snapshot"}, 404, proxy.ESESSIONMISSING},
 		{"unknown tool", "POST", "/call", map[string]any{"session_id": id, "tool": "browser_teleport"}, 404, proxy.ETOOLMISSING},
+		{"param of the wrong type", "POST", "/call", map[string]any{"session_id": id, "tool": "browser_navigate", "params": map[string]any{"url": 42}}, 400, proxy.EINVALID},
+		{"required param missing", "POST", "/call", map[string]any{"session_id": id, "tool": "browser_navigate", "params": map[string]any{}}, 400, proxy.EINVALID},
 		{"closed session", "POST", "/call", map[string]any{"session_id": closed, "tool": "browser_snapshot"}, 410, proxy.ESESSIONCLOSED},
 		{"unknown ref", "GET", "/content/6f1c1d2e-0000-4000-8000-000000000000", nil, 404, proxy.EREFMISSING},
 		{"unknown ref console", "GET", "/console/nope", nil, 404, proxy.EREFMISSING},

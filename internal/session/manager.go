@@ -119,6 +119,7 @@ type Manager struct {
 	bg       sync.WaitGroup  // pool filler and idle sweeper
 	tasks    sync.WaitGroup  // watchers, restarts, pings, state saves
 	stats    stats
+	schemas  schemas // compiled tool input schemas
 }
 
 // live is a session that may have a worker. sem serialises everything that
@@ -570,6 +571,9 @@ func (m *Manager) call(ctx context.Context, req CallRequest) (*proxy.CallResult,
 	}
 	// Before the session is touched: a refused call wakes no worker and
 	// leaves no request row.
+	if err := m.schemas.check(tool, params); err != nil {
+		return nil, -1, err
+	}
 	if err := m.checkPolicy(req, tool, params); err != nil {
 		return nil, -1, err
 	}

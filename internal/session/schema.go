@@ -1,0 +1,122 @@
+package session
+
+import (
+	"bytes"
+	"errors"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+
+	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/upstream"
+)
+
+// schemas compiles each upstream tool's input schema once, so a call's
+// params are checked before anything is stored or forwarded: the model gets
+// INVALID_PARAMETERS naming the field instead of an upstream error text, and
+// the browser never sees the call.
+type schemas struct {
+	mu       sync.Mutex
+	compiled map[string]*jsonschema.Schema // by tool name; nil: schema unusable
+	printer  *message.Printer              // the validator's messages, in English
+}
+
+// check validates params against tool's input schema. A schema that does not
+// compile is not enforced (upstream remains the judge) rather than blocking
+// the tool.
+func (s *schemas) check(tool upstream.Tool, params []byte) error {
+	sch := s.schema(tool)
+	if sch == nil {
+		return nil
+	}
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(params))
+	if err != nil {
+		return proxy.Errorf(proxy.EINVALID, "params are not valid JSON: %v", err)
+	}
+	err = sch.Validate(inst)
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return nil
+	}
+	s.mu.Lock()
+	if s.printer == nil {
+		s.printer = message.NewPrinter(language.English)
+	}
+	p := s.printer
+	s.mu.Unlock()
+	field, msg := describe(ve, p)
+	e := proxy.Errorf(proxy.EINVALID, "%s: %s: %s", tool.Name, field, msg)
+	e.Details = map[string]any{"tool": tool.Name, "field": field}
+	e.Suggestion = "Fix that parameter; GET /tools (or the MCP tool list) has the tool's input schema."
+	return e
+}
+
+func (s *schemas) schema(tool upstream.Tool) *jsonschema.Schema {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if sch, ok := s.compiled[tool.Name]; ok {
+		return sch
+	}
+	if s.compiled == nil {
+		s.compiled = map[string]*jsonschema.Schema{}
+	}
+	var sch *jsonschema.Schema
+	if doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(tool.InputSchema)); err == nil {
+		c := jsonschema.NewCompiler()
+		url := "tool:///" + tool.Name + ".json"
+		if c.AddResource(url, doc) == nil {
+			sch, _ = c.Compile(url)
+		}
+	}
+	s.compiled[tool.Name] = sch
+	return sch
+}
+
+// describe reduces a validation error to its first leaf: the field (a
+// params path such as params.url or params.values[0]) and what is wrong.
+func describe(ve *jsonschema.ValidationError, p *message.Printer) (field, msg string) {
+	leaf := ve
+	for len(leaf.Causes) > 0 {
+		causes := leaf.Causes
+		sort.SliceStable(causes, func(i, j int) bool { return len(causes[i].InstanceLocation) > len(causes[j].InstanceLocation) })
+		leaf = causes[0]
+	}
+	path := leaf.InstanceLocation
+	msg = leaf.ErrorKind.LocalizedString(p)
+	// Missing and unexpected properties are reported at their parent;
+	// name the property.
+	if name := propertyNamed(msg); name != "" {
+		path = append(append([]string(nil), path...), name)
+	}
+	var b strings.Builder
+	b.WriteString("params")
+	for _, seg := range path {
+		if seg != "" && strings.Trim(seg, "0123456789") == "" {
+			b.WriteString("[" + seg + "]")
+		} else {
+			b.WriteString("." + seg)
+		}
+	}
+	return b.String(), msg
+}
+
+// propertyNamed extracts the first name from "missing property 'x'" or
+// "additional properties 'x' not allowed" (and the other plural forms).
+func propertyNamed(msg string) string {
+	if !strings.HasPrefix(msg, "missing propert") && !strings.HasPrefix(msg, "additional propert") {
+		return ""
+	}
+	i := strings.IndexByte(msg, '\'')
+	if i < 0 {
+		return ""
+	}
+	j := strings.IndexByte(msg[i+1:], '\'')
+	if j < 0 {
+		return ""
+	}
+	return msg[i+1 : i+1+j]
+}

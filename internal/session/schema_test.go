@@ -1,0 +1,72 @@
+package session
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/upstream"
+)
+
+// realTools are the tools @playwright/mcp 0.0.83 announced (recorded).
+func realTools(t *testing.T) map[string]upstream.Tool {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "upstream", "testdata", "tools.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var list struct{ Tools []upstream.Tool }
+	if err := json.Unmarshal(b, &list); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]upstream.Tool{}
+	for _, tool := range list.Tools {
+		out[tool.Name] = tool
+	}
+	return out
+}
+
+func TestParamsAreCheckedAgainstTheToolSchema(t *testing.T) {
+	tools := realTools(t)
+	tests := []struct {
+		name, tool, params string
+		field              string // "" = valid
+	}{
+		{"valid", "browser_navigate", `{"url":"http://127.0.0.1/"}`, ""},
+		{"missing required", "browser_navigate", `{}`, "params.url"},
+		{"wrong type", "browser_navigate", `{"url":42}`, "params.url"},
+		{"unknown property", "browser_navigate", `{"url":"http://x/","bogus":true}`, "params.bogus"},
+		{"valid optional", "browser_click", `{"target":"e1","doubleClick":true}`, ""},
+		{"wrong optional type", "browser_click", `{"target":"e1","doubleClick":"yes"}`, "params.doubleClick"},
+		{"unusable schema is not enforced", "broken", `{"anything":1}`, ""},
+	}
+	tools["broken"] = upstream.Tool{Name: "broken", InputSchema: json.RawMessage(`{"type": 12}`)}
+	var s schemas
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tool, ok := tools[tt.tool]
+			if !ok {
+				t.Fatalf("no tool %s in the recording", tt.tool)
+			}
+			err := s.check(tool, []byte(tt.params))
+			if tt.field == "" {
+				if err != nil {
+					t.Fatalf("check = %v, want nil", err)
+				}
+				return
+			}
+			var perr *proxy.Error
+			if !errors.As(err, &perr) || perr.Code != proxy.EINVALID {
+				t.Fatalf("check = %v, want %s", err, proxy.EINVALID)
+			}
+			if diff := cmp.Diff(tt.field, perr.Details["field"]); diff != "" {
+				t.Errorf("field (-want +got):\n%s\nmessage: %s", diff, perr.Message)
+			}
+		})
+	}
+}
