@@ -158,8 +158,19 @@ func (s *Server) logRequests(next http.Handler) http.Handler {
 				s.log.Warn("mcp-bridge and proxy-server versions differ; reinstall both (make install)", "bridge", v, "server", s.version)
 			}
 		}
+		id := middleware.GetReqID(r.Context())
+		// Clients (and the bridge's logs) can quote it to find this request.
+		ww.Header().Set("X-Request-Id", id)
 		next.ServeHTTP(ww, r)
-		s.log.Debug("http request", "request_id", middleware.GetReqID(r.Context()), "method", r.Method, "path", r.URL.Path,
+		// Reads are routine; changes and failures are worth a line at info.
+		level := slog.LevelDebug
+		switch status := ww.Status(); {
+		case status >= 500:
+			level = slog.LevelWarn
+		case status >= 400, r.Method != http.MethodGet && r.Method != http.MethodHead:
+			level = slog.LevelInfo
+		}
+		s.log.Log(r.Context(), level, "http request", "request_id", id, "method", r.Method, "path", r.URL.Path,
 			"status", ww.Status(), "bytes", ww.BytesWritten(), "duration", time.Since(start))
 	})
 }
@@ -459,6 +470,11 @@ func (s *Server) writeErr(w http.ResponseWriter, r *http.Request, err error) {
 	code := proxy.HTTPStatus(e.Code)
 	if code == http.StatusInternalServerError {
 		s.log.Error("internal error", "request_id", middleware.GetReqID(r.Context()), "path", r.URL.Path, "err", err)
+	} else {
+		// The session id, when the error names one, ties the request to
+		// the session's own log lines.
+		s.log.Info("request refused", "request_id", middleware.GetReqID(r.Context()), "path", r.URL.Path, "code", e.Code,
+			"session_id", e.Details["session_id"], "message", e.Message)
 	}
 	s.writeError(w, r, e, code)
 }
