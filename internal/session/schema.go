@@ -66,6 +66,7 @@ func (s *schemas) schema(tool upstream.Tool) *jsonschema.Schema {
 	}
 	var sch *jsonschema.Schema
 	if doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(tool.InputSchema)); err == nil {
+		relaxDefaults(doc)
 		c := jsonschema.NewCompiler()
 		url := "tool:///" + tool.Name + ".json"
 		if c.AddResource(url, doc) == nil {
@@ -119,4 +120,35 @@ func propertyNamed(msg string) string {
 		return ""
 	}
 	return msg[i+1 : i+1+j]
+}
+
+// relaxDefaults makes properties that have a default optional. Upstream's
+// schemas come from zod, which lists a property with a default under
+// "required" (browser_take_screenshot's scale) although upstream fills it in
+// when it is absent: enforcing that would refuse calls upstream accepts.
+func relaxDefaults(node any) {
+	switch n := node.(type) {
+	case map[string]any:
+		props, _ := n["properties"].(map[string]any)
+		if req, ok := n["required"].([]any); ok && props != nil {
+			kept := req[:0]
+			for _, r := range req {
+				name, _ := r.(string)
+				if p, ok := props[name].(map[string]any); ok {
+					if _, hasDefault := p["default"]; hasDefault {
+						continue
+					}
+				}
+				kept = append(kept, r)
+			}
+			n["required"] = kept
+		}
+		for _, v := range n {
+			relaxDefaults(v)
+		}
+	case []any:
+		for _, v := range n {
+			relaxDefaults(v)
+		}
+	}
 }

@@ -44,6 +44,9 @@ func TestParamsAreCheckedAgainstTheToolSchema(t *testing.T) {
 		{"valid optional", "browser_click", `{"target":"e1","doubleClick":true}`, ""},
 		{"wrong optional type", "browser_click", `{"target":"e1","doubleClick":"yes"}`, "params.doubleClick"},
 		{"unusable schema is not enforced", "broken", `{"anything":1}`, ""},
+		// zod lists scale as required; it has a default, upstream fills it in.
+		{"required with a default", "browser_take_screenshot", `{}`, ""},
+		{"defaulted property still typed", "browser_take_screenshot", `{"scale":"huge"}`, "params.scale"},
 	}
 	tools["broken"] = upstream.Tool{Name: "broken", InputSchema: json.RawMessage(`{"type": 12}`)}
 	var s schemas
