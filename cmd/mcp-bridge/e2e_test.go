@@ -13,7 +13,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -64,17 +63,6 @@ func site(t *testing.T) string {
 	}))
 	t.Cleanup(srv.Close)
 	return srv.URL
-}
-
-func freePort(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	_, port, _ := net.SplitHostPort(ln.Addr().String())
-	return port
 }
 
 // logWatch collects a process's stderr and tells when a line appeared.
@@ -277,7 +265,7 @@ const retrying = "proxy-server unreachable; retrying"
 func TestBridgeStartedBeforeServer(t *testing.T) {
 	requireBrowser(t)
 	pages := site(t)
-	port := freePort(t)
+	port := e2etest.FreePort(t)
 	b := startBridge(t, "MCP_PROXY_URL=http://127.0.0.1:"+port, "MCP_PROXY_AUTOSTART=0", "MCP_PROXY_RETRY_TIMEOUT=5m")
 	await(t, b.logs.seen(retrying, 1), 2*time.Minute, "the bridge noticing that no server runs", b.logs)
 
@@ -294,7 +282,7 @@ func TestBridgeStartedBeforeServer(t *testing.T) {
 func TestBridgeAcrossServerRestart(t *testing.T) {
 	requireBrowser(t)
 	pages := site(t)
-	port, db := freePort(t), filepath.Join(t.TempDir(), "proxy.db")
+	port, db := e2etest.FreePort(t), filepath.Join(t.TempDir(), "proxy.db")
 	first := startServer(t, port, db)
 	b := startBridge(t, "MCP_PROXY_URL=http://127.0.0.1:"+port, "MCP_PROXY_AUTOSTART=0", "MCP_PROXY_RETRY_TIMEOUT=5m")
 	b.initialize(t, "restart-bridge")
@@ -340,7 +328,7 @@ func TestBridgeAcrossServerRestart(t *testing.T) {
 func TestAutostartStartsOneServer(t *testing.T) {
 	requireBrowser(t)
 	pages := site(t)
-	port, dataDir := freePort(t), t.TempDir()
+	port, dataDir := e2etest.FreePort(t), t.TempDir()
 	// Whatever happens, stop the server the bridges start (registered
 	// first, so it runs after the bridges are closed).
 	t.Cleanup(func() { stopAutostarted(t, dataDir) })

@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/e2etest"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/proctest"
 )
 
@@ -207,17 +208,6 @@ func TestServerEnv(t *testing.T) {
 	}
 }
 
-func freePort(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	_, port, _ := net.SplitHostPort(ln.Addr().String())
-	return port
-}
-
 // fixture is a data directory, a free port and a fake proxy-server.
 type fixture struct {
 	dir, port, exe string
@@ -229,7 +219,7 @@ func newFixture(t *testing.T) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fixture{dir: t.TempDir(), port: freePort(t)}
+	f := &fixture{dir: t.TempDir(), port: e2etest.FreePort(t)}
 	f.exe = filepath.Join(t.TempDir(), ServerName)
 	if err := os.Symlink(self, f.exe); err != nil {
 		t.Fatal(err)

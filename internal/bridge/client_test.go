@@ -21,6 +21,7 @@ import (
 	"time"
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/e2etest"
 )
 
 func TestRetrySafe(t *testing.T) {
@@ -67,7 +68,7 @@ func TestRetrySafe(t *testing.T) {
 
 // TestRetrySafeOnRealErrors classifies the errors net/http really returns.
 func TestRetrySafeOnRealErrors(t *testing.T) {
-	port := freePort(t)
+	port := e2etest.FreePort(t)
 	c, err := NewClient("http://127.0.0.1:"+port, "", WithRetryTimeout(0))
 	if err != nil {
 		t.Fatal(err)
@@ -88,17 +89,6 @@ func TestRetrySafeOnRealErrors(t *testing.T) {
 	if err == nil || !connected || retrySafe(err, connected) {
 		t.Errorf("server hung up after reading the request: err=%v connected=%v; want a non-retryable error", err, connected)
 	}
-}
-
-func freePort(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	_, port, _ := net.SplitHostPort(ln.Addr().String())
-	return port
 }
 
 // logWatch is a slog handler target that reports when a message appears.
@@ -183,7 +173,7 @@ func serveOn(t *testing.T, port string, h http.Handler) {
 // refused; the call goes through once, and the bridge's version travels
 // with it.
 func TestCallWaitsForServer(t *testing.T) {
-	port := freePort(t)
+	port := e2etest.FreePort(t)
 	logs := newLogWatch()
 	c, err := NewClient("http://127.0.0.1:"+port, "", WithVersion("v-bridge"), WithLogger(logs.logger()), WithRetryTimeout(time.Minute))
 	if err != nil {
@@ -248,7 +238,7 @@ func TestCallNeverReplayed(t *testing.T) {
 // TestStarterRunsOncePerRequest: the starter brings the server up and the
 // request goes through at once.
 func TestStarterRunsOncePerRequest(t *testing.T) {
-	port := freePort(t)
+	port := e2etest.FreePort(t)
 	fake := &fakeServer{version: "dev"}
 	var started atomic.Int32
 	starter := func(ctx context.Context) error {
@@ -278,7 +268,7 @@ func TestStarterRunsOncePerRequest(t *testing.T) {
 // TestRetryIsBounded: the retry timeout and ctx both end the wait for a
 // server that never comes.
 func TestRetryIsBounded(t *testing.T) {
-	port := freePort(t)
+	port := e2etest.FreePort(t)
 	t.Run("retry timeout", func(t *testing.T) {
 		failing := func(context.Context) error { return errors.New("no proxy-server binary") }
 		c, _ := NewClient("http://127.0.0.1:"+port, "", WithRetryTimeout(300*time.Millisecond), WithStarter(failing))

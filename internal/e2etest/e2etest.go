@@ -1,12 +1,13 @@
-// Package e2etest holds what the end-to-end test packages (cmd/proxy-server,
-// cmd/mcp-bridge) share: finding the project, skipping only when the real
-// browser parts are truly absent, building the real binaries once, and
-// failing a run that leaves processes behind. It is for tests only and must
-// never be imported by a binary.
+// Package e2etest holds what the test packages share, mostly the end-to-end
+// ones (cmd/proxy-server, cmd/mcp-bridge): finding the project, skipping only
+// when the real browser parts are truly absent, building the real binaries
+// once, free ports, and failing a run that leaves processes behind. It is
+// for tests only and must never be imported by a binary.
 package e2etest
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -108,4 +109,17 @@ func (b *Binaries) Remove() {
 	if b.dir != "" {
 		os.RemoveAll(b.dir)
 	}
+}
+
+// FreePort returns a loopback TCP port that was free a moment ago, for a
+// process the test starts on a port it must know in advance.
+func FreePort(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	return port
 }
