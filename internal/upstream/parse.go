@@ -81,6 +81,40 @@ var (
 	ansiRe = regexp.MustCompile("\x1b\\[[0-9;?]*[ -/]*[@-~]")
 )
 
+// decodeContent decodes the result's content parts. The whole result is
+// decoded once in the usual case; only when that fails are the parts decoded
+// one by one, skipping those that do not decode (a big snapshot would
+// otherwise be scanned twice).
+func decodeContent(raw json.RawMessage) ([]contentPart, bool, error) {
+	var fast struct {
+		Content []contentPart `json:"content"`
+		IsError bool          `json:"isError"`
+	}
+	if err := json.Unmarshal(raw, &fast); err == nil && fast.Content != nil {
+		return fast.Content, fast.IsError, nil
+	}
+	var res struct {
+		Content []json.RawMessage `json:"content"`
+		IsError bool              `json:"isError"`
+	}
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return nil, false, fmt.Errorf("parse tool result: %w", err)
+	}
+	if res.Content == nil {
+		if trimmed := strings.TrimSpace(string(raw)); !strings.HasPrefix(trimmed, "{") {
+			return nil, false, errors.New("parse tool result: not a JSON object")
+		}
+	}
+	parts := make([]contentPart, 0, len(res.Content))
+	for _, rawPart := range res.Content {
+		var part contentPart
+		if json.Unmarshal(rawPart, &part) == nil {
+			parts = append(parts, part)
+		}
+	}
+	return parts, res.IsError, nil
+}
+
 // contentPart is one element of a CallToolResult's content.
 type contentPart struct {
 	Type     string `json:"type"`
@@ -93,26 +127,14 @@ type contentPart struct {
 // sections and undecodable parts are skipped; only a result that is not a
 // JSON object with a content array is an error.
 func Parse(raw json.RawMessage) (*Parsed, error) {
-	var res struct {
-		Content []json.RawMessage `json:"content"`
-		IsError bool              `json:"isError"`
+	parts, isError, err := decodeContent(raw)
+	if err != nil {
+		return nil, err
 	}
-	if err := json.Unmarshal(raw, &res); err != nil {
-		return nil, fmt.Errorf("parse tool result: %w", err)
-	}
-	if res.Content == nil {
-		if trimmed := strings.TrimSpace(string(raw)); !strings.HasPrefix(trimmed, "{") {
-			return nil, errors.New("parse tool result: not a JSON object")
-		}
-	}
-	p := &Parsed{IsError: res.IsError}
+	p := &Parsed{IsError: isError}
 	var texts []string
 	sections := map[string]string{}
-	for _, rawPart := range res.Content {
-		var part contentPart
-		if json.Unmarshal(rawPart, &part) != nil {
-			continue
-		}
+	for _, part := range parts {
 		switch part.Type {
 		case "text":
 			texts = append(texts, part.Text)
@@ -146,7 +168,13 @@ func Parse(raw json.RawMessage) (*Parsed, error) {
 	if body, ok := sections[secEvents]; ok {
 		p.parseEvents(body)
 	}
-	p.LinkedFiles = linkedFiles(p.Text)
+	// An inline snapshot is page content: links in it are the page's, never
+	// files upstream wrote, and scanning it dominated Parse on big pages.
+	scan := p.Text
+	if p.SnapshotInline != "" {
+		scan = strings.Replace(scan, p.SnapshotInline, "", 1)
+	}
+	p.LinkedFiles = linkedFiles(scan)
 	return p, nil
 }
 
