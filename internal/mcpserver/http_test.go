@@ -59,17 +59,7 @@ func dialHTTP(t *testing.T, url string) *httpClient {
 		t.Fatal(err)
 	}
 	c := client.NewClient(tr, client.WithProtocolVersion(mcp.ProtocolVersion20251125))
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	init := mcp.InitializeRequest{}
-	init.Params.ProtocolVersion = mcp.ProtocolVersion20251125
-	init.Params.ClientInfo = mcp.Implementation{Name: "test", Version: "1"}
-	if _, err := c.Initialize(ctx, init); err != nil {
-		t.Fatal(err)
-	}
+	startAndInitialize(t, c)
 	if tr.GetSessionId() == "" {
 		t.Fatal("initialize returned no Mcp-Session-Id")
 	}

@@ -95,6 +95,15 @@ func connect(t *testing.T, s *Server) *client.Client {
 	if err != nil {
 		t.Fatal(err)
 	}
+	startAndInitialize(t, c)
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// startAndInitialize starts c and runs the MCP handshake at the protocol
+// version the proxy serves.
+func startAndInitialize(t *testing.T, c *client.Client) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := c.Start(ctx); err != nil {
@@ -106,8 +115,6 @@ func connect(t *testing.T, s *Server) *client.Client {
 	if _, err := c.Initialize(ctx, init); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { c.Close() })
-	return c
 }
 
 func call(t *testing.T, c *client.Client, tool string, args map[string]any) (string, bool) {

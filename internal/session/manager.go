@@ -528,7 +528,7 @@ type CallRequest struct {
 func (m *Manager) Call(ctx context.Context, req CallRequest) (*proxy.CallResult, error) {
 	start := time.Now()
 	res, stored, err := m.call(ctx, req)
-	if o := m.opts.Observer; o != nil && (res != nil || stored >= 0) {
+	if o := m.opts.Observer; o != nil && stored >= 0 {
 		status, returned := proxy.ErrorCode(err), 0
 		if res != nil {
 			status = string(res.Status)
@@ -536,7 +536,7 @@ func (m *Manager) Call(ctx context.Context, req CallRequest) (*proxy.CallResult,
 				returned = len(b)
 			}
 		}
-		o.ObserveCall(req.Tool, status, time.Since(start), max(stored, 0), returned)
+		o.ObserveCall(req.Tool, status, time.Since(start), stored, returned)
 	}
 	return res, err
 }
