@@ -282,23 +282,42 @@ func TestKill9WorkerAndBrowser(t *testing.T) {
 	})
 }
 
-// mainChromium finds the one Chromium browser process below this test.
+// mainChromium finds the one Chromium browser process below this test: a
+// chromium whose parent is not chromium (helpers carry --type=, and a child
+// between fork and exec still shows the browser's command line). It polls
+// briefly, since a relaunch or an exiting helper can make the count
+// momentarily other than one.
 func mainChromium(t *testing.T) int {
 	t.Helper()
-	var found []int
-	for _, p := range proctest.Descendants(os.Getpid()) {
-		if !strings.HasPrefix(p.Comm, "chromium") {
-			continue
+	var found []string
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		found = found[:0]
+		var pids []int
+		procs := proctest.Descendants(os.Getpid())
+		comm := map[int]string{}
+		for _, p := range procs {
+			comm[p.PID] = p.Comm
 		}
-		cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p.PID))
-		if !strings.Contains(string(cmdline), "--type=") {
-			found = append(found, p.PID)
+		for _, p := range procs {
+			if !strings.HasPrefix(p.Comm, "chromium") || strings.HasPrefix(comm[p.PPID], "chromium") {
+				continue
+			}
+			cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p.PID))
+			if strings.Contains(string(cmdline), "--type=") {
+				continue
+			}
+			pids = append(pids, p.PID)
+			found = append(found, fmt.Sprintf("%v %q", p, strings.ReplaceAll(string(cmdline), "\x00", " ")))
 		}
+		if len(pids) == 1 {
+			return pids[0]
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("want one chromium browser process, found %d: %v", len(pids), found)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
-	if len(found) != 1 {
-		t.Fatalf("want one chromium browser process, found %v", found)
-	}
-	return found[0]
 }
 
 func TestHungWorkerIsReplaced(t *testing.T) {
