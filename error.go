@@ -22,6 +22,14 @@ const (
 	ETIMEOUT        = "TIMEOUT"
 	EINTERNAL       = "INTERNAL_ERROR"
 	ENOENDPOINT     = "NOT_FOUND" // no such HTTP endpoint
+
+	// Codes of a tool that ran in the browser and failed there. They come
+	// back in a call result (HTTP 200, status "error"), not as a refusal.
+	EELEMENTMISSING  = "ELEMENT_NOT_FOUND"
+	ENOTINTERACTIVE  = "ELEMENT_NOT_INTERACTIVE"
+	EINVALIDSELECTOR = "INVALID_SELECTOR"
+	ENAVIGATION      = "NAVIGATION_FAILED"
+	EBROWSER         = "BROWSER_ERROR"
 )
 
 // Error is the one error type that crosses package boundaries with meaning.
@@ -92,6 +100,8 @@ func HTTPStatus(code string) int {
 		return http.StatusServiceUnavailable
 	case ETIMEOUT:
 		return http.StatusGatewayTimeout
+	case EELEMENTMISSING, ENOTINTERACTIVE, EINVALIDSELECTOR, ENAVIGATION, EBROWSER:
+		return http.StatusUnprocessableEntity
 	default:
 		return http.StatusInternalServerError
 	}
@@ -99,7 +109,7 @@ func HTTPStatus(code string) int {
 
 func retryable(code string) bool {
 	switch code {
-	case EMAXSESSIONS, EUNAVAILABLE, ETIMEOUT:
+	case EMAXSESSIONS, EUNAVAILABLE, ETIMEOUT, EELEMENTMISSING, ENOTINTERACTIVE, ENAVIGATION:
 		return true
 	}
 	return false
@@ -129,6 +139,16 @@ func suggestion(code string) string {
 		return "Use http://127.0.0.1:<port> (or localhost), or list the host in PROXY_ALLOWED_ORIGINS."
 	case EUNAUTHORIZED:
 		return "Send Authorization: Bearer <PROXY_AUTH_TOKEN> (mcp-bridge: set MCP_PROXY_TOKEN)."
+	case EELEMENTMISSING:
+		return "Nothing matches yet: check the selector against the page (get_content with search_for, find_elements), wait with wait_for_selector, or pass a longer timeout; after restored=true take a new snapshot, old element refs are stale."
+	case ENOTINTERACTIVE:
+		return "The element exists but is hidden, disabled, covered or moving: scroll to it, close what covers it, wait until it is enabled, or act on another match."
+	case EINVALIDSELECTOR:
+		return "Fix the selector: CSS such as #id, .class or button[type='submit'], or XPath starting with // (or xpath=...)."
+	case ENAVIGATION:
+		return "Check the URL and that the site is reachable (offline mode, blocked resources, DNS); retry if the network was busy."
+	case EBROWSER:
+		return "The browser refused the operation; read the message, look at the page with get_content(ref_id), and adjust the arguments."
 	}
 	return ""
 }

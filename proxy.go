@@ -123,7 +123,15 @@ type CallResult struct {
 	Status    string       `json:"status"`
 	Timestamp time.Time    `json:"timestamp"`
 	Metadata  CallMetadata `json:"metadata"`
-	Error     string       `json:"error,omitempty"`
+	// Value is the answer of one of the proxy's own tools (navigate,
+	// extract_table…): small JSON the model needs, so it comes inline.
+	Value json.RawMessage `json:"value,omitempty"`
+	Error string          `json:"error,omitempty"`
+	// For status error: the documented code of the failure, whether the same
+	// call may succeed later, and what the model can do about it.
+	ErrorCode  string `json:"error_code,omitempty"`
+	Retryable  *bool  `json:"retryable,omitempty"`
+	Suggestion string `json:"suggestion,omitempty"`
 
 	// Upstream is the raw upstream result; set only in PROXY_RESPONSE_MODE=full,
 	// where the bridge hands it to the model unchanged.

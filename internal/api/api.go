@@ -27,6 +27,7 @@ import (
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/content"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/mcpserver"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/session"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/toolset"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/upstream"
 )
 
@@ -65,6 +66,7 @@ type Server struct {
 	router       chi.Router
 	version      string
 	counters     func() any
+	groups       toolset.Selection
 	// bridgeVersions remembers the mcp-bridge versions already warned about.
 	bridgeVersions sync.Map
 	// tokenHash is the SHA-256 of PROXY_AUTH_TOKEN; nil: no token required.
@@ -95,6 +97,10 @@ func WithHealthCheck(name string, f HealthFunc) Option {
 
 // WithCounters adds supervision counters (restarts, crashes, …) to /health.
 func WithCounters(f func() any) Option { return func(s *Server) { s.counters = f } }
+
+// WithToolsets sets the tool groups GET /tools lists (PROXY_TOOLSETS); by
+// default toolset.DefaultGroups.
+func WithToolsets(g toolset.Selection) Option { return func(s *Server) { s.groups = g } }
 
 // WithVersion sets the version reported by /health.
 func WithVersion(v string) Option { return func(s *Server) { s.version = v } }
@@ -201,7 +207,7 @@ func (s *Server) handleTools(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	s.writeJSON(w, http.StatusOK, map[string]any{"tools": mcpserver.Catalog(up)})
+	s.writeJSON(w, http.StatusOK, map[string]any{"tools": mcpserver.Catalog(up, s.groups)})
 }
 
 func (s *Server) handleCreateSession(w http.ResponseWriter, r *http.Request) {

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/kelseyhightower/envconfig"
+
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/toolset"
 )
 
 // Response modes.
@@ -138,6 +140,9 @@ func (c Config) Validate() error {
 		return bad("LOG_LEVEL", "%q is not debug, info, warn or error", c.LogLevel)
 	case !oneOf(c.LogFormat, "text", "json"):
 		return bad("LOG_FORMAT", "%q is not text or json", c.LogFormat)
+	}
+	if _, err := toolset.Select(c.Toolsets); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalid, err) // names PROXY_TOOLSETS
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/toolset"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/upstream"
 )
 
@@ -35,14 +36,32 @@ const (
 
 const sessionIDDescription = "Browser session to use. Omit it to use this conversation's own default session, created on first use."
 
-// Catalog returns the exposed tool list: the upstream tools, each with an
-// optional session_id property, then the proxy's own tools.
-func Catalog(up []upstream.Tool) []Tool {
+// Catalog returns the exposed tool list: the session's tools (upstream's and
+// the proxy's browser tools, as the session manager lists them), each with
+// an optional session_id property, then the session and content tools of
+// the groups selected (a zero Selection: the default groups).
+func Catalog(up []upstream.Tool, groups toolset.Selection) []Tool {
+	if groups.Empty() {
+		groups, _ = toolset.Select(nil) // the defaults always parse
+	}
 	out := make([]Tool, 0, len(up)+6)
 	for _, t := range up {
 		out = append(out, Tool{Name: t.Name, Description: t.Description, InputSchema: withSessionID(t.InputSchema), Annotations: t.Annotations})
 	}
-	return append(out, proxyTools()...)
+	for _, t := range proxyTools() {
+		if groups.Has(proxyToolGroup(t.Name)) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// proxyToolGroup is the PROXY_TOOLSETS group of one of proxyTools.
+func proxyToolGroup(name string) string {
+	if name == ToolGetContent || name == ToolGetConsole {
+		return toolset.GroupContent
+	}
+	return toolset.GroupSession
 }
 
 // withSessionID adds the optional session_id property to an object schema,

@@ -7,6 +7,7 @@ import (
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/content"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/session"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/toolset"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/upstream"
 )
 
@@ -34,10 +35,14 @@ type ContentReader interface {
 type Local struct {
 	sessions Sessions
 	content  ContentReader
+	groups   toolset.Selection
 }
 
-// NewLocal returns a Backend over an in-process session manager and record.
-func NewLocal(s Sessions, c ContentReader) *Local { return &Local{sessions: s, content: c} }
+// NewLocal returns a Backend over an in-process session manager and record,
+// listing the tool groups selected (PROXY_TOOLSETS).
+func NewLocal(s Sessions, c ContentReader, groups toolset.Selection) *Local {
+	return &Local{sessions: s, content: c, groups: groups}
+}
 
 // Tools implements Backend with the catalogue GET /tools serves.
 func (l *Local) Tools(ctx context.Context) ([]Tool, error) {
@@ -45,7 +50,7 @@ func (l *Local) Tools(ctx context.Context) ([]Tool, error) {
 	if err != nil {
 		return nil, err
 	}
-	return Catalog(up), nil
+	return Catalog(up, l.groups), nil
 }
 
 // CreateSession implements Backend.

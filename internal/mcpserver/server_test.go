@@ -14,6 +14,7 @@ import (
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/content"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/toolset"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/upstream"
 )
 
@@ -34,7 +35,7 @@ type fakeCall struct {
 var navigateSchema = json.RawMessage(`{"type":"object","properties":{"url":{"type":"string","description":"The URL"}},"required":["url"],"$schema":"http://json-schema.org/draft-07/schema#"}`)
 
 func (b *fakeBackend) Tools(context.Context) ([]Tool, error) {
-	return Catalog([]upstream.Tool{{Name: "browser_navigate", Description: "Navigate", InputSchema: navigateSchema}}), nil
+	return Catalog([]upstream.Tool{{Name: "browser_navigate", Description: "Navigate", InputSchema: navigateSchema}}, toolset.Selection{}), nil
 }
 
 func (b *fakeBackend) CreateSession(context.Context) (*proxy.Session, error) {
@@ -133,7 +134,7 @@ func call(t *testing.T, c *client.Client, tool string, args map[string]any) (str
 }
 
 func TestCatalogKeepsUpstreamSchema(t *testing.T) {
-	tools := Catalog([]upstream.Tool{{Name: "browser_navigate", InputSchema: navigateSchema}})
+	tools := Catalog([]upstream.Tool{{Name: "browser_navigate", InputSchema: navigateSchema}}, toolset.Selection{})
 	var got map[string]any
 	if err := json.Unmarshal(tools[0].InputSchema, &got); err != nil {
 		t.Fatal(err)

@@ -66,7 +66,7 @@ type Policy struct {
 // a new one is visible until someone decides it belongs behind a switch.
 var (
 	scriptTools = []string{"browser_evaluate", "browser_run_code_unsafe"}
-	uploadTools = []string{"browser_file_upload"}
+	uploadTools = []string{"browser_file_upload", "upload_file"}
 )
 
 // MinSecretLen is the shortest secret value accepted: a shorter one would be

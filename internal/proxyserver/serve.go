@@ -25,6 +25,7 @@ import (
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/policy"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/session"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/store"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/toolset"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/upstream"
 )
 
@@ -90,6 +91,10 @@ func Serve(ctx context.Context, cfg config.Config, opts Options) error {
 	if err != nil {
 		return err
 	}
+	groups, err := toolset.Select(cfg.Toolsets)
+	if err != nil {
+		return err
+	}
 	command, err := workerCommand(cfg, opts.Root)
 	if err != nil {
 		return err
@@ -148,6 +153,7 @@ func Serve(ctx context.Context, cfg config.Config, opts Options) error {
 		InlineResultMax:    cfg.InlineResultMax,
 		Observer:           met,
 		Policy:             pol,
+		Toolset:            groups,
 		Logger:             log,
 	})
 	// Whatever happens below, no worker outlives Serve.
@@ -163,10 +169,11 @@ func Serve(ctx context.Context, cfg config.Config, opts Options) error {
 	reader := content.New(db)
 	// /mcp: the bridge's tool surface in-process; each MCP session gets its
 	// own default browser session, closed when the MCP session ends.
-	mcpHTTP := mcpserver.NewHTTPHandler(mcpserver.NewLocal(mgr, reader), mcpserver.HTTPConfig{Logger: log, Options: []mcpserver.Option{mcpserver.WithVersion(Version)}})
+	mcpHTTP := mcpserver.NewHTTPHandler(mcpserver.NewLocal(mgr, reader, groups), mcpserver.HTTPConfig{Logger: log, Options: []mcpserver.Option{mcpserver.WithVersion(Version)}})
 	handler := api.New(mgr, reader,
 		api.WithLogger(log),
 		api.WithVersion(Version),
+		api.WithToolsets(groups),
 		api.WithMaxBodyBytes(cfg.MaxBodyBytes),
 		api.WithHealthCheck("database", db.Ping),
 		api.WithHealthCheck("browser", host.Check),

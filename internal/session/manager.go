@@ -18,6 +18,7 @@ import (
 	"github.com/google/uuid"
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/toolset"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/upstream"
 )
 
@@ -65,6 +66,7 @@ type Store interface {
 	InsertRequest(ctx context.Context, r *proxy.Request) error
 	GetRequest(ctx context.Context, refID string) (*proxy.Request, error)
 	InsertResponse(ctx context.Context, r *proxy.Response, console []proxy.ConsoleEntry, images []proxy.Image) error
+	GetResponse(ctx context.Context, refID string) (*proxy.Response, error)
 }
 
 // Options tune a Manager; zero values get DESIGN.md's defaults.
@@ -89,6 +91,9 @@ type Options struct {
 	// before they are recorded or forwarded, and masks secrets in all that
 	// is recorded or returned; nil allows everything.
 	Policy Policy
+	// Toolset is the tool groups listed and callable (PROXY_TOOLSETS); the
+	// zero value is toolset.DefaultGroups.
+	Toolset toolset.Selection
 	// restartBackoff is the first restart delay (tests shorten it).
 	restartBackoff time.Duration
 	// saveDelay is the quiet time before a background state save.
@@ -169,6 +174,9 @@ func New(store Store, spawner Spawner, opts Options) *Manager {
 	}
 	if opts.Policy == nil {
 		opts.Policy = openPolicy{}
+	}
+	if opts.Toolset.Empty() {
+		opts.Toolset, _ = toolset.Select(nil) // the defaults always parse
 	}
 	if opts.restartBackoff <= 0 {
 		opts.restartBackoff = firstBackoff
@@ -296,7 +304,7 @@ func (m *Manager) Tools(ctx context.Context) ([]upstream.Tool, error) {
 	if err != nil {
 		return nil, err
 	}
-	return visibleTools(m.opts.Policy, tools), nil
+	return m.listed(tools), nil
 }
 
 // upstreamTools is every tool upstream offers, switched off or not.
@@ -560,14 +568,9 @@ func (m *Manager) call(ctx context.Context, req CallRequest) (*proxy.CallResult,
 	if req.Tool == "" {
 		return nil, -1, proxy.Errorf(proxy.EINVALID, "tool is required")
 	}
-	tool, ok, err := m.lookupTool(ctx, req.Tool)
+	tool, ext, err := m.resolveTool(ctx, req.Tool)
 	if err != nil {
 		return nil, -1, err
-	}
-	if !ok {
-		e := proxy.Errorf(proxy.ETOOLMISSING, "no upstream tool named %q", req.Tool)
-		e.Details = map[string]any{"tool": req.Tool}
-		return nil, -1, e
 	}
 	// Before the session is touched: a refused call wakes no worker and
 	// leaves no request row.
@@ -575,6 +578,12 @@ func (m *Manager) call(ctx context.Context, req CallRequest) (*proxy.CallResult,
 		return nil, -1, err
 	}
 	if err := m.checkPolicy(req, tool, params); err != nil {
+		return nil, -1, err
+	}
+	// What goes to the worker: the call itself, or the program of one of
+	// the proxy's own tools (built now, so a bad call leaves no record).
+	fwd, err := m.upstreamCall(ctx, req.Tool, ext, params)
+	if err != nil {
 		return nil, -1, err
 	}
 	l, err := m.acquire(ctx, req.SessionID)
@@ -603,7 +612,7 @@ func (m *Manager) call(ctx context.Context, req CallRequest) (*proxy.CallResult,
 		return nil, -1, fmt.Errorf("recording request: %w", err)
 	}
 
-	raw, callErr := m.forward(ctx, l, req.Tool, params)
+	raw, callErr := m.forward(ctx, l, fwd.tool, fwd.params)
 	restored = restored || l.takeRestored()
 	finished := m.opts.Now().UTC()
 	// The record is written even when the caller has gone away: the call
@@ -612,9 +621,11 @@ func (m *Manager) call(ctx context.Context, req CallRequest) (*proxy.CallResult,
 	if callErr != nil {
 		return nil, 0, m.recordFailure(recCtx, l, refID, finished, callErr)
 	}
-	m.markDirty(l, req.Tool)
+	if ext == nil || !ext.ReadOnly {
+		m.markDirty(l, fwd.tool)
+	}
 
-	res, stored, err := m.record(recCtx, l, refID, req.Tool, raw, finished)
+	res, stored, err := m.record(recCtx, l, refID, req.Tool, fwd, raw, finished)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -646,8 +657,8 @@ func (m *Manager) forward(ctx context.Context, l *live, tool string, params json
 }
 
 // record parses and ingests what the worker returned and writes the response.
-func (m *Manager) record(ctx context.Context, l *live, refID, tool string, raw json.RawMessage, at time.Time) (*proxy.CallResult, int, error) {
-	resp := &proxy.Response{RefID: refID, Status: proxy.StatusSuccess, Result: string(raw), Timestamp: at}
+func (m *Manager) record(ctx context.Context, l *live, refID, tool string, fwd forwarded, raw json.RawMessage, at time.Time) (*proxy.CallResult, int, error) {
+	resp := &proxy.Response{RefID: refID, Status: proxy.StatusSuccess, Result: fwd.scrub(string(raw)), Timestamp: at}
 	res := &proxy.CallResult{RefID: refID, SessionID: l.id, Status: proxy.StatusSuccess, Timestamp: at, Metadata: proxy.CallMetadata{Tool: tool}}
 
 	var ing *upstream.Ingested
@@ -666,18 +677,29 @@ func (m *Manager) record(ctx context.Context, l *live, refID, tool string, raw j
 	if ing == nil {
 		ing = &upstream.Ingested{}
 	}
+	out := fwd.interpret(parsed, resp, ing)
 	// Masked only after Parse and Ingest, which need upstream's text and
 	// file links as they are.
 	dropped := m.redactRecord(resp, parsed, ing)
-	if parsed.IsError {
+	switch {
+	case out.Err != nil:
+		msg := m.opts.Policy.Redact(out.Err.Message)
+		resp.Status, res.Status = proxy.StatusError, proxy.StatusError
+		resp.ErrorMessage, res.Error = msg, msg
+		setErrorCode(res, out.Err.Code, "")
+	case parsed.IsError:
 		resp.Status, res.Status = proxy.StatusError, proxy.StatusError
 		resp.ErrorMessage, res.Error = parsed.ErrorText, parsed.ErrorText
-	} else if dropped > 0 {
+		setErrorCode(res, toolset.Classify(parsed.ErrorText), "")
+	case dropped > 0:
 		// The tool ran, but what it made is not kept: say so plainly rather
 		// than answer success with no image.
 		msg := m.opts.Policy.ImageOmitted(dropped) + "; take a smaller one (an element, type jpeg, a lower scale, no fullPage)"
 		resp.Status, res.Status = proxy.StatusError, proxy.StatusError
 		resp.ErrorMessage, res.Error = msg, msg
+		setErrorCode(res, proxy.EINVALID, "Take a smaller screenshot: one element, type jpeg, a lower scale, no fullPage.")
+	case fwd.ext != nil:
+		res.Value = m.opts.Policy.RedactJSON(out.Value)
 	}
 	resp.PageSnapshot = ing.Snapshot
 	resp.ConsoleLogs = ing.ConsoleRaw
@@ -704,7 +726,7 @@ func (m *Manager) record(ctx context.Context, l *live, refID, tool string, raw j
 		}
 	}
 	md.HasImage = len(ing.Images) > 0
-	if n := m.opts.InlineResultMax; n > 0 && parsed.ResultText != "" && len(parsed.ResultText) <= n {
+	if n := m.opts.InlineResultMax; n > 0 && fwd.ext == nil && parsed.ResultText != "" && len(parsed.ResultText) <= n {
 		md.Result = parsed.ResultText
 	}
 	if m.opts.FullResponses {
@@ -777,7 +799,7 @@ func (m *Manager) acquire(ctx context.Context, id string) (*live, error) {
 		if l == nil {
 			var err error
 			if l, err = m.revive(ctx, id); err != nil {
-				return nil, err
+				return nil, withSessionID(err, id)
 			}
 		}
 		// Counted before waiting: a session with a call queued is busy, so
@@ -1100,6 +1122,24 @@ func normaliseParams(p json.RawMessage) (json.RawMessage, error) {
 		return nil, proxy.Errorf(proxy.EINVALID, "params must be a JSON object: %v", err)
 	}
 	return p, nil
+}
+
+// withSessionID names the session in a proxy error's details (the model
+// must know which session an error is about), leaving others as they are.
+func withSessionID(err error, id string) error {
+	var e *proxy.Error
+	if !errors.As(err, &e) {
+		return err
+	}
+	if _, ok := e.Details["session_id"]; ok {
+		return err
+	}
+	cp := *e
+	cp.Details = map[string]any{"session_id": id}
+	for k, v := range e.Details {
+		cp.Details[k] = v
+	}
+	return &cp
 }
 
 func validID(id string) error {

@@ -18,6 +18,7 @@ import (
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/policy"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/store"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/toolset"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/upstream"
 )
 
@@ -129,8 +130,16 @@ func TestPolicyRefusesBeforeForwarding(t *testing.T) {
 			t.Errorf("%s is listed with its switch off", tool.Name)
 		}
 	}
-	if len(tools) != 4 {
-		t.Errorf("Tools = %d tools, want the 4 enabled ones", len(tools))
+	upstreamN := 0
+	for _, tool := range tools {
+		if strings.HasPrefix(tool.Name, "browser_") {
+			upstreamN++
+		}
+	}
+	// The proxy's own tools stay: they run fixed programs, never the
+	// caller's code, so the script switch is not theirs.
+	if upstreamN != 4 || len(tools)-upstreamN != len(defaultSelection(t).Tools()) {
+		t.Errorf("Tools = %d upstream and %d own tools, want the 4 enabled upstream ones and the default groups' %d", upstreamN, len(tools)-upstreamN, len(defaultSelection(t).Tools()))
 	}
 
 	if _, err := m.Call(ctx, CallRequest{SessionID: s.ID, Tool: "browser_navigate", Params: json.RawMessage(`{"url":"https://good.com/"}`)}); err != nil {
@@ -232,4 +241,13 @@ func TestOversizeScreenshotIsNotKept(t *testing.T) {
 	if strings.Contains(resp.Result, img) {
 		t.Error("the image's base64 is still in the stored result")
 	}
+}
+
+func defaultSelection(t *testing.T) toolset.Selection {
+	t.Helper()
+	sel, err := toolset.Select(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sel
 }

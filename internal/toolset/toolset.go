@@ -1,0 +1,154 @@
+// Package toolset owns the proxy's own browser tools — the selector-based
+// navigation, interaction, extraction, state, network and element tools of
+// seeds 001 and 003 — and the choice of tool groups a server lists
+// (PROXY_TOOLSETS).
+//
+// Each tool is a fixed Playwright program that the session manager runs in
+// the caller's own worker through upstream's browser_run_code_unsafe, so it
+// acts on that session's BrowserContext and is recorded like every other
+// call. The caller's arguments reach the program only as base64-encoded JSON
+// that the program decodes: they are data and can never become code. The
+// program answers with an envelope (value, or an error with one of the
+// documented codes) that Interpret turns back into Go.
+//
+// It never talks to a worker, the store or the network itself.
+package toolset
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// Tool groups. Upstream, session and content are the tools that exist
+// without this package (upstream's browser_* tools, the session tools,
+// get_content and get_console_content); the rest are defined here.
+const (
+	GroupUpstream    = "upstream"
+	GroupSession     = "session"
+	GroupContent     = "content"
+	GroupNavigation  = "navigation"
+	GroupInteraction = "interaction"
+	GroupExtraction  = "extraction"
+	GroupState       = "state"
+	GroupNetwork     = "network"
+	GroupElements    = "elements"
+)
+
+// allGroups in listing order.
+var allGroups = []string{GroupUpstream, GroupSession, GroupContent, GroupNavigation, GroupInteraction, GroupExtraction, GroupState, GroupNetwork, GroupElements}
+
+// DefaultGroups is the selection when PROXY_TOOLSETS is empty: short, since
+// every listed tool costs the model tokens on every turn.
+var DefaultGroups = []string{GroupUpstream, GroupSession, GroupContent, GroupExtraction, GroupState}
+
+// Groups lists every group name, for help texts and validation.
+func Groups() []string { return slices.Clone(allGroups) }
+
+// RunTool is the upstream tool every program runs through.
+const RunTool = "browser_run_code_unsafe"
+
+// Tool is one of the proxy's own browser tools.
+type Tool struct {
+	Name        string
+	Group       string
+	Description string
+	InputSchema json.RawMessage
+	// ReadOnly tools change nothing in the browser: no state save after them.
+	ReadOnly bool
+	body     string // JS: the body of async (page, args, H) => { ... }
+}
+
+// Annotations are the MCP tool annotations of t.
+func (t *Tool) Annotations() json.RawMessage {
+	a := map[string]any{"readOnlyHint": t.ReadOnly, "openWorldHint": true}
+	if !t.ReadOnly {
+		a["destructiveHint"] = false
+	}
+	b, _ := json.Marshal(a)
+	return b
+}
+
+// Selection is the set of tool groups a server lists. The zero value
+// selects nothing; use Select.
+type Selection struct {
+	groups map[string]bool
+	tools  []*Tool // the selected ones, in catalogue order
+}
+
+// Select parses PROXY_TOOLSETS: group names, "all", or empty for
+// DefaultGroups. An unknown name is an error naming it.
+func Select(names []string) (Selection, error) {
+	s := Selection{groups: map[string]bool{}}
+	named := false
+	for _, n := range names {
+		n = strings.ToLower(strings.TrimSpace(n))
+		if n == "" {
+			continue
+		}
+		named = true
+		if n == "all" {
+			for _, g := range allGroups {
+				s.groups[g] = true
+			}
+			continue
+		}
+		if !slices.Contains(allGroups, n) {
+			return Selection{}, fmt.Errorf("PROXY_TOOLSETS: unknown tool group %q (groups: %s, or all)", n, strings.Join(allGroups, ", "))
+		}
+		s.groups[n] = true
+	}
+	if !named {
+		for _, g := range DefaultGroups {
+			s.groups[g] = true
+		}
+	}
+	for _, t := range catalogue() {
+		if s.groups[t.Group] {
+			s.tools = append(s.tools, t)
+		}
+	}
+	return s, nil
+}
+
+// Has reports whether group is selected.
+func (s Selection) Has(group string) bool { return s.groups[group] }
+
+// String lists the selected groups in listing order.
+func (s Selection) String() string {
+	var out []string
+	for _, g := range allGroups {
+		if s.groups[g] {
+			out = append(out, g)
+		}
+	}
+	return strings.Join(out, ",")
+}
+
+// Tools lists this package's tools in the selected groups, in a stable order.
+func (s Selection) Tools() []*Tool { return slices.Clone(s.tools) }
+
+// Lookup finds a selected tool by name.
+func (s Selection) Lookup(name string) (*Tool, bool) {
+	for _, t := range s.tools {
+		if t.Name == name {
+			return t, true
+		}
+	}
+	return nil, false
+}
+
+// Names lists every tool this package defines, selected or not.
+func Names() []string {
+	var out []string
+	for _, t := range catalogue() {
+		out = append(out, t.Name)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Empty reports whether s is the zero Selection (not made by Select).
+func (s Selection) Empty() bool { return s.groups == nil }

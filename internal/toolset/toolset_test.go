@@ -1,0 +1,226 @@
+package toolset
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
+)
+
+func TestSelect(t *testing.T) {
+	tests := []struct {
+		in      []string
+		want    string
+		wantErr string
+	}{
+		{in: nil, want: "upstream,session,content,extraction,state"},
+		{in: []string{" "}, want: "upstream,session,content,extraction,state"},
+		{in: []string{"all"}, want: "upstream,session,content,navigation,interaction,extraction,state,network,elements"},
+		{in: []string{"Navigation", " elements "}, want: "navigation,elements"},
+		{in: []string{"upstream", "nope"}, wantErr: `unknown tool group "nope"`},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.in, ","), func(t *testing.T) {
+			s, err := Select(tt.in)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("Select(%q) error = %v, want %q", tt.in, err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := s.String(); got != tt.want {
+				t.Errorf("Select(%q) = %s, want %s", tt.in, got, tt.want)
+			}
+			for _, tool := range s.Tools() {
+				if !s.Has(tool.Group) {
+					t.Errorf("tool %s of unselected group %s listed", tool.Name, tool.Group)
+				}
+			}
+		})
+	}
+}
+
+// The issue's list, group by group: every tool is defined, in its group.
+func TestEveryToolIsDefined(t *testing.T) {
+	want := map[string][]string{
+		GroupNavigation:  {"navigate", "go_back", "go_forward", "reload", "wait_for_load"},
+		GroupInteraction: {"click", "type", "fill", "select", "check", "uncheck", "hover", "scroll", "drag_and_drop", "upload_file", "press"},
+		GroupExtraction:  {"get_text", "get_all_text", "get_attribute", "get_value", "extract_table", "extract_links", "get_page_metadata", "screenshot_element"},
+		GroupState:       {"get_cookies", "set_cookies", "save_state", "restore_state"},
+		GroupNetwork:     {"block_resource", "mock_response", "set_offline", "set_throttling", "get_request_log"},
+		GroupElements:    {"find_element", "find_elements", "element_exists", "is_visible", "is_enabled", "wait_for_selector"},
+	}
+	all, err := Select([]string{"all"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][]string{}
+	for _, tool := range all.Tools() {
+		got[tool.Group] = append(got[tool.Group], tool.Name)
+		var s map[string]any
+		if err := json.Unmarshal(tool.InputSchema, &s); err != nil || s["type"] != "object" {
+			t.Errorf("%s: input schema %s is not an object schema (%v)", tool.Name, tool.InputSchema, err)
+		}
+		if tool.Description == "" {
+			t.Errorf("%s has no description", tool.Name)
+		}
+		if strings.HasPrefix(tool.Name, "browser_") {
+			t.Errorf("%s would shadow an upstream tool name", tool.Name)
+		}
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("tools by group (-want +got):\n%s", diff)
+	}
+}
+
+// Hostile arguments change only the base64 blob: the code around it is the
+// same bytes whatever the caller sends.
+func TestBuildEncodesArgumentsAsData(t *testing.T) {
+	all, _ := Select([]string{"all"})
+	click, _ := all.Lookup("click")
+	hostile := []string{
+		`#a`,
+		`a[title="x"]`,
+		"a'); globalThis.pwned = 1; ('",
+		"`${globalThis.pwned = 1}`",
+		`"]}); process.exit(1); //`,
+		"\u2028\u2029</script>",
+		`\'); require("child_process")`,
+	}
+	var skeleton string
+	for _, sel := range hostile {
+		params, _ := json.Marshal(map[string]string{"selector": sel})
+		p, err := click.Build(params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var a struct{ Code string }
+		if err := json.Unmarshal(p.Args, &a); err != nil {
+			t.Fatal(err)
+		}
+		if strings.Trim(p.Blob, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=") != "" {
+			t.Fatalf("blob %q is not plain base64", p.Blob)
+		}
+		decoded, _ := base64.StdEncoding.DecodeString(p.Blob)
+		if string(decoded) != string(params) {
+			t.Errorf("blob decodes to %s, want %s", decoded, params)
+		}
+		rest := strings.Replace(a.Code, p.Blob, "BLOB", 1)
+		if skeleton == "" {
+			skeleton = rest
+		} else if rest != skeleton {
+			t.Errorf("selector %q changed the code around the blob", sel)
+		}
+		if strings.Contains(a.Code, sel) && sel != "#a" {
+			t.Errorf("selector %q appears verbatim in the code", sel)
+		}
+	}
+}
+
+// Every program must be a function expression node can compile, the way
+// upstream compiles it: vm.runInContext("(" + code + ")").
+func TestProgramsCompile(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node is not installed")
+	}
+	all, _ := Select([]string{"all"})
+	var codes []string
+	for _, tool := range all.Tools() {
+		p, err := tool.Build(json.RawMessage(`{"selector":"#x"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var a struct{ Code string }
+		_ = json.Unmarshal(p.Args, &a)
+		codes = append(codes, a.Code)
+	}
+	dir := t.TempDir()
+	data, _ := json.Marshal(codes)
+	if err := os.WriteFile(filepath.Join(dir, "codes.json"), data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	script := `const vm = require('vm'); const codes = require(process.argv[1]);
+let bad = 0;
+codes.forEach((c, i) => { try { const f = vm.runInNewContext('(' + c + ')', {}); if (typeof f !== 'function') throw new Error('not a function'); } catch (e) { bad++; console.log(i + ': ' + e.message); } });
+process.exit(bad ? 1 : 0);`
+	out, err := exec.Command(node, "-e", script, filepath.Join(dir, "codes.json")).CombinedOutput()
+	if err != nil {
+		names := []string{}
+		for _, tool := range all.Tools() {
+			names = append(names, tool.Name)
+		}
+		t.Fatalf("programs do not compile: %v\n%s\n(tools in order: %v)", err, out, names)
+	}
+}
+
+func TestInterpret(t *testing.T) {
+	png := base64.StdEncoding.EncodeToString([]byte("\x89PNG fake"))
+	tests := []struct {
+		name          string
+		result, error string
+		wantValue     string
+		wantCode      string
+		wantImage     string
+	}{
+		{name: "value", result: `{"pwproxy":1,"ok":true,"value":{"url":"http://x/","status":200}}`, wantValue: `{"url":"http://x/","status":200}`},
+		{name: "undefined value", result: `{"pwproxy":1,"ok":true}`, wantValue: `null`},
+		{name: "coded failure", result: `{"pwproxy":1,"ok":false,"error":{"code":"ELEMENT_NOT_FOUND","message":"no element"}}`, wantCode: proxy.EELEMENTMISSING},
+		{name: "unknown code", result: `{"pwproxy":1,"ok":false,"error":{"code":"WHAT","message":"?"}}`, wantCode: proxy.EBROWSER},
+		{name: "not an envelope", result: `"hello"`, wantCode: proxy.EBROWSER},
+		{name: "upstream error", error: "page.goto: net::ERR_INTERNET_DISCONNECTED at http://x/", wantCode: proxy.ENAVIGATION},
+		{name: "image", result: `{"pwproxy":1,"ok":true,"value":{"success":true,"image":{"mime_type":"image/png","data":"` + png + `"}}}`,
+			wantValue: `{"image":{"bytes":9,"mime_type":"image/png"},"success":true}`, wantImage: "\x89PNG fake"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := Interpret(tt.result, tt.error)
+			if tt.wantCode != "" {
+				if o.Err == nil || o.Err.Code != tt.wantCode {
+					t.Fatalf("Interpret = %+v, want error %s", o, tt.wantCode)
+				}
+				if o.Err.Suggestion == "" {
+					t.Errorf("error %s has no suggestion", o.Err.Code)
+				}
+				return
+			}
+			if o.Err != nil {
+				t.Fatalf("unexpected error %v", o.Err)
+			}
+			if string(o.Value) != tt.wantValue {
+				t.Errorf("value = %s, want %s", o.Value, tt.wantValue)
+			}
+			if tt.wantImage != "" && (o.Image == nil || string(o.Image.Data) != tt.wantImage) {
+				t.Errorf("image = %+v", o.Image)
+			}
+		})
+	}
+}
+
+func TestClassify(t *testing.T) {
+	tests := map[string]string{
+		"page.goto: net::ERR_NAME_NOT_RESOLVED at http://nowhere.invalid/":                   proxy.ENAVIGATION,
+		`Error: Ref e42 not found in the current page snapshot. Try capturing new snapshot.`: proxy.EELEMENTMISSING,
+		"locator.click: Timeout 5000ms exceeded.\nCall log:\n  - element is not visible":     proxy.ENOTINTERACTIVE,
+		"locator.count: Error: Failed to parse selector: div[":                               proxy.EINVALIDSELECTOR,
+		"SyntaxError: Failed to execute 'querySelectorAll': 'div[' is not a valid selector.": proxy.EINVALIDSELECTOR,
+		"page.waitForLoadState: Timeout 100ms exceeded.":                                     proxy.ETIMEOUT,
+		"Execution context was destroyed, most likely because of a navigation":               proxy.EBROWSER,
+		"Error: Unknown key: \"Foo\"":                                                        proxy.EBROWSER,
+	}
+	for text, want := range tests {
+		if got := Classify(text); got != want {
+			t.Errorf("Classify(%q) = %s, want %s", text, got, want)
+		}
+	}
+}
