@@ -40,6 +40,9 @@ type Sessions interface {
 	Resume(ctx context.Context, id string) (*proxy.Session, bool, error)
 	Call(ctx context.Context, req session.CallRequest) (*proxy.CallResult, error)
 	Tools(ctx context.Context) ([]upstream.Tool, error)
+	// AddCredential puts a value in the credential vault and returns the
+	// placeholder that stands for it in tool calls.
+	AddCredential(value string) (placeholder string, err error)
 }
 
 // Content is what the API needs to read the record.
@@ -48,6 +51,9 @@ type Content interface {
 	Console(ctx context.Context, refID, level string) (string, error)
 	// Images returns a ref's stored images without touching its diff cursor.
 	Images(ctx context.Context, refID string) ([]proxy.Image, error)
+	// Peek returns a ref's whole content and images without touching its
+	// diff cursor.
+	Peek(ctx context.Context, refID string) (*content.Content, error)
 }
 
 // BridgeVersionHeader carries mcp-bridge's version on its requests.
@@ -144,6 +150,7 @@ func New(sessions Sessions, content Content, opts ...Option) *Server {
 	r.Post("/call", s.handleCall)
 	r.Get("/content/{ref}", s.handleContent)
 	r.Get("/console/{ref}", s.handleConsole)
+	r.Post("/credentials", s.handleAddCredential)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, &proxy.Error{Code: proxy.ENOENDPOINT, Message: "no such endpoint: " + r.Method + " " + r.URL.Path}, http.StatusNotFound)
 	})
@@ -313,6 +320,9 @@ type ContentBody struct {
 	Text      string      `json:"text"`
 	Unchanged bool        `json:"unchanged"`
 	Images    []ImageBody `json:"images,omitempty"`
+	// Snapshot is true when Text is (a view of) the page snapshot, false
+	// when it is the result text.
+	Snapshot bool `json:"snapshot,omitempty"`
 }
 
 // ImageBody is one stored image, base64 encoded.
@@ -329,17 +339,33 @@ func (s *Server) handleContent(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
+	peek, err := parseBool(q.Get("peek"), "peek")
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
 	if img := q.Get("image"); img != "" {
 		s.serveImage(w, r, ref, img)
 		return
 	}
-	c, err := s.content.Get(r.Context(), ref, q.Get("search_for"), reset)
+	var c *content.Content
+	if peek {
+		// A peek is a look from elsewhere (an MCP resource read): the whole
+		// content, and the diff cursor is neither read nor moved.
+		if reset || q.Get("search_for") != "" {
+			s.writeErr(w, r, proxy.Errorf(proxy.EINVALID, "peek=true returns the whole content and leaves the diff cursor alone; it takes neither search_for nor reset_cursor"))
+			return
+		}
+		c, err = s.content.Peek(r.Context(), ref)
+	} else {
+		c, err = s.content.Get(r.Context(), ref, q.Get("search_for"), reset)
+	}
 	if err != nil {
 		s.writeErr(w, r, err)
 		return
 	}
 	if wantsJSON(r) {
-		body := ContentBody{RefID: ref, Text: c.Text, Unchanged: c.Unchanged}
+		body := ContentBody{RefID: ref, Text: c.Text, Unchanged: c.Unchanged, Snapshot: c.Snapshot}
 		for _, im := range c.Images {
 			body.Images = append(body.Images, ImageBody{MimeType: im.MimeType, Data: base64.StdEncoding.EncodeToString(im.Data)})
 		}
@@ -387,6 +413,35 @@ func (s *Server) handleConsole(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	_, _ = io.WriteString(w, text)
+}
+
+// CredentialBody is the body of POST /credentials.
+type CredentialBody struct {
+	Value string `json:"value"`
+}
+
+// CredentialAnswer is the answer of POST /credentials.
+type CredentialAnswer struct {
+	// Placeholder (<secret>cred_…</secret>) stands for the value: typed into
+	// a page through any tool, the browser gets the value; the record and
+	// every answer show the placeholder.
+	Placeholder string `json:"placeholder"`
+}
+
+// handleAddCredential puts a value in the credential vault. The value is
+// never logged or returned: errors name the rule, not the value.
+func (s *Server) handleAddCredential(w http.ResponseWriter, r *http.Request) {
+	var body CredentialBody
+	if err := decodeBody(r, &body, false); err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	placeholder, err := s.sessions.AddCredential(body.Value)
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	s.writeJSON(w, http.StatusCreated, CredentialAnswer{Placeholder: placeholder})
 }
 
 func wantsJSON(r *http.Request) bool {

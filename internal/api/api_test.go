@@ -20,7 +20,10 @@ import (
 
 // fakeSessions answers with canned values and errors; the real manager is
 // exercised end to end in cmd/proxy-server.
-type fakeSessions struct{ calls []session.CallRequest }
+type fakeSessions struct {
+	calls       []session.CallRequest
+	credentials []string
+}
 
 const knownID = "11111111-1111-4111-8111-111111111111"
 
@@ -50,7 +53,23 @@ func (f *fakeSessions) Tools(context.Context) ([]upstream.Tool, error) {
 	return []upstream.Tool{{Name: "browser_snapshot", InputSchema: json.RawMessage(`{"type":"object"}`)}}, nil
 }
 
+func (f *fakeSessions) AddCredential(value string) (string, error) {
+	if len(value) < 4 {
+		return "", proxy.Errorf(proxy.EINVALID, "credential value is shorter than 4 bytes")
+	}
+	f.credentials = append(f.credentials, value)
+	return "<secret>cred_0123456789abcdef</secret>", nil
+}
+
 type fakeContent struct{}
+
+// Peek answers differently from Get so that tests see which one ran.
+func (fakeContent) Peek(_ context.Context, ref string) (*content.Content, error) {
+	if ref != "r1" {
+		return nil, proxy.Errorf(proxy.EREFMISSING, "no ref %s", ref)
+	}
+	return &content.Content{Text: "whole snapshot", Snapshot: true, Images: []proxy.Image{{MimeType: "image/png", Data: []byte("PNG")}}}, nil
+}
 
 func (fakeContent) Get(_ context.Context, ref, search string, reset bool) (*content.Content, error) {
 	if ref != "r1" {
@@ -93,6 +112,10 @@ func TestErrorMapping(t *testing.T) {
 		{"bad image", "GET", "/content/r1?image=-1", ``, 400, proxy.EINVALID},
 		{"missing image", "GET", "/content/r1?image=3", ``, 404, proxy.EREFMISSING},
 		{"bad level", "GET", "/console/r1?level=loud", ``, 400, proxy.EINVALID},
+		{"bad peek", "GET", "/content/r1?peek=maybe", ``, 400, proxy.EINVALID},
+		{"peek with reset", "GET", "/content/r1?peek=true&reset_cursor=true", ``, 400, proxy.EINVALID},
+		{"peek with search", "GET", "/content/r1?peek=true&search_for=x", ``, 400, proxy.EINVALID},
+		{"peek unknown ref", "GET", "/content/nope?peek=true", ``, 404, proxy.EREFMISSING},
 		{"no endpoint", "GET", "/nowhere", ``, 404, "NOT_FOUND"},
 		{"bad method", "PUT", "/call", ``, 405, proxy.EINVALID},
 		{"bad create body", "POST", "/sessions", `[`, 400, proxy.EINVALID},
@@ -125,6 +148,9 @@ func TestContentForms(t *testing.T) {
 	}{
 		{"text", "/content/r1?search_for=Go", "", "snapshot search=Go", "text/plain; charset=utf-8"},
 		{"json", "/content/r1", "application/json", `{"ref_id":"r1","text":"snapshot search=","unchanged":false,"images":[{"mime_type":"image/png","data":"UE5H"}]}` + "\n", "application/json"},
+		{"peek text", "/content/r1?peek=true", "", "whole snapshot", "text/plain; charset=utf-8"},
+		{"peek json", "/content/r1?peek=1", "application/json", `{"ref_id":"r1","text":"whole snapshot","unchanged":false,"images":[{"mime_type":"image/png","data":"UE5H"}],"snapshot":true}` + "\n", "application/json"},
+		{"peek false is a read", "/content/r1?peek=false&search_for=Go", "", "snapshot search=Go", "text/plain; charset=utf-8"},
 		{"image", "/content/r1?image=0", "", "PNG", "image/png"},
 		{"console", "/console/r1?level=error", "", "[ERROR] x", "text/plain; charset=utf-8"},
 	}
@@ -213,5 +239,62 @@ func TestHealthCountersAndBridgeVersion(t *testing.T) {
 	}
 	if n := strings.Count(logs.String(), "versions differ"); n != 1 {
 		t.Errorf("version mismatch logged %d times, want once:\n%s", n, logs.String())
+	}
+}
+
+func TestAddCredential(t *testing.T) {
+	const value = "hunter22-in-the-body"
+	tests := []struct {
+		name, body string
+		opts       []Option
+		hdr        map[string]string
+		want       answer
+		wantStored []string
+	}{
+		{name: "stored", body: `{"value":"` + value + `"}`, want: answer{201, ""}, wantStored: []string{value}},
+		{name: "too short", body: `{"value":"abc"}`, want: answer{400, proxy.EINVALID}},
+		{name: "empty body", body: ``, want: answer{400, proxy.EINVALID}},
+		{name: "wrong type", body: `{"value":1234}`, want: answer{400, proxy.EINVALID}},
+		{name: "unknown field", body: `{"value":"` + value + `","name":"x"}`, want: answer{400, proxy.EINVALID}},
+		{name: "oversize", body: `{"value":"` + strings.Repeat("v", 2048) + `"}`, opts: []Option{WithMaxBodyBytes(1024)}, want: answer{400, proxy.EINVALID}},
+		{name: "token required", body: `{"value":"` + value + `"}`, opts: []Option{WithAuthToken(testToken)}, want: answer{401, proxy.EUNAUTHORIZED}},
+		{name: "token given", body: `{"value":"` + value + `"}`, opts: []Option{WithAuthToken(testToken)},
+			hdr: map[string]string{"Authorization": "Bearer " + testToken}, want: answer{201, ""}, wantStored: []string{value}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var logs bytes.Buffer
+			f := &fakeSessions{}
+			opts := append([]Option{WithLogger(slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})))}, tc.opts...)
+			srv := New(f, fakeContent{}, opts...)
+			req := newRequest("POST", "/credentials", strings.NewReader(tc.body))
+			for k, v := range tc.hdr {
+				req.Header.Set(k, v)
+			}
+			rec := httptest.NewRecorder()
+			srv.ServeHTTP(rec, req)
+			got := answer{Status: rec.Code}
+			if rec.Code >= 400 {
+				var eb ErrorBody
+				if err := json.Unmarshal(rec.Body.Bytes(), &eb); err != nil || eb.Message == "" {
+					t.Fatalf("error body %q (%v)", rec.Body, err)
+				}
+				got.Code = eb.Error
+			} else {
+				var a CredentialAnswer
+				if err := json.Unmarshal(rec.Body.Bytes(), &a); err != nil || a.Placeholder != "<secret>cred_0123456789abcdef</secret>" {
+					t.Errorf("answer %q (%v), want the placeholder", rec.Body, err)
+				}
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("POST /credentials (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantStored, f.credentials); diff != "" {
+				t.Errorf("values given to the vault (-want +got):\n%s", diff)
+			}
+			if strings.Contains(logs.String(), value) || strings.Contains(rec.Body.String(), value) {
+				t.Errorf("the value was logged or answered:\nlogs: %s\nbody: %s", logs.String(), rec.Body)
+			}
+		})
 	}
 }

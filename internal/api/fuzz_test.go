@@ -30,13 +30,16 @@ func FuzzRequestBodies(f *testing.F) {
 		f.Add(0, seed)
 		f.Add(1, seed)
 		f.Add(2, seed)
+		f.Add(3, seed)
 	}
+	f.Add(3, `{"value":"hunter22"}`)
 	documented := map[int]bool{http.StatusOK: true, http.StatusCreated: true, http.StatusBadRequest: true,
 		http.StatusNotFound: true, http.StatusGone: true, http.StatusUnprocessableEntity: true}
 	paths := []struct{ method, path string }{
 		{"POST", "/call"},
 		{"POST", "/sessions"},
 		{"POST", "/sessions/" + knownID + "/resume"},
+		{"POST", "/credentials"},
 	}
 	f.Fuzz(func(t *testing.T, which int, body string) {
 		p := paths[((which%len(paths))+len(paths))%len(paths)]

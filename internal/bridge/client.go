@@ -213,11 +213,21 @@ func (c *Client) Content(ctx context.Context, refID, searchFor string, reset boo
 	if reset {
 		q.Set("reset_cursor", "true")
 	}
+	return c.content(ctx, refID, q)
+}
+
+// Peek implements mcpserver.Backend: the whole content, images included,
+// with the diff cursor untouched.
+func (c *Client) Peek(ctx context.Context, refID string) (*content.Content, error) {
+	return c.content(ctx, refID, url.Values{"format": {"json"}, "peek": {"true"}})
+}
+
+func (c *Client) content(ctx context.Context, refID string, q url.Values) (*content.Content, error) {
 	var body api.ContentBody
 	if err := c.do(ctx, http.MethodGet, "/content/"+url.PathEscape(refID)+"?"+q.Encode(), nil, &body); err != nil {
 		return nil, err
 	}
-	out := &content.Content{Text: body.Text, Unchanged: body.Unchanged}
+	out := &content.Content{Text: body.Text, Unchanged: body.Unchanged, Snapshot: body.Snapshot}
 	for _, im := range body.Images {
 		data, err := base64.StdEncoding.DecodeString(im.Data)
 		if err != nil {
@@ -226,6 +236,24 @@ func (c *Client) Content(ctx context.Context, refID, searchFor string, reset boo
 		out.Images = append(out.Images, proxy.Image{RefID: refID, MimeType: im.MimeType, Data: data})
 	}
 	return out, nil
+}
+
+// GetSession implements mcpserver.Backend.
+func (c *Client) GetSession(ctx context.Context, id string) (*proxy.Session, error) {
+	var s proxy.Session
+	if err := c.do(ctx, http.MethodGet, "/sessions/"+url.PathEscape(id), nil, &s); err != nil {
+		return nil, err
+	}
+	return &s, nil
+}
+
+// AddCredential implements mcpserver.Backend.
+func (c *Client) AddCredential(ctx context.Context, value string) (string, error) {
+	var out api.CredentialAnswer
+	if err := c.do(ctx, http.MethodPost, "/credentials", api.CredentialBody{Value: value}, &out); err != nil {
+		return "", err
+	}
+	return out.Placeholder, nil
 }
 
 // Console implements mcpserver.Backend.

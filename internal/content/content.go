@@ -58,6 +58,9 @@ type Content struct {
 	// Unchanged is true when the view is exactly what the previous read of
 	// this ref returned; Text is then "".
 	Unchanged bool
+	// Snapshot is true when the ref has a page snapshot (yaml) and Text is
+	// (a view of) it; false when Text comes from the result text.
+	Snapshot bool
 }
 
 // Get returns the content of refID: its page snapshot, or the text of its
@@ -75,10 +78,7 @@ func (s *Service) Get(ctx context.Context, refID, searchFor string, resetCursor 
 	if err != nil {
 		return nil, err // already a *proxy.Error (EREFMISSING) or wrapped by the store
 	}
-	text := resp.PageSnapshot
-	if text == "" {
-		text = ResultText(resp.Result)
-	}
+	text, snapshot := textOf(resp)
 	view := text
 	if searchFor != "" {
 		view = Search(text, searchFor)
@@ -97,7 +97,7 @@ func (s *Service) Get(ctx context.Context, refID, searchFor string, resetCursor 
 			return nil, fmt.Errorf("content: get %s: %w", refID, err)
 		}
 	}
-	out := &Content{}
+	out := &Content{Snapshot: snapshot}
 	switch {
 	case prev == nil:
 		out.Text = view
@@ -118,6 +118,33 @@ func (s *Service) Get(ctx context.Context, refID, searchFor string, resetCursor 
 		return nil, fmt.Errorf("content: get %s: save cursor: %w", refID, err)
 	}
 	return out, nil
+}
+
+// Peek returns the whole content of refID — its page snapshot, or its result
+// text — with all its images, without reading or moving its diff cursor: a
+// look at a ref from elsewhere (an MCP resource read) must not turn the
+// model's next get_content into an incremental or empty read. An unknown ref
+// is EREFMISSING.
+func (s *Service) Peek(ctx context.Context, refID string) (*Content, error) {
+	resp, err := s.store.GetResponse(ctx, refID)
+	if err != nil {
+		return nil, err
+	}
+	text, snapshot := textOf(resp)
+	images, err := s.store.ListImages(ctx, refID)
+	if err != nil {
+		return nil, fmt.Errorf("content: peek %s: %w", refID, err)
+	}
+	return &Content{Text: text, Images: images, Snapshot: snapshot}, nil
+}
+
+// textOf is what get_content shows of a response: the page snapshot, or the
+// result text when there is none (snapshot false).
+func textOf(resp *proxy.Response) (text string, snapshot bool) {
+	if resp.PageSnapshot != "" {
+		return resp.PageSnapshot, true
+	}
+	return ResultText(resp.Result), false
 }
 
 // Images returns the stored images of refID without reading or moving its

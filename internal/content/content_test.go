@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -112,7 +113,7 @@ func TestGetDiffSequences(t *testing.T) {
 				if err != nil {
 					t.Fatalf("read %d: %v", i, err)
 				}
-				want := &content.Content{Text: rd.want, Unchanged: rd.unchanged}
+				want := &content.Content{Text: rd.want, Unchanged: rd.unchanged, Snapshot: resp.PageSnapshot != ""}
 				if rd.wantImages {
 					want.Images = images
 				}
@@ -250,7 +251,7 @@ func TestCursorSurvivesRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(&content.Content{Text: snap, Images: []proxy.Image{}}, got); diff != "" {
+	if diff := cmp.Diff(&content.Content{Text: snap, Images: []proxy.Image{}, Snapshot: true}, got); diff != "" {
 		t.Fatalf("first read (-want +got):\n%s", diff)
 	}
 	if err := db.Close(); err != nil {
@@ -268,10 +269,10 @@ func TestCursorSurvivesRestart(t *testing.T) {
 		reset  bool
 		want   *content.Content
 	}{
-		{"", false, &content.Content{Unchanged: true}},
-		{"", true, &content.Content{Text: snap, Images: []proxy.Image{}}},
-		{"button", false, &content.Content{Text: content.Search(snap, "button"), Images: []proxy.Image{}}},
-		{"button", false, &content.Content{Unchanged: true}},
+		{"", false, &content.Content{Unchanged: true, Snapshot: true}},
+		{"", true, &content.Content{Text: snap, Images: []proxy.Image{}, Snapshot: true}},
+		{"button", false, &content.Content{Text: content.Search(snap, "button"), Images: []proxy.Image{}, Snapshot: true}},
+		{"button", false, &content.Content{Unchanged: true, Snapshot: true}},
 	}
 	for i, rd := range reads {
 		got, err := svc.Get(ctx, "r", rd.search, rd.reset)
@@ -322,4 +323,75 @@ func bigSnapshot(t testing.TB, n int) string {
 		}
 	}
 	return b.String()
+}
+
+// TestPeekLeavesTheCursorAlone reads refs whole, images included, before and
+// between get_content reads: the diff cursor is neither read nor written, so
+// the next get_content answers as if the peek never happened.
+func TestPeekLeavesTheCursorAlone(t *testing.T) {
+	t.Parallel()
+	snap := "- generic [ref=e1]:\n  - button \"Click me\" [ref=e4]\n"
+	png := []proxy.Image{{RefID: "shot", MimeType: "image/png", Data: []byte{0x89, 'P', 'N', 'G'}}}
+	tests := []struct {
+		name string
+		ref  string
+		// readFirst makes a get_content read before the peek.
+		readFirst bool
+		want      *content.Content
+		// wantNext is what get_content answers after the peek.
+		wantNext *content.Content
+		wantCode string
+	}{
+		{name: "snapshot, never read", ref: "snap",
+			want:     &content.Content{Text: snap, Images: []proxy.Image{}, Snapshot: true},
+			wantNext: &content.Content{Text: snap, Images: []proxy.Image{}, Snapshot: true}},
+		{name: "snapshot, already read", ref: "snap", readFirst: true,
+			want:     &content.Content{Text: snap, Images: []proxy.Image{}, Snapshot: true},
+			wantNext: &content.Content{Unchanged: true, Snapshot: true}},
+		{name: "result text with an image", ref: "shot",
+			want:     &content.Content{Text: "### Result\nTook the screenshot", Images: png},
+			wantNext: &content.Content{Text: "### Result\nTook the screenshot", Images: png}},
+		{name: "unknown ref", ref: "nope", wantCode: proxy.EREFMISSING},
+		{name: "call still running", ref: "running", wantCode: proxy.EREFMISSING},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			fs := newFakeStore()
+			fs.setResponse(proxy.Response{RefID: "snap", Status: proxy.StatusSuccess, PageSnapshot: snap, Result: "{}"})
+			fs.setResponse(proxy.Response{RefID: "shot", Status: proxy.StatusSuccess,
+				Result: `{"content":[{"type":"text","text":"### Result\nTook the screenshot"},{"type":"image","data":"iVBORw==","mimeType":"image/png"}]}`})
+			fs.images["shot"] = png
+			fs.inFlight["running"] = true
+			svc := content.New(fs)
+			ctx := t.Context()
+			if tt.readFirst {
+				if _, err := svc.Get(ctx, tt.ref, "", false); err != nil {
+					t.Fatal(err)
+				}
+			}
+			cursorsBefore, putsBefore := maps.Clone(fs.cursors), fs.puts
+
+			got, err := svc.Peek(ctx, tt.ref)
+			if proxy.ErrorCode(err) != tt.wantCode {
+				t.Fatalf("Peek(%q) error = %v, want code %q", tt.ref, err, tt.wantCode)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("Peek (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(cursorsBefore, fs.cursors); diff != "" || fs.puts != putsBefore {
+				t.Errorf("Peek wrote cursors (%d puts before, %d after) (-before +after):\n%s", putsBefore, fs.puts, diff)
+			}
+			if tt.wantNext == nil {
+				return
+			}
+			next, err := svc.Get(ctx, tt.ref, "", false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.wantNext, next); diff != "" {
+				t.Errorf("get_content after the peek (-want +got):\n%s", diff)
+			}
+		})
+	}
 }

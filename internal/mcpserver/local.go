@@ -15,17 +15,20 @@ import (
 // (a subset of api.Sessions, so the same *session.Manager serves both).
 type Sessions interface {
 	Create(ctx context.Context) (*proxy.Session, error)
+	Get(ctx context.Context, id string) (*proxy.Session, error)
 	List(ctx context.Context) ([]*proxy.Session, error)
 	Close(ctx context.Context, id string) error
 	Resume(ctx context.Context, id string) (*proxy.Session, bool, error)
 	Call(ctx context.Context, req session.CallRequest) (*proxy.CallResult, error)
 	Tools(ctx context.Context) ([]upstream.Tool, error)
+	AddCredential(value string) (placeholder string, err error)
 }
 
 // ContentReader reads the record (content.Service).
 type ContentReader interface {
 	Get(ctx context.Context, refID, searchFor string, resetCursor bool) (*content.Content, error)
 	Console(ctx context.Context, refID, level string) (string, error)
+	Peek(ctx context.Context, refID string) (*content.Content, error)
 }
 
 // Local is the Backend of /mcp: the session manager and the record of the
@@ -86,4 +89,19 @@ func (l *Local) Content(ctx context.Context, refID, searchFor string, reset bool
 // Console implements Backend.
 func (l *Local) Console(ctx context.Context, refID, level string) (string, error) {
 	return l.content.Console(ctx, refID, level)
+}
+
+// GetSession implements Backend.
+func (l *Local) GetSession(ctx context.Context, id string) (*proxy.Session, error) {
+	return l.sessions.Get(ctx, id)
+}
+
+// Peek implements Backend.
+func (l *Local) Peek(ctx context.Context, refID string) (*content.Content, error) {
+	return l.content.Peek(ctx, refID)
+}
+
+// AddCredential implements Backend.
+func (l *Local) AddCredential(_ context.Context, value string) (string, error) {
+	return l.sessions.AddCredential(value)
 }

@@ -28,6 +28,14 @@ type Backend interface {
 	Call(ctx context.Context, sessionID, tool string, params json.RawMessage) (*proxy.CallResult, error)
 	Content(ctx context.Context, refID, searchFor string, reset bool) (*content.Content, error)
 	Console(ctx context.Context, refID, level string) (string, error)
+	// GetSession returns one session (SESSION_NOT_FOUND when unknown).
+	GetSession(ctx context.Context, id string) (*proxy.Session, error)
+	// Peek returns a ref's whole content and images without moving its
+	// diff cursor.
+	Peek(ctx context.Context, refID string) (*content.Content, error)
+	// AddCredential puts a value in the credential vault and returns the
+	// placeholder that stands for it in tool calls.
+	AddCredential(ctx context.Context, value string) (placeholder string, err error)
 }
 
 // Version is reported to MCP clients.
@@ -87,8 +95,14 @@ func New(ctx context.Context, b Backend, opts ...Option) (*Server, error) {
 	s := &Server{backend: b, log: cfg.log, defaults: map[string]*defaultSession{}}
 	sopts := append([]server.ServerOption{
 		server.WithToolCapabilities(false),
+		server.WithResourceCapabilities(false, false),
+		server.WithPromptCapabilities(false),
 		server.WithRecovery(),
-		server.WithInputSchemaValidation(),
+		// No server.WithInputSchemaValidation: the session manager checks
+		// every browser call against the tool's schema (zod's defaulted
+		// properties optional, as upstream treats them) and answers
+		// INVALID_PARAMETERS naming the field; mcp-go's check would refuse
+		// calls upstream accepts (browser_take_screenshot without scale).
 		server.WithInstructions("Browser tools run in an isolated browser session of this conversation. Tool calls return a ref_id and metadata, not page content: read the page with get_content(ref_id, search_for?) and console messages with get_console_content(ref_id, level?)."),
 	}, cfg.serverOps...)
 	s.mcp = server.NewMCPServer(serverName, cfg.version, sopts...)
@@ -99,6 +113,8 @@ func New(ctx context.Context, b Backend, opts ...Option) (*Server, error) {
 		}
 		s.mcp.AddTool(mt, s.handler(t))
 	}
+	s.addResources()
+	s.addPrompts(tools)
 	return s, nil
 }
 

@@ -25,6 +25,14 @@ type fakeBackend struct {
 	calls    []fakeCall
 	closed   map[string]bool
 	contents map[string]*content.Content
+	// tools replaces the default catalogue (browser_navigate only).
+	tools []upstream.Tool
+	// sessions are listed and found besides the created ones.
+	sessions []*proxy.Session
+	console  map[string]string
+	// contentReads counts get_content reads: the ones that move a cursor.
+	contentReads int
+	credentials  []string
 }
 
 type fakeCall struct {
@@ -35,6 +43,9 @@ type fakeCall struct {
 var navigateSchema = json.RawMessage(`{"type":"object","properties":{"url":{"type":"string","description":"The URL"}},"required":["url"],"$schema":"http://json-schema.org/draft-07/schema#"}`)
 
 func (b *fakeBackend) Tools(context.Context) ([]Tool, error) {
+	if b.tools != nil {
+		return Catalog(b.tools, toolset.Selection{}), nil
+	}
 	return Catalog([]upstream.Tool{{Name: "browser_navigate", Description: "Navigate", InputSchema: navigateSchema}}, toolset.Selection{}), nil
 }
 
@@ -67,7 +78,37 @@ func (b *fakeBackend) ListSessions(context.Context) ([]*proxy.Session, error) {
 	for _, id := range b.created {
 		out = append(out, &proxy.Session{ID: id, State: proxy.SessionActive})
 	}
-	return out, nil
+	return append(out, b.sessions...), nil
+}
+
+func (b *fakeBackend) GetSession(ctx context.Context, id string) (*proxy.Session, error) {
+	ss, _ := b.ListSessions(ctx)
+	for _, s := range ss {
+		if s.ID == id {
+			return s, nil
+		}
+	}
+	return nil, proxy.Errorf(proxy.ESESSIONMISSING, "no session %q", id)
+}
+
+func (b *fakeBackend) Peek(_ context.Context, ref string) (*content.Content, error) {
+	if c, ok := b.contents[ref]; ok {
+		return c, nil
+	}
+	return nil, proxy.Errorf(proxy.EREFMISSING, "no ref %s", ref)
+}
+
+// fakePlaceholder is what the fake vault answers for every value.
+const fakePlaceholder = "<secret>cred_0123456789abcdef</secret>"
+
+func (b *fakeBackend) AddCredential(_ context.Context, value string) (string, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(value) < 4 {
+		return "", proxy.Errorf(proxy.EINVALID, "credential value is shorter than 4 bytes")
+	}
+	b.credentials = append(b.credentials, value)
+	return fakePlaceholder, nil
 }
 
 func (b *fakeBackend) Call(_ context.Context, sessionID, tool string, params json.RawMessage) (*proxy.CallResult, error) {
@@ -81,13 +122,24 @@ func (b *fakeBackend) Call(_ context.Context, sessionID, tool string, params jso
 }
 
 func (b *fakeBackend) Content(_ context.Context, ref, _ string, _ bool) (*content.Content, error) {
+	b.mu.Lock()
+	b.contentReads++
+	b.mu.Unlock()
 	if c, ok := b.contents[ref]; ok {
 		return c, nil
 	}
 	return nil, proxy.Errorf(proxy.EREFMISSING, "no ref %s", ref)
 }
 
-func (b *fakeBackend) Console(context.Context, string, string) (string, error) { return "", nil }
+func (b *fakeBackend) Console(_ context.Context, ref, _ string) (string, error) {
+	if text, ok := b.console[ref]; ok {
+		return text, nil
+	}
+	if _, ok := b.contents[ref]; ok {
+		return "", nil
+	}
+	return "", proxy.Errorf(proxy.EREFMISSING, "no ref %s", ref)
+}
 
 // connect serves s in-process and returns a client of it.
 func connect(t *testing.T, s *Server) *client.Client {

@@ -124,7 +124,8 @@ type Manager struct {
 	bg       sync.WaitGroup  // pool filler and idle sweeper
 	tasks    sync.WaitGroup  // watchers, restarts, pings, state saves
 	stats    stats
-	schemas  schemas // compiled tool input schemas
+	schemas  schemas     // compiled tool input schemas
+	creds    credentials // values typed through placeholders, never recorded
 }
 
 // live is a session that may have a worker. sem serialises everything that
@@ -580,17 +581,20 @@ func (m *Manager) call(ctx context.Context, req CallRequest) (*proxy.CallResult,
 	if err := m.checkPolicy(req, tool, params); err != nil {
 		return nil, -1, err
 	}
-	// What goes to the worker: the call itself, or the program of one of
-	// the proxy's own tools (built now, so a bad call leaves no record).
-	fwd, err := m.upstreamCall(ctx, req.Tool, ext, params)
-	if err != nil {
-		return nil, -1, err
-	}
 	l, err := m.acquire(ctx, req.SessionID)
 	if err != nil {
 		return nil, -1, err
 	}
 	defer m.release(l)
+	// What goes to the worker: the call itself, or the program of one of
+	// the proxy's own tools. Built once the session is known to exist (an
+	// unknown session is SESSION_NOT_FOUND whatever the arguments name) and
+	// before anything is recorded or a worker started, so a bad call leaves
+	// no trace.
+	fwd, err := m.upstreamCall(ctx, req.Tool, ext, m.revealCredentials(params))
+	if err != nil {
+		return nil, -1, err
+	}
 
 	if _, err := m.ensureWorker(ctx, l); err != nil {
 		return nil, -1, err
@@ -605,7 +609,7 @@ func (m *Manager) call(ctx context.Context, req CallRequest) (*proxy.CallResult,
 	started := m.opts.Now().UTC()
 	// The record gets the arguments with secrets masked; the worker gets
 	// them as they are (it has to type the real password).
-	if err := m.store.InsertRequest(ctx, &proxy.Request{RefID: refID, SessionID: l.id, ToolName: req.Tool, Params: m.opts.Policy.RedactJSON(params), Timestamp: started}); err != nil {
+	if err := m.store.InsertRequest(ctx, &proxy.Request{RefID: refID, SessionID: l.id, ToolName: req.Tool, Params: m.maskCredentialsJSON(m.opts.Policy.RedactJSON(params)), Timestamp: started}); err != nil {
 		if _, gerr := m.store.GetRequest(ctx, refID); gerr == nil {
 			return nil, -1, proxy.Errorf(proxy.EINVALID, "request_id %s was already used; send a new one or omit it", refID)
 		}
@@ -683,7 +687,7 @@ func (m *Manager) record(ctx context.Context, l *live, refID, tool string, fwd f
 	dropped := m.redactRecord(resp, parsed, ing)
 	switch {
 	case out.Err != nil:
-		msg := m.opts.Policy.Redact(out.Err.Message)
+		msg := m.maskCredentials(m.opts.Policy.Redact(out.Err.Message))
 		resp.Status, res.Status = proxy.StatusError, proxy.StatusError
 		resp.ErrorMessage, res.Error = msg, msg
 		setErrorCode(res, out.Err.Code, "")
@@ -699,7 +703,7 @@ func (m *Manager) record(ctx context.Context, l *live, refID, tool string, fwd f
 		resp.ErrorMessage, res.Error = msg, msg
 		setErrorCode(res, proxy.EINVALID, "Take a smaller screenshot: one element, type jpeg, a lower scale, no fullPage.")
 	case fwd.ext != nil:
-		res.Value = m.opts.Policy.RedactJSON(out.Value)
+		res.Value = m.maskCredentialsJSON(m.opts.Policy.RedactJSON(out.Value))
 	}
 	resp.PageSnapshot = ing.Snapshot
 	resp.ConsoleLogs = ing.ConsoleRaw
@@ -778,7 +782,7 @@ func (m *Manager) recordFailure(ctx context.Context, l *live, refID string, at t
 		}
 	}
 	// Upstream error text can quote the call's arguments.
-	perr.Message = m.opts.Policy.Redact(perr.Message)
+	perr.Message = m.maskCredentials(m.opts.Policy.Redact(perr.Message))
 	resp := &proxy.Response{RefID: refID, Status: proxy.StatusError, ErrorMessage: perr.Message, Timestamp: at}
 	if err := m.store.InsertResponse(ctx, resp, nil, nil); err != nil {
 		m.log.Error("recording failed call", "ref_id", refID, "err", err)

@@ -83,20 +83,24 @@ func (m *Manager) checkPolicy(req CallRequest, tool upstream.Tool, params json.R
 // the largest image dropped (0: none).
 func (m *Manager) redactRecord(resp *proxy.Response, parsed *upstream.Parsed, ing *upstream.Ingested) int {
 	p := m.opts.Policy
-	resp.Result = string(p.RedactJSON(json.RawMessage(resp.Result)))
-	resp.ErrorMessage = p.Redact(resp.ErrorMessage)
-	ing.Snapshot = p.Redact(ing.Snapshot)
-	ing.ConsoleRaw = p.Redact(ing.ConsoleRaw)
+	// Secrets of the policy (PROXY_SECRETS_FILE), then credentials of the
+	// vault (typed through placeholders).
+	text := func(s string) string { return m.maskCredentials(p.Redact(s)) }
+	doc := func(raw json.RawMessage) json.RawMessage { return m.maskCredentialsJSON(p.RedactJSON(raw)) }
+	resp.Result = string(doc(json.RawMessage(resp.Result)))
+	resp.ErrorMessage = text(resp.ErrorMessage)
+	ing.Snapshot = text(ing.Snapshot)
+	ing.ConsoleRaw = text(ing.ConsoleRaw)
 	for i := range ing.Console {
-		ing.Console[i].Message = p.Redact(ing.Console[i].Message)
+		ing.Console[i].Message = text(ing.Console[i].Message)
 		if len(ing.Console[i].Location) > 0 {
-			ing.Console[i].Location = p.RedactJSON(ing.Console[i].Location)
+			ing.Console[i].Location = doc(ing.Console[i].Location)
 		}
 	}
-	parsed.PageURL = p.Redact(parsed.PageURL)
-	parsed.PageTitle = p.Redact(parsed.PageTitle)
-	parsed.ErrorText = p.Redact(parsed.ErrorText)
-	parsed.ResultText = p.Redact(parsed.ResultText)
+	parsed.PageURL = text(parsed.PageURL)
+	parsed.PageTitle = text(parsed.PageTitle)
+	parsed.ErrorText = text(parsed.ErrorText)
+	parsed.ResultText = text(parsed.ResultText)
 
 	limit, dropped := p.MaxImageBytes(), 0
 	if limit <= 0 {
