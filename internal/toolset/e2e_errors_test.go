@@ -26,7 +26,7 @@ func (s *server) failed(t *testing.T, session, tool string, params any, code str
 // retryable and a suggestion.
 func TestToolErrors(t *testing.T) {
 	pages := site(t)
-	s := startServer(t, nil)
+	s := startServer(t, quick)
 	id := s.createSession(t)
 	s.ok(t, id, "navigate", map[string]any{"url": pages + "/index.html"}, nil)
 
@@ -78,7 +78,7 @@ func TestToolErrors(t *testing.T) {
 // Acceptance 3: save_state in one session, restore_state in another.
 func TestSaveStateRestoreStateAcrossSessions(t *testing.T) {
 	pages := site(t)
-	s := startServer(t, nil)
+	s := startServer(t, quick)
 	a, b := s.createSession(t), s.createSession(t)
 	s.ok(t, a, "navigate", map[string]any{"url": pages + "/index.html"}, nil)
 	s.ok(t, a, "set_cookies", map[string]any{"cookies": []map[string]any{{"name": "who", "value": "alpha", "url": pages}}}, nil)
@@ -145,7 +145,7 @@ func TestSaveStateRestoreStateAcrossSessions(t *testing.T) {
 // blocks images, set_offline makes navigation fail.
 func TestNetworkTools(t *testing.T) {
 	pages := site(t)
-	s := startServer(t, nil)
+	s := startServer(t, quick)
 	id := s.createSession(t)
 
 	s.ok(t, id, "mock_response", map[string]any{"url_pattern": "**/api/data", "body": map[string]any{"mocked": true}}, nil)

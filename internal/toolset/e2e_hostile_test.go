@@ -1,7 +1,9 @@
 package toolset_test
 
 import (
+	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -13,7 +15,7 @@ import (
 // title (in the page, or through page in the worker): the title must stay.
 func TestArgumentsAreDataNeverCode(t *testing.T) {
 	pages := site(t)
-	s := startServer(t, nil)
+	s := startServer(t, quick)
 	id := s.createSession(t)
 	s.ok(t, id, "navigate", map[string]any{"url": pages + "/index.html"}, nil)
 
@@ -89,5 +91,71 @@ func TestArgumentsAreDataNeverCode(t *testing.T) {
 	}
 	if !strings.Contains(result, "(arguments: see the request)") || strings.Contains(result, "Buffer.from('ey") {
 		t.Errorf("recorded result still carries the encoded arguments: %.300s", result)
+	}
+}
+
+// A credential typed through a selector tool reaches the page, and neither
+// the answers nor the record ever hold it: the program's encoded arguments
+// are scrubbed from the record and the value is masked everywhere else.
+func TestCredentialThroughSelectorTools(t *testing.T) {
+	pages := site(t)
+	s := startServer(t, quick)
+	id := s.createSession(t)
+	s.ok(t, id, "navigate", map[string]any{"url": pages + "/index.html"}, nil)
+	const password = `pa"ss'wo` + "`rd${x}"
+	var cred struct{ Placeholder string }
+	if code := do(t, "POST", s.URL+"/credentials", map[string]string{"value": password}, &cred); code != 201 || cred.Placeholder == "" {
+		t.Fatalf("POST /credentials = %d %+v", code, cred)
+	}
+	for _, tool := range []string{"fill", "type"} {
+		params := map[string]any{"selector": "#name", "value": cred.Placeholder, "text": cred.Placeholder, "clear": true}
+		if tool == "fill" {
+			delete(params, "text")
+			delete(params, "clear")
+		} else {
+			delete(params, "value")
+		}
+		s.ok(t, id, tool, params, nil)
+		var v struct{ Value string }
+		res := s.ok(t, id, "get_value", map[string]any{"selector": "#name"}, &v)
+		if v.Value != cred.Placeholder || strings.Contains(string(res.Value), "wo`rd") {
+			t.Errorf("after %s, get_value answered %s; want the placeholder", tool, res.Value)
+		}
+		// The page reports the character codes it holds: a check that puts
+		// neither the password nor an encoding of it into the record.
+		s.call(t, id, "browser_evaluate", map[string]any{"function": "() => { document.title = [...document.querySelector('#name').value].map(c => c.charCodeAt(0)).join(','); }"})
+		var meta struct{ Title string }
+		s.ok(t, id, "get_page_metadata", map[string]any{}, &meta)
+		var codes []string
+		for _, r := range password {
+			codes = append(codes, fmt.Sprint(r))
+		}
+		if meta.Title != strings.Join(codes, ",") {
+			t.Errorf("after %s the field does not hold the password", tool)
+		}
+	}
+	db := openRO(t, s.DBPath)
+	for _, q := range []string{
+		`SELECT COUNT(*) FROM requests WHERE instr(params, ?) > 0`,
+		`SELECT COUNT(*) FROM responses WHERE instr(result, ?) > 0 OR instr(COALESCE(page_snapshot, ''), ?) > 0 OR instr(COALESCE(error_message, ''), ?) > 0`,
+	} {
+		var n int
+		args := []any{password}
+		if strings.Count(q, "?") == 3 {
+			args = []any{password, password, password}
+		}
+		if err := db.QueryRow(q, args...).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n != 0 {
+			t.Errorf("%d rows hold the password: %s", n, q)
+		}
+	}
+	var leaked int
+	if err := db.QueryRow(`SELECT COUNT(*) FROM responses WHERE instr(result, ?) > 0`, base64.StdEncoding.EncodeToString([]byte(password))[:12]).Scan(&leaked); err != nil {
+		t.Fatal(err)
+	}
+	if leaked != 0 {
+		t.Errorf("%d responses hold the base64 of the password", leaked)
 	}
 }

@@ -139,6 +139,10 @@ func startServer(t *testing.T, tweak func(*config.Config)) *server {
 	return nil
 }
 
+// quick switches off upstream's settle wait after each action (500 ms by
+// default), for tests that make many calls and never rely on it.
+func quick(c *config.Config) { c.PlaywrightArgs = "--timeout-settle=0" }
+
 type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
