@@ -154,7 +154,7 @@ func TestRestartAfterKill9EndsLeftovers(t *testing.T) {
 	if !strings.Contains(restarted.log(), "killed a leftover of a previous proxy-server") {
 		t.Errorf("the restart did not log what it killed:\n%s", restarted.log())
 	}
-	if code := do(t, "GET", restarted.URL+"/health", nil, nil); code != http.StatusOK {
+	if code := waitHealthy(t, restarted.URL, 60*time.Second); code != http.StatusOK {
 		t.Errorf("/health after the restart = %d", code)
 	}
 }

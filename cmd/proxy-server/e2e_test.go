@@ -557,12 +557,28 @@ func TestBridgesAreIsolated(t *testing.T) {
 	}
 }
 
+// waitHealthy polls /health until it answers 200 or d passes, and returns
+// the last status. Right after start-up the upstream check waits for the
+// first worker (it needs the tool list); on a loaded machine that can take
+// longer than the check's own budget, which makes /health 503 for a while.
+func waitHealthy(t *testing.T, base string, d time.Duration) int {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		code := do(t, "GET", base+"/health", nil, nil)
+		if code == http.StatusOK || time.Now().After(deadline) {
+			return code
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
 // TestSIGTERMLeavesNothing runs the real binary, gives it a live session, and
 // checks that SIGTERM stops it within 10 s with no node or Chromium left.
 func TestSIGTERMLeavesNothing(t *testing.T) {
 	pages := site(t)
 	b := runBinary(t, filepath.Join(t.TempDir(), "p.db"), map[string]string{"PROXY_WARM_POOL": "1"})
-	if code := do(t, "GET", b.URL+"/health", nil, nil); code != http.StatusOK {
+	if code := waitHealthy(t, b.URL, 60*time.Second); code != http.StatusOK {
 		t.Fatalf("/health = %d", code)
 	}
 	id := b.createSession(t)
