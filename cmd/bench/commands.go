@@ -287,21 +287,27 @@ func (cmd *ConcurrencyCommand) Run(ctx context.Context, args []string) error {
 	})
 }
 
-// AllCommand is `bench all`: sessions, then concurrency.
+// AllCommand is `bench all`: sessions, concurrency, overhead, bytes.
 type AllCommand struct {
-	Main *Main
-	c    common
-	s    sessionsFlags
-	f    concurrencyFlags
+	Main   *Main
+	c      common
+	s      sessionsFlags
+	f      concurrencyFlags
+	o      overheadFlags
+	b      bytesFlags
+	bridge string
 }
 
-// Run parses flags and runs both scenarios.
+// Run parses flags and runs the four scenarios.
 func (cmd *AllCommand) Run(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("bench all", flag.ContinueOnError)
 	fs.SetOutput(cmd.Main.Stderr)
 	cmd.c.register(fs)
 	cmd.s.register(fs)
 	cmd.f.register(fs)
+	registerBridge(fs, &cmd.bridge)
+	cmd.o.register(fs, "overhead-")
+	cmd.b.register(fs, "bytes-")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -309,6 +315,12 @@ func (cmd *AllCommand) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	if _, err := cmd.f.config(bench.ServerConfig{}, 0); err != nil {
+		return err
+	}
+	if _, err := cmd.o.config(bench.ServerConfig{}, cmd.bridge, 0); err != nil {
+		return err
+	}
+	if _, err := cmd.b.config(bench.ServerConfig{}, cmd.bridge, 0); err != nil {
 		return err
 	}
 	return cmd.c.run(ctx, cmd.Main, append([]string{"all"}, args...), func(ctx context.Context, log *slog.Logger, site *bench.Site, s bench.ServerConfig, rep *bench.Report) error {
@@ -320,11 +332,25 @@ func (cmd *AllCommand) Run(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
+		ocfg, err := cmd.o.config(s, cmd.bridge, cmd.c.reqTimeout)
+		if err != nil {
+			return err
+		}
+		bcfg, err := cmd.b.config(s, cmd.bridge, cmd.c.reqTimeout)
+		if err != nil {
+			return err
+		}
 		if rep.Sessions, err = bench.RunSessions(ctx, log, site, scfg); err != nil {
 			return err
 		}
-		rep.Concurrency, err = bench.RunConcurrency(ctx, log, site, ccfg)
-		return err
+		if rep.Concurrency, err = bench.RunConcurrency(ctx, log, site, ccfg); err != nil {
+			return err
+		}
+		// Cheap next to the two above (about a minute and half a minute).
+		if err := runOverhead(ctx, log, site, rep, ocfg); err != nil {
+			return err
+		}
+		return runBytes(ctx, log, site, rep, bcfg)
 	})
 }
 
@@ -361,5 +387,340 @@ func (cmd *IdleCommand) Run(ctx context.Context, args []string) error {
 		var err error
 		rep.Idle, err = bench.RunIdle(ctx, log, site, bench.IdleConfig{Server: s, Levels: ls, Navigations: *navs, WarmPool: *warm, RequestTimeout: cmd.c.reqTimeout})
 		return err
+	})
+}
+
+// StoreCommand is `bench store`: the SQLite record under load, in process
+// (no proxy-server, no browser).
+type StoreCommand struct {
+	Main *Main
+}
+
+// Run parses flags and runs the store scenario.
+func (cmd *StoreCommand) Run(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("bench store", flag.ContinueOnError)
+	fs.SetOutput(cmd.Main.Stderr)
+	var cfg bench.StoreConfig
+	jsonPath := fs.String("json", "", "also write the results as JSON to this `file`")
+	verbose := fs.Bool("v", false, "debug progress output")
+	fs.DurationVar(&cfg.Duration, "duration", 20*time.Second, "duration of each ingest run (without readers, then with them)")
+	fs.IntVar(&cfg.Writers, "writers", 4, "goroutines recording calls")
+	fs.IntVar(&cfg.Readers, "readers", 4, "goroutines querying (get_content with search_for, GetResponse) during the second ingest run")
+	fs.IntVar(&cfg.SearchIterations, "n", 200, "get_content search iterations on the large snapshot")
+	snapKB := fs.Int("snapshot-kb", 100, "page snapshot size of each ingested call, KiB")
+	searchKB := fs.Int("search-kb", 1024, "size of the snapshot searched, KiB")
+	fs.StringVar(&cfg.SearchTerm, "term", bench.StoreSearchTerm, "search_for term of the search run (the generated snapshot has it in a handful of lines)")
+	fs.StringVar(&cfg.Dir, "dir", "", "directory for the temporary databases (default: the system temp directory)")
+	fs.BoolVar(&cfg.Keep, "keep", false, "keep the databases")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	switch {
+	case cfg.Duration <= 0 || cfg.Duration > time.Hour:
+		return fmt.Errorf("-duration %s: want (0, 1h]", cfg.Duration)
+	case cfg.Writers < 1 || cfg.Writers > 64:
+		return fmt.Errorf("-writers %d: want 1..64", cfg.Writers)
+	case cfg.Readers < 0 || cfg.Readers > 64:
+		return fmt.Errorf("-readers %d: want 0..64", cfg.Readers)
+	case cfg.SearchIterations < 1 || cfg.SearchIterations > 100000:
+		return fmt.Errorf("-n %d: want 1..100000", cfg.SearchIterations)
+	case *snapKB < 1 || *snapKB > 64<<10 || *searchKB < 1 || *searchKB > 64<<10:
+		return fmt.Errorf("-snapshot-kb and -search-kb: want 1..65536")
+	}
+	cfg.SnapshotBytes, cfg.SearchSnapshotBytes = *snapKB<<10, *searchKB<<10
+	level := slog.LevelInfo
+	if *verbose {
+		level = slog.LevelDebug
+	}
+	log := slog.New(slog.NewTextHandler(cmd.Main.Stderr, &slog.HandlerOptions{Level: level}))
+
+	rep := bench.InProcessReport(ctx, append([]string{"bench", "store"}, args...))
+	res, runErr := bench.RunStore(ctx, log, cfg)
+	rep.Store = res
+	rep.Finished = time.Now().UTC()
+	if runErr != nil {
+		rep.Error = runErr.Error()
+	}
+	rep.WriteText(cmd.Main.Stdout)
+	if *jsonPath != "" {
+		if err := rep.WriteJSON(*jsonPath); err != nil {
+			return errors.Join(runErr, err)
+		}
+		log.Info("results written", "json", *jsonPath)
+	}
+	if runErr != nil {
+		return runErr
+	}
+	for _, r := range res.Ingest {
+		if r.ErrorCount > 0 {
+			return fmt.Errorf("ingest (%s): %d errors, %d of them SQLITE_BUSY/LOCKED", r.Name, r.ErrorCount, r.Busy)
+		}
+	}
+	return nil
+}
+
+// SoakCommand is `bench soak`: sessions with mixed traffic and idle
+// suspensions for a long time; is there an upward trend in memory or file
+// descriptors?
+type SoakCommand struct {
+	Main *Main
+	c    common
+}
+
+// Run parses flags and runs the soak scenario.
+func (cmd *SoakCommand) Run(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("bench soak", flag.ContinueOnError)
+	fs.SetOutput(cmd.Main.Stderr)
+	cmd.c.register(fs)
+	var cfg bench.SoakConfig
+	fs.IntVar(&cfg.Sessions, "sessions", 10, "sessions running traffic")
+	fs.DurationVar(&cfg.Duration, "duration", 30*time.Minute, "measured time after the warm-up")
+	fs.DurationVar(&cfg.Interval, "interval", time.Minute, "time between samples")
+	fs.DurationVar(&cfg.WarmUp, "warmup", time.Minute, "traffic before the first sample (which the trend leaves out)")
+	fs.DurationVar(&cfg.IdleTimeout, "idle", 20*time.Second, "PROXY_SESSION_IDLE_TIMEOUT")
+	fs.IntVar(&cfg.MaxSessions, "max-sessions", 0, "PROXY_MAX_SESSIONS (at least max(10, -sessions))")
+	fs.IntVar(&cfg.WarmPool, "warm-pool", 1, "PROXY_WARM_POOL")
+	fs.Float64Var(&cfg.LongPauseProb, "long-pause", 0.2, "probability that the pause after a round is longer than the idle timeout (the session is suspended, then resumed)")
+	pages := fs.String("pages", "catalogue,form,table", "pages the sessions navigate to, at random")
+	fs.Uint64Var(&cfg.Seed, "seed", 1, "seed of the think times")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	switch {
+	case cfg.Sessions < 1 || cfg.Sessions > 100:
+		return fmt.Errorf("-sessions %d: want 1..100", cfg.Sessions)
+	case cfg.Interval <= 0 || cfg.Duration < cfg.Interval || cfg.Duration > 48*time.Hour:
+		return fmt.Errorf("-duration %s, -interval %s: want 0 < interval ≤ duration ≤ 48h", cfg.Duration, cfg.Interval)
+	case cfg.IdleTimeout < time.Second:
+		return fmt.Errorf("-idle %s: want at least 1s", cfg.IdleTimeout)
+	case cfg.LongPauseProb < 0 || cfg.LongPauseProb > 1:
+		return fmt.Errorf("-long-pause %v: want 0..1", cfg.LongPauseProb)
+	}
+	cfg.Pages = strings.Split(*pages, ",")
+	for _, p := range cfg.Pages {
+		if _, ok := bench.Pages[p]; !ok {
+			return fmt.Errorf("-pages: %q: want form, table or catalogue", p)
+		}
+	}
+	var soak *bench.SoakResult
+	err := cmd.c.run(ctx, cmd.Main, append([]string{"soak"}, args...), func(ctx context.Context, log *slog.Logger, site *bench.Site, s bench.ServerConfig, rep *bench.Report) error {
+		c := cfg
+		c.Server, c.RequestTimeout = s, cmd.c.reqTimeout
+		var err error
+		rep.Soak, err = bench.RunSoak(ctx, log, site, c)
+		soak = rep.Soak
+		return err
+	})
+	if err == nil && soak != nil && !soak.Cleanup.Clean() {
+		return fmt.Errorf("unclean proxy-server stop: %s", soak.Cleanup.Summary())
+	}
+	return err
+}
+
+// ChartCommand is `bench chart`: SVG charts from the JSON of `bench
+// concurrency` and `bench soak`.
+type ChartCommand struct {
+	Main *Main
+}
+
+// Run parses flags and writes the charts.
+func (cmd *ChartCommand) Run(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("bench chart", flag.ContinueOnError)
+	fs.SetOutput(cmd.Main.Stderr)
+	conc := fs.String("concurrency", "", "JSON `file` written by bench concurrency -json")
+	soak := fs.String("soak", "", "JSON `file` written by bench soak -json")
+	out := fs.String("out", "docs", "directory the SVG files are written to")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if *conc == "" && *soak == "" {
+		return fmt.Errorf("give -concurrency FILE and/or -soak FILE")
+	}
+	var charts []bench.Chart
+	if *conc != "" {
+		rep, err := bench.ReadReport(*conc)
+		if err != nil {
+			return err
+		}
+		cs, err := bench.ConcurrencyCharts(rep.Concurrency)
+		if err != nil {
+			return fmt.Errorf("%s: %w", *conc, err)
+		}
+		charts = append(charts, cs...)
+	}
+	if *soak != "" {
+		rep, err := bench.ReadReport(*soak)
+		if err != nil {
+			return err
+		}
+		cs, err := bench.SoakCharts(rep.Soak)
+		if err != nil {
+			return fmt.Errorf("%s: %w", *soak, err)
+		}
+		charts = append(charts, cs...)
+	}
+	paths, err := bench.WriteCharts(*out, charts)
+	for _, p := range paths {
+		fmt.Fprintln(cmd.Main.Stdout, p)
+	}
+	return err
+}
+
+// overheadFlags are the overhead scenario's flags; prefix keeps them apart
+// from other scenarios' flags in `bench all`.
+type overheadFlags struct {
+	n, warmup, settle int
+	page              string
+	strict            bool
+}
+
+func (f *overheadFlags) register(fs *flag.FlagSet, prefix string) {
+	fs.IntVar(&f.n, prefix+"n", 200, "overhead: timed A/B pairs per call kind (browser_evaluate, browser_snapshot)")
+	fs.IntVar(&f.warmup, prefix+"warmup", 20, "overhead: untimed A/B rounds before the timed ones")
+	fs.StringVar(&f.page, prefix+"page", "table", "overhead: page both sides sit on: form, table or catalogue")
+	fs.IntVar(&f.settle, prefix+"timeout-settle", 0, "overhead: @playwright/mcp --timeout-settle in ms on both sides (-1: upstream's default, 500 ms)")
+	fs.BoolVar(&f.strict, prefix+"strict-order", false, "overhead: A before B in every pair (default: the order flips every round, AB, BA, …)")
+}
+
+func (f *overheadFlags) config(s bench.ServerConfig, bridge string, callTimeout time.Duration) (bench.OverheadConfig, error) {
+	switch {
+	case f.n < 1 || f.n > 100000:
+		return bench.OverheadConfig{}, fmt.Errorf("-n %d: want 1..100000", f.n)
+	case f.warmup < 0 || f.warmup > 10000:
+		return bench.OverheadConfig{}, fmt.Errorf("-warmup %d: want 0..10000", f.warmup)
+	case f.settle < -1 || f.settle > 60000:
+		return bench.OverheadConfig{}, fmt.Errorf("-timeout-settle %d: want -1..60000", f.settle)
+	}
+	if _, ok := bench.Pages[f.page]; !ok {
+		return bench.OverheadConfig{}, fmt.Errorf("-page %q: want form, table or catalogue", f.page)
+	}
+	return bench.OverheadConfig{Server: s, Root: s.Dir, Bridge: absUnder(s.Dir, bridge), Iterations: f.n, Warmup: f.warmup,
+		Page: f.page, SettleMS: f.settle, CallTimeout: callTimeout, StrictOrder: f.strict}, nil
+}
+
+// bytesFlags are the bytes scenario's flags.
+type bytesFlags struct {
+	item int
+	find bool
+}
+
+func (f *bytesFlags) register(fs *flag.FlagSet, prefix string) {
+	fs.IntVar(&f.item, prefix+"item", 742, "bytes: catalogue item whose button the task clicks")
+	fs.BoolVar(&f.find, prefix+"find", true, "bytes: also run the plain side with upstream's browser_find instead of browser_snapshot on the catalogue")
+}
+
+func (f *bytesFlags) config(s bench.ServerConfig, bridge string, callTimeout time.Duration) (bench.BytesConfig, error) {
+	if f.item < 1 || f.item > bench.CatalogueItems {
+		return bench.BytesConfig{}, fmt.Errorf("-item %d: want 1..%d", f.item, bench.CatalogueItems)
+	}
+	return bench.BytesConfig{Server: s, Root: s.Dir, Bridge: absUnder(s.Dir, bridge), Item: f.item, WithFind: f.find, CallTimeout: callTimeout}, nil
+}
+
+func registerBridge(fs *flag.FlagSet, bridge *string) {
+	fs.StringVar(bridge, "bridge", "bin/mcp-bridge", "mcp-bridge `binary` for the proxy side (build it with make build)")
+}
+
+// absUnder resolves a relative path against root, as -server is.
+func absUnder(root, p string) string {
+	if filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(root, p)
+}
+
+// stdioLeakErr fails a run whose proxy-server or stdio children (plain
+// @playwright/mcp, mcp-bridge) left a process behind.
+func stdioLeakErr(cleanup bench.StopReport, stops []bench.StdioStopReport) error {
+	var errs []error
+	if cleanup.Signal != "" && !cleanup.Clean() {
+		errs = append(errs, fmt.Errorf("unclean proxy-server stop: %s", cleanup.Summary()))
+	}
+	for _, s := range stops {
+		if !s.Clean() {
+			errs = append(errs, fmt.Errorf("unclean stop: %s", s.Summary()))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// runOverhead runs the overhead scenario into rep.
+func runOverhead(ctx context.Context, log *slog.Logger, site *bench.Site, rep *bench.Report, cfg bench.OverheadConfig) error {
+	res, err := bench.RunOverhead(ctx, log, site, cfg)
+	rep.Overhead = res
+	if res != nil {
+		err = errors.Join(err, stdioLeakErr(res.Cleanup, res.Stops))
+	}
+	return err
+}
+
+// runBytes runs the bytes scenario into rep.
+func runBytes(ctx context.Context, log *slog.Logger, site *bench.Site, rep *bench.Report, cfg bench.BytesConfig) error {
+	res, err := bench.RunBytes(ctx, log, site, cfg)
+	rep.Bytes = res
+	if res != nil {
+		err = errors.Join(err, stdioLeakErr(res.Cleanup, res.Stops))
+	}
+	return err
+}
+
+// OverheadCommand is `bench overhead`: what the proxy path adds to a call,
+// against plain @playwright/mcp.
+type OverheadCommand struct {
+	Main   *Main
+	c      common
+	f      overheadFlags
+	bridge string
+}
+
+// Run parses flags and runs the overhead scenario.
+func (cmd *OverheadCommand) Run(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("bench overhead", flag.ContinueOnError)
+	fs.SetOutput(cmd.Main.Stderr)
+	cmd.c.register(fs)
+	registerBridge(fs, &cmd.bridge)
+	cmd.f.register(fs, "")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if _, err := cmd.f.config(bench.ServerConfig{}, cmd.bridge, 0); err != nil {
+		return err
+	}
+	return cmd.c.run(ctx, cmd.Main, append([]string{"overhead"}, args...), func(ctx context.Context, log *slog.Logger, site *bench.Site, s bench.ServerConfig, rep *bench.Report) error {
+		cfg, err := cmd.f.config(s, cmd.bridge, cmd.c.reqTimeout)
+		if err != nil {
+			return err
+		}
+		return runOverhead(ctx, log, site, rep, cfg)
+	})
+}
+
+// BytesCommand is `bench bytes`: bytes to the model for a scripted task,
+// plain @playwright/mcp against the proxy.
+type BytesCommand struct {
+	Main   *Main
+	c      common
+	f      bytesFlags
+	bridge string
+}
+
+// Run parses flags and runs the bytes scenario.
+func (cmd *BytesCommand) Run(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("bench bytes", flag.ContinueOnError)
+	fs.SetOutput(cmd.Main.Stderr)
+	cmd.c.register(fs)
+	registerBridge(fs, &cmd.bridge)
+	cmd.f.register(fs, "")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if _, err := cmd.f.config(bench.ServerConfig{}, cmd.bridge, 0); err != nil {
+		return err
+	}
+	return cmd.c.run(ctx, cmd.Main, append([]string{"bytes"}, args...), func(ctx context.Context, log *slog.Logger, site *bench.Site, s bench.ServerConfig, rep *bench.Report) error {
+		cfg, err := cmd.f.config(s, cmd.bridge, cmd.c.reqTimeout)
+		if err != nil {
+			return err
+		}
+		return runBytes(ctx, log, site, rep, cfg)
 	})
 }

@@ -6,8 +6,16 @@
 //	bench sessions      POST /sessions latency with and without a warm pool,
 //	                    first navigation in a new session vs an existing one
 //	bench concurrency   1, 10, 25, 50 sessions looping navigate/snapshot/click
-//	bench all           both
+//	bench all           sessions, concurrency, overhead and bytes
 //	bench idle          one active session's latency while K others sit idle
+//	bench overhead      per-call latency through mcp-bridge → proxy-server vs
+//	                    plain @playwright/mcp, A/B alternated
+//	bench bytes         bytes to the model for a scripted task, plain vs proxy
+//	bench store         the SQLite record in process (no server): ingest rate
+//	                    with and without readers, get_content search on 1 MB
+//	bench soak          sessions with mixed traffic and idle suspensions for a
+//	                    long time: trend of memory and file descriptors
+//	bench chart         SVG charts from the JSON of concurrency and soak
 package main
 
 import (
@@ -56,6 +64,16 @@ func (m *Main) Run(ctx context.Context, args []string) error {
 		return (&AllCommand{Main: m}).Run(ctx, rest)
 	case "idle":
 		return (&IdleCommand{Main: m}).Run(ctx, rest)
+	case "overhead":
+		return (&OverheadCommand{Main: m}).Run(ctx, rest)
+	case "bytes":
+		return (&BytesCommand{Main: m}).Run(ctx, rest)
+	case "store":
+		return (&StoreCommand{Main: m}).Run(ctx, rest)
+	case "soak":
+		return (&SoakCommand{Main: m}).Run(ctx, rest)
+	case "chart":
+		return (&ChartCommand{Main: m}).Run(ctx, rest)
 	case "", "help", "-h", "--help":
 		m.usage()
 		return flag.ErrHelp
@@ -71,8 +89,13 @@ func (m *Main) usage() {
 Usage:
 	bench sessions [flags]      POST /sessions latency, warm pool 1 vs 0; first vs later navigation
 	bench concurrency [flags]   N concurrent sessions looping navigate + snapshot + click
-	bench all [flags]           both
+	bench all [flags]           sessions, concurrency, overhead and bytes
 	bench idle [flags]          one active session while 0, 10, 25, 50 others sit idle
+	bench overhead [flags]      per-call latency, mcp-bridge → proxy-server vs plain @playwright/mcp (A/B)
+	bench bytes [flags]         bytes to the model for a scripted task, plain @playwright/mcp vs the proxy
+	bench store [flags]         the SQLite record in process: ingest with and without readers, search on 1 MB
+	bench soak [flags]          10 sessions, mixed traffic and idle suspensions for 30 min: memory and fd trend
+	bench chart [flags]         SVG charts from the JSON of concurrency and soak
 
 Results go to stdout (a table) and to -json FILE; progress goes to stderr.
 Run 'bench <command> -h' for the flags.

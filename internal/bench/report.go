@@ -24,6 +24,10 @@ type Report struct {
 	Sessions    *SessionsResult    `json:"sessions,omitempty"`
 	Concurrency *ConcurrencyResult `json:"concurrency,omitempty"`
 	Idle        *IdleResult        `json:"idle,omitempty"`
+	Store       *StoreResult       `json:"store,omitempty"`
+	Soak        *SoakResult        `json:"soak,omitempty"`
+	Overhead    *OverheadResult    `json:"overhead,omitempty"`
+	Bytes       *BytesResult       `json:"bytes,omitempty"`
 	Error       string             `json:"error,omitempty"`
 }
 
@@ -125,6 +129,18 @@ func (r *Report) WriteText(w io.Writer) {
 	}
 	if r.Idle != nil {
 		r.Idle.writeText(w)
+	}
+	if r.Store != nil {
+		r.Store.writeText(w)
+	}
+	if r.Soak != nil {
+		r.Soak.writeText(w)
+	}
+	if r.Overhead != nil {
+		r.Overhead.writeText(w)
+	}
+	if r.Bytes != nil {
+		r.Bytes.writeText(w)
 	}
 	if r.Error != "" {
 		fmt.Fprintf(w, "ERROR: %s\n", r.Error)

@@ -145,6 +145,11 @@ func chromiumFlags(cfg BrowserConfig) []string {
 	return args
 }
 
+// ChromiumFlags are the flags the proxy gives every Chromium it starts (the
+// benchmark gives them to a plain @playwright/mcp's browser too, so that the
+// two are compared like for like).
+func ChromiumFlags() []string { return chromiumFlags(BrowserConfig{}) }
+
 // LaunchBrowser starts Chromium with a throw-away profile and returns once its
 // DevTools endpoint is known. ctx bounds only the start-up.
 func LaunchBrowser(ctx context.Context, cfg BrowserConfig) (*Browser, error) {

@@ -26,6 +26,10 @@ var browserServerJS []byte
 //go:embed js/keep-group.js
 var keepGroupJS []byte
 
+// KeepGroupJS is the preload script that keeps the browsers a node process
+// launches through Playwright in that process's group (see keepGroupJS).
+func KeepGroupJS() []byte { return append([]byte(nil), keepGroupJS...) }
+
 // browserServerEnv carries the launcher's JSON configuration.
 const browserServerEnv = "PWPROXY_BROWSER_SERVER"
 

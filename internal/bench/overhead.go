@@ -1,0 +1,405 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// OverheadTargetMS is issue 7's target for the overhead scenario: the proxy
+// path adds at most this much to a call, median.
+const OverheadTargetMS = 3.0
+
+// OverheadConfig configures the overhead scenario: the same calls, A/B
+// alternated, to a plain @playwright/mcp over stdio (A) and through
+// mcp-bridge → proxy-server (B), with the same mcp-go client.
+type OverheadConfig struct {
+	Server ServerConfig
+	// Root is the project root (node_modules) for the plain upstream.
+	Root string
+	// Bridge is the mcp-bridge binary.
+	Bridge string
+	// Iterations is the number of timed A/B pairs per call kind (default
+	// 200).
+	Iterations int
+	// Warmup is the number of untimed A/B rounds first (default 20).
+	Warmup int
+	// Page is the test page both sides sit on (default "table").
+	Page string
+	// SettleMS is --timeout-settle on both sides (default 0; negative:
+	// upstream's default on both).
+	SettleMS int
+	// CallTimeout bounds every tool call.
+	CallTimeout time.Duration
+	// StrictOrder runs A before B in every pair. By default the order
+	// flips every round (AB, BA, …): strictly A-first, B always runs right
+	// after A's call of the same kind, so a heavy call (a snapshot) leaves
+	// its CPU work (GC, Chromium) to B alone.
+	StrictOrder bool
+}
+
+// OverheadResult is the result of the overhead scenario.
+type OverheadResult struct {
+	Iterations int    `json:"iterations"`
+	Warmup     int    `json:"warmup_rounds"`
+	Page       string `json:"page"`
+	SettleMS   int    `json:"timeout_settle_ms"`
+	// Order is "AB" (strict) or "AB/BA" (flipped every round).
+	Order string            `json:"order"`
+	Env   map[string]string `json:"env"`
+	// PlainCommand is how the plain upstream was started.
+	PlainCommand string               `json:"plain_command"`
+	Kinds        []OverheadKindResult `json:"kinds"`
+	TargetMS     float64              `json:"target_added_ms"`
+	// Breakdown splits the proxy side's calls with the server's record
+	// (see Breakdown): before = client → bridge → HTTP → worker called,
+	// upstream = the worker call, after = record + answer → bridge →
+	// client.
+	Breakdown    []Breakdown       `json:"proxy_breakdown"`
+	BreakdownErr string            `json:"breakdown_error,omitempty"`
+	Errors       []ErrorCount      `json:"errors"`
+	ErrorCount   int               `json:"error_count"`
+	Stops        []StdioStopReport `json:"stdio_stops"`
+	Cleanup      StopReport        `json:"cleanup"`
+	Interrupted  bool              `json:"interrupted,omitempty"`
+}
+
+// OverheadKindResult is one call kind: A is plain, B is the proxy path.
+type OverheadKindResult struct {
+	Tool  string  `json:"tool"`
+	Args  string  `json:"args"`
+	Pairs int     `json:"pairs"`
+	Plain Summary `json:"plain"`
+	Proxy Summary `json:"proxy"`
+	// Diff summarises the paired differences B − A.
+	Diff Summary `json:"paired_diff"`
+	// AddedMS is the median of the paired differences, with a
+	// distribution-free 95 % confidence interval (order statistics).
+	AddedMS     float64 `json:"added_ms"`
+	AddedCILow  float64 `json:"added_ms_ci95_low"`
+	AddedCIHigh float64 `json:"added_ms_ci95_high"`
+	AddedCIOK   bool    `json:"added_ms_ci95_ok"`
+	// DiffOfMediansMS is median(B) − median(A).
+	DiffOfMediansMS float64 `json:"diff_of_medians_ms"`
+	// Ratio is median(B) / median(A).
+	Ratio      float64   `json:"ratio"`
+	PlainBytes ByteStats `json:"plain_bytes"`
+	ProxyBytes ByteStats `json:"proxy_bytes"`
+}
+
+// ByteStats describes the sizes of the results of one call kind.
+type ByteStats struct {
+	Min    int `json:"min"`
+	Median int `json:"median"`
+	Max    int `json:"max"`
+}
+
+func byteStats(xs []int) ByteStats {
+	if len(xs) == 0 {
+		return ByteStats{}
+	}
+	s := append([]int(nil), xs...)
+	sort.Ints(s)
+	return ByteStats{Min: s[0], Median: s[len(s)/2], Max: s[len(s)-1]}
+}
+
+// overheadKind is one call measured on both sides.
+type overheadKind struct {
+	tool string
+	args map[string]any
+}
+
+func overheadKinds() []overheadKind {
+	return []overheadKind{
+		{"browser_evaluate", map[string]any{"function": "() => document.title"}},
+		{"browser_snapshot", map[string]any{}},
+	}
+}
+
+// pairedDiffs returns b[i] − a[i]; nil when the lengths differ.
+func pairedDiffs(a, b []float64) []float64 {
+	if len(a) != len(b) {
+		return nil
+	}
+	out := make([]float64, len(a))
+	for i := range a {
+		out[i] = b[i] - a[i]
+	}
+	return out
+}
+
+// medianCI returns a distribution-free confidence interval for the median
+// of xs: the order statistics x(k) and x(n−k+1) (1-based), with k the
+// largest rank such that P(Binomial(n, ½) ≤ k−1) ≤ (1−conf)/2, so the
+// coverage is at least conf. ok is false when n is too small for any such
+// k (n < 6 at 95 %).
+func medianCI(xs []float64, conf float64) (lo, hi float64, ok bool) {
+	n := len(xs)
+	if n == 0 || conf <= 0 || conf >= 1 {
+		return 0, 0, false
+	}
+	alpha := (1 - conf) / 2
+	// cdf accumulates P(B ≤ j) in log space: C(n, j) / 2^n overflows
+	// nothing that way even for large n.
+	lgN, _ := math.Lgamma(float64(n + 1))
+	cdf, k := 0.0, 0
+	for j := 0; j < n; j++ {
+		lgJ, _ := math.Lgamma(float64(j + 1))
+		lgNJ, _ := math.Lgamma(float64(n - j + 1))
+		cdf += math.Exp(lgN - lgJ - lgNJ - float64(n)*math.Ln2)
+		if cdf > alpha {
+			break
+		}
+		k = j + 1
+	}
+	if k < 1 {
+		return 0, 0, false
+	}
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	return s[k-1], s[n-k], true
+}
+
+// summarizeKind computes a kind's result from its timed pairs (ms) and
+// result sizes.
+func summarizeKind(tool string, args map[string]any, plain, proxy []float64, plainBytes, proxyBytes []int) OverheadKindResult {
+	var a strings.Builder
+	enc := json.NewEncoder(&a)
+	enc.SetEscapeHTML(false) // "() => …" as written, not "=\u003e"
+	_ = enc.Encode(args)     // a map of JSON values: cannot fail
+	r := OverheadKindResult{Tool: tool, Args: strings.TrimSpace(a.String()), Pairs: len(plain),
+		Plain: Summarize(plain), Proxy: Summarize(proxy),
+		PlainBytes: byteStats(plainBytes), ProxyBytes: byteStats(proxyBytes)}
+	d := pairedDiffs(plain, proxy)
+	if len(d) == 0 {
+		return r
+	}
+	r.Diff = Summarize(d)
+	r.AddedMS = r.Diff.Median
+	r.AddedCILow, r.AddedCIHigh, r.AddedCIOK = medianCI(d, 0.95)
+	r.DiffOfMediansMS = r.Proxy.Median - r.Plain.Median
+	if r.Plain.Median > 0 {
+		r.Ratio = r.Proxy.Median / r.Plain.Median
+	}
+	return r
+}
+
+// RunOverhead runs the overhead scenario.
+func RunOverhead(ctx context.Context, log *slog.Logger, site *Site, cfg OverheadConfig) (res *OverheadResult, err error) {
+	if cfg.Iterations <= 0 {
+		cfg.Iterations = 200
+	}
+	if cfg.Warmup < 0 {
+		cfg.Warmup = 0
+	}
+	if cfg.Page == "" {
+		cfg.Page = "table"
+	}
+	page, ok := Pages[cfg.Page]
+	if !ok {
+		return nil, fmt.Errorf("unknown page %q", cfg.Page)
+	}
+	if cfg.CallTimeout <= 0 {
+		cfg.CallTimeout = 3 * time.Minute
+	}
+	scfg := cfg.Server
+	scfg.Env = copyEnv(scfg.Env)
+	if cfg.SettleMS >= 0 {
+		// Appended last: commander keeps the last value, so a user's own
+		// --timeout-settle cannot make the two sides differ.
+		scfg.Env["PROXY_PLAYWRIGHT_ARGS"] = strings.TrimSpace(scfg.Env["PROXY_PLAYWRIGHT_ARGS"] + fmt.Sprintf(" --timeout-settle=%d", cfg.SettleMS))
+	}
+	res = &OverheadResult{Iterations: cfg.Iterations, Warmup: cfg.Warmup, Page: cfg.Page, SettleMS: cfg.SettleMS, Env: scfg.Env, TargetMS: OverheadTargetMS, Order: "AB/BA"}
+	if cfg.StrictOrder {
+		res.Order = "AB"
+	}
+
+	srv, err := StartServer(ctx, log, scfg)
+	if err != nil {
+		return res, err
+	}
+	// Deferred in this order so that they run bridge, plain, server: the
+	// server's stop reaps any child of this process.
+	defer func() {
+		res.Cleanup = srv.Stop(context.WithoutCancel(ctx))
+		res.Interrupted = ctx.Err() != nil
+	}()
+	plain, err := StartPlain(ctx, log, PlainConfig{Root: cfg.Root, SettleMS: cfg.SettleMS})
+	if err != nil {
+		return res, err
+	}
+	defer func() { res.Stops = append(res.Stops, plain.Stop(context.WithoutCancel(ctx))) }()
+	res.PlainCommand = plain.CommandLine()
+	proxy, err := StartBridge(ctx, log, cfg.Bridge, srv.URL)
+	if err != nil {
+		return res, err
+	}
+	defer func() { res.Stops = append(res.Stops, proxy.Stop(context.WithoutCancel(ctx))) }()
+
+	call := func(s *StdioServer, tool string, args map[string]any) (ToolCall, error) {
+		cctx, cancel := context.WithTimeout(ctx, cfg.CallTimeout)
+		defer cancel()
+		return s.Call(cctx, tool, args)
+	}
+	// Untimed: both sides open the page (the plain side launches its
+	// browser here; the bridge creates its default session).
+	url := site.PageURL(page)
+	for _, s := range []*StdioServer{plain, proxy} {
+		if _, err := call(s, "browser_navigate", map[string]any{"url": url}); err != nil {
+			return res, fmt.Errorf("opening the %s page: %w", cfg.Page, err)
+		}
+	}
+
+	kinds := overheadKinds()
+	type acc struct {
+		plain, proxy           []float64
+		plainBytes, proxyBytes []int
+	}
+	accs := make([]acc, len(kinds))
+	var timings []callTiming
+	errs := newErrorLog()
+	// Also on errors and Ctrl-C: partial results are still results. The
+	// server's record is read before its stop removes the database.
+	defer func() {
+		for i, k := range kinds {
+			a := accs[i]
+			res.Kinds = append(res.Kinds, summarizeKind(k.tool, k.args, a.plain, a.proxy, a.plainBytes, a.proxyBytes))
+		}
+		res.Errors, res.ErrorCount = errs.list(), errs.total()
+		bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer cancel()
+		var berr error
+		if res.Breakdown, berr = timeBreakdown(bctx, srv.DBPath, timings); berr != nil {
+			res.BreakdownErr = berr.Error()
+		}
+	}()
+
+	rounds := cfg.Warmup + cfg.Iterations
+	// A broken side fails every call: stop early rather than run for hours.
+	maxErrors := 10 + rounds*len(kinds)/20
+	log.Info("overhead: A/B alternated calls", "warmup_rounds", cfg.Warmup, "timed_pairs_per_kind", cfg.Iterations, "order", res.Order, "page", cfg.Page, "timeout_settle_ms", cfg.SettleMS)
+	for i := range rounds {
+		timed := i >= cfg.Warmup
+		for k, kind := range kinds {
+			var a, b ToolCall
+			var errA, errB error
+			if cfg.StrictOrder || i%2 == 0 {
+				a, errA = call(plain, kind.tool, kind.args)
+				b, errB = call(proxy, kind.tool, kind.args)
+			} else {
+				b, errB = call(proxy, kind.tool, kind.args)
+				a, errA = call(plain, kind.tool, kind.args)
+			}
+			if errA != nil {
+				errs.add("plain "+kind.tool, errA)
+			}
+			if errB != nil {
+				errs.add("proxy "+kind.tool, errB)
+			}
+			if !timed || errA != nil || errB != nil {
+				continue
+			}
+			accs[k].plain = append(accs[k].plain, ms(a.Took))
+			accs[k].proxy = append(accs[k].proxy, ms(b.Took))
+			accs[k].plainBytes = append(accs[k].plainBytes, a.Bytes)
+			accs[k].proxyBytes = append(accs[k].proxyBytes, b.Bytes)
+			if ref, err := RefIDOf(b.Text()); err == nil {
+				timings = append(timings, callTiming{ref: ref, tool: kind.tool, page: cfg.Page, sent: b.Start, received: b.Start.Add(b.Took)})
+			}
+		}
+		if err := ctx.Err(); err != nil {
+			return res, err
+		}
+		if n := errs.total(); n > maxErrors {
+			return res, fmt.Errorf("%d failed calls, first: %s", n, firstOverheadError(errs.list()))
+		}
+		if step := max(1, rounds/10); (i+1)%step == 0 || i+1 == rounds {
+			args := []any{"round", i + 1, "of", rounds, "warmup", !timed}
+			for k, kind := range kinds {
+				if len(accs[k].plain) > 0 {
+					args = append(args, kind.tool, fmt.Sprintf("plain p50 %.1f ms, proxy p50 %.1f ms", Percentile(accs[k].plain, 50), Percentile(accs[k].proxy, 50)))
+				}
+			}
+			log.Info("overhead progress", args...)
+		}
+	}
+	return res, nil
+}
+
+func firstOverheadError(es []ErrorCount) string {
+	if len(es) == 0 {
+		return ""
+	}
+	return es[0].Where + ": " + es[0].Message
+}
+
+// CommandLine is the child's command line, for the report.
+func (s *StdioServer) CommandLine() string {
+	return strings.Join(append([]string{s.cfg.Command}, s.cfg.Args...), " ")
+}
+
+func f1(x float64) string { return fmt.Sprintf("%.1f", x) }
+
+func (r *OverheadResult) writeText(w io.Writer) {
+	settle := fmt.Sprintf("--timeout-settle=%d on both sides (PROXY_PLAYWRIGHT_ARGS for proxy-server): upstream's default 500 ms settle wait after actions would drown a difference of milliseconds in noise", r.SettleMS)
+	if r.SettleMS < 0 {
+		settle = "upstream's default --timeout-settle on both sides"
+	}
+	order := "A/B/A/B alternated, A first in every pair"
+	if r.Order != "AB" {
+		order = "A/B/A/B alternated, the order within a pair flipped every round (AB, BA, …) so that neither side always runs right after the other's call"
+	}
+	fmt.Fprintf(w, "== overhead: per-call latency, plain @playwright/mcp over stdio (A) vs mcp-bridge → proxy-server → @playwright/mcp (B), the same mcp-go stdio client on both; %d timed pairs per call, %s, after %d untimed warm-up rounds; both sides on the %q page; %s; env %v\n",
+		r.Iterations, order, r.Warmup, r.Page, settle, r.Env)
+	fmt.Fprintf(w, "plain: %s\n", r.PlainCommand)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "tool\tpairs\tA p50 ms\tA p95\tA max\tB p50 ms\tB p95\tB max\tadded p50 (B−A paired)\t95% CI\tp50(B)−p50(A)\tB/A\tA bytes\tB bytes\t")
+	for _, k := range r.Kinds {
+		ci := "-"
+		if k.AddedCIOK {
+			ci = fmt.Sprintf("%s…%s", f1(k.AddedCILow), f1(k.AddedCIHigh))
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.2f\t%d\t%d\t\n", k.Tool, k.Pairs,
+			f1(k.Plain.Median), f1(k.Plain.P95), f1(k.Plain.Max), f1(k.Proxy.Median), f1(k.Proxy.P95), f1(k.Proxy.Max),
+			f1(k.AddedMS), ci, f1(k.DiffOfMediansMS), k.Ratio, k.PlainBytes.Median, k.ProxyBytes.Median)
+	}
+	tw.Flush()
+	for _, k := range r.Kinds {
+		if k.Pairs == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "result: %s: the proxy path adds %.1f ms median (issue 7 target ≤ %.0f ms median: %s); the client receives %d bytes per call through the proxy vs %d plain\n",
+			k.Tool, k.AddedMS, r.TargetMS, verdict(k.AddedMS <= r.TargetMS), k.ProxyBytes.Median, k.PlainBytes.Median)
+	}
+	fmt.Fprintln(w, "where B's time goes (medians, ms; from the server's record: before = client → bridge → HTTP → worker called, upstream = the @playwright/mcp call, after = parse + record + answer → bridge → client):")
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "tool\tn\tB client\tbefore\tupstream\tafter\tafter p95\tA client\tupstream − A\t")
+	if r.BreakdownErr != "" {
+		fmt.Fprintf(tw, "(unavailable: %s)\t\t\t\t\t\t\t\t\t\n", r.BreakdownErr)
+	}
+	for _, b := range r.Breakdown {
+		a := math.NaN()
+		for _, k := range r.Kinds {
+			if k.Tool == b.Tool {
+				a = k.Plain.Median
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", b.Tool, b.N, f1(b.Client.Median), f1(b.Before.Median), f1(b.Upstream.Median),
+			f1(b.After.Median), f1(b.After.P95), f1(a), f1(b.Upstream.Median-a))
+	}
+	tw.Flush()
+	writeErrors(w, "errors", r.ErrorCount, r.Errors)
+	for _, s := range r.Stops {
+		fmt.Fprintf(w, "stdio stop: %s\n", s.Summary())
+	}
+	writeCleanup(w, r.Cleanup)
+	fmt.Fprintln(w, "(the proxy-server's count of descendants seen includes the plain side's node and Chromium, which ran beside it)")
+	fmt.Fprintln(w)
+}
