@@ -1,0 +1,107 @@
+package bench
+
+import (
+	"math"
+	"strings"
+	"testing"
+)
+
+func TestFitTrend(t *testing.T) {
+	ts := []float64{0, 1, 2, 3, 4, 5}
+	tests := []struct {
+		name         string
+		x, y         []float64
+		wantB, wantC float64
+		wantAdjusted bool
+	}{
+		{"plain line", nil, []float64{10, 12, 14, 16, 18, 20}, 2, 0, false},
+		{"flat", nil, []float64{5, 5, 5, 5, 5, 5}, 0, 0, false},
+		// y follows the active count only: the raw slope is not 0, the
+		// adjusted one is.
+		{"active sessions explain it", []float64{9, 7, 9, 8, 10, 10}, []float64{900, 700, 900, 800, 1000, 1000}, 0, 100, true},
+		{"growth plus active sessions", []float64{9, 7, 9, 8, 10, 10}, []float64{900, 703, 906, 809, 1012, 1015}, 3, 100, true},
+		{"constant active count is dropped", []float64{8, 8, 8, 8, 8, 8}, []float64{1, 2, 3, 4, 5, 6}, 1, 0, false},
+		{"active count collinear with time is dropped", []float64{1, 2, 3, 4, 5, 6}, []float64{1, 2, 3, 4, 5, 6}, 1, 0, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b, c, adj := fitTrend(ts, tt.x, tt.y)
+			if math.Abs(b-tt.wantB) > 1e-6 || math.Abs(c-tt.wantC) > 1e-6 || adj != tt.wantAdjusted {
+				t.Errorf("fitTrend = %v, %v, %v; want %v, %v, %v", b, c, adj, tt.wantB, tt.wantC, tt.wantAdjusted)
+			}
+		})
+	}
+	if _, _, adj := fitTrend(ts[:4], []float64{1, 2, 1, 2}, []float64{1, 2, 3, 4}); adj {
+		t.Error("4 points: the active count must be dropped (too few degrees of freedom)")
+	}
+}
+
+func soakSamples(rss func(i int) int64, fds func(i int) int, active func(i int) int, n int) []SoakSample {
+	out := make([]SoakSample, n)
+	for i := range out {
+		out[i] = SoakSample{ElapsedS: float64(i) * 60, Memory: MemSample{RSSKB: rss(i), PSSKB: rss(i) * 2 / 3, Procs: 40},
+			ServerRSSKB: 30 << 10, ServerFDs: fds(i), TreeFDs: 900, Active: active(i), Goroutines: 120, HeapInuseKB: 12 << 10, DBBytes: int64(i) << 20}
+	}
+	return out
+}
+
+func TestSoakTrend(t *testing.T) {
+	const gb = 1 << 20 // in kB
+	alternating := func(i int) int { return 8 + i%2 }
+	tests := []struct {
+		name        string
+		samples     []SoakSample
+		wantVerdict string
+	}{
+		{"flat", soakSamples(func(int) int64 { return 3 * gb }, func(int) int { return 40 }, alternating, 31), verdictFlat},
+		{"warm-up sample left out", soakSamples(func(i int) int64 {
+			if i == 0 {
+				return gb
+			}
+			return 3 * gb
+		}, func(int) int { return 40 }, alternating, 31), verdictFlat},
+		{"memory follows live sessions", soakSamples(func(i int) int64 { return 2*gb + int64(alternating(i))*(200<<10) },
+			func(i int) int { return 10 + 3*alternating(i) }, alternating, 31), verdictFlat},
+		{"RSS grows 10 %", soakSamples(func(i int) int64 { return 3*gb + int64(i)*(3*gb/300) }, func(int) int { return 40 }, alternating, 31),
+			verdictUp + ": process tree RSS, process tree PSS"},
+		{"server leaks a descriptor every 5 minutes", soakSamples(func(int) int64 { return 3 * gb }, func(i int) int { return 40 + i/5 }, alternating, 31),
+			verdictUp + ": proxy-server fds"},
+		{"too few samples", soakSamples(func(int) int64 { return 3 * gb }, func(int) int { return 40 }, alternating, 3), verdictTooFew},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			lines, verdict, rule := soakTrend(tt.samples)
+			if !strings.HasPrefix(verdict, tt.wantVerdict) {
+				t.Errorf("verdict %q, want %q; trend:\n%+v", verdict, tt.wantVerdict, lines)
+			}
+			if rule == "" {
+				t.Error("no rule explained")
+			}
+			for _, l := range lines {
+				if l.N != len(tt.samples)-1 {
+					t.Errorf("%s: fitted %d samples, want all but the first (%d)", l.Metric, l.N, len(tt.samples)-1)
+				}
+			}
+		})
+	}
+}
+
+func TestParseMetrics(t *testing.T) {
+	text := `# HELP go_goroutines Number of goroutines.
+# TYPE go_goroutines gauge
+go_goroutines 123
+go_memstats_heap_inuse_bytes 1.2345e+07
+proxy_calls_total{tool="browser_click"} 4
+process_open_fds 37
+`
+	got := parseMetrics(text)
+	want := map[string]float64{"go_goroutines": 123, "go_memstats_heap_inuse_bytes": 1.2345e7, "process_open_fds": 37}
+	if len(got) != len(want) {
+		t.Errorf("parseMetrics = %v, want %v", got, want)
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s = %v, want %v", k, got[k], v)
+		}
+	}
+}
