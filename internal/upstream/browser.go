@@ -137,6 +137,10 @@ func chromiumFlags(cfg BrowserConfig) []string {
 		"--password-store=basic",
 		"--use-mock-keychain",
 		"--no-service-autorun",
+		// V8 in every renderer trades a little speed for memory: renderers
+		// are most of a session's memory (the page plus the accessibility
+		// snapshot's work).
+		"--js-flags=--optimize-for-size",
 	}
 	if os.Geteuid() == 0 {
 		// Chromium refuses to start its sandbox as root.

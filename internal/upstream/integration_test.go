@@ -41,7 +41,7 @@ func realSetup(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(DefaultCommand(root)[1]); err != nil {
+	if _, err := os.Stat(DefaultCommand(root)[len(DefaultCommand(root))-1]); err != nil {
 		t.Skipf("@playwright/mcp is not installed (run npm ci): %v", err)
 	}
 	return root
