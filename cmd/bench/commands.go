@@ -137,6 +137,7 @@ type sessionsFlags struct {
 	navPage    string
 	pools      string
 	startup    time.Duration
+	plain      int
 }
 
 func (f *sessionsFlags) register(fs *flag.FlagSet) {
@@ -145,6 +146,7 @@ func (f *sessionsFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.navPage, "nav-page", "table", "page for the navigation timings: form, table or catalogue")
 	fs.StringVar(&f.pools, "warm-pools", "1,0", "PROXY_WARM_POOL values to measure")
 	fs.DurationVar(&f.startup, "startup-wait", 5*time.Second, "untimed pause after the server listens, before the first create")
+	fs.IntVar(&f.plain, "plain-n", 10, "times a plain @playwright/mcp is started and navigated, as the baseline (0: skip)")
 }
 
 func (f *sessionsFlags) config(s bench.ServerConfig, reqTimeout time.Duration) (bench.SessionsConfig, error) {
@@ -158,7 +160,8 @@ func (f *sessionsFlags) config(s bench.ServerConfig, reqTimeout time.Duration) (
 	if _, ok := bench.Pages[f.navPage]; !ok {
 		return bench.SessionsConfig{}, fmt.Errorf("-nav-page %q: want form, table or catalogue", f.navPage)
 	}
-	return bench.SessionsConfig{Server: s, Iterations: f.n, RefillWait: f.refillWait, WarmPools: pools, NavPage: f.navPage, RequestTimeout: reqTimeout, StartupWait: f.startup}, nil
+	return bench.SessionsConfig{Server: s, Iterations: f.n, RefillWait: f.refillWait, WarmPools: pools, NavPage: f.navPage, RequestTimeout: reqTimeout, StartupWait: f.startup,
+		PlainStarts: f.plain, PlainRoot: s.Dir}, nil
 }
 
 // concurrencyFlags are the concurrency scenario's flags.

@@ -185,6 +185,13 @@ func (s *SessionsResult) writeText(w io.Writer) {
 			yield(fmt.Sprintf("warm_pool=%d", run.WarmPool), run.Breakdown, run.BreakdownErr)
 		}
 	})
+	if s.Plain != nil {
+		fmt.Fprintln(w)
+		s.Plain.writeText(w)
+		if warm, ok := byPool[1]; ok && s.Plain.StartPlusFirstNav.Median > 0 {
+			fmt.Fprintf(w, "ratio: plain @playwright/mcp start + first navigate / proxy create (warm pool) + first navigate = %.1f×\n", s.Plain.StartPlusFirstNav.Median/warm.FirstNav.Median)
+		}
+	}
 	for _, run := range s.Runs {
 		fmt.Fprintf(w, "warm_pool=%d: CPU during the run: %s\n", run.WarmPool, run.CPU)
 		writeErrors(w, fmt.Sprintf("warm_pool=%d errors", run.WarmPool), run.ErrorCount, run.Errors)

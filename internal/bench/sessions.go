@@ -25,6 +25,10 @@ type SessionsConfig struct {
 	// StartupWait is the untimed pause after the server listens, before the
 	// first create (the warm pool fills at startup).
 	StartupWait time.Duration
+	// PlainStarts, if > 0, also starts a plain @playwright/mcp that many
+	// times (from PlainRoot) as the baseline a proxy session replaces.
+	PlainStarts int
+	PlainRoot   string
 }
 
 // SessionsResult is the result of the sessions scenario.
@@ -34,7 +38,9 @@ type SessionsResult struct {
 	RefillWaitMS  float64       `json:"refill_wait_ms"`
 	NavPage       string        `json:"nav_page"`
 	Runs          []SessionsRun `json:"runs"`
-	Interrupted   bool          `json:"interrupted,omitempty"`
+	// Plain is the baseline: a plain @playwright/mcp per conversation.
+	Plain       *PlainStartResult `json:"plain,omitempty"`
+	Interrupted bool              `json:"interrupted,omitempty"`
 }
 
 // SessionsRun is the sessions scenario against one proxy-server.
@@ -94,6 +100,13 @@ func RunSessions(ctx context.Context, log *slog.Logger, site *Site, cfg Sessions
 		if err != nil {
 			res.Interrupted = ctx.Err() != nil
 			return res, fmt.Errorf("sessions, warm pool %d: %w", pool, err)
+		}
+	}
+	if cfg.PlainStarts > 0 {
+		var err error
+		if res.Plain, err = RunPlainStart(ctx, log, cfg.PlainRoot, site.PageURL(page), cfg.PlainStarts); err != nil {
+			res.Interrupted = ctx.Err() != nil
+			return res, fmt.Errorf("sessions, plain baseline: %w", err)
 		}
 	}
 	return res, nil
