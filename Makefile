@@ -56,11 +56,24 @@ fmt:
 clean:
 	rm -rf bin
 
-# Benchmarks against the real proxy-server and headless Chromium
-# (docs/BENCHMARKS.md). BENCH picks the scenario (sessions, concurrency, all);
-# BENCH_ARGS passes flags, e.g. make bench BENCH=concurrency BENCH_ARGS='-levels 1,10 -duration 30s'.
-.PHONY: bench
-BENCH ?= all
+# Benchmarks against the real proxy-server and headless Chromium, side by
+# side with a plain @playwright/mcp (docs/BENCHMARKS.md). `make bench` runs
+# every scenario but the soak (sessions, overhead, bytes, concurrency, then
+# store) and draws the charts into bin/; `make soak` is the 30-minute soak.
+# BENCH picks one scenario instead (sessions, overhead, bytes, concurrency,
+# store, soak, idle); BENCH_ARGS passes flags, e.g.
+# make bench BENCH=concurrency BENCH_ARGS='-levels 1,10 -duration 30s'.
+.PHONY: bench soak
+BENCH ?=
 BENCH_ARGS ?=
 bench: deps build
-	$(GO) run ./cmd/bench $(BENCH) -json bin/bench.json $(BENCH_ARGS)
+ifeq ($(BENCH),)
+	$(GO) run ./cmd/bench all -json bin/bench.json $(BENCH_ARGS)
+	$(GO) run ./cmd/bench store -json bin/store.json
+	$(GO) run ./cmd/bench chart -concurrency bin/bench.json -out bin
+else
+	$(GO) run ./cmd/bench $(BENCH) -json bin/bench-$(BENCH).json $(BENCH_ARGS)
+endif
+soak: deps build
+	$(GO) run ./cmd/bench soak -json bin/soak.json $(BENCH_ARGS)
+	$(GO) run ./cmd/bench chart -concurrency bin/bench.json -soak bin/soak.json -out bin

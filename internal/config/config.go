@@ -29,17 +29,20 @@ const (
 
 // Config is proxy-server's configuration. Field tags name the PROXY_* variables.
 type Config struct {
-	Host                   string        `envconfig:"PROXY_HOST"`
-	Port                   int           `envconfig:"PROXY_PORT"`
-	DatabasePath           string        `envconfig:"PROXY_DATABASE_PATH"`
-	MaxSessions            int           `envconfig:"PROXY_MAX_SESSIONS"`
-	SessionIdleTimeout     time.Duration `envconfig:"PROXY_SESSION_IDLE_TIMEOUT"`
-	WarmPool               int           `envconfig:"PROXY_WARM_POOL"`
-	PingInterval           time.Duration `envconfig:"PROXY_PING_INTERVAL"`
-	BrowserMode            string        `envconfig:"PROXY_BROWSER_MODE"`
-	BrowserExecutable      string        `envconfig:"PROXY_BROWSER_EXECUTABLE"`
-	BrowserCDPEndpoint     string        `envconfig:"PROXY_BROWSER_CDP_ENDPOINT"`
-	Headless               bool          `envconfig:"PROXY_HEADLESS"`
+	Host               string        `envconfig:"PROXY_HOST"`
+	Port               int           `envconfig:"PROXY_PORT"`
+	DatabasePath       string        `envconfig:"PROXY_DATABASE_PATH"`
+	MaxSessions        int           `envconfig:"PROXY_MAX_SESSIONS"`
+	SessionIdleTimeout time.Duration `envconfig:"PROXY_SESSION_IDLE_TIMEOUT"`
+	WarmPool           int           `envconfig:"PROXY_WARM_POOL"`
+	PingInterval       time.Duration `envconfig:"PROXY_PING_INTERVAL"`
+	BrowserMode        string        `envconfig:"PROXY_BROWSER_MODE"`
+	BrowserExecutable  string        `envconfig:"PROXY_BROWSER_EXECUTABLE"`
+	BrowserCDPEndpoint string        `envconfig:"PROXY_BROWSER_CDP_ENDPOINT"`
+	Headless           bool          `envconfig:"PROXY_HEADLESS"`
+	// BrowserOptimizeMemory trades some page speed for less memory per
+	// session (V8 --optimize-for-size in Chromium's renderers).
+	BrowserOptimizeMemory  bool          `envconfig:"PROXY_BROWSER_OPTIMIZE_MEMORY"`
 	PlaywrightMCPCommand   string        `envconfig:"PROXY_PLAYWRIGHT_MCP_COMMAND"`
 	PlaywrightArgs         string        `envconfig:"PROXY_PLAYWRIGHT_ARGS"`
 	ResponseMode           string        `envconfig:"PROXY_RESPONSE_MODE"`
@@ -75,6 +78,7 @@ func DefaultConfig() Config {
 		PingInterval:           30 * time.Second,
 		BrowserMode:            BrowserModeShared,
 		Headless:               true,
+		BrowserOptimizeMemory:  true,
 		ResponseMode:           ResponseModeRef,
 		EnableScriptEvaluation: true,
 		EnableFileUpload:       true,

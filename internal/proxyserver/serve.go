@@ -101,9 +101,10 @@ func Serve(ctx context.Context, cfg config.Config, opts Options) error {
 	}
 	host := upstream.NewHost(upstream.HostConfig{
 		Browser: upstream.BrowserConfig{
-			Executable: cfg.BrowserExecutable,
-			Headless:   cfg.Headless,
-			Logger:     log,
+			Executable:     cfg.BrowserExecutable,
+			Headless:       cfg.Headless,
+			OptimizeMemory: cfg.BrowserOptimizeMemory,
+			Logger:         log,
 		},
 		RemoteCDPEndpoint: cfg.BrowserCDPEndpoint,
 		PerSession:        cfg.BrowserMode == config.BrowserModePerSession,
