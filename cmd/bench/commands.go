@@ -177,8 +177,8 @@ type concurrencyFlags struct {
 
 func (f *concurrencyFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.levels, "levels", "1,10,25,50", "numbers of concurrent sessions")
-	fs.DurationVar(&f.duration, "duration", 60*time.Second, "load duration per level")
-	fs.StringVar(&f.pages, "pages", "catalogue,form", "pages the sessions navigate to, in turn")
+	fs.DurationVar(&f.duration, "duration", 60*time.Second, "load duration per level: no call starts after it (the calls in flight finish; the report gives the measured window)")
+	fs.StringVar(&f.pages, "pages", "catalogue,form", "pages the sessions navigate to, in turn: `list` of form, table, catalogue (catalogue,form is issue 7's memory scenario on the 1,500-item page; form alone is a light page)")
 	fs.IntVar(&f.maxIter, "max-iterations", 10000, "bound on navigate/snapshot/click rounds per session per level")
 	fs.IntVar(&f.warmPool, "warm-pool", 1, "PROXY_WARM_POOL")
 	fs.IntVar(&f.maxSessions, "max-sessions", 0, "PROXY_MAX_SESSIONS (0: the largest level)")
@@ -198,16 +198,28 @@ func (f *concurrencyFlags) config(s bench.ServerConfig, reqTimeout time.Duration
 	if f.duration <= 0 || f.duration > time.Hour {
 		return bench.ConcurrencyConfig{}, fmt.Errorf("-duration %s: want (0, 1h]", f.duration)
 	}
-	for _, p := range strings.Split(f.pages, ",") {
-		if _, ok := bench.Pages[p]; !ok {
-			return bench.ConcurrencyConfig{}, fmt.Errorf("-pages: %q: want form, table or catalogue", p)
-		}
+	pages, err := pageList(f.pages)
+	if err != nil {
+		return bench.ConcurrencyConfig{}, fmt.Errorf("-pages: %w", err)
 	}
 	return bench.ConcurrencyConfig{
-		Server: s, Levels: levels, Duration: f.duration, Pages: strings.Split(f.pages, ","),
+		Server: s, Levels: levels, Duration: f.duration, Pages: pages,
 		MaxIterations: f.maxIter, WarmPool: f.warmPool, MaxSessions: f.maxSessions, RequestTimeout: reqTimeout,
 		MinAvailableKB: f.minAvailMB * 1024,
 	}, nil
+}
+
+// pageList parses a comma-separated list of page names (spaces allowed).
+func pageList(s string) ([]string, error) {
+	var out []string
+	for _, part := range strings.Split(s, ",") {
+		p := strings.TrimSpace(part)
+		if _, ok := bench.Pages[p]; !ok {
+			return nil, fmt.Errorf("%q: want form, table or catalogue", p)
+		}
+		out = append(out, p)
+	}
+	return out, nil
 }
 
 func intList(s string) ([]int, error) {

@@ -16,9 +16,12 @@ type ConcurrencyConfig struct {
 	Server ServerConfig
 	// Levels are the numbers of concurrent sessions (default 1, 10, 25, 50).
 	Levels []int
-	// Duration of the load at each level (default 60 s).
+	// Duration of the load at each level (default 60 s): no call starts
+	// after it; the calls in flight then finish and count, so the measured
+	// window (LevelResult.WindowMS) is a little longer.
 	Duration time.Duration
-	// Pages the sessions navigate to, in turn (default catalogue, form).
+	// Pages the sessions navigate to, in turn (default catalogue, form:
+	// issue 7's memory scenario; "form" alone is the light page).
 	Pages []string
 	// MaxIterations bounds the navigate+snapshot+click rounds of one session
 	// at one level, whatever the duration.
@@ -65,8 +68,17 @@ type LevelResult struct {
 	Create            Summary      `json:"create"`
 	CreateWallMS      float64      `json:"create_wall_ms"`
 
+	// WindowMS is the measured wall time of the load: from its start
+	// until the last call in flight at the deadline returned.
 	WindowMS float64 `json:"window_ms"`
-	Rounds   int     `json:"rounds"`
+	// Rounds counts the rounds (navigate + get_content + browser_snapshot
+	// + browser_click) in which every call succeeded; RoundsPerSession is
+	// how they spread over the sessions, so a session that looped once
+	// shows. CutRounds are rounds the deadline stopped part-way (their
+	// finished calls count in Calls).
+	Rounds           int         `json:"rounds"`
+	RoundsPerSession RoundSpread `json:"rounds_per_session"`
+	CutRounds        int         `json:"cut_rounds"`
 	// Calls counts completed POST /call (success or not); OKCalls the
 	// successful ones, CallsPerSec is OKCalls per second of the window.
 	Calls       int          `json:"calls"`
@@ -91,11 +103,16 @@ type LevelResult struct {
 	LoadSamples int       `json:"load_samples"`
 	LoadMedian  int64     `json:"load_rss_median_kb"`
 	LoadMax     int64     `json:"load_rss_max_kb"`
-	// PerSession* are (memory − baseline) / Created, in kB.
-	PerSessionIdleKB float64            `json:"per_session_idle_rss_kb"`
-	PerSessionKB     float64            `json:"per_session_load_rss_kb"`
-	PerSessionPSSKB  float64            `json:"per_session_end_pss_kb"`
-	PerSessionByKind map[string]float64 `json:"per_session_end_rss_kb_by_kind"`
+	// PerSession* are (memory − baseline) / Created, in kB: idle (after
+	// the creates), load (median of the samples), end of the load (RSS,
+	// PSS, RSS by process kind). TotalRSSPerSessionKB is the whole tree's
+	// RSS at the end of the load / Created, baseline included.
+	PerSessionIdleKB     float64            `json:"per_session_idle_rss_kb"`
+	PerSessionKB         float64            `json:"per_session_load_rss_kb"`
+	PerSessionRSSKB      float64            `json:"per_session_end_rss_kb"`
+	PerSessionPSSKB      float64            `json:"per_session_end_pss_kb"`
+	PerSessionByKind     map[string]float64 `json:"per_session_end_rss_kb_by_kind"`
+	TotalRSSPerSessionKB float64            `json:"total_end_rss_per_session_kb"`
 
 	// MemoryGuard is set when the load was stopped early because
 	// MemAvailable fell below the guard; MinAvailableKB is the lowest
@@ -112,6 +129,28 @@ type LevelResult struct {
 	HealthAfter string  `json:"health_after"`
 	DeleteMS    float64 `json:"delete_wall_ms"`
 	DeleteErrs  int     `json:"delete_errors"`
+}
+
+// RoundSpread is how many rounds the sessions of one level completed.
+type RoundSpread struct {
+	Min    int     `json:"min"`
+	Median float64 `json:"median"`
+	Max    int     `json:"max"`
+}
+
+// spreadOf summarises rounds completed per session.
+func spreadOf(perSession []int) RoundSpread {
+	if len(perSession) == 0 {
+		return RoundSpread{}
+	}
+	fs := make([]float64, len(perSession))
+	sp := RoundSpread{Min: perSession[0], Max: perSession[0]}
+	for i, n := range perSession {
+		fs[i] = float64(n)
+		sp.Min, sp.Max = min(sp.Min, n), max(sp.Max, n)
+	}
+	sp.Median = Percentile(fs, 50)
+	return sp
 }
 
 // ToolStat is the latency of one tool on one page at one level (successful
@@ -209,14 +248,34 @@ func RunConcurrency(ctx context.Context, log *slog.Logger, site *Site, cfg Concu
 }
 
 type recorder struct {
-	mu      sync.Mutex
-	lat     map[[2]string][]float64
-	errs    map[[2]string]int
-	calls   int
-	ok      int
-	rounds  int
+	mu    sync.Mutex
+	lat   map[[2]string][]float64
+	errs  map[[2]string]int
+	calls int
+	ok    int
+	// rounds are the rounds completed by each session (by index), cut
+	// those the deadline stopped part-way.
+	rounds  []int
+	cut     int
 	errlog  *errorLog
 	timings []callTiming
+}
+
+func newRecorder(sessions int) *recorder {
+	return &recorder{lat: map[[2]string][]float64{}, errs: map[[2]string]int{}, errlog: newErrorLog(), rounds: make([]int, sessions)}
+}
+
+// roundEnded records the end of session idx's round: completed when every
+// call of it succeeded, cut when the deadline stopped it part-way.
+func (r *recorder) roundEnded(idx int, completed, cut bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if completed {
+		r.rounds[idx]++
+	}
+	if cut {
+		r.cut++
+	}
 }
 
 // call runs one POST /call and records it.
@@ -346,7 +405,7 @@ func runLevel(ctx context.Context, log *slog.Logger, srv *Server, c *Client, sit
 	}
 
 	// The load.
-	rec := &recorder{lat: map[[2]string][]float64{}, errs: map[[2]string]int{}, errlog: newErrorLog()}
+	rec := newRecorder(len(ids))
 	loadCtx, cancel := context.WithTimeout(ctx, cfg.Duration)
 	defer cancel()
 	var samples []int64
@@ -400,7 +459,11 @@ func runLevel(ctx context.Context, log *slog.Logger, srv *Server, c *Client, sit
 	lr.WindowMS = ms(window)
 
 	rec.mu.Lock()
-	lr.Calls, lr.OKCalls, lr.Rounds = rec.calls, rec.ok, rec.rounds
+	lr.Calls, lr.OKCalls, lr.CutRounds = rec.calls, rec.ok, rec.cut
+	for _, n := range rec.rounds {
+		lr.Rounds += n
+	}
+	lr.RoundsPerSession = spreadOf(rec.rounds)
 	keys := map[[2]string]bool{}
 	for k := range rec.lat {
 		keys[k] = true
@@ -435,14 +498,7 @@ func runLevel(ctx context.Context, log *slog.Logger, srv *Server, c *Client, sit
 	} else {
 		lr.LoadMedian, lr.LoadMax = lr.End.RSSKB, lr.End.RSSKB
 	}
-	n := float64(lr.Created)
-	lr.PerSessionIdleKB = float64(lr.Idle.RSSKB-lr.Baseline.RSSKB) / n
-	lr.PerSessionKB = float64(lr.LoadMedian-lr.Baseline.RSSKB) / n
-	lr.PerSessionPSSKB = float64(lr.End.PSSKB-lr.Baseline.PSSKB) / n
-	lr.PerSessionByKind = map[string]float64{}
-	for _, k := range kinds(lr.Baseline, lr.End) {
-		lr.PerSessionByKind[k] = float64(lr.End.ByKind[k].RSSKB-lr.Baseline.ByKind[k].RSSKB) / n
-	}
+	lr.perSessionMemory()
 	if lr.Breakdown, err = timeBreakdown(ctx, srv.DBPath, rec.timings); err != nil {
 		lr.BreakdownErr = err.Error()
 		log.Warn("time breakdown", "err", err)
@@ -453,8 +509,9 @@ func runLevel(ctx context.Context, log *slog.Logger, srv *Server, c *Client, sit
 	} else {
 		lr.HealthAfter = err.Error()
 	}
-	log.Info("level done", "ok_calls_per_s", fmt.Sprintf("%.2f", lr.CallsPerSec), "calls", lr.Calls, "errors", lr.ErrorCount,
-		"rss_per_session_mb", fmt.Sprintf("%.1f", lr.PerSessionKB/1024), "health", lr.HealthAfter)
+	log.Info("level done", "window", window.Round(time.Millisecond), "ok_calls_per_s", fmt.Sprintf("%.2f", lr.CallsPerSec), "calls", lr.Calls, "errors", lr.ErrorCount,
+		"rounds_per_session_min", lr.RoundsPerSession.Min, "rounds_per_session_median", lr.RoundsPerSession.Median, "cut_rounds", lr.CutRounds,
+		"rss_per_session_mb", fmt.Sprintf("%.1f", lr.PerSessionRSSKB/1024), "pss_per_session_mb", fmt.Sprintf("%.1f", lr.PerSessionPSSKB/1024), "health", lr.HealthAfter)
 	for i, e := range lr.Errors {
 		if i == 5 {
 			break
@@ -462,6 +519,25 @@ func runLevel(ctx context.Context, log *slog.Logger, srv *Server, c *Client, sit
 		log.Warn("error", "where", e.Where, "count", e.Count, "msg", e.Message)
 	}
 	return lr, ctx.Err()
+}
+
+// perSessionMemory derives the per-session memory figures from the level's
+// samples: (memory − 0-session baseline) / sessions created, and the whole
+// tree's end-of-load RSS / sessions created.
+func (lr *LevelResult) perSessionMemory() {
+	if lr.Created <= 0 {
+		return
+	}
+	n := float64(lr.Created)
+	lr.PerSessionIdleKB = float64(lr.Idle.RSSKB-lr.Baseline.RSSKB) / n
+	lr.PerSessionKB = float64(lr.LoadMedian-lr.Baseline.RSSKB) / n
+	lr.PerSessionRSSKB = float64(lr.End.RSSKB-lr.Baseline.RSSKB) / n
+	lr.PerSessionPSSKB = float64(lr.End.PSSKB-lr.Baseline.PSSKB) / n
+	lr.TotalRSSPerSessionKB = float64(lr.End.RSSKB) / n
+	lr.PerSessionByKind = map[string]float64{}
+	for _, k := range kinds(lr.Baseline, lr.End) {
+		lr.PerSessionByKind[k] = float64(lr.End.ByKind[k].RSSKB-lr.Baseline.ByKind[k].RSSKB) / n
+	}
 }
 
 func toolOrder(t string) int {
@@ -481,50 +557,56 @@ func toolOrder(t string) int {
 // sessionLoop is one session's load: until loadCtx ends (or MaxIterations
 // rounds), navigate to the next page, find a button's ref in the navigate's
 // snapshot (GET /content with search_for), browser_snapshot, browser_click
-// on that ref. Requests use ctx, not loadCtx: a call in flight at the end
-// of the window completes and counts.
+// on that ref. No call starts once loadCtx has ended: the round then stops
+// part-way and counts as cut. Requests use ctx, not loadCtx: a call in
+// flight at the deadline completes and counts, so the load's measured
+// window ends with the last of them.
 func sessionLoop(ctx, loadCtx context.Context, c *Client, site *Site, pages []Page, clickParam, id string, idx int, rec *recorder, cfg ConcurrencyConfig) {
 	rng := rand.New(rand.NewPCG(uint64(idx), 42))
-	for it := 0; it < cfg.MaxIterations && loadCtx.Err() == nil; it++ {
+	over := func() bool { return loadCtx.Err() != nil }
+	for it := 0; it < cfg.MaxIterations && !over(); it++ {
 		page := pages[(idx+it)%len(pages)]
 		label := page.Buttons(rng.IntN(1 << 30))
-		fail := func() { _ = sleepCtx(loadCtx, cfg.ErrorBackoff) }
-
-		nav, err := rec.call(ctx, c, id, "browser_navigate", page.Name, map[string]any{"url": site.PageURL(page)})
-		if err != nil {
-			fail()
-			continue
-		}
-		t := time.Now()
-		text, err := c.Content(ctx, nav.RefID, label)
-		rec.record("get_content", page.Name, time.Since(t), err)
-		ref, found := "", false
-		if err == nil {
-			if ref, found = ButtonRef(text, label); !found {
-				rec.errlog.add("ref extraction ("+page.Name+")", fmt.Errorf("no button %q with a ref in the navigate snapshot (%d bytes of search result)", label, len(text)))
-			}
-		}
-		_, err = rec.call(ctx, c, id, "browser_snapshot", page.Name, nil)
-		if found {
-			_, err2 := rec.call(ctx, c, id, "browser_click", page.Name, map[string]any{clickParam: ref, "element": label + " button"})
-			err = firstErr(err, err2)
-		}
-		rec.mu.Lock()
-		rec.rounds++
-		rec.mu.Unlock()
-		if err != nil || !found {
-			fail()
+		completed, cut := sessionRound(ctx, over, c, site, page, label, clickParam, id, rec)
+		rec.roundEnded(idx, completed, cut)
+		if !completed && !cut {
+			_ = sleepCtx(loadCtx, cfg.ErrorBackoff) // no hot loop against a failing server
 		}
 	}
 }
 
-func firstErr(errs ...error) error {
-	for _, e := range errs {
-		if e != nil {
-			return e
+// sessionRound runs one round; over tells whether the deadline has passed,
+// checked before each call. It reports whether every call succeeded, and
+// whether the deadline stopped it part-way.
+func sessionRound(ctx context.Context, over func() bool, c *Client, site *Site, page Page, label, clickParam, id string, rec *recorder) (completed, cut bool) {
+	nav, err := rec.call(ctx, c, id, "browser_navigate", page.Name, map[string]any{"url": site.PageURL(page)})
+	if err != nil {
+		return false, false
+	}
+	if over() {
+		return false, true
+	}
+	t := time.Now()
+	text, err := c.Content(ctx, nav.RefID, label)
+	rec.record("get_content", page.Name, time.Since(t), err)
+	ref, found := "", false
+	if err == nil {
+		if ref, found = ButtonRef(text, label); !found {
+			rec.errlog.add("ref extraction ("+page.Name+")", fmt.Errorf("no button %q with a ref in the navigate snapshot (%d bytes of search result)", label, len(text)))
 		}
 	}
-	return nil
+	if over() {
+		return false, true
+	}
+	_, snapErr := rec.call(ctx, c, id, "browser_snapshot", page.Name, nil)
+	if !found {
+		return false, false
+	}
+	if over() {
+		return false, true
+	}
+	_, clickErr := rec.call(ctx, c, id, "browser_click", page.Name, map[string]any{clickParam: ref, "element": label + " button"})
+	return snapErr == nil && clickErr == nil, false
 }
 
 func firstMessage(es []ErrorCount) string {

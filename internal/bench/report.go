@@ -203,12 +203,17 @@ func (s *SessionsResult) writeText(w io.Writer) {
 func (c *ConcurrencyResult) writeText(w io.Writer) {
 	fmt.Fprintf(w, "== concurrency: %.0f s per level; each session loops browser_navigate (%s in turn) + GET /content?search_for (button ref) + browser_snapshot + browser_click; env %v\n",
 		c.DurationMS/1000, strings.Join(c.Pages, ", "), c.Env)
+	fmt.Fprintln(w, "No call starts after the deadline; the calls in flight then finish and count: \"load s\" is the measured window, and calls/s are over it. "+
+		"Rounds: completed (every call succeeded) in all, and per session min/median/max; cut: stopped part-way by the deadline. "+
+		"Memory per session: (sample − 0-session baseline) / sessions; tree RSS/session is the whole tree's end-of-load RSS / sessions, baseline included.")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "level\tsessions\tcreate wall s\tcreate p50 ms\tok calls/s\tcalls\terrors\trounds\tRSS base MB\tRSS load MB\tRSS/session MB\tidle RSS/session MB\tPSS/session MB\tDB MB\tCPU go/node/chromium\tother CPU\tload avg\t")
+	fmt.Fprintln(tw, "level\tsessions\tcreate wall s\tcreate p50 ms\tload s\tok calls/s\tcalls\terrors\trounds\trounds/session min/med/max\tcut\tRSS base MB\tRSS load MB\tload RSS/session MB\tidle RSS/session MB\tend RSS/session MB\tend PSS/session MB\ttree RSS/session MB\tDB MB\tCPU go/node/chromium\tother CPU\tload avg\t")
 	for _, l := range c.Levels {
-		fmt.Fprintf(tw, "%d\t%d\t%.1f\t%s\t%.2f\t%d\t%d\t%d\t%s\t%s\t%.1f\t%.1f\t%.1f\t%.1f\t%s\t%.2f\t%.1f→%.1f\t\n",
-			l.Level, l.Created, l.CreateWallMS/1000, f0(l.Create.Median), l.CallsPerSec, l.Calls, l.ErrorCount, l.Rounds,
-			mb(l.Baseline.RSSKB), mb(l.LoadMedian), l.PerSessionKB/1024, l.PerSessionIdleKB/1024, l.PerSessionPSSKB/1024, float64(l.DBBytes)/(1<<20),
+		fmt.Fprintf(tw, "%d\t%d\t%.1f\t%s\t%.1f\t%.2f\t%d\t%d\t%d\t%s\t%d\t%s\t%s\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%s\t%.2f\t%.1f→%.1f\t\n",
+			l.Level, l.Created, l.CreateWallMS/1000, f0(l.Create.Median), l.WindowMS/1000, l.CallsPerSec, l.Calls, l.ErrorCount, l.Rounds,
+			fmt.Sprintf("%d/%g/%d", l.RoundsPerSession.Min, l.RoundsPerSession.Median, l.RoundsPerSession.Max), l.CutRounds,
+			mb(l.Baseline.RSSKB), mb(l.LoadMedian), l.PerSessionKB/1024, l.PerSessionIdleKB/1024, l.PerSessionRSSKB/1024, l.PerSessionPSSKB/1024, l.TotalRSSPerSessionKB/1024,
+			float64(l.DBBytes)/(1<<20),
 			fmt.Sprintf("%.2f/%.2f/%.2f", l.LoadCPU.ServerByFamily["proxy-server"], l.LoadCPU.ServerByFamily["node"], l.LoadCPU.ServerByFamily["chromium"]),
 			l.LoadCPU.OtherCores, l.LoadCPU.LoadAvg1[0], l.LoadCPU.LoadAvg1[1])
 	}

@@ -330,6 +330,39 @@ func TestWarmPoolServesCreate(t *testing.T) {
 	}
 }
 
+func TestWarmPoolRefillsAfterCreate(t *testing.T) {
+	ctx := context.Background()
+	m, sp, _ := newManager(t, Options{WarmPool: 1})
+	// pooled waits until a worker waits in the pool and checks that
+	// exactly want workers were ever spawned; the pooled one is the last.
+	pooled := func(what string, want int) *fakeWorker {
+		t.Helper()
+		waitFor(t, what, func() bool { return len(m.pool) == 1 })
+		spawned := sp.all()
+		if len(spawned) != want {
+			t.Fatalf("%s: %d workers spawned, want %d", what, len(spawned), want)
+		}
+		return spawned[want-1]
+	}
+	// createsWith checks that a create takes warm, spawning nothing itself.
+	createsWith := func(what string, warm *fakeWorker) {
+		t.Helper()
+		s, err := m.Create(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := m.Get(ctx, s.ID); got.WorkerPID != warm.pid {
+			t.Errorf("%s used worker %d, want the pooled one %d", what, got.WorkerPID, warm.pid)
+		}
+	}
+
+	createsWith("the first create", pooled("the first warm worker", 1))
+	// The create emptied the pool; it refills in the background, and the
+	// next create is served from it too.
+	createsWith("the second create", pooled("the pool to refill after the first create", 2))
+	pooled("the pool to refill after the second create", 3)
+}
+
 func TestSpawnFailureIsUnavailable(t *testing.T) {
 	m, sp, _ := newManager(t, Options{})
 	sp.fail = errors.New("no chromium")

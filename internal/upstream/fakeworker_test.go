@@ -14,17 +14,34 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/proctest"
 )
 
 // The test binary doubles as a fake @playwright/mcp worker: with
 // PWP_FAKE_WORKER=1 it speaks just enough MCP over stdio to exercise the
 // Worker without node or a browser, including the misbehaviours a real one
 // can show (dying mid-call, a runaway line, never answering).
+//
+// Otherwise it runs the tests as e2etest.Main does (which this package
+// cannot import: e2etest imports upstream): as a child subreaper, so that
+// orphans of the workers, browsers and fakes the tests start re-parent to
+// the test process and are found, and a run that leaves any process behind
+// fails.
 func TestMain(m *testing.M) {
 	if os.Getenv("PWP_FAKE_WORKER") == "1" {
 		os.Exit(fakeWorker())
 	}
-	os.Exit(m.Run())
+	if err := proctest.BecomeSubreaper(); err != nil {
+		fmt.Fprintln(os.Stderr, "warning:", err)
+	}
+	code := m.Run()
+	if leaked := proctest.Leaked(5 * time.Second); len(leaked) > 0 {
+		fmt.Fprintf(os.Stderr, "FAIL: the tests left processes behind: %v\n", leaked)
+		proctest.KillAll(leaked)
+		code = 1
+	}
+	os.Exit(code)
 }
 
 // fakeWorkerConfig runs this test binary as a worker.
