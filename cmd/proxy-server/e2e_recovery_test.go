@@ -9,18 +9,24 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"net/http"
+	"net/http/httptrace"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	_ "modernc.org/sqlite"
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
@@ -128,18 +134,138 @@ func openRO(t *testing.T, path string) *sql.DB {
 	return db
 }
 
-// rowCounts counts the rows of every table that holds history.
-func rowCounts(t *testing.T, db *sql.DB) map[string]int {
+// restartChanges are the columns a restart changes on purpose, left out
+// of dumpRows: sessions.state, since the restart suspends the sessions it
+// finds active (they have no worker any more). Nothing else is written
+// between the dump before a kill -9 and the one after the restart: no call
+// is made, last_activity moves only with calls, session_state.saved_at only
+// with saves (none at a kill -9), and diff cursors only with reads.
+var restartChanges = map[string]bool{"sessions.state": true}
+
+// dumpRows reads every row of every table (SQLite's own sqlite_* tables
+// aside: statistics a restart may refresh) as text, table by table in rowid
+// order, without the restartChanges columns.
+func dumpRows(t *testing.T, db *sql.DB) map[string][]string {
 	t.Helper()
-	out := map[string]int{}
-	for _, table := range []string{"sessions", "requests", "responses", "console_logs", "diff_cursors", "session_state"} {
-		var n int
-		if err := db.QueryRow("SELECT count(*) FROM " + table).Scan(&n); err != nil {
-			t.Fatalf("counting %s: %v", table, err)
+	names, err := db.Query("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tables []string
+	for names.Next() {
+		var n string
+		if err := names.Scan(&n); err != nil {
+			t.Fatal(err)
 		}
-		out[table] = n
+		tables = append(tables, n)
+	}
+	if err := names.Close(); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]string{}
+	for _, table := range tables {
+		rows, err := db.Query(`SELECT * FROM "` + table + `" ORDER BY rowid`)
+		if err != nil {
+			t.Fatalf("reading %s: %v", table, err)
+		}
+		cols, err := rows.Columns()
+		if err != nil {
+			t.Fatal(err)
+		}
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		out[table] = []string{}
+		for rows.Next() {
+			if err := rows.Scan(ptrs...); err != nil {
+				t.Fatalf("reading %s: %v", table, err)
+			}
+			var fields []string
+			for i, c := range cols {
+				if restartChanges[table+"."+c] {
+					continue
+				}
+				v := vals[i]
+				if b, ok := v.([]byte); ok {
+					v = string(b)
+				}
+				fields = append(fields, fmt.Sprintf("%s=%q", c, fmt.Sprint(v)))
+			}
+			out[table] = append(out[table], strings.Join(fields, " "))
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatalf("reading %s: %v", table, err)
+		}
+		rows.Close()
 	}
 	return out
+}
+
+// health is GET /health's answer.
+type health struct {
+	Status   string
+	Checks   map[string]string
+	Counters map[string]int64
+}
+
+// healthOf reads GET /health (200 or 503: the body says which checks fail).
+func healthOf(t *testing.T, base string) health {
+	t.Helper()
+	var h health
+	if code := do(t, "GET", base+"/health", nil, &h); code != http.StatusOK && code != http.StatusServiceUnavailable {
+		t.Fatalf("/health = %d", code)
+	}
+	return h
+}
+
+// checkHealthKeys checks that /health reports every check, each "ok" or
+// "error: …".
+func checkHealthKeys(t *testing.T, h health) {
+	t.Helper()
+	var keys []string
+	for k, v := range h.Checks {
+		keys = append(keys, k)
+		if v != "ok" && !strings.HasPrefix(v, "error: ") {
+			t.Errorf("/health check %s = %q, want ok or error: …", k, v)
+		}
+	}
+	sort.Strings(keys)
+	want := []string{"browser", "circuit_breaker", "database", "sessions", "upstream", "workers"}
+	if diff := cmp.Diff(want, keys); diff != "" {
+		t.Errorf("/health checks (-want +got):\n%s", diff)
+	}
+}
+
+// counterDeltas is after less before for the supervision counters.
+func counterDeltas(before, after map[string]int64) map[string]int64 {
+	out := map[string]int64{}
+	for _, k := range []string{"worker_crashes", "worker_restarts", "workers_hung", "sessions_restored", "sessions_failed"} {
+		out[k] = after[k] - before[k]
+	}
+	return out
+}
+
+// waitReaped waits until pid is gone from /proc: dead and reaped. Not just
+// a zombie: a SIGKILLed node is multi-threaded, and its leader shows as a
+// zombie while its other threads still exit, its stdin still open (tens of
+// milliseconds). A call written into that pipe then cannot be told from
+// one the worker was running when it died, which is rightly not replayed
+// (503); once the process is gone a call is known not to have reached it
+// and goes to the replacement.
+func waitReaped(t *testing.T, pid int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); errors.Is(err, fs.ErrNotExist) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("process %d still in /proc 10 s after SIGKILL", pid)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 // waitStateSaved waits until the session's saved state has url.
@@ -218,22 +344,44 @@ func TestKill9ServerThenRestart(t *testing.T) {
 	prepare(t, s.server, db, pages, id, "nine")
 	ref := s.call(t, id, "browser_snapshot", nil).RefID
 	s.content(t, ref, "") // creates the diff cursor
-	before := rowCounts(t, db)
-	if before["diff_cursors"] == 0 {
-		t.Fatal("set-up: no diff cursor")
+	before := dumpRows(t, db)
+	for _, table := range []string{"sessions", "requests", "responses", "diff_cursors", "session_state"} {
+		if len(before[table]) == 0 {
+			t.Fatalf("set-up: no rows in %s", table)
+		}
 	}
+	workerPID := s.getSession(t, id).WorkerPID
 	procs := proctest.Descendants(s.cmd.Process.Pid)
+	// What must be gone includes at least the session's node worker and
+	// the Chromium browser.
+	var workers, browsers []proctest.Proc
+	browser := map[int]bool{}
+	for _, pid := range browserPIDs(procs) {
+		browser[pid] = true
+	}
+	for _, p := range procs {
+		switch {
+		case p.PID == workerPID && p.Comm == "node":
+			workers = append(workers, p)
+		case browser[p.PID]:
+			browsers = append(browsers, p)
+		}
+	}
+	if len(workers) != 1 || len(browsers) != 1 {
+		t.Fatalf("set-up: want the session's node worker %d and one chromium browser under proxy-server, found %v", workerPID, procs)
+	}
 	s.kill9(t)
 	start := time.Now()
 	left := proctest.WaitGone(6*time.Second, func() []proctest.Proc { return proctest.StillAlive(procs) })
 	if len(left) > 0 {
 		t.Fatalf("6 s after kill -9 of proxy-server these still run: %v", left)
 	}
-	t.Logf("%d workers and browser processes gone %s after kill -9", len(procs), time.Since(start).Round(time.Millisecond))
+	t.Logf("%d processes (worker %v, browser %v) gone %s after kill -9", len(procs), workers, browsers, time.Since(start).Round(time.Millisecond))
 
 	s2 := runBinary(t, dbPath, nil)
-	if diff := fmt.Sprint(rowCounts(t, db)); diff != fmt.Sprint(before) {
-		t.Errorf("rows after the restart %s, before the kill %s", diff, fmt.Sprint(before))
+	// Every row written before the kill is there, as it was.
+	if diff := cmp.Diff(before, dumpRows(t, db)); diff != "" {
+		t.Errorf("rows after the restart differ from those before the kill (-before +after):\n%s", diff)
 	}
 	if st := s2.getSession(t, id).State; st != proxy.SessionSuspended {
 		t.Errorf("after the restart the session is %s, want suspended", st)
@@ -253,13 +401,24 @@ func TestKill9WorkerAndBrowser(t *testing.T) {
 	t.Run("worker", func(t *testing.T) {
 		id := s.createSession(t)
 		prepare(t, s, db, pages, id, "worker")
+		before := healthOf(t, s.URL).Counters
 		pid := s.getSession(t, id).WorkerPID
 		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 			t.Fatal(err)
 		}
-		// The supervisor replaces it without waiting for a call.
-		s.waitWorker(t, id, pid, 30*time.Second)
+		// The next call goes out as soon as the worker is gone, without
+		// waiting for the supervisor's replacement, and still succeeds.
+		waitReaped(t, pid)
 		checkRestored(t, s, pages, id, "worker")
+		h := healthOf(t, s.URL)
+		want := map[string]int64{"worker_crashes": 1, "worker_restarts": 1, "sessions_restored": 1, "workers_hung": 0, "sessions_failed": 0}
+		if diff := cmp.Diff(want, counterDeltas(before, h.Counters)); diff != "" {
+			t.Errorf("counters moved by the kill (-want +got):\n%s", diff)
+		}
+		checkHealthKeys(t, h)
+		if h.Checks["workers"] != "ok" {
+			t.Errorf("/health workers = %q after the restart, want ok", h.Checks["workers"])
+		}
 	})
 
 	t.Run("chromium", func(t *testing.T) {
@@ -282,42 +441,45 @@ func TestKill9WorkerAndBrowser(t *testing.T) {
 	})
 }
 
-// mainChromium finds the one Chromium browser process below this test: a
-// chromium whose parent is not chromium (helpers carry --type=, and a child
-// between fork and exec still shows the browser's command line). It polls
-// briefly, since a relaunch or an exiting helper can make the count
+// mainChromium finds the one Chromium browser process below this test. It
+// polls briefly, since a relaunch or an exiting helper can make the count
 // momentarily other than one.
 func mainChromium(t *testing.T) int {
 	t.Helper()
-	var found []string
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		found = found[:0]
-		var pids []int
 		procs := proctest.Descendants(os.Getpid())
-		comm := map[int]string{}
-		for _, p := range procs {
-			comm[p.PID] = p.Comm
-		}
-		for _, p := range procs {
-			if !strings.HasPrefix(p.Comm, "chromium") || strings.HasPrefix(comm[p.PPID], "chromium") {
-				continue
-			}
-			cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p.PID))
-			if strings.Contains(string(cmdline), "--type=") {
-				continue
-			}
-			pids = append(pids, p.PID)
-			found = append(found, fmt.Sprintf("%v %q", p, strings.ReplaceAll(string(cmdline), "\x00", " ")))
-		}
+		pids := browserPIDs(procs)
 		if len(pids) == 1 {
 			return pids[0]
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("want one chromium browser process, found %d: %v", len(pids), found)
+			t.Fatalf("want one chromium browser process, found %v among %v", pids, procs)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// browserPIDs are the Chromium browser processes among procs: a chromium
+// whose parent is not chromium (helpers carry --type=, and a child between
+// fork and exec still shows the browser's command line).
+func browserPIDs(procs []proctest.Proc) []int {
+	comm := map[int]string{}
+	for _, p := range procs {
+		comm[p.PID] = p.Comm
+	}
+	var pids []int
+	for _, p := range procs {
+		if !strings.HasPrefix(p.Comm, "chromium") || strings.HasPrefix(comm[p.PPID], "chromium") {
+			continue
+		}
+		cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p.PID))
+		if strings.Contains(string(cmdline), "--type=") {
+			continue
+		}
+		pids = append(pids, p.PID)
+	}
+	return pids
 }
 
 func TestHungWorkerIsReplaced(t *testing.T) {
@@ -374,35 +536,36 @@ func TestRepeatedCrashesFailOneSessionOnly(t *testing.T) {
 	}
 }
 
+// TestCallsDuringRestartRunOnce: calls sent while a killed worker is being
+// replaced (they reach the server before the new worker is up) all succeed
+// once it is, each run exactly once.
 func TestCallsDuringRestartRunOnce(t *testing.T) {
 	pages := site(t)
 	s := startServer(t, "", map[string]string{"PROXY_INLINE_RESULT_MAX": "100"})
 	id := s.createSession(t)
 	nav := s.call(t, id, "browser_navigate", map[string]string{"url": pages + "/index.html"})
 	waitStateSaved(t, openRO(t, s.DBPath), id, nav.Metadata.PageURL)
+	before := healthOf(t, s.URL).Counters
 	pid := s.getSession(t, id).WorkerPID
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	// The death is noticed (no worker) before the calls go out; the first
-	// restart waits 1 s, so they arrive while it is under way.
-	deadline := time.Now().Add(10 * time.Second)
-	for s.getSession(t, id).WorkerPID == pid && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
+	// The calls go out as soon as the worker is gone; the first restart
+	// waits 1 s before it even spawns.
+	waitReaped(t, pid)
 	const n = 3
 	counts := make(chan string, n)
+	sent := make(chan struct{}, n)
 	var wg sync.WaitGroup
 	for range n {
 		wg.Go(func() {
-			var res proxy.CallResult
-			var raw string
-			code := do(t, "POST", s.URL+"/call", map[string]any{"session_id": id, "tool": "browser_evaluate",
-				"params": map[string]string{"function": "() => { const n = Number(localStorage.getItem('n') || 0) + 1; localStorage.setItem('n', n); return n; }"}}, &raw)
+			code, raw := postWritten(t, s.URL+"/call", map[string]any{"session_id": id, "tool": "browser_evaluate",
+				"params": map[string]string{"function": "() => { const n = Number(localStorage.getItem('n') || 0) + 1; localStorage.setItem('n', n); return n; }"}}, sent)
 			if code != http.StatusOK {
 				t.Errorf("call during the restart = %d: %s", code, raw)
 				return
 			}
+			var res proxy.CallResult
 			if err := json.Unmarshal([]byte(raw), &res); err != nil {
 				t.Error(err)
 				return
@@ -410,14 +573,22 @@ func TestCallsDuringRestartRunOnce(t *testing.T) {
 			counts <- strings.TrimSpace(res.Metadata.Result)
 		})
 	}
+	for range n {
+		<-sent
+	}
+	// Every call has reached the server; if the session still has no new
+	// worker, they all arrived during the restart.
+	if w := s.getSession(t, id).WorkerPID; w != 0 && w != pid {
+		t.Errorf("the new worker %d was up before the calls reached the server: they did not arrive during the restart", w)
+	}
 	wg.Wait()
 	close(counts)
-	seen := map[string]bool{}
+	seen := map[string]int{}
 	for c := range counts {
-		seen[c] = true
+		seen[c]++
 	}
-	if !seen["1"] || !seen["2"] || !seen["3"] {
-		t.Errorf("counter values seen %v; want 1, 2 and 3 once each (no call lost or doubled)", seen)
+	if diff := cmp.Diff(map[string]int{"1": 1, "2": 1, "3": 1}, seen); diff != "" {
+		t.Errorf("counter values seen (-want +got): each of 1, 2, 3 once means no call lost or doubled\n%s", diff)
 	}
 	var rows int
 	if err := openRO(t, s.DBPath).QueryRowContext(context.Background(), "SELECT count(*) FROM requests WHERE session_id = ? AND tool_name = 'browser_evaluate'", id).Scan(&rows); err != nil {
@@ -426,4 +597,41 @@ func TestCallsDuringRestartRunOnce(t *testing.T) {
 	if rows != n {
 		t.Errorf("%d browser_evaluate requests recorded; want %d", rows, n)
 	}
+	want := map[string]int64{"worker_crashes": 1, "worker_restarts": 1, "sessions_restored": 1, "workers_hung": 0, "sessions_failed": 0}
+	if diff := cmp.Diff(want, counterDeltas(before, healthOf(t, s.URL).Counters)); diff != "" {
+		t.Errorf("counters moved by the kill (-want +got):\n%s", diff)
+	}
+}
+
+// postWritten POSTs body as JSON and returns the status and body; it
+// signals sent once the request is written to the server (or has failed).
+func postWritten(t *testing.T, url string, body any, sent chan<- struct{}) (int, string) {
+	var once sync.Once
+	signal := func() { once.Do(func() { sent <- struct{}{} }) }
+	defer signal()
+	data, err := json.Marshal(body)
+	if err != nil {
+		t.Error(err)
+		return 0, ""
+	}
+	ctx := httptrace.WithClientTrace(context.Background(), &httptrace.ClientTrace{
+		WroteRequest: func(httptrace.WroteRequestInfo) { signal() },
+	})
+	req, err := http.NewRequestWithContext(ctx, "POST", url, strings.NewReader(string(data)))
+	if err != nil {
+		t.Error(err)
+		return 0, ""
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Errorf("POST %s: %v", url, err)
+		return 0, ""
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Error(err)
+	}
+	return resp.StatusCode, string(raw)
 }

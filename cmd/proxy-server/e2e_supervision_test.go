@@ -66,17 +66,24 @@ func TestCircuitBreakerFailsFast(t *testing.T) {
 		t.Errorf("create with the breaker open took %v: it did not fail fast", took)
 	}
 
-	var health struct {
-		Status string
-		Checks map[string]string
+	var h health
+	if code := do(t, "GET", s.URL+"/health", nil, &h); code != http.StatusServiceUnavailable || h.Status != "degraded" {
+		t.Fatalf("/health = %d %+v, want 503 degraded", code, h)
 	}
-	if code := do(t, "GET", s.URL+"/health", nil, &health); code != http.StatusServiceUnavailable {
-		t.Fatalf("/health = %d %+v, want 503", code, health)
-	}
-	if cb := health.Checks["circuit_breaker"]; !strings.HasPrefix(cb, "error: ") || !strings.Contains(cb, "circuit breaker is open") || !strings.Contains(cb, "worker starts failed in a row") {
+	checkHealthKeys(t, h)
+	if cb := h.Checks["circuit_breaker"]; !strings.HasPrefix(cb, "error: ") || !strings.Contains(cb, "circuit breaker is open") || !strings.Contains(cb, "worker starts failed in a row") {
 		t.Errorf("/health circuit_breaker = %q", cb)
 	}
-	t.Logf("/health: %+v", health)
+	// No worker can start, and no session has failed (none was created).
+	if w := h.Checks["workers"]; !strings.HasPrefix(w, "error: workers cannot be started") || !strings.Contains(w, "circuit breaker is open") || !strings.HasSuffix(w, "; 0 session(s) in the error state") {
+		t.Errorf("/health workers = %q", w)
+	}
+	for _, name := range []string{"database", "sessions"} {
+		if h.Checks[name] != "ok" {
+			t.Errorf("/health %s = %q, want ok", name, h.Checks[name])
+		}
+	}
+	t.Logf("/health: %+v", h)
 }
 
 // TestRestartAfterKill9EndsLeftovers: a second server on the same data

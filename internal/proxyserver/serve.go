@@ -180,6 +180,7 @@ func Serve(ctx context.Context, cfg config.Config, opts Options) error {
 		api.WithHealthCheck("browser", host.Check),
 		api.WithHealthCheck("upstream", func(ctx context.Context) error { _, err := mgr.Tools(ctx); return err }),
 		api.WithHealthCheck("sessions", mgr.Check),
+		api.WithHealthCheck("workers", mgr.CheckWorkers),
 		api.WithHealthCheck("circuit_breaker", host.CheckCircuitBreaker),
 		api.WithCounters(func() any { return mgr.Stats() }),
 		api.WithAuthToken(cfg.AuthToken),

@@ -15,6 +15,11 @@ const (
 	saveStateTimeout    = 15 * time.Second
 	restoreStateTimeout = 30 * time.Second
 	shutdownCloseBudget = 5 * time.Second
+	// shutdownStopReserve is the part of the shutdown budget kept for
+	// stopping the worker (close stdin, SIGTERM, 2 s, SIGKILL): the state
+	// save and browser_close at shutdown end that long before the
+	// deadline, however long they would take otherwise.
+	shutdownStopReserve = 3 * time.Second
 )
 
 // reserve takes one of the MaxSessions live slots, suspending the least
@@ -104,13 +109,22 @@ func (m *Manager) trySuspend(ctx context.Context, l *live, reason string) bool {
 // suspendLocked saves l's browser state, stops its worker and retires the
 // handle; the session stays resumable. The caller holds l's lock.
 func (m *Manager) suspendLocked(ctx context.Context, l *live, reason string) {
-	ctx = context.WithoutCancel(ctx) // a suspend, once begun, finishes
+	// The save and browser_close get a budget: at shutdown what is left of
+	// the shutdown's (ctx's deadline, less the time to stop the worker),
+	// cancelled with it; else their own limits, since a suspend, once
+	// begun, finishes.
+	budget, cancelBudget := context.WithoutCancel(ctx), func() {}
+	if reason == reasonShutdown {
+		budget, cancelBudget = shutdownBudget(ctx)
+	}
+	defer cancelBudget()
+	ctx = context.WithoutCancel(ctx) // the record of the suspend is always written
 	if w := l.worker; w != nil {
-		sctx, cancel := context.WithTimeout(ctx, saveStateTimeout)
+		sctx, cancel := context.WithTimeout(budget, saveStateTimeout)
 		m.saveState(sctx, l, w)
 		cancel()
 		if reason == reasonShutdown {
-			m.closeBrowser(ctx, w)
+			m.closeBrowser(budget, w)
 		}
 		// Off the session first, so the watcher does not take the exit
 		// for a crash.
@@ -135,9 +149,23 @@ func (m *Manager) suspendLocked(ctx context.Context, l *live, reason string) {
 // context is also closed politely.
 const reasonShutdown = "shutdown"
 
+// shutdownBudget is ctx ending shutdownStopReserve before its deadline
+// (as ctx when it has none).
+func shutdownBudget(ctx context.Context) (context.Context, context.CancelFunc) {
+	if dl, ok := ctx.Deadline(); ok {
+		return context.WithDeadline(ctx, dl.Add(-shutdownStopReserve))
+	}
+	return context.WithCancel(ctx)
+}
+
 // closeBrowser asks the worker to close its browser context (browser_close)
-// before it is stopped, within shutdownCloseBudget.
+// before it is stopped, within shutdownCloseBudget and ctx; not at all once
+// ctx has ended (the worker is stopped anyway).
 func (m *Manager) closeBrowser(ctx context.Context, w Worker) {
+	if ctx.Err() != nil {
+		m.log.Debug("no time left for browser_close at shutdown", "worker_pid", w.PID())
+		return
+	}
 	for _, t := range w.Tools() {
 		if t.Name != "browser_close" {
 			continue
@@ -191,7 +219,7 @@ func (m *Manager) restore(ctx context.Context, l *live, w Worker) {
 		return
 	}
 	if state == nil {
-		m.log.Info("session resumed without saved state", "session_id", l.id, "worker_pid", w.PID())
+		m.log.Info("session resumed without saved state", "session_id", l.id, "state", proxy.SessionActive, "worker_pid", w.PID())
 		return
 	}
 	rctx, cancel := context.WithTimeout(ctx, restoreStateTimeout)
@@ -200,7 +228,7 @@ func (m *Manager) restore(ctx context.Context, l *live, w Worker) {
 		m.log.Warn("restoring session state", "session_id", l.id, "err", err)
 		return
 	}
-	m.log.Info("session state restored", "session_id", l.id, "worker_pid", w.PID(), "saved_at", savedAt)
+	m.log.Info("session state restored", "session_id", l.id, "state", proxy.SessionActive, "worker_pid", w.PID(), "saved_at", savedAt)
 }
 
 // Resume brings a suspended session back into a worker now, rather than on

@@ -3,11 +3,15 @@ package session
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/upstream"
 )
 
 // waitFor polls cond: background suspension takes a tick or two.
@@ -196,5 +200,215 @@ func TestResumeIsExplicitAndIdempotent(t *testing.T) {
 	}
 	if _, _, err := m.Resume(ctx, s.ID); proxy.ErrorCode(err) != proxy.ESESSIONCLOSED {
 		t.Errorf("resuming a closed session: %v", err)
+	}
+}
+
+// closingWorker is a fake worker that offers browser_close and records, in
+// order, the state saves, browser_close calls and stops it sees, with the
+// deadline of each one's context.
+type closingWorker struct {
+	*fakeWorker
+	// save, if set, runs inside SaveState; its error fails the save.
+	save func(ctx context.Context) error
+
+	evMu      sync.Mutex
+	events    []string
+	deadlines map[string]time.Time
+	saveErr   error
+}
+
+func (w *closingWorker) note(ev string, ctx context.Context) {
+	w.evMu.Lock()
+	defer w.evMu.Unlock()
+	w.events = append(w.events, ev)
+	if dl, ok := ctx.Deadline(); ok {
+		if w.deadlines == nil {
+			w.deadlines = map[string]time.Time{}
+		}
+		w.deadlines[ev] = dl
+	}
+}
+
+func (w *closingWorker) seen() ([]string, map[string]time.Time, error) {
+	w.evMu.Lock()
+	defer w.evMu.Unlock()
+	return append([]string(nil), w.events...), w.deadlines, w.saveErr
+}
+
+func (w *closingWorker) Tools() []upstream.Tool {
+	return append(w.fakeWorker.Tools(), upstream.Tool{Name: "browser_close", InputSchema: json.RawMessage(`{"type":"object"}`)})
+}
+
+func (w *closingWorker) CallTool(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
+	if name == "browser_close" {
+		w.note("browser_close", ctx)
+	}
+	return w.fakeWorker.CallTool(ctx, name, args)
+}
+
+func (w *closingWorker) SaveState(ctx context.Context) (json.RawMessage, error) {
+	w.note("save", ctx)
+	if w.save != nil {
+		if err := w.save(ctx); err != nil {
+			w.evMu.Lock()
+			w.saveErr = err
+			w.evMu.Unlock()
+			return nil, err
+		}
+	}
+	return w.fakeWorker.SaveState(ctx)
+}
+
+func (w *closingWorker) Close(ctx context.Context) error {
+	w.note("stop", ctx)
+	return w.fakeWorker.Close(ctx)
+}
+
+// closingWorkers spawns closingWorkers, each prepared by prepare (if set).
+type closingWorkers struct {
+	t       *testing.T
+	prepare func(*closingWorker)
+	mu      sync.Mutex
+	workers []*closingWorker
+}
+
+func (s *closingWorkers) Spawn(context.Context) (Worker, error) {
+	w := &closingWorker{fakeWorker: newFakeWorker(s.t)}
+	if s.prepare != nil {
+		s.prepare(w)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.workers = append(s.workers, w)
+	return w, nil
+}
+
+func (s *closingWorkers) all() []*closingWorker {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]*closingWorker(nil), s.workers...)
+}
+
+// TestShutdownSavesClosesBrowserThenStops: Shutdown saves every live
+// session's state, then calls browser_close in its worker, then stops the
+// worker; the sessions are left suspended with their state, and the save and
+// browser_close end before the shutdown budget, leaving the worker's stop
+// its reserve.
+func TestShutdownSavesClosesBrowserThenStops(t *testing.T) {
+	ctx := context.Background()
+	sp := &closingWorkers{t: t}
+	m, db := newManagerWith(t, sp, Options{})
+	urls := map[string]string{}
+	for _, u := range []string{"http://127.0.0.1/a", "http://127.0.0.1/b", "http://127.0.0.1/c"} {
+		s, err := m.Create(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := sp.all()[len(sp.all())-1]
+		w.mu.Lock()
+		w.url = u // what the page "visited"; no call, so no background save
+		w.mu.Unlock()
+		urls[s.ID] = u
+	}
+
+	// proxy-server's budget: less than the save's own limit plus the
+	// reserve, so the budget is what bounds the save.
+	sctx, cancel := context.WithTimeout(ctx, 8*time.Second)
+	defer cancel()
+	deadline, _ := sctx.Deadline()
+	last := deadline.Add(-shutdownStopReserve)
+	if err := m.Shutdown(sctx); err != nil {
+		t.Fatal(err)
+	}
+	for i, w := range sp.all() {
+		events, deadlines, _ := w.seen()
+		if diff := cmp.Diff([]string{"save", "browser_close", "stop"}, events); diff != "" {
+			t.Errorf("worker %d (-want +got):\n%s", i, diff)
+		}
+		if dl := deadlines["save"]; !dl.Equal(last) {
+			t.Errorf("worker %d: the save's deadline is %v; want %v, the shutdown's less the stop reserve", i, dl, last)
+		}
+		if dl, ok := deadlines["browser_close"]; !ok || dl.After(last) {
+			t.Errorf("worker %d: browser_close's deadline is %v (set: %v); want one by %v", i, dl, ok, last)
+		}
+	}
+	for id, u := range urls {
+		state, _, err := db.LoadSessionState(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var saved struct{ URL string }
+		if err := json.Unmarshal(state, &saved); err != nil || saved.URL != u {
+			t.Errorf("session %s: saved state %s (%v), want url %s", id, state, err, u)
+		}
+		if got := stateOf(t, m, id); got != proxy.SessionSuspended {
+			t.Errorf("session %s is %s after shutdown, want suspended", id, got)
+		}
+	}
+}
+
+// TestShutdownSaveEndsWithBudget: a state save that would never end stops
+// when the shutdown's budget (less the stop reserve) is spent, or when the
+// shutdown is cancelled; browser_close is then skipped, the worker stopped
+// and the session still left suspended.
+func TestShutdownSaveEndsWithBudget(t *testing.T) {
+	tests := []struct {
+		name string
+		// budget is the shutdown's timeout; 0: none, the test cancels the
+		// shutdown once the save has begun.
+		budget       time.Duration
+		wantErr      error
+		wantDeadline bool // the save had the shutdown's deadline less the reserve
+	}{
+		// The save's share ends 50 ms after the shutdown begins.
+		{"budget spent", shutdownStopReserve + 50*time.Millisecond, context.DeadlineExceeded, true},
+		{"shutdown cancelled", 0, context.Canceled, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			saving := make(chan struct{})
+			sp := &closingWorkers{t: t, prepare: func(w *closingWorker) {
+				w.save = func(ctx context.Context) error {
+					close(saving)
+					<-ctx.Done() // a save that only its context ends
+					return ctx.Err()
+				}
+			}}
+			m, _ := newManagerWith(t, sp, Options{})
+			s, err := m.Create(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sctx, cancel := context.WithCancel(ctx)
+			if tc.budget > 0 {
+				sctx, cancel = context.WithTimeout(ctx, tc.budget)
+			}
+			defer cancel()
+			done := make(chan error, 1)
+			go func() { done <- m.Shutdown(sctx) }()
+			<-saving
+			if tc.budget == 0 {
+				cancel()
+			}
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+			w := sp.all()[0]
+			events, deadlines, saveErr := w.seen()
+			if diff := cmp.Diff([]string{"save", "stop"}, events); diff != "" {
+				t.Errorf("worker events (-want +got):\n%s", diff)
+			}
+			if !errors.Is(saveErr, tc.wantErr) {
+				t.Errorf("the save ended with %v, want %v", saveErr, tc.wantErr)
+			}
+			dl, ok := deadlines["save"]
+			if shutdownDL, _ := sctx.Deadline(); tc.wantDeadline && (!ok || !dl.Equal(shutdownDL.Add(-shutdownStopReserve))) {
+				t.Errorf("save deadline = %v (set: %v), want the shutdown's %v less %v", dl, ok, shutdownDL, shutdownStopReserve)
+			}
+			if got := stateOf(t, m, s.ID); got != proxy.SessionSuspended {
+				t.Errorf("session is %s after shutdown, want suspended", got)
+			}
+		})
 	}
 }

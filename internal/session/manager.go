@@ -96,6 +96,11 @@ type Options struct {
 	Toolset toolset.Selection
 	// restartBackoff is the first restart delay (tests shorten it).
 	restartBackoff time.Duration
+	// sleep waits out a restart backoff; nil is a timer (tests record the
+	// delays asked for instead of waiting).
+	sleep func(ctx context.Context, d time.Duration) error
+	// restartTimeLimit bounds one background restart (default 2 min).
+	restartTimeLimit time.Duration
 	// saveDelay is the quiet time before a background state save.
 	saveDelay time.Duration
 }
@@ -203,6 +208,7 @@ func New(store Store, spawner Spawner, opts Options) *Manager {
 		stop:        cancel,
 		done:        ctx.Done(),
 	}
+	m.spawner = spawnTracker{Spawner: spawner, stats: &m.stats, now: opts.Now} // for CheckWorkers
 	if opts.WarmPool > 0 {
 		m.bg.Add(1)
 		go m.fillPool(ctx)

@@ -21,6 +21,13 @@ const (
 	maxPingTimeout  = 10 * time.Second
 	minPingTimeout  = time.Second
 	restartLockWait = time.Minute
+	// restartTimeLimit bounds one background restart: its backoff, the
+	// spawn and the restore, each of which ends with its context. The
+	// restart holds the session's lock no longer (give or take reaping the
+	// dead worker), so this also bounds how long a call that arrives
+	// during the restart waits for it; then the call goes on, making its
+	// own attempt if the restart failed, or gets a 503.
+	restartTimeLimit = 2 * time.Minute
 	// saveDelay is how long a session must be quiet before its state is
 	// saved: an agent's back-to-back calls never wait behind a save; a
 	// crash in that second loses at most the last call's state change.
@@ -34,13 +41,69 @@ const (
 type stats struct {
 	crashes, restarts, failed, hung, saves atomic.Int64
 	created, evicted, restored             atomic.Int64
+	// spawnFailure is the last worker start that failed, nil once one
+	// succeeds (the workers check of /health).
+	spawnFailure atomic.Pointer[spawnFailure]
+}
+
+// spawnFailure is a worker start that failed.
+type spawnFailure struct {
+	at  time.Time
+	err string
+}
+
+// spawnTracker remembers whether the last worker start failed. A start the
+// caller gave up on (its context ended) says nothing about whether workers
+// can start and is not remembered.
+type spawnTracker struct {
+	Spawner
+	stats *stats
+	now   func() time.Time
+}
+
+// Spawn implements Spawner.
+func (s spawnTracker) Spawn(ctx context.Context) (Worker, error) {
+	w, err := s.Spawner.Spawn(ctx)
+	switch {
+	case err == nil:
+		s.stats.spawnFailure.Store(nil)
+	case ctx.Err() == nil:
+		s.stats.spawnFailure.Store(&spawnFailure{at: s.now(), err: err.Error()})
+	}
+	return w, err
+}
+
+// CheckWorkers is the workers check of /health: an error while workers
+// cannot be started (the last start failed and none succeeded since),
+// naming how many sessions are in the error state. Sessions in the error
+// state alone do not make it fail: one page that keeps crashing its worker
+// says nothing about the others, and the state lasts until a resume.
+func (m *Manager) CheckWorkers(ctx context.Context) error {
+	f := m.stats.spawnFailure.Load()
+	if f == nil {
+		return nil
+	}
+	failed := "an unknown number of"
+	if ss, err := m.store.ListSessions(ctx); err == nil {
+		n := 0
+		for _, s := range ss {
+			if s.State == proxy.SessionError {
+				n++
+			}
+		}
+		failed = fmt.Sprint(n)
+	}
+	return fmt.Errorf("workers cannot be started: the last start, at %s, failed: %s; %s session(s) in the error state",
+		f.at.UTC().Format(time.RFC3339), f.err, failed)
 }
 
 // Stats are the supervision counters since the manager started.
 type Stats struct {
 	// WorkerCrashes counts workers that died under a session.
 	WorkerCrashes int64 `json:"worker_crashes"`
-	// WorkerRestarts counts replacements after a crash.
+	// WorkerRestarts counts replacements after a crash that got a worker
+	// (attempts whose spawn failed are not counted here, though they use up
+	// the restart budget).
 	WorkerRestarts int64 `json:"worker_restarts"`
 	// SessionsFailed counts sessions put in the error state.
 	SessionsFailed int64 `json:"sessions_failed"`
@@ -80,6 +143,9 @@ func (m *Manager) closing() bool {
 // is still l's is a crash, and the session gets a new one. The caller holds
 // l's lock.
 func (m *Manager) assign(l *live, w Worker) {
+	if l.crashed {
+		m.restarted(l, w)
+	}
 	l.setWorker(w)
 	m.tasks.Add(1)
 	go func() {
@@ -115,11 +181,16 @@ func (m *Manager) restartSoon(l *live) {
 		if l.retired || m.closing() {
 			return
 		}
-		// Bounds the backoff, the spawn and the restore.
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		// Bounds the backoff, the spawn and the restore: calls queued
+		// behind this restart wait no longer than this.
+		limit := m.opts.restartTimeLimit
+		if limit <= 0 {
+			limit = restartTimeLimit
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), limit)
 		defer cancel()
 		if _, err := m.ensureWorker(ctx, l); err != nil {
-			m.log.Warn("restarting session worker", "session_id", l.id, "err", err)
+			m.log.Warn("restarting session worker failed", "session_id", l.id, "attempt", len(l.restarts), "of", restartLimit, "err", err)
 		}
 	}()
 }
@@ -139,7 +210,14 @@ func (m *Manager) workerLost(l *live) {
 // allowRestart applies the restart budget before l gets a new worker after
 // a crash: it waits out the backoff (1 s, 2 s, 4 s) and, past the budget,
 // puts the session in the error state. The caller holds l's lock; calls
-// queued behind it wait, bounded by their own deadlines.
+// queued behind it wait, bounded by the restart's time limit (restartSoon)
+// or their own deadlines.
+//
+// An attempt uses up the budget before its spawn: a spawn that fails is a
+// failed restart. So a session whose workers cannot start goes to the error
+// state after restartLimit attempts instead of retrying forever, each call
+// waiting out a longer backoff; the browser host's circuit breaker covers
+// the case where no worker at all can start.
 func (m *Manager) allowRestart(ctx context.Context, l *live) error {
 	now := m.opts.Now()
 	recent := l.restarts[:0]
@@ -154,18 +232,47 @@ func (m *Manager) allowRestart(ctx context.Context, l *live) error {
 		return failedErr(l.id)
 	}
 	if wait := l.diedAt.Add(m.opts.restartBackoff << len(recent)).Sub(now); wait > 0 {
-		t := time.NewTimer(wait)
-		defer t.Stop()
-		select {
-		case <-t.C:
-		case <-ctx.Done():
+		if err := m.sleep(ctx, wait); err != nil {
 			return &proxy.Error{Code: proxy.EUNAVAILABLE, Message: "the session's browser worker is restarting after a crash", Retryable: true,
 				Suggestion: "Retry in a few seconds.", Details: map[string]any{"session_id": l.id}}
 		}
 	}
 	l.restarts = append(l.restarts, m.opts.Now())
-	m.stats.restarts.Add(1)
 	return nil
+}
+
+// sleep waits d or until ctx ends (Options.sleep in tests, which record the
+// delays asked for instead of waiting).
+func (m *Manager) sleep(ctx context.Context, d time.Duration) error {
+	if m.opts.sleep != nil {
+		return m.opts.sleep(ctx, d)
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// restarted counts and logs that l, whose worker was lost, got w. The
+// caller holds l's lock and assigns w next; the session is active again.
+func (m *Manager) restarted(l *live, w Worker) {
+	m.stats.restarts.Add(1)
+	// The ping failures are cleared only once w is assigned.
+	reason := "its worker exited"
+	l.mu.Lock()
+	if l.pingFailures >= pingFailLimit {
+		reason = fmt.Sprintf("its worker did not answer %d pings in a row", pingFailLimit)
+	}
+	l.mu.Unlock()
+	m.log.Info("session worker restarted", "session_id", l.id, "attempt", len(l.restarts), "of", restartLimit,
+		"reason", reason, "worker_pid", w.PID(), "down_for", m.opts.Now().Sub(l.diedAt).Round(time.Millisecond))
+	// The stored state stayed active during the restart; the session is
+	// usable again from here.
+	m.log.Info("session active again", "session_id", l.id, "state", proxy.SessionActive, "after", "worker restart", "worker_pid", w.PID())
 }
 
 // fail puts l in the error state: no more restarts until someone resumes

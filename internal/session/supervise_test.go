@@ -1,18 +1,140 @@
 package session
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/store"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/upstream"
 )
+
+// fakeClock is Options.Now that moves only when told to.
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func newFakeClock() *fakeClock {
+	return &fakeClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// sleeps is Options.sleep: it records the delays asked for and returns at
+// once, so backoffs are checked without waiting for them.
+type sleeps struct {
+	mu    sync.Mutex
+	asked []time.Duration
+}
+
+func (s *sleeps) sleep(ctx context.Context, d time.Duration) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.asked = append(s.asked, d)
+	return ctx.Err()
+}
+
+func (s *sleeps) got() []time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]time.Duration(nil), s.asked...)
+}
+
+// newManagerWith is newManager with a spawner of the test's own.
+func newManagerWith(t *testing.T, sp Spawner, opts Options) (*Manager, *store.DB) {
+	t.Helper()
+	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "p.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.saveDelay == 0 {
+		opts.saveDelay = time.Millisecond
+	}
+	m := New(db, sp, opts)
+	t.Cleanup(func() {
+		m.Shutdown(context.Background())
+		db.Close()
+	})
+	return m, db
+}
+
+// logSink collects a JSON slog handler's output.
+type logSink struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (s *logSink) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.buf.Write(p)
+}
+
+// records returns the logged records whose message is msg.
+func (s *logSink) records(t *testing.T, msg string) []map[string]any {
+	t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []map[string]any
+	sc := bufio.NewScanner(bytes.NewReader(s.buf.Bytes()))
+	for sc.Scan() {
+		var r map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			t.Fatalf("log line %q: %v", sc.Text(), err)
+		}
+		if r["msg"] == msg {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// liveOf returns session id's live handle.
+func liveOf(t *testing.T, m *Manager, id string) *live {
+	t.Helper()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	l := m.live[id]
+	if l == nil {
+		t.Fatalf("session %s has no live handle", id)
+	}
+	return l
+}
+
+// wantUnavailable checks that err is the retryable 503 UPSTREAM_UNAVAILABLE.
+func wantUnavailable(t *testing.T, what string, err error) {
+	t.Helper()
+	var perr *proxy.Error
+	if !errors.As(err, &perr) || perr.Code != proxy.EUNAVAILABLE || !perr.Retryable || proxy.HTTPStatus(perr.Code) != 503 {
+		t.Fatalf("%s = %v; want a retryable 503 %s", what, err, proxy.EUNAVAILABLE)
+	}
+}
 
 // lastWorker is the newest worker the spawner handed out.
 func lastWorker(sp *fakeSpawner) *fakeWorker {
@@ -340,5 +462,292 @@ func TestUndeliveredCallGoesToNewWorker(t *testing.T) {
 	all := sp.all()
 	if len(all) != 2 || all[1].calls.Load() != 1 {
 		t.Errorf("workers %d; the new one ran %d calls, want 1", len(all), all[len(all)-1].calls.Load())
+	}
+}
+
+// TestRestartBackoffAndBudgetWindow: consecutive crashes wait 1 s, 2 s and
+// 4 s before their restarts (asked of the injected sleeper, on a frozen
+// clock); a fourth crash fails the session while the three restarts are
+// less than 5 minutes old, and is restarted after 1 s again once they are
+// older.
+func TestRestartBackoffAndBudgetWindow(t *testing.T) {
+	tests := []struct {
+		name string
+		// advance is the fake time between the third restart and the
+		// fourth crash.
+		advance     time.Duration
+		wantRestart bool
+		wantDelays  []time.Duration
+	}{
+		{"fourth crash within the window fails the session", restartWindow - time.Second, false,
+			[]time.Duration{time.Second, 2 * time.Second, 4 * time.Second}},
+		{"the window expires after five minutes", restartWindow, true,
+			[]time.Duration{time.Second, 2 * time.Second, 4 * time.Second, time.Second}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			clock := newFakeClock()
+			var sl sleeps
+			// restartBackoff is left at its default: the delays are the real ones.
+			m, sp, _ := newManager(t, Options{Now: clock.Now, sleep: sl.sleep})
+			s, err := m.Create(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := 1; i <= restartLimit; i++ {
+				workerOf(t, m, sp, s.ID).die()
+				waitFor(t, fmt.Sprintf("restart %d", i), func() bool { return m.Stats().WorkerRestarts == int64(i) })
+			}
+			clock.advance(tc.advance)
+			workerOf(t, m, sp, s.ID).die()
+			if tc.wantRestart {
+				waitFor(t, "restart 4", func() bool { return m.Stats().WorkerRestarts == restartLimit+1 })
+				res, err := m.Call(ctx, CallRequest{SessionID: s.ID, Tool: "browser_snapshot"})
+				if err != nil || !res.Metadata.Restored {
+					t.Fatalf("call after the fourth restart = %+v, %v; want success with restored", res, err)
+				}
+			} else {
+				waitFor(t, "the error state", func() bool { return stateOf(t, m, s.ID) == proxy.SessionError })
+				_, err := m.Call(ctx, CallRequest{SessionID: s.ID, Tool: "browser_snapshot"})
+				wantUnavailable(t, "call on the failed session", err)
+			}
+			if diff := cmp.Diff(tc.wantDelays, sl.got()); diff != "" {
+				t.Errorf("restart delays (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestCallDuringFailingRestartGets503: a call that arrives while a restart
+// is under way waits for it; when the restart fails (its spawn fails, or it
+// is still spawning at its time limit) the call is not left hanging, even
+// without a deadline of its own: it makes its own attempt and gets a
+// retryable 503. Failed attempts use up the restart budget: the attempt
+// that finally works waits the third backoff.
+func TestCallDuringFailingRestartGets503(t *testing.T) {
+	tests := []struct {
+		name string
+		// restart is the restart's spawn; queued is closed once a call
+		// waits behind the restart.
+		restart func(ctx context.Context, queued <-chan struct{}) error
+		// limit is the restart's time limit (0: the default).
+		limit time.Duration
+		// wantRestartErr is what ended the restart's spawn.
+		wantRestartErr error
+	}{
+		{
+			name: "the restart's spawn fails",
+			restart: func(_ context.Context, queued <-chan struct{}) error {
+				<-queued
+				return errNoBrowser
+			},
+			wantRestartErr: errNoBrowser,
+		},
+		{
+			name: "the restart is still spawning at its time limit",
+			restart: func(ctx context.Context, queued <-chan struct{}) error {
+				<-queued
+				<-ctx.Done()
+				return ctx.Err()
+			},
+			limit:          50 * time.Millisecond,
+			wantRestartErr: context.DeadlineExceeded,
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			var (
+				spawns     atomic.Int32
+				failing    atomic.Bool
+				entered    = make(chan struct{})
+				queued     = make(chan struct{})
+				restartErr = make(chan error, 1)
+			)
+			fake := &fakeSpawner{t: t}
+			sp := SpawnFunc(func(ctx context.Context) (Worker, error) {
+				switch n := spawns.Add(1); {
+				case n == 2: // the background restart
+					close(entered)
+					err := tc.restart(ctx, queued)
+					restartErr <- err
+					return nil, err
+				case n > 2 && failing.Load():
+					return nil, errNoBrowser
+				}
+				return fake.Spawn(ctx)
+			})
+			var sl sleeps
+			m, _ := newManagerWith(t, sp, Options{Now: newFakeClock().Now, sleep: sl.sleep, restartTimeLimit: tc.limit})
+			s, err := m.Create(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			navigate(t, m, s.ID, "http://127.0.0.1/kept")
+			waitFor(t, "the state save", func() bool { return m.Stats().StateSaves == 1 })
+			failing.Store(true)
+			l := liveOf(t, m, s.ID)
+			fake.all()[0].die()
+			<-entered // the restart holds the session
+
+			done := make(chan error, 1)
+			go func() {
+				_, err := m.Call(ctx, CallRequest{SessionID: s.ID, Tool: "browser_snapshot"})
+				done <- err
+			}()
+			waitFor(t, "the call to queue behind the restart", l.busy)
+			close(queued)
+			if err := <-restartErr; !errors.Is(err, tc.wantRestartErr) {
+				t.Errorf("the restart's spawn ended with %v, want %v", err, tc.wantRestartErr)
+			}
+			wantUnavailable(t, "call queued behind a failed restart", <-done)
+
+			// Workers start again: the next call gets one, with the state.
+			failing.Store(false)
+			res, err := m.Call(ctx, CallRequest{SessionID: s.ID, Tool: "browser_snapshot"})
+			if err != nil || !res.Metadata.Restored {
+				t.Fatalf("call once workers start again = %+v, %v; want success with restored", res, err)
+			}
+			if got := lastWorker(fake).restoredFrom; got != "http://127.0.0.1/kept" {
+				t.Errorf("restored URL = %q", got)
+			}
+			want := []time.Duration{time.Second, 2 * time.Second, 4 * time.Second}
+			if diff := cmp.Diff(want, sl.got()); diff != "" {
+				t.Errorf("restart delays (-want +got):\n%s", diff)
+			}
+			if got := m.Stats(); got.WorkerCrashes != 1 || got.WorkerRestarts != 1 {
+				t.Errorf("stats = %+v; want one crash and one restart (failed attempts are not restarts)", got)
+			}
+		})
+	}
+}
+
+var errNoBrowser = errors.New("no chromium")
+
+// TestRestartIsLogged: a restart logs its own line (session, attempt,
+// reason) and the session being active again.
+func TestRestartIsLogged(t *testing.T) {
+	tests := []struct {
+		name       string
+		pings      bool // the worker hangs (stops answering pings) rather than dies
+		wantReason string
+	}{
+		{"crash", false, "its worker exited"},
+		{"hang", true, "its worker did not answer 3 pings in a row"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			var logs logSink
+			opts := Options{restartBackoff: time.Millisecond, Logger: slog.New(slog.NewJSONHandler(&logs, nil))}
+			if tc.pings {
+				opts.PingInterval = 5 * time.Millisecond
+			}
+			m, sp, _ := newManager(t, opts)
+			var hang atomic.Bool
+			sp.prepare = func(w *fakeWorker) {
+				w.ping = func(ctx context.Context) error {
+					if hang.Load() {
+						<-ctx.Done()
+						return ctx.Err()
+					}
+					return nil
+				}
+			}
+			s, err := m.Create(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.pings {
+				hang.Store(true)
+			} else {
+				workerOf(t, m, sp, s.ID).die()
+			}
+			waitFor(t, "the restart", func() bool { return m.Stats().WorkerRestarts == 1 })
+			hang.Store(false)
+			newPID := float64(workerOf(t, m, sp, s.ID).pid)
+
+			type line struct {
+				SessionID, Reason string
+				Attempt, Of, PID  float64
+			}
+			var got []line
+			for _, r := range logs.records(t, "session worker restarted") {
+				got = append(got, line{SessionID: fmt.Sprint(r["session_id"]), Reason: fmt.Sprint(r["reason"]),
+					Attempt: r["attempt"].(float64), Of: r["of"].(float64), PID: r["worker_pid"].(float64)})
+			}
+			want := []line{{SessionID: s.ID, Reason: tc.wantReason, Attempt: 1, Of: restartLimit, PID: newPID}}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("restart log lines (-want +got):\n%s", diff)
+			}
+			active := logs.records(t, "session active again")
+			if len(active) != 1 || active[0]["session_id"] != s.ID || active[0]["state"] != string(proxy.SessionActive) {
+				t.Errorf("session active again lines = %v; want one for %s", active, s.ID)
+			}
+		})
+	}
+}
+
+// TestCheckWorkers: the workers check of /health fails while the last
+// worker start failed, naming the sessions in the error state, and passes
+// again once a start works; a start the caller gave up on does not count.
+func TestCheckWorkers(t *testing.T) {
+	ctx := context.Background()
+	m, sp, db := newManager(t, Options{Now: newFakeClock().Now})
+	setFail := func(err error) {
+		sp.mu.Lock()
+		defer sp.mu.Unlock()
+		sp.fail = err
+	}
+	var failedID string
+	steps := []struct {
+		name string
+		do   func(t *testing.T)
+		want string // "" is healthy
+	}{
+		{"no start yet", func(*testing.T) {}, ""},
+		{"a start works", func(t *testing.T) {
+			s, err := m.Create(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			failedID = s.ID
+		}, ""},
+		{"a start fails", func(t *testing.T) {
+			setFail(errNoBrowser)
+			if _, err := m.Create(ctx); err == nil {
+				t.Fatal("create with failing spawns succeeded")
+			}
+		}, "workers cannot be started: the last start, at 2026-01-01T00:00:00Z, failed: no chromium; 0 session(s) in the error state"},
+		{"a session in the error state is named", func(t *testing.T) {
+			if err := db.UpdateSessionState(ctx, failedID, proxy.SessionError); err != nil {
+				t.Fatal(err)
+			}
+		}, "workers cannot be started: the last start, at 2026-01-01T00:00:00Z, failed: no chromium; 1 session(s) in the error state"},
+		{"a start works again", func(t *testing.T) {
+			setFail(nil)
+			if _, err := m.Create(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}, ""},
+		{"a start the caller gave up on does not count", func(t *testing.T) {
+			setFail(context.Canceled)
+			cctx, cancel := context.WithCancel(ctx)
+			cancel()
+			if _, err := m.Create(cctx); err == nil {
+				t.Fatal("create with a cancelled context succeeded")
+			}
+		}, ""},
+	}
+	for _, st := range steps {
+		st.do(t)
+		got := ""
+		if err := m.CheckWorkers(ctx); err != nil {
+			got = err.Error()
+		}
+		if got != st.want {
+			t.Errorf("%s: CheckWorkers = %q, want %q", st.name, got, st.want)
+		}
 	}
 }
