@@ -9,10 +9,15 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
 )
@@ -25,18 +30,98 @@ type sdkNavigation struct {
 }
 
 type sdkClient struct {
-	MCPSessionID         string        `json:"mcp_session_id"`
-	Tools                []string      `json:"tools"`
-	Set                  sdkNavigation `json:"set"`
-	Read                 sdkNavigation `json:"read"`
-	ReadAfter            sdkNavigation `json:"read_after"`
-	StatusAfterTerminate int           `json:"status_after_terminate"`
+	MCPSessionID         string            `json:"mcp_session_id"`
+	Tools                []json.RawMessage `json:"tools"`
+	Set                  sdkNavigation     `json:"set"`
+	Read                 sdkNavigation     `json:"read"`
+	ReadAfter            sdkNavigation     `json:"read_after"`
+	StatusAfterTerminate int               `json:"status_after_terminate"`
+}
+
+// toolDef is the part of a tool definition a client acts on, decoded
+// generically so that every schema keyword counts.
+type toolDef map[string]any
+
+// toolDefs decodes raw tool objects, keeps the fields of a definition (name,
+// title, description, inputSchema, outputSchema, annotations) and sorts
+// them by name.
+func toolDefs(t *testing.T, raw []json.RawMessage) []toolDef {
+	t.Helper()
+	out := make([]toolDef, 0, len(raw))
+	for _, r := range raw {
+		var all map[string]any
+		if err := json.Unmarshal(r, &all); err != nil {
+			t.Fatalf("tool %s: %v", r, err)
+		}
+		def := toolDef{}
+		for _, k := range []string{"name", "title", "description", "inputSchema", "outputSchema", "annotations"} {
+			if v, ok := all[k]; ok {
+				def[k] = v
+			}
+		}
+		out = append(out, def)
+	}
+	slices.SortFunc(out, func(a, b toolDef) int {
+		an, _ := a["name"].(string)
+		bn, _ := b["name"].(string)
+		return strings.Compare(an, bn)
+	})
+	return out
+}
+
+// bridgeTools is what a real mcp-bridge in front of s answers to tools/list,
+// every page, as raw JSON: mcp-go's client would decode the schemas into
+// its own types and lose keywords (anyOf, descriptions…), so tools/list
+// goes through the transport and comes back unparsed.
+func bridgeTools(t *testing.T, s *server) []json.RawMessage {
+	t.Helper()
+	_, bridgeBin := binaries(t)
+	tr := transport.NewStdio(bridgeBin, []string{"MCP_PROXY_URL=" + s.URL, "MCP_PROXY_AUTOSTART=0"})
+	c := client.NewClient(tr, client.WithProtocolVersion(mcp.ProtocolVersion20251125))
+	if err := c.Start(context.Background()); err != nil {
+		t.Fatalf("bridge start: %v", err)
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	init := mcp.InitializeRequest{}
+	init.Params.ProtocolVersion = mcp.ProtocolVersion20251125
+	init.Params.ClientInfo = mcp.Implementation{Name: "tools-reference", Version: "1"}
+	if _, err := c.Initialize(ctx, init); err != nil {
+		t.Fatalf("bridge initialize: %v", err)
+	}
+	var all []json.RawMessage
+	cursor := ""
+	for page := 0; ; page++ {
+		req := transport.JSONRPCRequest{JSONRPC: mcp.JSONRPC_VERSION, ID: mcp.NewRequestId("raw-tools-list-" + strconv.Itoa(page)), Method: string(mcp.MethodToolsList)}
+		if cursor != "" {
+			req.Params = map[string]any{"cursor": cursor}
+		}
+		resp, err := tr.SendRequest(ctx, req)
+		if err != nil {
+			t.Fatalf("bridge tools/list: %v", err)
+		}
+		if resp.Error != nil {
+			t.Fatalf("bridge tools/list: %+v", resp.Error)
+		}
+		var res struct {
+			Tools      []json.RawMessage `json:"tools"`
+			NextCursor string            `json:"nextCursor"`
+		}
+		if err := json.Unmarshal(resp.Result, &res); err != nil {
+			t.Fatalf("bridge tools/list result %s: %v", resp.Result, err)
+		}
+		all = append(all, res.Tools...)
+		if cursor = res.NextCursor; cursor == "" || page > 20 {
+			return all
+		}
+	}
 }
 
 // TestStreamableHTTPWithOfficialSDK connects the official MCP TypeScript SDK
 // to /mcp twice: two MCP sessions, two isolated default browser sessions,
-// the bridge's tool list, and a terminated MCP session closes its browser
-// session.
+// the same tool definitions as a real mcp-bridge lists, and a terminated MCP
+// session closes its browser session.
 func TestStreamableHTTPWithOfficialSDK(t *testing.T) {
 	requireBrowser(t)
 	root := projectRoot(t)
@@ -63,30 +148,22 @@ func TestStreamableHTTPWithOfficialSDK(t *testing.T) {
 	if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
 		t.Fatalf("SDK client output %q: %v\nstderr: %s", stdout.String(), err, stderr.String())
 	}
-	t.Logf("SDK client reported: %s", stdout.String())
 	a, b := got.A, got.B
 
 	if a.MCPSessionID == "" || b.MCPSessionID == "" || a.MCPSessionID == b.MCPSessionID {
 		t.Errorf("Mcp-Session-Ids %q and %q: want two distinct ones", a.MCPSessionID, b.MCPSessionID)
 	}
 
-	// The same tools as the bridge, which lists GET /tools.
-	var catalogue struct {
-		Tools []struct {
-			Name string `json:"name"`
-		} `json:"tools"`
+	// The same tools as a real mcp-bridge lists over stdio: whole
+	// definitions (name, description, input schema, annotations), not only
+	// the names.
+	want := toolDefs(t, bridgeTools(t, s))
+	if len(want) == 0 {
+		t.Fatal("the bridge lists no tools")
 	}
-	if code := do(t, "GET", s.URL+"/tools", nil, &catalogue); code != http.StatusOK {
-		t.Fatalf("GET /tools = %d", code)
-	}
-	var want []string
-	for _, tl := range catalogue.Tools {
-		want = append(want, tl.Name)
-	}
-	slices.Sort(want)
 	for name, c := range map[string]sdkClient{"a": a, "b": b} {
-		if diff := cmp.Diff(want, c.Tools); diff != "" {
-			t.Errorf("tools of MCP session %s (-GET /tools +tools/list):\n%s", name, diff)
+		if diff := cmp.Diff(want, toolDefs(t, c.Tools)); diff != "" {
+			t.Errorf("tools/list of MCP session %s over /mcp (-bridge +SDK):\n%s", name, diff)
 		}
 	}
 

@@ -9,13 +9,16 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
 )
 
 // TestNavigationPolicySwitchesAndSecrets drives the proxy's own policy
-// against real workers: refused navigations never reach the browser, the
-// script-evaluation tools are gone, and a typed secret never lands in the
-// database file.
+// against real workers: refused navigations never reach the browser (no
+// request row, no forwarded call, the session untouched, the page still
+// blank), the script-evaluation tools are gone, and a typed secret never
+// lands in the database file.
 func TestNavigationPolicySwitchesAndSecrets(t *testing.T) {
 	const secret = "S3cret-pa55-zq81"
 	secrets := filepath.Join(t.TempDir(), "secrets.env")
@@ -42,6 +45,33 @@ func TestNavigationPolicySwitchesAndSecrets(t *testing.T) {
 	}
 
 	id := s.createSession(t)
+	// What a forwarded call would change: the session's request rows, its
+	// record (last activity, worker), and the calls timed in /metrics,
+	// which counts only the calls that reached a worker.
+	db := openRO(t, s.DBPath)
+	requestRows := func() int {
+		t.Helper()
+		var n int
+		if err := db.QueryRow(`SELECT count(*) FROM requests WHERE session_id = ?`, id).Scan(&n); err != nil {
+			t.Fatalf("counting requests: %v", err)
+		}
+		return n
+	}
+	getSession := func() proxy.Session {
+		t.Helper()
+		var sess proxy.Session
+		if code := do(t, "GET", s.URL+"/sessions/"+id, nil, &sess); code != http.StatusOK {
+			t.Fatalf("GET /sessions/%s = %d", id, code)
+		}
+		sess.RSSBytes = 0 // memory moves on its own
+		return sess
+	}
+	forwarded := func() float64 { return histogramCount(metricsOf(t, s), "pwproxy_tool_call_duration_seconds", nil) }
+	sessBefore, forwardedBefore := getSession(), forwarded()
+	if n := requestRows(); n != 0 {
+		t.Fatalf("a new session has %d request rows", n)
+	}
+
 	refused := func(tool string, params map[string]any, wantCode string, wantStatus int) {
 		t.Helper()
 		var e proxyErr
@@ -56,10 +86,25 @@ func TestNavigationPolicySwitchesAndSecrets(t *testing.T) {
 	refused("browser_tabs", map[string]any{"action": "new", "url": "file:///etc/passwd"}, proxy.EDOMAINBLOCKED, http.StatusForbidden)
 	refused("browser_evaluate", map[string]any{"function": "() => document.cookie"}, proxy.ETOOLMISSING, http.StatusNotFound)
 
-	// Nothing reached the browser: its page is still blank.
+	// Nothing reached the browser: no request row was stored, no call was
+	// forwarded to a worker, the session is as it was…
+	if n := requestRows(); n != 0 {
+		t.Errorf("refused calls left %d request rows", n)
+	}
+	if d := forwarded() - forwardedBefore; d != 0 {
+		t.Errorf("%v calls were forwarded to a worker while every call was refused", d)
+	}
+	if diff := cmp.Diff(sessBefore, getSession()); diff != "" {
+		t.Errorf("refused calls changed the session (-before +after):\n%s", diff)
+	}
+	// …and its page is still blank.
 	snap := s.call(t, id, "browser_snapshot", map[string]any{})
 	if u := snap.Metadata.PageURL; u != "" && u != "about:blank" {
 		t.Errorf("after refused calls the page is %q", u)
+	}
+	// The same measures do see a call that is forwarded.
+	if n, d := requestRows(), forwarded()-forwardedBefore; n != 1 || d != 1 {
+		t.Errorf("after one forwarded call: %d request rows, %v forwarded calls; want 1 and 1", n, d)
 	}
 
 	nav := s.call(t, id, "browser_navigate", map[string]any{"url": pages + "/index.html"})

@@ -19,11 +19,13 @@ import (
 )
 
 // TestRequestDefences runs a server with PROXY_AUTH_TOKEN set and checks the
-// DNS-rebinding and token defences on the real listener, then drives it
-// through a real mcp-bridge that carries MCP_PROXY_TOKEN.
+// DNS-rebinding and token defences on the real listener (/mcp included),
+// that with the token real calls succeed over /call and /mcp, and then
+// drives it through a real mcp-bridge that carries MCP_PROXY_TOKEN.
 func TestRequestDefences(t *testing.T) {
 	const token = "e2e-token-Zq8"
 	s := startServer(t, "", map[string]string{"PROXY_AUTH_TOKEN": token})
+	pages := site(t)
 	u, err := url.Parse(s.URL)
 	if err != nil {
 		t.Fatal(err)
@@ -34,7 +36,7 @@ func TestRequestDefences(t *testing.T) {
 		Status int
 		Code   string
 	}
-	send := func(method, path, body string, hdr map[string]string) answer {
+	send := func(method, path, body string, hdr map[string]string) (answer, []byte) {
 		t.Helper()
 		req, err := http.NewRequest(method, s.URL+path, strings.NewReader(body))
 		if err != nil {
@@ -61,39 +63,44 @@ func TestRequestDefences(t *testing.T) {
 			_ = json.Unmarshal(data, &eb)
 			got.Code = eb.Error
 		}
-		return got
+		return got, data
 	}
 	bearer := "Bearer " + token
 	unknown := `{"session_id":"6f1c1d2e-0000-4000-8000-000000000000","tool":"browser_snapshot"}`
-
-	// /mcp is mounted by another change; probe it with every credential so
-	// that a 403 below means the guard, not a missing route.
-	mcpMounted := send("POST", "/mcp", `{}`, map[string]string{"Authorization": bearer}).Code != proxy.ENOENDPOINT
+	// A real MCP initialize: on /mcp a 200 means the request got through
+	// the defences to the MCP server and was served.
+	initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"defences","version":"1"}}}`
+	mcpHdr := func(extra ...string) map[string]string {
+		h := map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+		for i := 0; i+1 < len(extra); i += 2 {
+			h[extra[i]] = extra[i+1]
+		}
+		return h
+	}
 
 	tests := []struct {
 		name, method, path, body string
 		hdr                      map[string]string
 		want                     answer
-		needsMCP                 bool
 	}{
-		{"health open without token", "GET", "/health", "", nil, answer{200, ""}, false},
-		{"no token", "POST", "/call", unknown, nil, answer{401, proxy.EUNAUTHORIZED}, false},
-		{"wrong token", "GET", "/sessions", "", map[string]string{"Authorization": "Bearer nope"}, answer{401, proxy.EUNAUTHORIZED}, false},
-		{"token", "POST", "/call", unknown, map[string]string{"Authorization": bearer}, answer{404, proxy.ESESSIONMISSING}, false},
-		{"evil origin on /call", "POST", "/call", unknown, map[string]string{"Authorization": bearer, "Origin": "http://evil.example"}, answer{403, proxy.EORIGIN}, false},
-		{"evil origin on /mcp", "POST", "/mcp", `{}`, map[string]string{"Authorization": bearer, "Origin": "http://evil.example"}, answer{403, proxy.EORIGIN}, true},
-		{"no token on /mcp", "POST", "/mcp", `{}`, nil, answer{401, proxy.EUNAUTHORIZED}, true},
-		{"foreign host", "GET", "/sessions", "", map[string]string{"Authorization": bearer, "Host": "evil.example:" + port}, answer{403, proxy.EHOST}, false},
-		{"rebound page", "POST", "/sessions", "", map[string]string{"Host": "evil.example:" + port, "Origin": "http://evil.example:" + port}, answer{403, proxy.EHOST}, false},
-		{"loopback origin", "GET", "/sessions", "", map[string]string{"Authorization": bearer, "Origin": "http://localhost:5173"}, answer{200, ""}, false},
-		{"localhost host", "GET", "/sessions", "", map[string]string{"Authorization": bearer, "Host": "localhost:" + port}, answer{200, ""}, false},
+		{"health open without token", "GET", "/health", "", nil, answer{200, ""}},
+		{"no token", "POST", "/call", unknown, nil, answer{401, proxy.EUNAUTHORIZED}},
+		{"wrong token", "GET", "/sessions", "", map[string]string{"Authorization": "Bearer nope"}, answer{401, proxy.EUNAUTHORIZED}},
+		{"evil origin on /call", "POST", "/call", unknown, map[string]string{"Authorization": bearer, "Origin": "http://evil.example"}, answer{403, proxy.EORIGIN}},
+		{"evil origin on /mcp", "POST", "/mcp", initialize, mcpHdr("Authorization", bearer, "Origin", "http://evil.example"), answer{403, proxy.EORIGIN}},
+		{"no token on /mcp", "POST", "/mcp", initialize, mcpHdr(), answer{401, proxy.EUNAUTHORIZED}},
+		{"wrong token on /mcp", "POST", "/mcp", initialize, mcpHdr("Authorization", "Bearer nope"), answer{401, proxy.EUNAUTHORIZED}},
+		{"foreign host on /mcp", "POST", "/mcp", initialize, mcpHdr("Authorization", bearer, "Host", "evil.example:"+port), answer{403, proxy.EHOST}},
+		{"loopback origin on /mcp", "POST", "/mcp", initialize, mcpHdr("Authorization", bearer, "Origin", "http://127.0.0.1:5173"), answer{200, ""}},
+		{"localhost origin on /mcp", "POST", "/mcp", initialize, mcpHdr("Authorization", bearer, "Origin", "http://localhost:5173"), answer{200, ""}},
+		{"foreign host", "GET", "/sessions", "", map[string]string{"Authorization": bearer, "Host": "evil.example:" + port}, answer{403, proxy.EHOST}},
+		{"rebound page", "POST", "/sessions", "", map[string]string{"Host": "evil.example:" + port, "Origin": "http://evil.example:" + port}, answer{403, proxy.EHOST}},
+		{"loopback origin", "GET", "/sessions", "", map[string]string{"Authorization": bearer, "Origin": "http://localhost:5173"}, answer{200, ""}},
+		{"localhost host", "GET", "/sessions", "", map[string]string{"Authorization": bearer, "Host": "localhost:" + port}, answer{200, ""}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if tc.needsMCP && !mcpMounted {
-				t.Skip("/mcp is not mounted in this build yet; the guard covers it once it is (see internal/api TestGuard)")
-			}
-			got := send(tc.method, tc.path, tc.body, tc.hdr)
+			got, _ := send(tc.method, tc.path, tc.body, tc.hdr)
 			if tc.path == "/health" && got.Status == http.StatusServiceUnavailable {
 				got.Status = http.StatusOK // degraded is fine here: only "not 401" matters
 				got.Code = ""
@@ -104,8 +111,59 @@ func TestRequestDefences(t *testing.T) {
 		})
 	}
 
+	// With the token, real calls work: a session is created and navigates
+	// over the HTTP API…
+	auth := map[string]string{"Authorization": bearer, "Origin": "http://127.0.0.1:" + port}
+	got, body := send("POST", "/sessions", "", auth)
+	var sess proxy.Session
+	if got.Status != http.StatusCreated || json.Unmarshal(body, &sess) != nil || sess.ID == "" {
+		t.Fatalf("POST /sessions with the token = %+v %s", got, body)
+	}
+	got, body = send("POST", "/call", `{"session_id":"`+sess.ID+`","tool":"browser_navigate","params":{"url":"`+pages+`/index.html"}}`, auth)
+	var nav proxy.CallResult
+	if got.Status != http.StatusOK || json.Unmarshal(body, &nav) != nil || nav.Status != proxy.StatusSuccess || nav.Metadata.PageTitle != "Test Home" {
+		t.Errorf("browser_navigate over /call with the token = %+v %s", got, body)
+	}
+	// …and over /mcp, from a loopback origin.
+	htr, err := transport.NewStreamableHTTP(s.URL+"/mcp", transport.WithHTTPHeaders(map[string]string{"Authorization": bearer, "Origin": "http://localhost:5173"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mc := client.NewClient(htr, client.WithProtocolVersion(mcp.ProtocolVersion20251125))
+	mctx, mcancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer mcancel()
+	if err := mc.Start(mctx); err != nil {
+		t.Fatalf("/mcp start: %v", err)
+	}
+	t.Cleanup(func() { mc.Close() })
+	minit := mcp.InitializeRequest{}
+	minit.Params.ProtocolVersion = mcp.ProtocolVersion20251125
+	minit.Params.ClientInfo = mcp.Implementation{Name: "defences-http", Version: "1"}
+	if _, err := mc.Initialize(mctx, minit); err != nil {
+		t.Fatalf("/mcp initialize with the token: %v", err)
+	}
+	mreq := mcp.CallToolRequest{}
+	mreq.Params.Name = "browser_navigate"
+	mreq.Params.Arguments = map[string]any{"url": pages + "/index.html"}
+	mres, err := mc.CallTool(mctx, mreq)
+	if err != nil {
+		t.Fatalf("browser_navigate over /mcp with the token: %v", err)
+	}
+	var mtext strings.Builder
+	for _, part := range mres.Content {
+		if tc, ok := part.(mcp.TextContent); ok {
+			mtext.WriteString(tc.Text)
+		}
+	}
+	var mnav proxy.CallResult
+	if err := json.Unmarshal([]byte(mtext.String()), &mnav); err != nil || mres.IsError || mnav.Status != proxy.StatusSuccess || mnav.Metadata.PageTitle != "Test Home" {
+		t.Errorf("browser_navigate over /mcp with the token = %q (isError=%v, %v)", mtext.String(), mres.IsError, err)
+	}
+	if mnav.SessionID == "" || mnav.SessionID == sess.ID {
+		t.Errorf("/mcp call went to session %q: want its own default session, not %s", mnav.SessionID, sess.ID)
+	}
+
 	// A real bridge with MCP_PROXY_TOKEN drives the browser.
-	pages := site(t)
 	_, bridgeBin := binaries(t)
 	tr := transport.NewStdio(bridgeBin, []string{"MCP_PROXY_URL=" + s.URL, "MCP_PROXY_TOKEN=" + token, "MCP_PROXY_AUTOSTART=0"})
 	c := client.NewClient(tr, client.WithProtocolVersion(mcp.ProtocolVersion20251125))

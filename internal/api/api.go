@@ -25,6 +25,7 @@ import (
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/content"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/logging"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/mcpserver"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/session"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/toolset"
@@ -174,6 +175,9 @@ func (s *Server) logRequests(next http.Handler) http.Handler {
 		id := middleware.GetReqID(r.Context())
 		// Clients (and the bridge's logs) can quote it to find this request.
 		ww.Header().Set("X-Request-Id", id)
+		// Lines logged below this handler with the request's context (the
+		// session manager's, /mcp's) carry the same request_id.
+		r = r.WithContext(logging.WithRequestID(r.Context(), id))
 		next.ServeHTTP(ww, r)
 		// Reads are routine; changes and failures are worth a line at info.
 		level := slog.LevelDebug

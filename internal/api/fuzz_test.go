@@ -1,16 +1,28 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
-	"net/http/httptest"
-
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/session"
 )
+
+// fuzzSessions is fakeSessions without its traps: every call the API lets
+// through succeeds, so any status outside the documented map is the API's
+// own doing. (fakeSessions answers tool "boom" with a foreign error, a 500
+// that TestErrorMapping wants and a mutation would stumble on.)
+type fuzzSessions struct{ fakeSessions }
+
+func (f *fuzzSessions) Call(_ context.Context, r session.CallRequest) (*proxy.CallResult, error) {
+	f.calls = append(f.calls, r)
+	return &proxy.CallResult{RefID: "r1", SessionID: r.SessionID, Status: proxy.StatusSuccess}, nil
+}
 
 // FuzzRequestBodies sends arbitrary bodies to the endpoints that decode
 // one: the answer is always a documented status with a JSON error body of a
@@ -26,6 +38,7 @@ func FuzzRequestBodies(f *testing.F) {
 		"{\"tool\":\"\xff\xfe\"}",
 		`{} {}`,
 		``,
+		`{"session_id":"x","tool":"boom"}`,
 	} {
 		f.Add(0, seed)
 		f.Add(1, seed)
@@ -43,7 +56,7 @@ func FuzzRequestBodies(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, which int, body string) {
 		p := paths[((which%len(paths))+len(paths))%len(paths)]
-		sessions := &fakeSessions{}
+		sessions := &fuzzSessions{}
 		rec := httptest.NewRecorder()
 		New(sessions, fakeContent{}).ServeHTTP(rec, newRequest(p.method, p.path, strings.NewReader(body)))
 		if !documented[rec.Code] {

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -17,11 +18,15 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/mark3labs/mcp-go/mcp"
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/content"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/mcpserver"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/metrics"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/session"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/store"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/toolset"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/upstream"
 )
 
@@ -145,7 +150,10 @@ type apiWorker struct {
 }
 
 func (w *apiWorker) Tools() []upstream.Tool {
-	return []upstream.Tool{{Name: "browser_snapshot", InputSchema: json.RawMessage(`{"type":"object"}`), Annotations: json.RawMessage(`{"readOnlyHint":true}`)}}
+	return []upstream.Tool{
+		{Name: "browser_snapshot", InputSchema: json.RawMessage(`{"type":"object"}`), Annotations: json.RawMessage(`{"readOnlyHint":true}`)},
+		{Name: "browser_navigate", InputSchema: json.RawMessage(`{"type":"object","properties":{"url":{"type":"string"}},"required":["url"]}`)},
+	}
 }
 
 func (w *apiWorker) CallTool(context.Context, string, json.RawMessage) (json.RawMessage, error) {
@@ -207,9 +215,81 @@ func dumpRows(t *testing.T, db *sql.DB) map[string][]string {
 	return out
 }
 
+// mcpAnswer is what /mcp answered: the HTTP status; the JSON-RPC error code
+// when the answer is a JSON-RPC error (0 otherwise); and, when it is a tool
+// result with isError, the documented error code its text carries.
+type mcpAnswer struct {
+	Status    int
+	RPCError  int
+	ToolError string
+}
+
+// JSON-RPC error codes as mcp-go answers them on /mcp.
+const (
+	rpcParseError     = mcp.PARSE_ERROR      // -32700: not JSON (or over the body limit)
+	rpcInvalidRequest = mcp.INVALID_REQUEST  // -32600: JSON, but not a JSON-RPC request
+	rpcNoMethod       = mcp.METHOD_NOT_FOUND // -32601
+	rpcInvalidParams  = mcp.INVALID_PARAMS   // -32602: params of the wrong shape, unknown tool
+)
+
+// sendMCP posts one JSON-RPC body to /mcp with hdr and reads the answer.
+func sendMCP(t *testing.T, h http.Handler, method, body string, hdr map[string]string) (mcpAnswer, http.Header) {
+	t.Helper()
+	req := newRequest(method, "/mcp", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	for k, v := range hdr {
+		if v != "" {
+			req.Header.Set(k, v)
+		}
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	got := mcpAnswer{Status: rec.Code}
+	data := rec.Body.Bytes()
+	if strings.HasPrefix(rec.Header().Get("Content-Type"), "text/event-stream") {
+		// One event: the JSON-RPC answer is its data line.
+		for _, line := range bytes.Split(data, []byte("\n")) {
+			if d, ok := bytes.CutPrefix(line, []byte("data: ")); ok {
+				data = d
+			}
+		}
+	}
+	if !strings.Contains(rec.Header().Get("Content-Type"), "json") && !strings.HasPrefix(rec.Header().Get("Content-Type"), "text/event-stream") {
+		return got, rec.Header() // a plain HTTP error of the transport
+	}
+	var msg struct {
+		Error *struct {
+			Code int `json:"code"`
+		} `json:"error"`
+		Result *mcp.CallToolResult `json:"result"`
+	}
+	if err := json.Unmarshal(data, &msg); err != nil {
+		t.Errorf("/mcp answered %d with %q: not JSON-RPC (%v)", rec.Code, data, err)
+		return got, rec.Header()
+	}
+	if msg.Error != nil {
+		got.RPCError = msg.Error.Code
+	}
+	if msg.Result != nil && msg.Result.IsError {
+		var eb ErrorBody
+		for _, c := range msg.Result.Content {
+			if tc, ok := c.(mcp.TextContent); ok {
+				if err := json.Unmarshal([]byte(tc.Text), &eb); err != nil || eb.Message == "" {
+					t.Errorf("tool error %q is not the documented error body (%v)", tc.Text, err)
+				}
+			}
+		}
+		got.ToolError = eb.Error
+	}
+	return got, rec.Header()
+}
+
 // TestBadInputChangesNothing sends bad input to every endpoint of an API
-// backed by the real session manager (fake workers) and a real database:
-// every answer carries the documented code and no stored row changes.
+// backed by the real session manager (fake workers) and a real database —
+// /mcp is the real Streamable HTTP handler over the same manager, /metrics
+// the real metrics handler: every answer carries the documented code and no
+// stored row changes.
 func TestBadInputChangesNothing(t *testing.T) {
 	ctx := context.Background()
 	dbPath := filepath.Join(t.TempDir(), "proxy.db")
@@ -218,22 +298,24 @@ func TestBadInputChangesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
+	quiet := slog.New(slog.DiscardHandler)
 	pid := 1000
 	mgr := session.New(db, session.SpawnFunc(func(context.Context) (session.Worker, error) {
 		pid++
 		return &apiWorker{pid: pid, dir: t.TempDir(), done: make(chan struct{})}, nil
-	}), session.Options{MaxSessions: 4, CallTimeout: 10 * time.Second, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	}), session.Options{MaxSessions: 4, CallTimeout: 10 * time.Second, Logger: quiet})
 	t.Cleanup(func() {
 		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		_ = mgr.Shutdown(sctx)
 	})
 	const maxBody = 64 << 10
-	srv := New(mgr, content.New(db), WithMaxBodyBytes(maxBody), WithAuthToken(testToken),
-		WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))),
-		WithMount("/mcp", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			t.Errorf("mounted handler reached by %s %s", r.Method, r.URL)
-		})))
+	reader := content.New(db)
+	mcpHTTP := mcpserver.NewHTTPHandler(mcpserver.NewLocal(mgr, reader, toolset.Selection{}), mcpserver.HTTPConfig{Logger: quiet})
+	t.Cleanup(func() { _ = mcpHTTP.Close(context.Background()) })
+	srv := New(mgr, reader, WithMaxBodyBytes(maxBody), WithAuthToken(testToken), WithLogger(quiet),
+		WithMount("/metrics", metrics.New(metrics.Sources{}).Handler()),
+		WithMount("/mcp", mcpHTTP))
 
 	// The record: one active session with one call, one closed session.
 	auth := map[string]string{"Authorization": "Bearer " + testToken}
@@ -253,13 +335,25 @@ func TestBadInputChangesNothing(t *testing.T) {
 	if err := mgr.Close(ctx, closed.ID); err != nil {
 		t.Fatal(err)
 	}
+	// One initialised MCP session, as a client would have before sending
+	// the bad requests below.
+	initBody := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bad-input","version":"1"}}}`
+	init, hdr := sendMCP(t, srv, "POST", initBody, auth)
+	mcpSession := hdr.Get("Mcp-Session-Id")
+	if init != (mcpAnswer{Status: 200}) || mcpSession == "" {
+		t.Fatalf("MCP initialize = %+v, Mcp-Session-Id %q", init, mcpSession)
+	}
+	mcpHdr := map[string]string{"Authorization": auth["Authorization"], "Mcp-Session-Id": mcpSession, "Mcp-Protocol-Version": "2025-11-25"}
+	if got, _ := sendMCP(t, srv, "POST", `{"jsonrpc":"2.0","method":"notifications/initialized"}`, mcpHdr); got.Status != http.StatusAccepted {
+		t.Fatalf("notifications/initialized = %+v", got)
+	}
 
-	reader, err := sql.Open("sqlite", "file:"+dbPath+"?mode=ro")
+	reader2, err := sql.Open("sqlite", "file:"+dbPath+"?mode=ro")
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { reader.Close() })
-	before := dumpRows(t, reader)
+	t.Cleanup(func() { reader2.Close() })
+	before := dumpRows(t, reader2)
 	if len(before["sessions"]) != 2 || len(before["requests"]) != 1 || len(before["responses"]) != 1 {
 		t.Fatalf("seed record is not as expected: %v", before)
 	}
@@ -268,7 +362,8 @@ func TestBadInputChangesNothing(t *testing.T) {
 	call := func(fields string) string {
 		return `{"session_id":"` + active.ID + `","tool":"browser_snapshot"` + fields + `}`
 	}
-	deep := call(`,"params":{"a":` + strings.Repeat("[", 20000) + strings.Repeat("]", 20000) + `}`)
+	nest := func(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }
+	deep := call(`,"params":{"a":` + nest(20000) + `}`)
 	if len(deep) > maxBody {
 		t.Fatalf("deep body is %d bytes, over the %d limit it is meant to stay under", len(deep), maxBody)
 	}
@@ -282,12 +377,18 @@ func TestBadInputChangesNothing(t *testing.T) {
 		// wrong methods
 		{"POST /health", "POST", "/health", "", nil, answer{405, proxy.EINVALID}},
 		{"DELETE /tools", "DELETE", "/tools", "", nil, answer{405, proxy.EINVALID}},
+		{"POST /tools", "POST", "/tools", "{}", nil, answer{405, proxy.EINVALID}},
+		{"PUT /tools", "PUT", "/tools", "{}", nil, answer{405, proxy.EINVALID}},
+		{"POST /metrics", "POST", "/metrics", "{}", nil, answer{405, proxy.EINVALID}},
+		{"DELETE /metrics", "DELETE", "/metrics", "", nil, answer{405, proxy.EINVALID}},
 		{"PUT /sessions", "PUT", "/sessions", "{}", nil, answer{405, proxy.EINVALID}},
 		{"PATCH /sessions/{id}", "PATCH", "/sessions/" + active.ID, "{}", nil, answer{405, proxy.EINVALID}},
 		{"GET /sessions/{id}/resume", "GET", "/sessions/" + active.ID + "/resume", "", nil, answer{405, proxy.EINVALID}},
 		{"GET /call", "GET", "/call", "", nil, answer{405, proxy.EINVALID}},
 		{"POST /content", "POST", "/content/" + ref, "{}", nil, answer{405, proxy.EINVALID}},
 		{"DELETE /console", "DELETE", "/console/" + ref, "", nil, answer{405, proxy.EINVALID}},
+		{"GET /credentials", "GET", "/credentials", "", nil, answer{405, proxy.EINVALID}},
+		{"DELETE /credentials", "DELETE", "/credentials", "", nil, answer{405, proxy.EINVALID}},
 		{"no endpoint", "POST", "/sessions/" + active.ID + "/delete", "", nil, answer{404, proxy.ENOENDPOINT}},
 
 		// POST /sessions bodies
@@ -297,7 +398,7 @@ func TestBadInputChangesNothing(t *testing.T) {
 		{"create: trailing data", "POST", "/sessions", `{} {}`, nil, invalid},
 		{"create: invalid UTF-8", "POST", "/sessions", "{\"\xff\":1}", nil, invalid},
 		{"create: huge", "POST", "/sessions", `{"x":"` + strings.Repeat("x", maxBody) + `"}`, nil, invalid},
-		{"create: deep", "POST", "/sessions", strings.Repeat("[", 20000) + strings.Repeat("]", 20000), nil, invalid},
+		{"create: deep", "POST", "/sessions", nest(20000), nil, invalid},
 
 		// sessions by id
 		{"get: unknown id", "GET", "/sessions/" + unknownID, "", nil, answer{404, proxy.ESESSIONMISSING}},
@@ -320,6 +421,8 @@ func TestBadInputChangesNothing(t *testing.T) {
 		{"call: tool object", "POST", "/call", `{"session_id":"` + active.ID + `","tool":{}}`, nil, invalid},
 		{"call: params string", "POST", "/call", call(`,"params":"x"`), nil, invalid},
 		{"call: params array", "POST", "/call", call(`,"params":[1]`), nil, invalid},
+		{"call: param of the wrong type", "POST", "/call", `{"session_id":"` + active.ID + `","tool":"browser_navigate","params":{"url":42}}`, nil, invalid},
+		{"call: required param missing", "POST", "/call", `{"session_id":"` + active.ID + `","tool":"browser_navigate","params":{}}`, nil, invalid},
 		{"call: request_id number", "POST", "/call", call(`,"request_id":7`), nil, invalid},
 		{"call: request_id malformed", "POST", "/call", call(`,"request_id":"nope"`), nil, invalid},
 		{"call: request_id reused", "POST", "/call", call(`,"request_id":"` + ref + `"`), nil, invalid},
@@ -334,6 +437,21 @@ func TestBadInputChangesNothing(t *testing.T) {
 		{"call: unknown session", "POST", "/call", `{"session_id":"` + unknownID + `","tool":"browser_snapshot"}`, nil, answer{404, proxy.ESESSIONMISSING}},
 		{"call: malformed session", "POST", "/call", `{"session_id":"../x","tool":"browser_snapshot"}`, nil, answer{404, proxy.ESESSIONMISSING}},
 		{"call: closed session", "POST", "/call", `{"session_id":"` + closed.ID + `","tool":"browser_snapshot"}`, nil, answer{410, proxy.ESESSIONCLOSED}},
+
+		// POST /credentials
+		{"credentials: empty", "POST", "/credentials", ``, nil, invalid},
+		{"credentials: malformed", "POST", "/credentials", `{"value":`, nil, invalid},
+		{"credentials: value number", "POST", "/credentials", `{"value":1234567}`, nil, invalid},
+		{"credentials: value object", "POST", "/credentials", `{"value":{"v":"hunter22"}}`, nil, invalid},
+		{"credentials: body array", "POST", "/credentials", `["hunter22"]`, nil, invalid},
+		{"credentials: missing value", "POST", "/credentials", `{}`, nil, invalid},
+		{"credentials: null value", "POST", "/credentials", `{"value":null}`, nil, invalid},
+		{"credentials: too short", "POST", "/credentials", `{"value":"abc"}`, nil, invalid},
+		{"credentials: unknown field", "POST", "/credentials", `{"value":"hunter22","name":"x"}`, nil, invalid},
+		{"credentials: trailing data", "POST", "/credentials", `{"value":"hunter22"} {}`, nil, invalid},
+		{"credentials: huge", "POST", "/credentials", `{"value":"` + strings.Repeat("v", maxBody) + `"}`, nil, invalid},
+		{"credentials: invalid UTF-8", "POST", "/credentials", "{\"value\":\"hunter\xff\xfe22\"}", nil, invalid},
+		{"credentials: deeply nested", "POST", "/credentials", `{"value":` + nest(20000) + `}`, nil, invalid},
 
 		// GET /content and /console
 		{"content: unknown ref", "GET", "/content/" + unknownID, "", nil, answer{404, proxy.EREFMISSING}},
@@ -351,8 +469,10 @@ func TestBadInputChangesNothing(t *testing.T) {
 		{"create: no token", "POST", "/sessions", "", map[string]string{"Authorization": ""}, answer{401, proxy.EUNAUTHORIZED}},
 		{"call: wrong token", "POST", "/call", call(``), map[string]string{"Authorization": "Bearer x"}, answer{401, proxy.EUNAUTHORIZED}},
 		{"close: no token", "DELETE", "/sessions/" + active.ID, "", map[string]string{"Authorization": ""}, answer{401, proxy.EUNAUTHORIZED}},
-		{"mcp: no token", "POST", "/mcp", `{}`, map[string]string{"Authorization": ""}, answer{401, proxy.EUNAUTHORIZED}},
-		{"mcp: evil origin", "POST", "/mcp", `{}`, map[string]string{"Origin": "http://evil.example"}, answer{403, proxy.EORIGIN}},
+		{"credentials: no token", "POST", "/credentials", `{"value":"hunter22"}`, map[string]string{"Authorization": ""}, answer{401, proxy.EUNAUTHORIZED}},
+		{"metrics: no token", "GET", "/metrics", "", map[string]string{"Authorization": ""}, answer{401, proxy.EUNAUTHORIZED}},
+		{"mcp: no token", "POST", "/mcp", initBody, map[string]string{"Authorization": ""}, answer{401, proxy.EUNAUTHORIZED}},
+		{"mcp: evil origin", "POST", "/mcp", initBody, map[string]string{"Origin": "http://evil.example"}, answer{403, proxy.EORIGIN}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -372,7 +492,80 @@ func TestBadInputChangesNothing(t *testing.T) {
 			}
 		})
 	}
-	if diff := cmp.Diff(before, dumpRows(t, reader)); diff != "" {
+
+	// /mcp speaks JSON-RPC, so its answers are not the API's error body:
+	//   - a body that is not JSON, too deep, too big or not UTF-8: HTTP 400,
+	//     JSON-RPC -32700 parse error (mcp-go's, or the handler's UTF-8 check);
+	//   - JSON that is not a valid request (params of the wrong type): HTTP
+	//     200, -32600 invalid request; an unknown method: 200, -32601; an
+	//     unknown tool: 200, -32602 invalid params (mcp-go's "tool not found");
+	//   - a call that reaches a tool and is refused: HTTP 200, a tool result
+	//     with isError whose text is the documented error body (its code
+	//     below);
+	//   - transport errors are mcp-go's plain-text answers: an unknown or
+	//     missing Mcp-Session-Id 404, an unsupported protocol version or
+	//     content type 400, another HTTP method 404; DELETE of an unknown
+	//     Mcp-Session-Id is 200 (nothing to end).
+	rpc := func(method, params string) string {
+		return `{"jsonrpc":"2.0","id":7,"method":"` + method + `","params":` + params + `}`
+	}
+	tool := func(name, args string) string {
+		return rpc("tools/call", `{"name":"`+name+`","arguments":`+args+`}`)
+	}
+	sid := `"session_id":"` + active.ID + `"`
+	parseErr := mcpAnswer{400, rpcParseError, ""}
+	toolErr := func(code string) mcpAnswer { return mcpAnswer{200, 0, code} }
+	mcpTests := []struct {
+		name, method, body string
+		hdr                map[string]string // replaces mcpHdr's entries; "" removes one
+		want               mcpAnswer
+	}{
+		{"mcp: malformed JSON", "POST", `{"jsonrpc":"2.0","id":7,"method":`, nil, parseErr},
+		{"mcp: not an object", "POST", `"tools/list"`, nil, parseErr},
+		{"mcp: deeply nested", "POST", tool("browser_snapshot", `{`+sid+`,"a":`+nest(20000)+`}`), nil, parseErr},
+		{"mcp: huge", "POST", tool("browser_snapshot", `{`+sid+`,"a":"`+strings.Repeat("x", maxBody)+`"}`), nil, parseErr},
+		{"mcp: invalid UTF-8 in an argument", "POST", tool("browser_navigate", "{"+sid+",\"url\":\"http://127.0.0.1/\xff\xfe\"}"), nil, parseErr},
+		{"mcp: invalid UTF-8 in the tool name", "POST", tool("browser_\xff", `{`+sid+`}`), nil, parseErr},
+		{"mcp: unknown method", "POST", rpc("tools/teleport", `{}`), nil, mcpAnswer{200, rpcNoMethod, ""}},
+		{"mcp: params of the wrong type", "POST", rpc("tools/call", `"browser_snapshot"`), nil, mcpAnswer{200, rpcInvalidRequest, ""}},
+		{"mcp: tool name a number", "POST", rpc("tools/call", `{"name":42,"arguments":{`+sid+`}}`), nil, mcpAnswer{200, rpcInvalidRequest, ""}},
+		{"mcp: unknown tool", "POST", tool("browser_rm_rf", `{`+sid+`}`), nil, mcpAnswer{200, rpcInvalidParams, ""}},
+		{"mcp: arguments a string", "POST", tool("browser_snapshot", `"x"`), nil, toolErr(proxy.EINVALID)},
+		{"mcp: arguments an array", "POST", tool("browser_snapshot", `["`+active.ID+`"]`), nil, toolErr(proxy.EINVALID)},
+		{"mcp: session_id a number", "POST", tool("browser_snapshot", `{"session_id":42}`), nil, toolErr(proxy.EINVALID)},
+		{"mcp: argument of the wrong type", "POST", tool("browser_navigate", `{`+sid+`,"url":42}`), nil, toolErr(proxy.EINVALID)},
+		{"mcp: required argument missing", "POST", tool("browser_navigate", `{`+sid+`}`), nil, toolErr(proxy.EINVALID)},
+		{"mcp: unknown session_id", "POST", tool("browser_snapshot", `{"session_id":"`+unknownID+`"}`), nil, toolErr(proxy.ESESSIONMISSING)},
+		{"mcp: malformed session_id", "POST", tool("browser_snapshot", `{"session_id":"../x"}`), nil, toolErr(proxy.ESESSIONMISSING)},
+		{"mcp: closed session_id", "POST", tool("browser_snapshot", `{"session_id":"`+closed.ID+`"}`), nil, toolErr(proxy.ESESSIONCLOSED)},
+		{"mcp: close unknown session", "POST", tool(mcpserver.ToolCloseSession, `{"session_id":"`+unknownID+`"}`), nil, toolErr(proxy.ESESSIONMISSING)},
+		{"mcp: resume closed session", "POST", tool(mcpserver.ToolResumeSession, `{"session_id":"`+closed.ID+`"}`), nil, toolErr(proxy.ESESSIONCLOSED)},
+		{"mcp: get_content unknown ref", "POST", tool(mcpserver.ToolGetContent, `{"ref_id":"`+unknownID+`"}`), nil, toolErr(proxy.EREFMISSING)},
+		{"mcp: get_content ref a number", "POST", tool(mcpserver.ToolGetContent, `{"ref_id":7}`), nil, toolErr(proxy.EINVALID)},
+		{"mcp: unknown Mcp-Session-Id", "POST", rpc("tools/list", `{}`), map[string]string{"Mcp-Session-Id": unknownID}, mcpAnswer{404, 0, ""}},
+		{"mcp: no Mcp-Session-Id", "POST", tool("browser_snapshot", `{`+sid+`}`), map[string]string{"Mcp-Session-Id": ""}, mcpAnswer{404, 0, ""}},
+		{"mcp: unsupported protocol version", "POST", rpc("tools/list", `{}`), map[string]string{"Mcp-Protocol-Version": "1999-01-01"}, mcpAnswer{400, 0, ""}},
+		{"mcp: wrong content type", "POST", rpc("tools/list", `{}`), map[string]string{"Content-Type": "text/plain"}, mcpAnswer{400, 0, ""}},
+		{"mcp: DELETE unknown Mcp-Session-Id", "DELETE", "", map[string]string{"Mcp-Session-Id": unknownID}, mcpAnswer{200, 0, ""}},
+		{"mcp: PUT", "PUT", rpc("tools/list", `{}`), nil, mcpAnswer{404, 0, ""}},
+	}
+	for _, tc := range mcpTests {
+		t.Run(tc.name, func(t *testing.T) {
+			hdr := map[string]string{}
+			for k, v := range mcpHdr {
+				hdr[k] = v
+			}
+			for k, v := range tc.hdr {
+				hdr[k] = v
+			}
+			got, _ := sendMCP(t, srv, tc.method, tc.body, hdr)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("%s /mcp %.100q (-want +got):\n%s", tc.method, tc.body, diff)
+			}
+		})
+	}
+
+	if diff := cmp.Diff(before, dumpRows(t, reader2)); diff != "" {
 		t.Errorf("stored rows changed (-before +after):\n%s", diff)
 	}
 }

@@ -1,14 +1,17 @@
 package mcpserver
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -75,17 +78,33 @@ func NewHTTPHandler(b Backend, cfg HTTPConfig) *HTTPHandler {
 
 func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if h.closing.Load() {
-		writeRPCError(w, http.StatusServiceUnavailable, "proxy-server is shutting down")
+		writeRPCError(w, http.StatusServiceUnavailable, mcp.INTERNAL_ERROR, "proxy-server is shutting down")
 		return
 	}
 	hs, err := h.ready(r.Context())
 	if err != nil {
 		h.log.Warn("MCP over HTTP is not ready", "err", err)
-		writeRPCError(w, http.StatusServiceUnavailable, err.Error())
+		writeRPCError(w, http.StatusServiceUnavailable, mcp.INTERNAL_ERROR, err.Error())
 		return
 	}
 	if h.cfg.MaxBodyBytes > 0 {
 		r.Body = http.MaxBytesReader(w, r.Body, h.cfg.MaxBodyBytes)
+	}
+	if r.Method == http.MethodPost && r.Body != nil {
+		// encoding/json turns invalid UTF-8 into U+FFFD: the call would
+		// reach the browser and the record with other text than the client
+		// sent. Refused as POST /call refuses it (mcp-go reads the body
+		// whole anyway).
+		body, err := io.ReadAll(r.Body)
+		switch {
+		case err != nil:
+			writeRPCError(w, http.StatusBadRequest, mcp.PARSE_ERROR, "reading the request body: "+err.Error())
+			return
+		case !utf8.Valid(body):
+			writeRPCError(w, http.StatusBadRequest, mcp.PARSE_ERROR, "request body is not valid UTF-8")
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
 	}
 	hs.ServeHTTP(w, r)
 }
@@ -178,12 +197,12 @@ func (h *HTTPHandler) DefaultSessionOf(mcpSessionID string) string {
 
 // writeRPCError answers a request the MCP server never saw with a JSON-RPC
 // error, the shape MCP clients read on this endpoint.
-func writeRPCError(w http.ResponseWriter, status int, msg string) {
+func writeRPCError(w http.ResponseWriter, status, code int, msg string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(map[string]any{
 		"jsonrpc": mcp.JSONRPC_VERSION,
 		"id":      nil,
-		"error":   map[string]any{"code": mcp.INTERNAL_ERROR, "message": msg},
+		"error":   map[string]any{"code": code, "message": msg},
 	})
 }

@@ -142,8 +142,16 @@ func (s *Server) handler(t Tool) server.ToolHandlerFunc {
 }
 
 func (s *Server) callUpstream(ctx context.Context, tool string, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	// Arguments of the wrong shape are refused here: read as absent, they
+	// would send the call to the default session (creating it).
+	if _, ok := req.Params.Arguments.(map[string]any); !ok && req.Params.Arguments != nil {
+		return errorResult(proxy.Errorf(proxy.EINVALID, "arguments must be a JSON object")), nil
+	}
 	args := req.GetArguments()
-	explicit, _ := args["session_id"].(string)
+	explicit, ok := args["session_id"].(string)
+	if !ok && args["session_id"] != nil {
+		return errorResult(proxy.Errorf(proxy.EINVALID, "session_id must be a string")), nil
+	}
 	params := make(map[string]any, len(args))
 	for k, v := range args {
 		if k != "session_id" {

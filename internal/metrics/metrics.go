@@ -1,12 +1,13 @@
 // Package metrics owns proxy-server's Prometheus metrics (/metrics): it
-// counts tool calls as they end and, on each scrape, reads the session
-// manager, the browser host and the database. It must never slow a call
-// down (observing is a few atomic adds and a histogram bucket) nor write
-// anything; it uses its own registry, never the global one.
+// counts tool calls as they end (forwarded or refused) and, on each scrape,
+// reads the session manager, the browser host and the database. It must
+// never slow a call down (observing is a few atomic adds and a histogram
+// bucket) nor write anything; it uses its own registry, never the global one.
 package metrics
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"time"
 
@@ -50,10 +51,10 @@ func New(src Sources) *Metrics {
 	m := &Metrics{
 		reg: prometheus.NewRegistry(),
 		calls: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "tool_calls_total",
-			Help: "Tool calls forwarded to upstream, by tool and outcome (success, error: the tool failed in the browser, or the proxy error code)."},
+			Help: "Tool calls by tool and outcome: success, error (the tool failed in the browser) or the proxy error code, including calls refused before they reached the browser (DOMAIN_BLOCKED, INVALID_PARAMETERS, TOOL_NOT_FOUND…). Tools the server does not know count as tool=\"unknown\"."},
 			[]string{"tool", "status"}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: namespace, Name: "tool_call_duration_seconds",
-			Help:    "Tool call latency inside proxy-server, from the session lock to the recorded answer.",
+			Help:    "Latency of tool calls forwarded to upstream, inside proxy-server, from the call to the recorded answer (refused calls are not timed).",
 			Buckets: []float64{.01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120}},
 			[]string{"tool"}),
 		stored: prometheus.NewCounter(prometheus.CounterOpts{Namespace: namespace, Name: "bytes_stored_total",
@@ -67,17 +68,38 @@ func New(src Sources) *Metrics {
 	return m
 }
 
-// Handler serves the metrics in the Prometheus text format.
+// Handler serves the metrics in the Prometheus text format on GET and HEAD;
+// any other method gets 405 with the API's documented error body
+// (INVALID_PARAMETERS), like every other read-only endpoint.
 func (m *Metrics) Handler() http.Handler {
-	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
+	h := promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusMethodNotAllowed)
+			_ = json.NewEncoder(w).Encode(map[string]any{"error": proxy.EINVALID,
+				"message": "method " + r.Method + " is not allowed on " + r.URL.Path + ": use GET", "retryable": false})
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
-// ObserveCall implements session.Observer.
+// ObserveCall implements session.Observer: a call forwarded to a worker.
 func (m *Metrics) ObserveCall(tool, status string, d time.Duration, stored, returned int) {
 	m.calls.WithLabelValues(tool, status).Inc()
 	m.duration.WithLabelValues(tool).Observe(d.Seconds())
-	m.stored.Add(float64(stored))
-	m.returned.Add(float64(returned))
+	m.stored.Add(float64(max(stored, 0)))
+	m.returned.Add(float64(max(returned, 0)))
+}
+
+// ObserveRefused implements session.Observer: a call refused before it
+// reached a worker counts in tool_calls_total under its error code. The
+// session manager passes tool "unknown" for names it does not know, which
+// keeps the label values bounded.
+func (m *Metrics) ObserveRefused(tool, code string) {
+	m.calls.WithLabelValues(tool, code).Inc()
 }
 
 // scrape reads the sources when Prometheus asks.

@@ -2,8 +2,13 @@ package metrics
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"log/slog"
 	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -13,7 +18,10 @@ import (
 	"github.com/prometheus/common/model"
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/policy"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/session"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/store"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/upstream"
 )
 
 // scrapeText fetches /metrics and parses it as the Prometheus text format.
@@ -105,6 +113,162 @@ func TestMetricsMoveWithTraffic(t *testing.T) {
 			}
 			if got := value(t, after, tt.name, tt.labels); got != tt.after {
 				t.Errorf("after: %s%v = %v, want %v", tt.name, tt.labels, got, tt.after)
+			}
+		})
+	}
+}
+
+// callWorker stands in for @playwright/mcp behind a real session manager.
+type callWorker struct {
+	pid  int
+	dir  string
+	once sync.Once
+	done chan struct{}
+}
+
+func (w *callWorker) Tools() []upstream.Tool {
+	return []upstream.Tool{
+		{Name: "browser_navigate", InputSchema: json.RawMessage(`{"type":"object","properties":{"url":{"type":"string"}},"required":["url"]}`)},
+		{Name: "browser_snapshot", InputSchema: json.RawMessage(`{"type":"object"}`)},
+	}
+}
+
+func (w *callWorker) CallTool(context.Context, string, json.RawMessage) (json.RawMessage, error) {
+	return json.RawMessage(`{"content":[{"type":"text","text":"### Page\n- Page URL: http://127.0.0.1/x\n- Page Title: X\n"}]}`), nil
+}
+func (w *callWorker) Ping(context.Context) error { return nil }
+func (w *callWorker) PID() int                   { return w.pid }
+func (w *callWorker) OutputDir() string          { return w.dir }
+func (w *callWorker) Done() <-chan struct{}      { return w.done }
+func (w *callWorker) Close(context.Context) error {
+	w.once.Do(func() { close(w.done) })
+	return nil
+}
+func (w *callWorker) SaveState(context.Context) (json.RawMessage, error) {
+	return json.RawMessage(`{}`), nil
+}
+func (w *callWorker) RestoreState(context.Context, json.RawMessage) error { return nil }
+func (w *callWorker) RSS() int64                                          { return 1 << 20 }
+
+// callCounts is every pwproxy_tool_calls_total series, by "tool status".
+func callCounts(fams map[string]*dto.MetricFamily) map[string]float64 {
+	out := map[string]float64{}
+	f := fams["pwproxy_tool_calls_total"]
+	if f == nil {
+		return out
+	}
+	for _, m := range f.Metric {
+		labels := map[string]string{}
+		for _, l := range m.Label {
+			labels[l.GetName()] = l.GetValue()
+		}
+		out[labels["tool"]+" "+labels["status"]] = m.Counter.GetValue()
+	}
+	return out
+}
+
+// TestRefusedCallsAreCounted runs the real session manager (fake workers,
+// real store, real policy) with the metrics as its observer: calls refused
+// before they reach a worker are counted under their error code, unknown
+// tool names all count as "unknown", and only forwarded calls are timed.
+func TestRefusedCallsAreCounted(t *testing.T) {
+	ctx := context.Background()
+	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "proxy.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	pol, err := policy.New(policy.Config{BlockedDomains: []string{"blocked.example"}, EnableScriptEvaluation: true, EnableFileUpload: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := New(Sources{})
+	pid := 1000
+	mgr := session.New(db, session.SpawnFunc(func(context.Context) (session.Worker, error) {
+		pid++
+		return &callWorker{pid: pid, dir: t.TempDir(), done: make(chan struct{})}, nil
+	}), session.Options{MaxSessions: 2, CallTimeout: 10 * time.Second, Observer: m, Policy: pol,
+		Logger: slog.New(slog.DiscardHandler)})
+	t.Cleanup(func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = mgr.Shutdown(sctx)
+	})
+	sess, err := mgr.Create(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	calls := []struct {
+		tool, params string
+		session      string
+		wantCode     string
+	}{
+		{"browser_navigate", `{"url":"https://blocked.example/"}`, sess.ID, proxy.EDOMAINBLOCKED},
+		{"browser_navigate", `{"url":42}`, sess.ID, proxy.EINVALID},
+		{"browser_navigate", `{"url":"http://127.0.0.1/x"}`, sess.ID, ""},
+		{"browser_snapshot", `{}`, "6f1c1d2e-0000-4000-8000-000000000000", proxy.ESESSIONMISSING},
+		{"browser_teleport", `{}`, sess.ID, proxy.ETOOLMISSING},
+		{"made_up_1", `{}`, sess.ID, proxy.ETOOLMISSING},
+		{"made_up_2", `{}`, sess.ID, proxy.ETOOLMISSING},
+	}
+	for _, c := range calls {
+		_, err := mgr.Call(ctx, session.CallRequest{SessionID: c.session, Tool: c.tool, Params: json.RawMessage(c.params)})
+		if got := proxy.ErrorCode(err); got != c.wantCode {
+			t.Fatalf("%s %s = %v, want code %q", c.tool, c.params, err, c.wantCode)
+		}
+	}
+
+	fams := scrapeText(t, m)
+	want := map[string]float64{
+		"browser_navigate DOMAIN_BLOCKED":     1,
+		"browser_navigate INVALID_PARAMETERS": 1,
+		"browser_navigate success":            1,
+		"browser_snapshot SESSION_NOT_FOUND":  1,
+		"unknown TOOL_NOT_FOUND":              3,
+	}
+	if diff := cmp.Diff(want, callCounts(fams)); diff != "" {
+		t.Errorf("pwproxy_tool_calls_total (-want +got):\n%s", diff)
+	}
+	if got := value(t, fams, "pwproxy_tool_call_duration_seconds", map[string]string{"tool": "browser_navigate"}); got != 1 {
+		t.Errorf("timed browser_navigate calls = %v, want 1 (only the forwarded one)", got)
+	}
+}
+
+// TestHandlerMethods checks that /metrics serves GET and HEAD and answers
+// any other method with 405 and the documented error body.
+func TestHandlerMethods(t *testing.T) {
+	h := New(Sources{}).Handler()
+	tests := []struct {
+		method   string
+		status   int
+		errCode  string
+		wantText bool
+	}{
+		{"GET", 200, "", true},
+		{"HEAD", 200, "", true}, // the recorder keeps what net/http drops for HEAD
+		{"POST", 405, proxy.EINVALID, false},
+		{"DELETE", 405, proxy.EINVALID, false},
+		{"PUT", 405, proxy.EINVALID, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.method, func(t *testing.T) {
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, httptest.NewRequest(tc.method, "/metrics", nil))
+			if rec.Code != tc.status {
+				t.Fatalf("%s /metrics = %d, want %d: %s", tc.method, rec.Code, tc.status, rec.Body)
+			}
+			if tc.errCode != "" {
+				var body struct {
+					Error   string `json:"error"`
+					Message string `json:"message"`
+				}
+				if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil || body.Error != tc.errCode || body.Message == "" {
+					t.Errorf("%s /metrics body %q (%v), want error %s with a message", tc.method, rec.Body, err, tc.errCode)
+				}
+			}
+			if got := strings.Contains(rec.Body.String(), "go_goroutines"); got != tc.wantText {
+				t.Errorf("%s /metrics carries the metrics = %v, want %v", tc.method, got, tc.wantText)
 			}
 		})
 	}

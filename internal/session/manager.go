@@ -40,12 +40,18 @@ type Worker interface {
 	RSS() int64
 }
 
-// Observer learns how each forwarded call ended (metrics). status is
-// "success", "error" (the tool failed in the browser) or the proxy error
-// code; stored and returned are the bytes kept in the record and the bytes
-// of the answer given back. It must not block.
+// Observer learns how each call ended (metrics). It must not block.
 type Observer interface {
+	// ObserveCall reports a call forwarded to a worker: status is
+	// "success", "error" (the tool failed in the browser) or the proxy
+	// error code; stored and returned are the bytes kept in the record and
+	// the bytes of the answer given back.
 	ObserveCall(tool, status string, d time.Duration, stored, returned int)
+	// ObserveRefused reports a call refused before it reached a worker,
+	// with its proxy error code (DOMAIN_BLOCKED, INVALID_PARAMETERS,
+	// TOOL_NOT_FOUND, SESSION_NOT_FOUND…). tool is "unknown" for a name
+	// the server does not know, so clients cannot mint label values.
+	ObserveRefused(tool, code string)
 }
 
 // Spawner starts workers, each with its own isolated BrowserContext.
@@ -543,21 +549,55 @@ type CallRequest struct {
 func (m *Manager) Call(ctx context.Context, req CallRequest) (*proxy.CallResult, error) {
 	start := time.Now()
 	res, stored, err := m.call(ctx, req)
-	if o := m.opts.Observer; o != nil && stored >= 0 {
-		status, returned := proxy.ErrorCode(err), 0
-		if res != nil {
-			status = string(res.Status)
-			if b, merr := json.Marshal(res); merr == nil {
-				returned = len(b)
+	d := time.Since(start)
+	status := proxy.ErrorCode(err)
+	if res != nil {
+		status = string(res.Status)
+	}
+	if o := m.opts.Observer; o != nil {
+		if stored < 0 {
+			o.ObserveRefused(m.toolLabel(req.Tool), status)
+		} else {
+			returned := 0
+			if res != nil {
+				if b, merr := json.Marshal(res); merr == nil {
+					returned = len(b)
+				}
 			}
+			o.ObserveCall(req.Tool, status, d, stored, returned)
 		}
-		o.ObserveCall(req.Tool, status, time.Since(start), stored, returned)
+	}
+	// Logged with ctx: under the API it carries the HTTP request id, which
+	// ties this line to the request's access line.
+	if m.log.Enabled(ctx, slog.LevelDebug) {
+		attrs := []slog.Attr{slog.String("session_id", req.SessionID), slog.String("tool", req.Tool),
+			slog.String("status", status), slog.Bool("forwarded", stored >= 0), slog.Duration("duration", d)}
+		if res != nil {
+			attrs = append(attrs, slog.String("ref_id", res.RefID))
+		}
+		m.log.LogAttrs(ctx, slog.LevelDebug, "tool call", attrs...)
 	}
 	return res, err
 }
 
+// toolLabel is name when the server knows the tool (upstream's or one of the
+// proxy's own), else "unknown": the metrics' label values stay a fixed set
+// whatever names clients send.
+func (m *Manager) toolLabel(name string) string {
+	if defined(name) {
+		return name
+	}
+	m.mu.Lock()
+	known := hasTool(m.tools, name)
+	m.mu.Unlock()
+	if known {
+		return name
+	}
+	return "unknown"
+}
+
 // call is Call; stored is the bytes recorded from upstream's answer, or -1
-// when the call was refused before it reached a worker (not observed).
+// when the call was refused before it reached a worker.
 func (m *Manager) call(ctx context.Context, req CallRequest) (*proxy.CallResult, int, error) {
 	if err := m.checkOpen(); err != nil {
 		return nil, -1, err
@@ -584,7 +624,7 @@ func (m *Manager) call(ctx context.Context, req CallRequest) (*proxy.CallResult,
 	if err := m.schemas.check(tool, params); err != nil {
 		return nil, -1, err
 	}
-	if err := m.checkPolicy(req, tool, params); err != nil {
+	if err := m.checkPolicy(ctx, req, tool, params); err != nil {
 		return nil, -1, err
 	}
 	l, err := m.acquire(ctx, req.SessionID)
@@ -641,7 +681,7 @@ func (m *Manager) call(ctx context.Context, req CallRequest) (*proxy.CallResult,
 	}
 	res.Metadata.Restored = restored
 	if err := m.store.TouchSession(recCtx, l.id, finished); err != nil {
-		m.log.Warn("touching session", "session_id", l.id, "err", err)
+		m.log.WarnContext(ctx, "touching session", "session_id", l.id, "err", err)
 	}
 	return res, stored, nil
 }
@@ -656,7 +696,7 @@ func (m *Manager) forward(ctx context.Context, l *live, tool string, params json
 	if !errors.Is(err, upstream.ErrNotDelivered) {
 		return raw, err
 	}
-	m.log.Warn("session worker was gone before the call reached it; sending the call to a new worker", "session_id", l.id, "worker_pid", l.worker.PID())
+	m.log.WarnContext(ctx, "session worker was gone before the call reached it; sending the call to a new worker", "session_id", l.id, "worker_pid", l.worker.PID())
 	m.workerLost(l)
 	if _, err := m.ensureWorker(ctx, l); err != nil {
 		return nil, err
@@ -675,13 +715,13 @@ func (m *Manager) record(ctx context.Context, l *live, refID, tool string, fwd f
 	parsed, perr := upstream.Parse(raw)
 	if perr != nil {
 		// Keep the bytes anyway; only the metadata is lost.
-		m.log.Warn("unparseable upstream result", "ref_id", refID, "err", perr)
+		m.log.WarnContext(ctx, "unparseable upstream result", "session_id", l.id, "ref_id", refID, "err", perr)
 		parsed = &upstream.Parsed{}
 	} else {
 		var ierr error
 		ing, ierr = upstream.Ingest(parsed, l.worker.OutputDir(), at)
 		if ierr != nil {
-			m.log.Warn("ingesting upstream files", "ref_id", refID, "err", ierr)
+			m.log.WarnContext(ctx, "ingesting upstream files", "session_id", l.id, "ref_id", refID, "err", ierr)
 		}
 	}
 	if ing == nil {
@@ -746,7 +786,7 @@ func (m *Manager) record(ctx context.Context, l *live, refID, tool string, fwd f
 		l.lastURL = parsed.PageURL
 		md, _ := json.Marshal(map[string]string{"last_url": parsed.PageURL, "last_title": parsed.PageTitle})
 		if err := m.store.SetSessionMetadata(ctx, l.id, md); err != nil {
-			m.log.Warn("saving session metadata", "session_id", l.id, "err", err)
+			m.log.WarnContext(ctx, "saving session metadata", "session_id", l.id, "err", err)
 		}
 	}
 	return res, stored, nil
@@ -791,9 +831,9 @@ func (m *Manager) recordFailure(ctx context.Context, l *live, refID string, at t
 	perr.Message = m.maskCredentials(m.opts.Policy.Redact(perr.Message))
 	resp := &proxy.Response{RefID: refID, Status: proxy.StatusError, ErrorMessage: perr.Message, Timestamp: at}
 	if err := m.store.InsertResponse(ctx, resp, nil, nil); err != nil {
-		m.log.Error("recording failed call", "ref_id", refID, "err", err)
+		m.log.ErrorContext(ctx, "recording failed call", "session_id", l.id, "ref_id", refID, "err", err)
 	}
-	m.log.Warn("tool call failed", "session_id", l.id, "ref_id", refID, "code", perr.Code, "err", callErr)
+	m.log.WarnContext(ctx, "tool call failed", "session_id", l.id, "ref_id", refID, "code", perr.Code, "err", callErr)
 	return perr
 }
 
@@ -891,7 +931,7 @@ func (m *Manager) ensureWorker(ctx context.Context, l *live) (restored bool, err
 	if l.worker != nil {
 		select {
 		case <-l.worker.Done():
-			m.log.Warn("session worker had exited; replacing it", "session_id", l.id, "worker_pid", l.worker.PID())
+			m.log.WarnContext(ctx, "session worker had exited; replacing it", "session_id", l.id, "worker_pid", l.worker.PID())
 			m.workerLost(l)
 		default:
 			return false, nil
@@ -910,7 +950,7 @@ func (m *Manager) ensureWorker(ctx context.Context, l *live) (restored bool, err
 	l.crashed = false
 	l.clearPings()
 	if err := m.store.UpdateSessionState(ctx, l.id, proxy.SessionActive); err != nil {
-		m.log.Warn("marking session active", "session_id", l.id, "err", err)
+		m.log.WarnContext(ctx, "marking session active", "session_id", l.id, "err", err)
 	}
 	restored = l.hadWorker
 	l.hadWorker = true

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"context"
 	"encoding/json"
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
@@ -56,7 +57,7 @@ func visibleTools(p Policy, tools []upstream.Tool) []upstream.Tool {
 // Refused calls are not written to the requests table: that table is the
 // record of what was sent to the browser, and a refused call never was. They
 // are logged (without arguments, which may hold secrets) instead.
-func (m *Manager) checkPolicy(req CallRequest, tool upstream.Tool, params json.RawMessage) error {
+func (m *Manager) checkPolicy(ctx context.Context, req CallRequest, tool upstream.Tool, params json.RawMessage) error {
 	err := m.opts.Policy.CheckCall(req.Tool, tool.InputSchema, params)
 	if err == nil {
 		return nil
@@ -74,7 +75,7 @@ func (m *Manager) checkPolicy(req CallRequest, tool upstream.Tool, params json.R
 		e.Details["url"] = m.opts.Policy.Redact(u)
 	}
 	e.Message = m.opts.Policy.Redact(e.Message)
-	m.log.Warn("tool call refused by policy", "session_id", req.SessionID, "tool", req.Tool, "code", e.Code, "reason", e.Message)
+	m.log.WarnContext(ctx, "tool call refused by policy", "session_id", req.SessionID, "tool", req.Tool, "code", e.Code, "reason", e.Message)
 	return e
 }
 

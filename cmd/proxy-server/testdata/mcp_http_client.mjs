@@ -1,7 +1,8 @@
 // Drives proxy-server's /mcp with the official MCP TypeScript SDK, for
-// TestStreamableHTTPWithOfficialSDK: two MCP sessions, each navigating with
-// its own value, then the first one terminated (DELETE). It prints one JSON
-// object on stdout; the Go test checks it.
+// TestStreamableHTTPWithOfficialSDK: two MCP sessions, each listing the tools
+// (whole definitions, as the SDK parsed them) and navigating with its own
+// value, then the first one terminated (DELETE). It prints one JSON object on
+// stdout; the Go test checks it.
 //
 //   node mcp_http_client.mjs MCP_URL SITE_URL
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -31,22 +32,25 @@ async function navigate(client, url) {
   return { session_id: body.session_id, page_title: body.metadata?.page_title ?? '', status: body.status };
 }
 
-async function toolNames(client) {
-  const names = [];
+// tools is every tool of tools/list, all pages, sorted by name: the whole
+// definitions (name, description, inputSchema, annotations…) as the SDK
+// parsed them, for the Go test to compare with the bridge's.
+async function tools(client) {
+  const all = [];
   let cursor;
   do {
     const page = await client.listTools(cursor ? { cursor } : {});
-    names.push(...page.tools.map((t) => t.name));
+    all.push(...page.tools);
     cursor = page.nextCursor;
   } while (cursor);
-  return names.sort();
+  return all.sort((x, y) => (x.name < y.name ? -1 : x.name > y.name ? 1 : 0));
 }
 
 const out = {};
 const a = await connect('sdk-a');
 const b = await connect('sdk-b');
-out.a = { mcp_session_id: a.transport.sessionId, protocol_version: a.transport.protocolVersion, tools: await toolNames(a.client) };
-out.b = { mcp_session_id: b.transport.sessionId, tools: await toolNames(b.client) };
+out.a = { mcp_session_id: a.transport.sessionId, protocol_version: a.transport.protocolVersion, tools: await tools(a.client) };
+out.b = { mcp_session_id: b.transport.sessionId, tools: await tools(b.client) };
 
 // Each sets its own value; the two first calls run at once.
 [out.a.set, out.b.set] = await Promise.all([
