@@ -53,6 +53,17 @@ const (
 	StatusError   = "error"
 )
 
+// SessionActivity is what a call's answer also changes in its session. The
+// store writes it in the response's transaction, so it costs no commit of
+// its own.
+type SessionActivity struct {
+	SessionID string
+	// At raises last_activity (never lowers it).
+	At time.Time
+	// Metadata, when not nil, replaces the session's metadata.
+	Metadata json.RawMessage
+}
+
 // Response is what the upstream answered to a Request.
 //
 // Result is the upstream JSON-RPC result exactly as received; PageSnapshot is

@@ -72,6 +72,9 @@ type Store interface {
 	InsertRequest(ctx context.Context, r *proxy.Request) error
 	GetRequest(ctx context.Context, refID string) (*proxy.Request, error)
 	InsertResponse(ctx context.Context, r *proxy.Response, console []proxy.ConsoleEntry, images []proxy.Image) error
+	// RecordResponse is InsertResponse plus the session's activity, in one
+	// transaction.
+	RecordResponse(ctx context.Context, r *proxy.Response, console []proxy.ConsoleEntry, images []proxy.Image, act *proxy.SessionActivity) error
 	GetResponse(ctx context.Context, refID string) (*proxy.Response, error)
 }
 
@@ -124,6 +127,7 @@ type Manager struct {
 
 	transitions map[string]*transitionLock
 	tools       []upstream.Tool
+	discovery   *toolDiscovery // the worker start learning tools, if any
 	readOnly    map[string]bool
 	shutdown    bool
 
@@ -320,22 +324,71 @@ func (m *Manager) Tools(ctx context.Context) ([]upstream.Tool, error) {
 	return m.listed(tools), nil
 }
 
+// toolDiscoveryLimit bounds the worker start that learns upstream's tools.
+const toolDiscoveryLimit = 2 * time.Minute
+
+// toolDiscovery is one worker start whose only purpose is tools/list; every
+// caller that needs the list meanwhile waits for the same one.
+type toolDiscovery struct {
+	done chan struct{}
+	err  error // set before done closes
+}
+
 // upstreamTools is every tool upstream offers, switched off or not.
+//
+// The first caller starts a worker to learn the list, detached from its own
+// context: a caller with a short budget (a /health check on a loaded
+// machine) would otherwise abandon the start each time, and the list would
+// never be learned. The worker then goes to the pool.
 func (m *Manager) upstreamTools(ctx context.Context) ([]upstream.Tool, error) {
 	m.mu.Lock()
-	tools := m.tools
-	m.mu.Unlock()
-	if tools != nil {
+	if m.tools != nil {
+		tools := m.tools
+		m.mu.Unlock()
 		return tools, nil
 	}
-	w, err := m.worker(ctx)
-	if err != nil {
-		return nil, err
+	d := m.discovery
+	if d == nil {
+		d = &toolDiscovery{done: make(chan struct{})}
+		m.discovery = d
+		m.tasks.Add(1)
+		go m.discoverTools(d)
 	}
-	m.putSpare(w)
+	m.mu.Unlock()
+	select {
+	case <-d.done:
+	case <-ctx.Done():
+		return nil, &proxy.Error{Code: proxy.EUNAVAILABLE, Message: "upstream's tool list is not known yet: the first browser worker is still starting", Retryable: true,
+			Suggestion: "Retry in a few seconds."}
+	}
+	if d.err != nil {
+		return nil, d.err
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.tools, nil
+}
+
+func (m *Manager) discoverTools(d *toolDiscovery) {
+	defer m.tasks.Done()
+	ctx, cancel := context.WithTimeout(context.Background(), toolDiscoveryLimit)
+	defer cancel()
+	go func() { // Shutdown ends the start
+		select {
+		case <-m.done:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	w, err := m.worker(ctx)
+	if err == nil {
+		m.putSpare(w)
+	}
+	m.mu.Lock()
+	d.err = err
+	m.discovery = nil // a failed start is tried again by the next caller
+	m.mu.Unlock()
+	close(d.done)
 }
 
 // putSpare returns an unused worker to the pool, or stops it when full.
@@ -653,9 +706,21 @@ func (m *Manager) call(ctx context.Context, req CallRequest) (*proxy.CallResult,
 	defer admitted()
 
 	started := m.opts.Now().UTC()
+	// The record is written even when the caller has gone away: the call
+	// happened in the browser, so its outcome belongs in history.
+	recCtx := context.WithoutCancel(ctx)
 	// The record gets the arguments with secrets masked; the worker gets
 	// them as they are (it has to type the real password).
-	if err := m.store.InsertRequest(ctx, &proxy.Request{RefID: refID, SessionID: l.id, ToolName: req.Tool, Params: m.maskCredentialsJSON(m.opts.Policy.RedactJSON(params)), Timestamp: started}); err != nil {
+	request := &proxy.Request{RefID: refID, SessionID: l.id, ToolName: req.Tool, Params: m.maskCredentialsJSON(m.opts.Policy.RedactJSON(params)), Timestamp: started}
+	var requestWritten chan error
+	if req.RequestID == "" {
+		// A ref_id we made cannot be taken already, so nothing can refuse
+		// the row: it is written while the worker runs the call, off the
+		// call's path (docs/BENCHMARKS.md §1). The response waits for it.
+		requestWritten = make(chan error, 1)
+		go func() { requestWritten <- m.store.InsertRequest(recCtx, request) }()
+	} else if err := m.store.InsertRequest(ctx, request); err != nil {
+		// The caller's own id: it must be refused before the call runs.
 		if _, gerr := m.store.GetRequest(ctx, refID); gerr == nil {
 			return nil, -1, proxy.Errorf(proxy.EINVALID, "request_id %s was already used; send a new one or omit it", refID)
 		}
@@ -665,9 +730,11 @@ func (m *Manager) call(ctx context.Context, req CallRequest) (*proxy.CallResult,
 	raw, callErr := m.forward(ctx, l, fwd.tool, fwd.params)
 	restored = restored || l.takeRestored()
 	finished := m.opts.Now().UTC()
-	// The record is written even when the caller has gone away: the call
-	// happened in the browser, so its outcome belongs in history.
-	recCtx := context.WithoutCancel(ctx)
+	if requestWritten != nil {
+		if err := <-requestWritten; err != nil {
+			return nil, 0, fmt.Errorf("recording request: %w", err)
+		}
+	}
 	if callErr != nil {
 		return nil, 0, m.recordFailure(recCtx, l, refID, finished, callErr)
 	}
@@ -680,9 +747,6 @@ func (m *Manager) call(ctx context.Context, req CallRequest) (*proxy.CallResult,
 		return nil, 0, err
 	}
 	res.Metadata.Restored = restored
-	if err := m.store.TouchSession(recCtx, l.id, finished); err != nil {
-		m.log.WarnContext(ctx, "touching session", "session_id", l.id, "err", err)
-	}
 	return res, stored, nil
 }
 
@@ -757,8 +821,20 @@ func (m *Manager) record(ctx context.Context, l *live, refID, tool string, fwd f
 		ing.Images[i].RefID = refID
 		ing.Images[i].Seq = i
 	}
-	if err := m.store.InsertResponse(ctx, resp, ing.Console, ing.Images); err != nil {
+	// The session's last activity (and its last URL, when the page moved)
+	// go in the response's transaction: one commit per answer.
+	act := &proxy.SessionActivity{SessionID: l.id, At: at}
+	if parsed.PageURL != "" && parsed.PageURL != l.lastURL {
+		md, err := json.Marshal(map[string]string{"last_url": parsed.PageURL, "last_title": parsed.PageTitle})
+		if err == nil {
+			act.Metadata = md
+		}
+	}
+	if err := m.store.RecordResponse(ctx, resp, ing.Console, ing.Images, act); err != nil {
 		return nil, 0, fmt.Errorf("recording response %s: %w", refID, err)
+	}
+	if act.Metadata != nil {
+		l.lastURL = parsed.PageURL
 	}
 	stored := len(resp.Result) + len(resp.PageSnapshot) + len(resp.ConsoleLogs)
 	for _, im := range ing.Images {
@@ -781,13 +857,6 @@ func (m *Manager) record(ctx context.Context, l *live, refID, tool string, fwd f
 	}
 	if m.opts.FullResponses {
 		res.Upstream = json.RawMessage(resp.Result) // masked, as stored
-	}
-	if parsed.PageURL != "" && parsed.PageURL != l.lastURL {
-		l.lastURL = parsed.PageURL
-		md, _ := json.Marshal(map[string]string{"last_url": parsed.PageURL, "last_title": parsed.PageTitle})
-		if err := m.store.SetSessionMetadata(ctx, l.id, md); err != nil {
-			m.log.WarnContext(ctx, "saving session metadata", "session_id", l.id, "err", err)
-		}
 	}
 	return res, stored, nil
 }

@@ -70,6 +70,13 @@ func (db *DB) GetRequest(ctx context.Context, refID string) (*proxy.Request, err
 // not modified. EREFMISSING if no request is recorded for r.RefID; EINVALID
 // if it already has a response.
 func (db *DB) InsertResponse(ctx context.Context, r *proxy.Response, console []proxy.ConsoleEntry, images []proxy.Image) error {
+	return db.RecordResponse(ctx, r, console, images, nil)
+}
+
+// RecordResponse is InsertResponse that also records act (if not nil) in the
+// same transaction. A session that no longer exists is not an error here:
+// the response is what must not be lost.
+func (db *DB) RecordResponse(ctx context.Context, r *proxy.Response, console []proxy.ConsoleEntry, images []proxy.Image, act *proxy.SessionActivity) error {
 	// Validate everything before BEGIN so that the write lock is held only
 	// for the inserts themselves.
 	switch {
@@ -82,6 +89,9 @@ func (db *DB) InsertResponse(ctx context.Context, r *proxy.Response, console []p
 		if len(c.Location) > 0 && !json.Valid(c.Location) {
 			return proxy.Errorf(proxy.EINVALID, "response %q: console entry %d: location is not valid JSON", r.RefID, i)
 		}
+	}
+	if act != nil && len(act.Metadata) > 0 && !json.Valid(act.Metadata) {
+		return proxy.Errorf(proxy.EINVALID, "response %q: session metadata is not valid JSON", r.RefID)
 	}
 
 	err := db.writeTx(ctx, func(tx *sql.Tx) error {
@@ -125,6 +135,19 @@ func (db *DB) InsertResponse(ctx context.Context, r *proxy.Response, console []p
 				if _, err := stmt.ExecContext(ctx, r.RefID, i, img.MimeType, data); err != nil {
 					return fmt.Errorf("image %d: %w", i, err)
 				}
+			}
+		}
+		if act == nil {
+			return nil
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE sessions SET last_activity = MAX(last_activity, ?) WHERE session_id = ?`,
+			formatTime(act.At), act.SessionID); err != nil {
+			return fmt.Errorf("touch session %s: %w", act.SessionID, err)
+		}
+		if act.Metadata != nil {
+			if _, err := tx.ExecContext(ctx, `UPDATE sessions SET metadata = ? WHERE session_id = ?`,
+				nullJSON(act.Metadata), act.SessionID); err != nil {
+				return fmt.Errorf("session metadata %s: %w", act.SessionID, err)
 			}
 		}
 		return nil
