@@ -12,6 +12,20 @@
 const cfg = JSON.parse(process.env.PWPROXY_BROWSER_SERVER || '{}');
 const playwright = require(require.resolve('playwright-core', { paths: [cfg.resolveFrom || process.cwd()] }));
 
+// Workers are on this machine: deflating every message over 10 KB (a page
+// snapshot is 40-500 KB) costs milliseconds on both ends and saves nothing
+// on loopback. Playwright exports the options object its websocket server
+// is built with; raising the threshold before the server starts means this
+// side never compresses. Best effort: another Playwright keeps its default.
+try {
+  const core = require(require.resolve('playwright-core/lib/coreBundle', { paths: [cfg.resolveFrom || process.cwd()] }));
+  const deflate = core.utils && core.utils.perMessageDeflate;
+  if (deflate && typeof deflate === 'object')
+    deflate.threshold = Number.MAX_SAFE_INTEGER;
+} catch (e) {
+  process.stderr.write('websocket compression left on: ' + (e && e.message) + '\n');
+}
+
 let server;
 let stopping = false;
 async function stop(code) {
