@@ -586,7 +586,7 @@ func (cmd *ChartCommand) Run(ctx context.Context, args []string) error {
 type overheadFlags struct {
 	n, warmup, settle int
 	page              string
-	strict            bool
+	strict, hop       bool
 }
 
 func (f *overheadFlags) register(fs *flag.FlagSet, prefix string) {
@@ -595,6 +595,7 @@ func (f *overheadFlags) register(fs *flag.FlagSet, prefix string) {
 	fs.StringVar(&f.page, prefix+"page", "table", "overhead: page both sides sit on: form, table or catalogue")
 	fs.IntVar(&f.settle, prefix+"timeout-settle", 0, "overhead: @playwright/mcp --timeout-settle in ms on both sides (-1: upstream's default, 500 ms)")
 	fs.BoolVar(&f.strict, prefix+"strict-order", false, "overhead: A before B in every pair (default: the order flips every round, AB, BA, …)")
+	fs.BoolVar(&f.hop, prefix+"hop", true, "overhead: also a side C, plain @playwright/mcp on a browser server launched like the proxy's shared browser, splitting B − A into the shared browser's hop and the proxy's own part")
 }
 
 func (f *overheadFlags) config(s bench.ServerConfig, bridge string, callTimeout time.Duration) (bench.OverheadConfig, error) {
@@ -610,7 +611,7 @@ func (f *overheadFlags) config(s bench.ServerConfig, bridge string, callTimeout 
 		return bench.OverheadConfig{}, fmt.Errorf("-page %q: want form, table or catalogue", f.page)
 	}
 	return bench.OverheadConfig{Server: s, Root: s.Dir, Bridge: absUnder(s.Dir, bridge), Iterations: f.n, Warmup: f.warmup,
-		Page: f.page, SettleMS: f.settle, CallTimeout: callTimeout, StrictOrder: f.strict}, nil
+		Page: f.page, SettleMS: f.settle, CallTimeout: callTimeout, StrictOrder: f.strict, Hop: f.hop}, nil
 }
 
 // bytesFlags are the bytes scenario's flags.

@@ -389,6 +389,10 @@ type PlainConfig struct {
 	Browser string
 	// SettleMS is --timeout-settle; negative leaves upstream's default.
 	SettleMS int
+	// Endpoint, when set, is a Playwright browser server the plain process
+	// connects to (--endpoint, as the proxy's workers do in shared mode)
+	// instead of launching its own browser.
+	Endpoint string
 }
 
 // plainArgs builds the plain @playwright/mcp arguments after the command
@@ -404,6 +408,17 @@ func plainArgs(browser, outputDir, configPath string, settleMS int, root bool) [
 	}
 	if root {
 		args = append(args, "--no-sandbox")
+	}
+	return args
+}
+
+// endpointArgs are plainArgs for a plain @playwright/mcp that connects to a
+// browser server, as the proxy's workers do (internal/upstream workerArgs):
+// the browser's flags are the server's.
+func endpointArgs(endpoint, outputDir string, settleMS int) []string {
+	args := []string{"--isolated", "--endpoint", endpoint, "--output-dir", outputDir, "--file-paths", "absolute"}
+	if settleMS >= 0 {
+		args = append(args, fmt.Sprintf("--timeout-settle=%d", settleMS))
 	}
 	return args
 }
@@ -452,10 +467,14 @@ func StartPlain(ctx context.Context, log *slog.Logger, cfg PlainConfig) (*StdioS
 	if prev := strings.TrimSpace(os.Getenv("NODE_OPTIONS")); prev != "" {
 		nodeOpts = prev + " " + nodeOpts
 	}
+	args, name := plainArgs(browser, out, confPath, cfg.SettleMS, os.Geteuid() == 0), "plain"
+	if cfg.Endpoint != "" {
+		args, name = endpointArgs(cfg.Endpoint, out, cfg.SettleMS), "plain via browser server"
+	}
 	return StartStdio(ctx, log, StdioConfig{
-		Name:         "plain",
+		Name:         name,
 		Command:      command[0],
-		Args:         slices.Concat(command[1:], plainArgs(browser, out, confPath, cfg.SettleMS, os.Geteuid() == 0)),
+		Args:         slices.Concat(command[1:], args),
 		Env:          map[string]string{"NODE_OPTIONS": nodeOpts},
 		Dir:          dir,
 		RemoveOnStop: []string{dir},

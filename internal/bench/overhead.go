@@ -7,10 +7,13 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"os"
 	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/upstream"
 )
 
 // OverheadTargetMS is issue 7's target for the overhead scenario: the proxy
@@ -43,6 +46,11 @@ type OverheadConfig struct {
 	// after A's call of the same kind, so a heavy call (a snapshot) leaves
 	// its CPU work (GC, Chromium) to B alone.
 	StrictOrder bool
+	// Hop adds a third side, C: a plain @playwright/mcp connected to a
+	// Playwright browser server launched like the proxy's shared browser,
+	// so the report splits B − A into the shared browser's hop (C − A) and
+	// the proxy's own part (B − C).
+	Hop bool
 }
 
 // OverheadResult is the result of the overhead scenario.
@@ -55,9 +63,11 @@ type OverheadResult struct {
 	Order string            `json:"order"`
 	Env   map[string]string `json:"env"`
 	// PlainCommand is how the plain upstream was started.
-	PlainCommand string               `json:"plain_command"`
-	Kinds        []OverheadKindResult `json:"kinds"`
-	TargetMS     float64              `json:"target_added_ms"`
+	PlainCommand string `json:"plain_command"`
+	// ViaCommand is how side C (Hop) was started.
+	ViaCommand string               `json:"via_browser_server_command,omitempty"`
+	Kinds      []OverheadKindResult `json:"kinds"`
+	TargetMS   float64              `json:"target_added_ms"`
 	// Breakdown splits the proxy side's calls with the server's record
 	// (see Breakdown): before = client → bridge → HTTP → worker called,
 	// upstream = the worker call, after = record + answer → bridge →
@@ -92,6 +102,38 @@ type OverheadKindResult struct {
 	Ratio      float64   `json:"ratio"`
 	PlainBytes ByteStats `json:"plain_bytes"`
 	ProxyBytes ByteStats `json:"proxy_bytes"`
+	// Hop is side C's figures, when it ran.
+	Hop *HopResult `json:"hop,omitempty"`
+}
+
+// HopResult splits B − A with side C, a plain @playwright/mcp on a shared
+// browser server: the hop is what sharing one browser costs any client,
+// the rest is the proxy's own work.
+type HopResult struct {
+	Via Summary `json:"via_browser_server"`
+	// HopMS is the median of the paired C − A, ProxyOwnMS of B − C; each
+	// with a 95 % confidence interval.
+	HopMS          float64 `json:"hop_ms"`
+	HopCILow       float64 `json:"hop_ms_ci95_low"`
+	HopCIHigh      float64 `json:"hop_ms_ci95_high"`
+	ProxyOwnMS     float64 `json:"proxy_own_ms"`
+	ProxyOwnCILow  float64 `json:"proxy_own_ms_ci95_low"`
+	ProxyOwnCIHigh float64 `json:"proxy_own_ms_ci95_high"`
+	CIOK           bool    `json:"ci95_ok"`
+}
+
+// summarizeHop computes side C's figures from the same rounds as A and B.
+func summarizeHop(plain, proxy, via []float64) *HopResult {
+	hop, own := pairedDiffs(plain, via), pairedDiffs(via, proxy)
+	if len(hop) == 0 || len(own) == 0 {
+		return nil
+	}
+	h := &HopResult{Via: Summarize(via), HopMS: Summarize(hop).Median, ProxyOwnMS: Summarize(own).Median}
+	var ok1, ok2 bool
+	h.HopCILow, h.HopCIHigh, ok1 = medianCI(hop, 0.95)
+	h.ProxyOwnCILow, h.ProxyOwnCIHigh, ok2 = medianCI(own, 0.95)
+	h.CIOK = ok1 && ok2
+	return h
 }
 
 // ByteStats describes the sizes of the results of one call kind.
@@ -237,6 +279,17 @@ func RunOverhead(ctx context.Context, log *slog.Logger, site *Site, cfg Overhead
 	}
 	defer func() { res.Stops = append(res.Stops, plain.Stop(context.WithoutCancel(ctx))) }()
 	res.PlainCommand = plain.CommandLine()
+	var via *StdioServer
+	if cfg.Hop {
+		var stop func()
+		via, stop, err = startVia(ctx, log, cfg)
+		if err != nil {
+			return res, err
+		}
+		defer stop()
+		defer func() { res.Stops = append(res.Stops, via.Stop(context.WithoutCancel(ctx))) }()
+		res.ViaCommand = via.CommandLine()
+	}
 	proxy, err := StartBridge(ctx, log, cfg.Bridge, srv.URL)
 	if err != nil {
 		return res, err
@@ -251,7 +304,11 @@ func RunOverhead(ctx context.Context, log *slog.Logger, site *Site, cfg Overhead
 	// Untimed: both sides open the page (the plain side launches its
 	// browser here; the bridge creates its default session).
 	url := site.PageURL(page)
-	for _, s := range []*StdioServer{plain, proxy} {
+	sides := []*StdioServer{plain, proxy}
+	if via != nil {
+		sides = append(sides, via)
+	}
+	for _, s := range sides {
 		if _, err := call(s, "browser_navigate", map[string]any{"url": url}); err != nil {
 			return res, fmt.Errorf("opening the %s page: %w", cfg.Page, err)
 		}
@@ -261,6 +318,7 @@ func RunOverhead(ctx context.Context, log *slog.Logger, site *Site, cfg Overhead
 	type acc struct {
 		plain, proxy           []float64
 		plainBytes, proxyBytes []int
+		via                    []float64
 	}
 	accs := make([]acc, len(kinds))
 	var timings []callTiming
@@ -270,7 +328,11 @@ func RunOverhead(ctx context.Context, log *slog.Logger, site *Site, cfg Overhead
 	defer func() {
 		for i, k := range kinds {
 			a := accs[i]
-			res.Kinds = append(res.Kinds, summarizeKind(k.tool, k.args, a.plain, a.proxy, a.plainBytes, a.proxyBytes))
+			kr := summarizeKind(k.tool, k.args, a.plain, a.proxy, a.plainBytes, a.proxyBytes)
+			if via != nil {
+				kr.Hop = summarizeHop(a.plain, a.proxy, a.via)
+			}
+			res.Kinds = append(res.Kinds, kr)
 		}
 		res.Errors, res.ErrorCount = errs.list(), errs.total()
 		bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
@@ -288,23 +350,27 @@ func RunOverhead(ctx context.Context, log *slog.Logger, site *Site, cfg Overhead
 	for i := range rounds {
 		timed := i >= cfg.Warmup
 		for k, kind := range kinds {
-			var a, b ToolCall
-			var errA, errB error
-			if cfg.StrictOrder || i%2 == 0 {
-				a, errA = call(plain, kind.tool, kind.args)
-				b, errB = call(proxy, kind.tool, kind.args)
-			} else {
-				b, errB = call(proxy, kind.tool, kind.args)
-				a, errA = call(plain, kind.tool, kind.args)
+			// Side j of this round is sides[order[j]]: with two sides AB
+			// and BA in turn, with three a rotation (ABC, BCA, CAB).
+			got := make([]ToolCall, len(sides))
+			failed := false
+			for j := range sides {
+				n := j
+				if !cfg.StrictOrder {
+					n = (j + i) % len(sides)
+				}
+				var err error
+				if got[n], err = call(sides[n], kind.tool, kind.args); err != nil {
+					errs.add(sideNames[n]+" "+kind.tool, err)
+					failed = true
+				}
 			}
-			if errA != nil {
-				errs.add("plain "+kind.tool, errA)
-			}
-			if errB != nil {
-				errs.add("proxy "+kind.tool, errB)
-			}
-			if !timed || errA != nil || errB != nil {
+			if !timed || failed {
 				continue
+			}
+			a, b := got[0], got[1]
+			if via != nil {
+				accs[k].via = append(accs[k].via, ms(got[2].Took))
 			}
 			accs[k].plain = append(accs[k].plain, ms(a.Took))
 			accs[k].proxy = append(accs[k].proxy, ms(b.Took))
@@ -338,6 +404,44 @@ func firstOverheadError(es []ErrorCount) string {
 		return ""
 	}
 	return es[0].Where + ": " + es[0].Message
+}
+
+// sideNames name the overhead scenario's sides in errors: A, B and C.
+var sideNames = []string{"plain", "proxy", "plain via browser server"}
+
+// startVia launches a Playwright browser server the way proxy-server launches
+// its shared browser (same flags, V8 size optimisation on, as by default)
+// and a plain @playwright/mcp connected to it: side C of the overhead
+// scenario. stop ends the browser server.
+func startVia(ctx context.Context, log *slog.Logger, cfg OverheadConfig) (*StdioServer, func(), error) {
+	from, err := upstream.PlaywrightFrom(upstream.DefaultCommand(cfg.Root))
+	if err != nil {
+		return nil, nil, fmt.Errorf("side C: %w", err)
+	}
+	exe := os.Getenv("PROXY_BROWSER_EXECUTABLE")
+	if exe == "" {
+		if exe, err = upstream.FindBrowser(); err != nil {
+			return nil, nil, fmt.Errorf("side C: %w", err)
+		}
+	}
+	quiet := slog.New(slog.DiscardHandler)
+	b, err := upstream.LaunchBrowserServer(ctx, upstream.BrowserConfig{Executable: exe, Headless: true, OptimizeMemory: true, Logger: quiet}, "", from)
+	if err != nil {
+		return nil, nil, fmt.Errorf("side C: browser server: %w", err)
+	}
+	stop := func() {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer cancel()
+		if err := b.Close(sctx); err != nil {
+			log.Warn("side C: stopping the browser server", "err", err)
+		}
+	}
+	via, err := StartPlain(ctx, log, PlainConfig{Root: cfg.Root, SettleMS: cfg.SettleMS, Endpoint: b.PlaywrightEndpoint()})
+	if err != nil {
+		stop()
+		return nil, nil, err
+	}
+	return via, stop, nil
 }
 
 // CommandLine is the child's command line, for the report.
@@ -377,6 +481,24 @@ func (r *OverheadResult) writeText(w io.Writer) {
 		}
 		fmt.Fprintf(w, "result: %s: the proxy path adds %.1f ms median (issue 7 target ≤ %.0f ms median: %s); the client receives %d bytes per call through the proxy vs %d plain\n",
 			k.Tool, k.AddedMS, r.TargetMS, verdict(k.AddedMS <= r.TargetMS), k.ProxyBytes.Median, k.PlainBytes.Median)
+	}
+	if r.ViaCommand != "" {
+		fmt.Fprintf(w, "C = a plain @playwright/mcp on a Playwright browser server launched like proxy-server's shared browser: %s\n", r.ViaCommand)
+		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "tool\tC p50 ms\tC p95\tshared browser's hop (C−A paired)\t95% CI\tproxy's own (B−C paired)\t95% CI\t")
+		for _, k := range r.Kinds {
+			if k.Hop == nil {
+				continue
+			}
+			h := k.Hop
+			ci1, ci2 := "-", "-"
+			if h.CIOK {
+				ci1 = fmt.Sprintf("%s…%s", f1(h.HopCILow), f1(h.HopCIHigh))
+				ci2 = fmt.Sprintf("%s…%s", f1(h.ProxyOwnCILow), f1(h.ProxyOwnCIHigh))
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", k.Tool, f1(h.Via.Median), f1(h.Via.P95), f1(h.HopMS), ci1, f1(h.ProxyOwnMS), ci2)
+		}
+		tw.Flush()
 	}
 	fmt.Fprintln(w, "where B's time goes (medians, ms; from the server's record: before = client → bridge → HTTP → worker called, upstream = the @playwright/mcp call, after = parse + record + answer → bridge → client):")
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)

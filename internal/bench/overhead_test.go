@@ -354,3 +354,39 @@ func TestChildEnv(t *testing.T) {
 		t.Errorf("childEnv = %q, want %q", got, want)
 	}
 }
+
+func TestSummarizeHop(t *testing.T) {
+	// Ten rounds: C is 3 ms over A, B is 1 ms over C, in every round.
+	var a, b, c []float64
+	for i := range 10 {
+		x := float64(10 + i)
+		a, c, b = append(a, x), append(c, x+3), append(b, x+4)
+	}
+	h := summarizeHop(a, b, c)
+	if h == nil {
+		t.Fatal("summarizeHop = nil")
+	}
+	if h.HopMS != 3 || h.ProxyOwnMS != 1 {
+		t.Errorf("hop %v ms, proxy's own %v ms; want 3 and 1", h.HopMS, h.ProxyOwnMS)
+	}
+	if !h.CIOK || h.HopCILow != 3 || h.HopCIHigh != 3 || h.ProxyOwnCILow != 1 || h.ProxyOwnCIHigh != 1 {
+		t.Errorf("confidence intervals: %+v", h)
+	}
+	if h.Via.Median != 17.5 { // 13..22: interpolated
+		t.Errorf("C median %v, want 17.5", h.Via.Median)
+	}
+	if summarizeHop(a, b, c[:3]) != nil {
+		t.Error("rounds of different lengths: want nil")
+	}
+}
+
+func TestEndpointArgs(t *testing.T) {
+	got := strings.Join(endpointArgs("ws://127.0.0.1:9/x", "/tmp/o", 0), " ")
+	want := "--isolated --endpoint ws://127.0.0.1:9/x --output-dir /tmp/o --file-paths absolute --timeout-settle=0"
+	if got != want {
+		t.Errorf("endpointArgs = %q, want %q", got, want)
+	}
+	if got := strings.Join(endpointArgs("ws://e", "/o", -1), " "); strings.Contains(got, "settle") {
+		t.Errorf("negative settle must leave upstream's default: %q", got)
+	}
+}
