@@ -11,57 +11,24 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/content"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/session"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/session/sessiontest"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/store"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/upstream"
 )
 
-// callPathWorker answers instantly, so a benchmark of POST /call measures
-// the proxy's own work: HTTP, checks, the record, parsing, the answer.
-type callPathWorker struct {
-	pid    int
-	dir    string
-	answer json.RawMessage
-	// busy is how long each call takes "in the browser"; spent adds it up.
-	busy  time.Duration
-	spent *atomic.Int64
-	once  sync.Once
-	done  chan struct{}
-}
-
-func (w *callPathWorker) Tools() []upstream.Tool {
+// callPathTools are the tools the call-path benchmark calls.
+func callPathTools() []upstream.Tool {
 	return []upstream.Tool{
 		{Name: "browser_evaluate", InputSchema: json.RawMessage(`{"type":"object","properties":{"function":{"type":"string"}},"required":["function"]}`)},
 		{Name: "browser_snapshot", InputSchema: json.RawMessage(`{"type":"object"}`), Annotations: json.RawMessage(`{"readOnlyHint":true}`)},
 	}
 }
-func (w *callPathWorker) CallTool(context.Context, string, json.RawMessage) (json.RawMessage, error) {
-	if w.busy > 0 {
-		start := time.Now()
-		time.Sleep(w.busy)
-		w.spent.Add(int64(time.Since(start)))
-	}
-	return w.answer, nil
-}
-func (w *callPathWorker) Ping(context.Context) error { return nil }
-func (w *callPathWorker) PID() int                   { return w.pid }
-func (w *callPathWorker) OutputDir() string          { return w.dir }
-func (w *callPathWorker) Done() <-chan struct{}      { return w.done }
-func (w *callPathWorker) Close(context.Context) error {
-	w.once.Do(func() { close(w.done) })
-	return nil
-}
-func (w *callPathWorker) SaveState(context.Context) (json.RawMessage, error) {
-	return json.RawMessage(`{}`), nil
-}
-func (w *callPathWorker) RestoreState(context.Context, json.RawMessage) error { return nil }
-func (w *callPathWorker) RSS() int64                                          { return 1 << 20 }
 
 // upstreamAnswer is a tools/call result shaped like @playwright/mcp's: a
 // result section, then (when snapshotLines > 0) the page and its snapshot.
@@ -112,7 +79,9 @@ func BenchmarkCallPath(b *testing.B) {
 			pid := 1000
 			mgr := session.New(db, session.SpawnFunc(func(context.Context) (session.Worker, error) {
 				pid++
-				return &callPathWorker{pid: pid, dir: b.TempDir(), answer: answer, busy: bc.busy, spent: &spent, done: make(chan struct{})}, nil
+				w := sessiontest.New(pid, b.TempDir())
+				w.ToolList, w.Answer, w.Busy, w.Spent = callPathTools(), answer, bc.busy, &spent
+				return w, nil
 			}), session.Options{MaxSessions: 4, CallTimeout: 10 * time.Second, Logger: quiet})
 			defer func() {
 				sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

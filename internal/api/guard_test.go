@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -25,9 +24,9 @@ import (
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/mcpserver"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/metrics"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/session"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/session/sessiontest"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/store"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/toolset"
-	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/upstream"
 )
 
 const testToken = "s3cret-token"
@@ -139,39 +138,6 @@ func TestGuard(t *testing.T) {
 		})
 	}
 }
-
-// apiWorker stands in for @playwright/mcp so that the real session manager
-// and the real store run behind the API.
-type apiWorker struct {
-	pid  int
-	dir  string
-	once sync.Once
-	done chan struct{}
-}
-
-func (w *apiWorker) Tools() []upstream.Tool {
-	return []upstream.Tool{
-		{Name: "browser_snapshot", InputSchema: json.RawMessage(`{"type":"object"}`), Annotations: json.RawMessage(`{"readOnlyHint":true}`)},
-		{Name: "browser_navigate", InputSchema: json.RawMessage(`{"type":"object","properties":{"url":{"type":"string"}},"required":["url"]}`)},
-	}
-}
-
-func (w *apiWorker) CallTool(context.Context, string, json.RawMessage) (json.RawMessage, error) {
-	return json.RawMessage(`{"content":[{"type":"text","text":"### Page\n- Page URL: http://127.0.0.1/x\n- Page Title: X\n### Snapshot\n` + "```yaml\\n- button \\\"Go\\\" [ref=e1]\\n```" + `"}]}`), nil
-}
-func (w *apiWorker) Ping(context.Context) error { return nil }
-func (w *apiWorker) PID() int                   { return w.pid }
-func (w *apiWorker) OutputDir() string          { return w.dir }
-func (w *apiWorker) Done() <-chan struct{}      { return w.done }
-func (w *apiWorker) Close(context.Context) error {
-	w.once.Do(func() { close(w.done) })
-	return nil
-}
-func (w *apiWorker) SaveState(context.Context) (json.RawMessage, error) {
-	return json.RawMessage(`{}`), nil
-}
-func (w *apiWorker) RestoreState(context.Context, json.RawMessage) error { return nil }
-func (w *apiWorker) RSS() int64                                          { return 1 << 20 }
 
 // dumpRows returns every row of every table, as text, by table name.
 func dumpRows(t *testing.T, db *sql.DB) map[string][]string {
@@ -302,7 +268,7 @@ func TestBadInputChangesNothing(t *testing.T) {
 	pid := 1000
 	mgr := session.New(db, session.SpawnFunc(func(context.Context) (session.Worker, error) {
 		pid++
-		return &apiWorker{pid: pid, dir: t.TempDir(), done: make(chan struct{})}, nil
+		return sessiontest.New(pid, t.TempDir()), nil
 	}), session.Options{MaxSessions: 4, CallTimeout: 10 * time.Second, Logger: quiet})
 	t.Cleanup(func() {
 		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

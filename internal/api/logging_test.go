@@ -18,6 +18,7 @@ import (
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/logging"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/policy"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/session"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/session/sessiontest"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/store"
 )
 
@@ -70,7 +71,7 @@ func TestCallLogLinesShareRequestID(t *testing.T) {
 	pid := 1000
 	mgr := session.New(db, session.SpawnFunc(func(context.Context) (session.Worker, error) {
 		pid++
-		return &apiWorker{pid: pid, dir: t.TempDir(), done: make(chan struct{})}, nil
+		return sessiontest.New(pid, t.TempDir()), nil
 	}), session.Options{MaxSessions: 2, CallTimeout: 10 * time.Second, Policy: pol, Logger: log})
 	t.Cleanup(func() {
 		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

@@ -31,16 +31,7 @@ func TestMain(m *testing.M) {
 	if mode := os.Getenv("AUTOSTART_FAKE_SERVER"); mode != "" {
 		os.Exit(fakeServer(mode))
 	}
-	if err := proctest.BecomeSubreaper(); err != nil {
-		fmt.Fprintln(os.Stderr, "warning:", err)
-	}
-	code := m.Run()
-	if leaked := proctest.Leaked(5 * time.Second); len(leaked) > 0 {
-		fmt.Fprintf(os.Stderr, "FAIL: the tests left processes behind: %v\n", leaked)
-		proctest.KillAll(leaked)
-		code = 1
-	}
-	os.Exit(code)
+	os.Exit(proctest.RunChecked(m))
 }
 
 // fakeServer records its start in "starts" next to the database, then

@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/proctest"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/upstream"
@@ -23,15 +22,7 @@ import (
 // start re-parent to the test process and are found; a run that leaves a
 // process behind fails. cleanup runs last (e.g. Binaries.Remove).
 func Main(m *testing.M, cleanup ...func()) {
-	if err := proctest.BecomeSubreaper(); err != nil {
-		fmt.Fprintln(os.Stderr, "warning:", err)
-	}
-	code := m.Run()
-	if leaked := proctest.Leaked(5*time.Second, "go"); len(leaked) > 0 {
-		fmt.Fprintf(os.Stderr, "FAIL: the tests left processes behind: %v\n", leaked)
-		proctest.KillAll(leaked)
-		code = 1
-	}
+	code := proctest.RunChecked(m, "go")
 	for _, f := range cleanup {
 		f()
 	}

@@ -8,7 +8,6 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,8 +19,8 @@ import (
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/policy"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/session"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/session/sessiontest"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/store"
-	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/upstream"
 )
 
 // scrapeText fetches /metrics and parses it as the Prometheus text format.
@@ -118,37 +117,8 @@ func TestMetricsMoveWithTraffic(t *testing.T) {
 	}
 }
 
-// callWorker stands in for @playwright/mcp behind a real session manager.
-type callWorker struct {
-	pid  int
-	dir  string
-	once sync.Once
-	done chan struct{}
-}
-
-func (w *callWorker) Tools() []upstream.Tool {
-	return []upstream.Tool{
-		{Name: "browser_navigate", InputSchema: json.RawMessage(`{"type":"object","properties":{"url":{"type":"string"}},"required":["url"]}`)},
-		{Name: "browser_snapshot", InputSchema: json.RawMessage(`{"type":"object"}`)},
-	}
-}
-
-func (w *callWorker) CallTool(context.Context, string, json.RawMessage) (json.RawMessage, error) {
-	return json.RawMessage(`{"content":[{"type":"text","text":"### Page\n- Page URL: http://127.0.0.1/x\n- Page Title: X\n"}]}`), nil
-}
-func (w *callWorker) Ping(context.Context) error { return nil }
-func (w *callWorker) PID() int                   { return w.pid }
-func (w *callWorker) OutputDir() string          { return w.dir }
-func (w *callWorker) Done() <-chan struct{}      { return w.done }
-func (w *callWorker) Close(context.Context) error {
-	w.once.Do(func() { close(w.done) })
-	return nil
-}
-func (w *callWorker) SaveState(context.Context) (json.RawMessage, error) {
-	return json.RawMessage(`{}`), nil
-}
-func (w *callWorker) RestoreState(context.Context, json.RawMessage) error { return nil }
-func (w *callWorker) RSS() int64                                          { return 1 << 20 }
+// pageAnswer is a navigation's answer: the page, no snapshot.
+const pageAnswer = `{"content":[{"type":"text","text":"### Page\n- Page URL: http://127.0.0.1/x\n- Page Title: X\n"}]}`
 
 // callCounts is every pwproxy_tool_calls_total series, by "tool status".
 func callCounts(fams map[string]*dto.MetricFamily) map[string]float64 {
@@ -186,7 +156,9 @@ func TestRefusedCallsAreCounted(t *testing.T) {
 	pid := 1000
 	mgr := session.New(db, session.SpawnFunc(func(context.Context) (session.Worker, error) {
 		pid++
-		return &callWorker{pid: pid, dir: t.TempDir(), done: make(chan struct{})}, nil
+		w := sessiontest.New(pid, t.TempDir())
+		w.Answer = json.RawMessage(pageAnswer)
+		return w, nil
 	}), session.Options{MaxSessions: 2, CallTimeout: 10 * time.Second, Observer: m, Policy: pol,
 		Logger: slog.New(slog.DiscardHandler)})
 	t.Cleanup(func() {

@@ -161,3 +161,20 @@ func StillAlive(procs []Proc) []Proc {
 	}
 	return out
 }
+
+// RunChecked runs a package's tests as a child subreaper and fails the run
+// (exit code 1) if any process is left behind once they end: the body of a
+// TestMain whose tests start processes. allow names commands that may stay
+// (see Leaked).
+func RunChecked(m interface{ Run() int }, allow ...string) int {
+	if err := BecomeSubreaper(); err != nil {
+		fmt.Fprintln(os.Stderr, "warning:", err)
+	}
+	code := m.Run()
+	if leaked := Leaked(5*time.Second, allow...); len(leaked) > 0 {
+		fmt.Fprintf(os.Stderr, "FAIL: the tests left processes behind: %v\n", leaked)
+		KillAll(leaked)
+		code = 1
+	}
+	return code
+}

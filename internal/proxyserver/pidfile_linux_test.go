@@ -22,16 +22,7 @@ import (
 
 func TestMain(m *testing.M) {
 	// Orphans of anything the tests start re-parent to us, so leaks are found.
-	if err := proctest.BecomeSubreaper(); err != nil {
-		fmt.Fprintln(os.Stderr, "warning:", err)
-	}
-	code := m.Run()
-	if leaked := proctest.Leaked(5*time.Second, "go"); len(leaked) > 0 {
-		fmt.Fprintf(os.Stderr, "FAIL: the tests left processes behind: %v\n", leaked)
-		proctest.KillAll(leaked)
-		code = 1
-	}
-	os.Exit(code)
+	os.Exit(proctest.RunChecked(m, "go"))
 }
 
 func testLogger(t *testing.T) *slog.Logger {

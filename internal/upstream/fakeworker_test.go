@@ -32,16 +32,7 @@ func TestMain(m *testing.M) {
 	if os.Getenv("PWP_FAKE_WORKER") == "1" {
 		os.Exit(fakeWorker())
 	}
-	if err := proctest.BecomeSubreaper(); err != nil {
-		fmt.Fprintln(os.Stderr, "warning:", err)
-	}
-	code := m.Run()
-	if leaked := proctest.Leaked(5 * time.Second); len(leaked) > 0 {
-		fmt.Fprintf(os.Stderr, "FAIL: the tests left processes behind: %v\n", leaked)
-		proctest.KillAll(leaked)
-		code = 1
-	}
-	os.Exit(code)
+	os.Exit(proctest.RunChecked(m))
 }
 
 // fakeWorkerConfig runs this test binary as a worker.
