@@ -310,10 +310,8 @@ func (s *Server) handleCall(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, proxy.Errorf(proxy.EINVALID, "session_id is required"))
 		return
 	}
-	if !objectOrAbsent(body.Params) {
-		e := proxy.Errorf(proxy.EINVALID, "params must be a JSON object")
-		e.Details = map[string]any{"field": "params"}
-		s.writeErr(w, r, e)
+	if _, err := session.NormaliseParams(body.Params); err != nil {
+		s.writeErr(w, r, err)
 		return
 	}
 	res, err := s.sessions.Call(r.Context(), session.CallRequest{SessionID: body.SessionID, Tool: body.Tool, Params: body.Params, RequestID: body.RequestID})
@@ -496,13 +494,6 @@ func decodeBody(r *http.Request, v any, optional bool) error {
 		return proxy.Errorf(proxy.EINVALID, "request body has data after the JSON object")
 	}
 	return nil
-}
-
-// objectOrAbsent reports whether raw (valid JSON, as decoded) is an object,
-// null or absent: tool arguments are named, never a bare value.
-func objectOrAbsent(raw json.RawMessage) bool {
-	v := bytes.TrimSpace(raw)
-	return len(v) == 0 || v[0] == '{' || string(v) == "null"
 }
 
 func decodeErr(err error) error {

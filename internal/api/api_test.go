@@ -298,25 +298,3 @@ func TestAddCredential(t *testing.T) {
 		})
 	}
 }
-
-func TestObjectOrAbsent(t *testing.T) {
-	tests := []struct {
-		raw  string
-		want bool
-	}{
-		{"", true},
-		{"null", true},
-		{" {} ", true},
-		{`{"url":"x"}`, true},
-		{`""`, false},
-		{`"x"`, false},
-		{`[1]`, false},
-		{`1`, false},
-		{`true`, false},
-	}
-	for _, tt := range tests {
-		if got := objectOrAbsent(json.RawMessage(tt.raw)); got != tt.want {
-			t.Errorf("objectOrAbsent(%q) = %v, want %v", tt.raw, got, tt.want)
-		}
-	}
-}

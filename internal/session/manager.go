@@ -655,7 +655,7 @@ func (m *Manager) call(ctx context.Context, req CallRequest) (*proxy.CallResult,
 	if err := m.checkOpen(); err != nil {
 		return nil, -1, err
 	}
-	params, err := normaliseParams(req.Params)
+	params, err := NormaliseParams(req.Params)
 	if err != nil {
 		return nil, -1, err
 	}
@@ -1232,13 +1232,19 @@ func (l *live) clearPings() {
 	l.pingFailures = 0
 }
 
-func normaliseParams(p json.RawMessage) (json.RawMessage, error) {
+// NormaliseParams is the rule for a tool call's arguments: a JSON object,
+// with absent or null meaning {}; anything else is INVALID_PARAMETERS
+// naming the field. Call applies it; the HTTP API applies it too, to refuse
+// a bad body before it reaches a session.
+func NormaliseParams(p json.RawMessage) (json.RawMessage, error) {
 	if len(p) == 0 || string(p) == "null" {
 		return json.RawMessage(`{}`), nil
 	}
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(p, &obj); err != nil {
-		return nil, proxy.Errorf(proxy.EINVALID, "params must be a JSON object: %v", err)
+		e := proxy.Errorf(proxy.EINVALID, "params must be a JSON object: %v", err)
+		e.Details = map[string]any{"field": "params"}
+		return nil, e
 	}
 	return p, nil
 }

@@ -73,3 +73,32 @@ func TestParamsAreCheckedAgainstTheToolSchema(t *testing.T) {
 		})
 	}
 }
+
+func TestNormaliseParams(t *testing.T) {
+	tests := []struct {
+		raw, want string // want "" means refused
+	}{
+		{"", "{}"},
+		{"null", "{}"},
+		{` {} `, ` {} `},
+		{`{"url":"x"}`, `{"url":"x"}`},
+		{`""`, ""},
+		{`"x"`, ""},
+		{`[1]`, ""},
+		{`1`, ""},
+		{`true`, ""},
+	}
+	for _, tt := range tests {
+		got, err := NormaliseParams(json.RawMessage(tt.raw))
+		if tt.want == "" {
+			var pe *proxy.Error
+			if !errors.As(err, &pe) || pe.Code != proxy.EINVALID || pe.Details["field"] != "params" {
+				t.Errorf("NormaliseParams(%q) = %s, %v; want INVALID_PARAMETERS naming params", tt.raw, got, err)
+			}
+			continue
+		}
+		if err != nil || string(got) != tt.want {
+			t.Errorf("NormaliseParams(%q) = %s, %v; want %s", tt.raw, got, err, tt.want)
+		}
+	}
+}
