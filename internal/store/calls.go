@@ -25,9 +25,7 @@ func (db *DB) InsertRequest(ctx context.Context, r *proxy.Request) error {
 	case len(r.Params) > 0 && !json.Valid(r.Params):
 		return proxy.Errorf(proxy.EINVALID, "request %q: params are not valid JSON", r.RefID)
 	}
-	_, err := db.w.ExecContext(ctx,
-		`INSERT INTO requests (ref_id, session_id, tool_name, params, timestamp) VALUES (?, ?, ?, ?, ?)`,
-		r.RefID, r.SessionID, r.ToolName, nullJSON(r.Params), formatTime(r.Timestamp))
+	_, err := db.hot.insertRequest.ExecContext(ctx, r.RefID, r.SessionID, r.ToolName, nullJSON(r.Params), formatTime(r.Timestamp))
 	switch code := sqliteCode(err); {
 	case code == sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY:
 		return proxy.Errorf(proxy.ESESSIONMISSING, "session %q not found", r.SessionID)
@@ -95,10 +93,7 @@ func (db *DB) RecordResponse(ctx context.Context, r *proxy.Response, console []p
 	}
 
 	err := db.writeTx(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx,
-			`INSERT INTO responses (ref_id, status, result, page_snapshot, console_logs, error_message, timestamp)
-			 VALUES (?, ?, ?, ?, ?, ?, ?)`,
-			r.RefID, r.Status, r.Result, r.PageSnapshot, r.ConsoleLogs, r.ErrorMessage, formatTime(r.Timestamp))
+		_, err := tx.StmtContext(ctx, db.hot.insertResponse).ExecContext(ctx, r.RefID, r.Status, r.Result, r.PageSnapshot, r.ConsoleLogs, r.ErrorMessage, formatTime(r.Timestamp))
 		switch code := sqliteCode(err); {
 		case code == sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY:
 			return proxy.Errorf(proxy.EREFMISSING, "ref_id %q has no recorded request", r.RefID)
@@ -108,12 +103,7 @@ func (db *DB) RecordResponse(ctx context.Context, r *proxy.Response, console []p
 			return err
 		}
 		if len(console) > 0 {
-			stmt, err := tx.PrepareContext(ctx,
-				`INSERT INTO console_logs (ref_id, level, message, timestamp, location) VALUES (?, ?, ?, ?, ?)`)
-			if err != nil {
-				return err
-			}
-			defer stmt.Close()
+			stmt := tx.StmtContext(ctx, db.hot.insertConsole)
 			for i, c := range console {
 				if _, err := stmt.ExecContext(ctx, r.RefID, c.Level, c.Message, formatTime(c.Timestamp), nullJSON(c.Location)); err != nil {
 					return fmt.Errorf("console entry %d: %w", i, err)
@@ -121,12 +111,7 @@ func (db *DB) RecordResponse(ctx context.Context, r *proxy.Response, console []p
 			}
 		}
 		if len(images) > 0 {
-			stmt, err := tx.PrepareContext(ctx,
-				`INSERT INTO images (ref_id, seq, mime_type, data) VALUES (?, ?, ?, ?)`)
-			if err != nil {
-				return err
-			}
-			defer stmt.Close()
+			stmt := tx.StmtContext(ctx, db.hot.insertImage)
 			for i, img := range images {
 				data := img.Data
 				if data == nil {
@@ -140,13 +125,11 @@ func (db *DB) RecordResponse(ctx context.Context, r *proxy.Response, console []p
 		if act == nil {
 			return nil
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE sessions SET last_activity = MAX(last_activity, ?) WHERE session_id = ?`,
-			formatTime(act.At), act.SessionID); err != nil {
+		if _, err := tx.StmtContext(ctx, db.hot.touchSession).ExecContext(ctx, formatTime(act.At), act.SessionID); err != nil {
 			return fmt.Errorf("touch session %s: %w", act.SessionID, err)
 		}
 		if act.Metadata != nil {
-			if _, err := tx.ExecContext(ctx, `UPDATE sessions SET metadata = ? WHERE session_id = ?`,
-				nullJSON(act.Metadata), act.SessionID); err != nil {
+			if _, err := tx.StmtContext(ctx, db.hot.setMetadata).ExecContext(ctx, nullJSON(act.Metadata), act.SessionID); err != nil {
 				return fmt.Errorf("session metadata %s: %w", act.SessionID, err)
 			}
 		}

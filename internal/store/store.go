@@ -48,6 +48,11 @@ type DB struct {
 	path string
 	w    *sql.DB // exactly one connection: the only writer
 	r    *sql.DB // read-only pool
+	// hot are the writes every tool call makes, prepared once on the
+	// writer: modernc.org/sqlite parses the SQL again on every Exec
+	// otherwise, ≈ 12 % of proxy-server's CPU per call (pprof of the call
+	// path).
+	hot hotStatements
 
 	closeOnce sync.Once
 	closeErr  error
@@ -110,8 +115,14 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
 
+	if err := db.hot.prepare(ctx, w); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("store: open %s: %w", path, err)
+	}
+
 	r, err := sql.Open("sqlite", name+"?_pragma=busy_timeout(5000)&_pragma=foreign_keys(1)&_pragma=query_only(1)")
 	if err != nil {
+		_ = db.hot.close()
 		w.Close()
 		return nil, fmt.Errorf("store: open %s readers: %w", path, err)
 	}
@@ -120,6 +131,7 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	r.SetMaxIdleConns(n)
 	if err := r.PingContext(ctx); err != nil {
 		r.Close()
+		_ = db.hot.close()
 		w.Close()
 		return nil, fmt.Errorf("store: open %s readers: %w", path, err)
 	}
@@ -158,6 +170,9 @@ func (db *DB) Close() error {
 			if err := db.r.Close(); err != nil {
 				errs = append(errs, fmt.Errorf("close readers: %w", err))
 			}
+		}
+		if err := db.hot.close(); err != nil {
+			errs = append(errs, fmt.Errorf("close statements: %w", err))
 		}
 		if _, err := db.w.ExecContext(context.Background(), "PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
 			errs = append(errs, fmt.Errorf("checkpoint: %w", err))
