@@ -30,6 +30,15 @@ var keepGroupJS []byte
 // launches through Playwright in that process's group (see keepGroupJS).
 func KeepGroupJS() []byte { return append([]byte(nil), keepGroupJS...) }
 
+// chromiumSh is the executable the browser server launches: it merges the
+// --disable-features lists of Playwright and chromiumFlags (Chromium would
+// keep only the last) and execs the real browser, named in chromiumEnv.
+//
+//go:embed js/chromium.sh
+var chromiumSh []byte
+
+const chromiumEnv = "PWPROXY_CHROMIUM"
+
 // browserServerEnv carries the launcher's JSON configuration.
 const browserServerEnv = "PWPROXY_BROWSER_SERVER"
 
@@ -111,12 +120,19 @@ func LaunchBrowserServer(ctx context.Context, cfg BrowserConfig, node, from stri
 	if err != nil {
 		return fail(err)
 	}
+	launcher, err := writeRuntimeFile(dir, "chromium.sh", chromiumSh)
+	if err == nil {
+		err = os.Chmod(launcher, 0o700)
+	}
+	if err != nil {
+		return fail(err)
+	}
 	tmp := filepath.Join(dir, "tmp")
 	if err := os.Mkdir(tmp, 0o700); err != nil {
 		return fail(fmt.Errorf("browser temp dir: %w", err))
 	}
 	conf, err := json.Marshal(map[string]any{
-		"executable":  exe,
+		"executable":  launcher,
 		"headless":    cfg.Headless,
 		"args":        append(chromiumFlags(cfg), cfg.ExtraArgs...),
 		"resolveFrom": from,
@@ -141,7 +157,7 @@ func LaunchBrowserServer(ctx context.Context, cfg BrowserConfig, node, from stri
 	}
 	cmd := exec.Command(node, script)
 	cmd.Dir = dir
-	cmd.Env = append(childEnv(cfg.Env), browserServerEnv+"="+string(conf), "TMPDIR="+tmp, nodeRequire(preload))
+	cmd.Env = append(childEnv(cfg.Env), browserServerEnv+"="+string(conf), chromiumEnv+"="+exe, "TMPDIR="+tmp, nodeRequire(preload))
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdinR, stdoutW, stderrW
 	cmd.SysProcAttr = sysProcAttr()
 	started := time.Now()

@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -107,11 +108,7 @@ func cleanupBrowser(t *testing.T, b *Browser, profile string) {
 
 // browserProfileDir reads --user-data-dir from the browser's command line.
 func browserProfileDir(t *testing.T, pid int) string {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for arg := range strings.SplitSeq(string(b), "\x00") {
+	for _, arg := range procArgs(pid) {
 		if dir, ok := strings.CutPrefix(arg, "--user-data-dir="); ok {
 			return dir
 		}
@@ -487,6 +484,7 @@ func TestIntegrationBrowserServerGroup(t *testing.T) {
 	if len(group) < 3 {
 		t.Fatalf("browser group %d has only %+v", b.PID(), group)
 	}
+	checkBrowserFeatures(t, b.BrowserPID(), group)
 	if err := syscall.Kill(b.PID(), syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -498,4 +496,43 @@ func TestIntegrationBrowserServerGroup(t *testing.T) {
 	if left := proctest.WaitGone(5*time.Second, func() []proctest.Proc { return proctest.StillAlive(group) }); len(left) > 0 {
 		t.Errorf("left after the browser server was killed: %+v", left)
 	}
+}
+
+// checkBrowserFeatures checks what the browser server's launcher (js/chromium.sh)
+// is for: Chromium got one --disable-features switch holding Playwright's
+// list and the proxy's, so no process of the group hosts the omnibox popup
+// WebUI (a renderer per session, ≈ 40 MB) and Playwright's own choices hold.
+func checkBrowserFeatures(t *testing.T, browserPID int, group []proctest.Proc) {
+	t.Helper()
+	args := procArgs(browserPID)
+	var lists []string
+	for _, a := range args {
+		if v, ok := strings.CutPrefix(a, "--disable-features="); ok {
+			lists = append(lists, v)
+		}
+	}
+	if len(lists) != 1 {
+		t.Fatalf("chromium has %d --disable-features switches, want 1 (Chromium keeps only the last): %q", len(lists), lists)
+	}
+	disabled := strings.Split(lists[0], ",")
+	// ThirdPartyStoragePartitioning is Playwright's, WebUIOmniboxPopup the proxy's.
+	for _, want := range []string{"ThirdPartyStoragePartitioning", "WebUIOmniboxPopup", "WebUIOmniboxAimPopup"} {
+		if !slices.Contains(disabled, want) {
+			t.Errorf("%s is not among chromium's disabled features %q", want, disabled)
+		}
+	}
+	for _, p := range group {
+		if slices.Contains(procArgs(p.PID), "--top-chrome-webui") {
+			t.Errorf("process %v hosts top-chrome WebUI (the omnibox popup): its renderer should not exist", p)
+		}
+	}
+}
+
+// procArgs is a process's argv; nil once it is gone.
+func procArgs(pid int) []string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil {
+		return nil
+	}
+	return strings.Split(strings.TrimSuffix(string(b), "\x00"), "\x00")
 }
