@@ -111,6 +111,11 @@ type SoakSample struct {
 	// Memory is the whole process tree (RSS, PSS, by process kind).
 	Memory      MemSample `json:"memory"`
 	ServerRSSKB int64     `json:"server_rss_kb"`
+	// ServerRSSAnonKB and ServerRSSFileKB split ServerRSSKB: anonymous
+	// memory (heaps: Go's and SQLite's) and file-backed pages (the binary's
+	// code as paths first run, mapped files), so growth can be placed.
+	ServerRSSAnonKB int64 `json:"server_rss_anon_kb"`
+	ServerRSSFileKB int64 `json:"server_rss_file_kb"`
 	// ServerFDs and TreeFDs count /proc/PID/fd of proxy-server and of every
 	// process of its tree; FDUnreadable the processes whose fds could not
 	// be read.
@@ -513,7 +518,10 @@ func (s *soakRun) sample(ctx context.Context, srv *Server, ids []string, t0 time
 	now := time.Now()
 	smp := SoakSample{ElapsedS: now.Sub(t0).Seconds(), At: now.UTC(), Goroutines: -1, HeapInuseKB: -1}
 	smp.Memory = srv.Memory(true)
-	smp.ServerRSSKB, _ = statusKB(filepath.Join("/proc", strconv.Itoa(srv.PID), "status"), "VmRSS")
+	status := filepath.Join("/proc", strconv.Itoa(srv.PID), "status")
+	smp.ServerRSSKB, _ = statusKB(status, "VmRSS")
+	smp.ServerRSSAnonKB, _ = statusKB(status, "RssAnon")
+	smp.ServerRSSFileKB, _ = statusKB(status, "RssFile")
 	smp.ServerFDs, _ = countFDs(srv.PID)
 	self := os.Getpid()
 	for _, p := range processTree(self) {
@@ -674,6 +682,8 @@ var soakMetrics = []soakMetric{
 	{"process tree RSS", "MB", func(s SoakSample) float64 { return float64(s.Memory.RSSKB) / 1024 }, fivePercent, "5 % of mean"},
 	{"process tree PSS", "MB", func(s SoakSample) float64 { return float64(s.Memory.PSSKB) / 1024 }, fivePercent, "5 % of mean"},
 	{"proxy-server RSS", "MB", func(s SoakSample) float64 { return float64(s.ServerRSSKB) / 1024 }, fivePercent, "5 % of mean"},
+	{"proxy-server RSS, anonymous", "MB", func(s SoakSample) float64 { return float64(s.ServerRSSAnonKB) / 1024 }, nil, "shown only (part of proxy-server RSS)"},
+	{"proxy-server RSS, file-backed", "MB", func(s SoakSample) float64 { return float64(s.ServerRSSFileKB) / 1024 }, nil, "shown only (part of proxy-server RSS)"},
 	{"proxy-server fds", "fds", func(s SoakSample) float64 { return float64(s.ServerFDs) }, func(float64) float64 { return 2 }, "2 descriptors"},
 	{"process tree fds", "fds", func(s SoakSample) float64 { return float64(s.TreeFDs) }, fivePercent, "5 % of mean"},
 	{"proxy-server goroutines", "", func(s SoakSample) float64 { return float64(s.Goroutines) }, fivePercent, "5 % of mean"},
