@@ -179,6 +179,12 @@ func (s *Server) logRequests(next http.Handler) http.Handler {
 		// session manager's, /mcp's) carry the same request_id.
 		r = r.WithContext(logging.WithRequestID(r.Context(), id))
 		next.ServeHTTP(ww, r)
+		if ww.Header().Get("Content-Length") != "" {
+			// The whole answer is written: send it now, not after the log
+			// line below (net/http flushes only when the handler returns),
+			// so a tool call's answer does not wait for a write to the log.
+			_ = http.NewResponseController(ww).Flush()
+		}
 		// Reads are routine; changes and failures are worth a line at info.
 		level := slog.LevelDebug
 		switch status := ww.Status(); {
@@ -517,10 +523,22 @@ func decodeErr(err error) error {
 	}
 }
 
+// writeJSON answers v with its length set, so that logRequests can send the
+// answer before it logs.
 func (s *Server) writeJSON(w http.ResponseWriter, code int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		s.log.Error("encoding response", "err", err)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusInternalServerError)
+		_, _ = io.WriteString(w, `{"error":"INTERNAL_ERROR","message":"the answer could not be encoded","retryable":false}`+"\n")
+		return
+	}
+	b = append(b, '\n')
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
 	w.WriteHeader(code)
-	if err := json.NewEncoder(w).Encode(v); err != nil {
+	if _, err := w.Write(b); err != nil {
 		s.log.Debug("writing response", "err", err)
 	}
 }

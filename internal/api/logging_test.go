@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"sort"
@@ -50,15 +53,11 @@ type logLine struct {
 	SessionID string `json:"session_id"`
 }
 
-// TestCallLogLinesShareRequestID runs the API over the real session manager
-// with one JSON logger (PROXY_LOG_FORMAT=json) and checks that the lines one
-// POST /call produces — the API's and the session manager's — carry the
-// request id the response names, and that the session manager's lines
-// carry the session id.
-func TestCallLogLinesShareRequestID(t *testing.T) {
+// loggedServer is the API over the real session manager (fake workers) and
+// store, logging to log, with one session created; it returns the session id.
+func loggedServer(t *testing.T, log *slog.Logger) (*Server, string) {
+	t.Helper()
 	ctx := context.Background()
-	logs := &logBuffer{}
-	log := logging.New(logs, "debug", "json")
 	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "proxy.db"))
 	if err != nil {
 		t.Fatal(err)
@@ -83,7 +82,17 @@ func TestCallLogLinesShareRequestID(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sid := sess.ID
+	return srv, sess.ID
+}
+
+// TestCallLogLinesShareRequestID runs the API over the real session manager
+// with one JSON logger (PROXY_LOG_FORMAT=json) and checks that the lines one
+// POST /call produces — the API's and the session manager's — carry the
+// request id the response names, and that the session manager's lines
+// carry the session id.
+func TestCallLogLinesShareRequestID(t *testing.T) {
+	logs := &logBuffer{}
+	srv, sid := loggedServer(t, logging.New(logs, "debug", "json"))
 
 	// entry is a line of the request: its message and session id.
 	type entry struct{ Msg, SessionID string }
@@ -145,5 +154,59 @@ func TestCallLogLinesShareRequestID(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// gatedWriter blocks writes of the API's "http request" lines until open is
+// closed.
+type gatedWriter struct{ open chan struct{} }
+
+func (g gatedWriter) Write(p []byte) (int, error) {
+	if bytes.Contains(p, []byte(`"msg":"http request"`)) {
+		<-g.open
+	}
+	return len(p), nil
+}
+
+// TestCallAnswerDoesNotWaitForTheLog: a tool call's answer reaches the
+// client while the API's log line for it is still being written (a slow
+// log — a full pipe, a busy disk — must not delay agents).
+func TestCallAnswerDoesNotWaitForTheLog(t *testing.T) {
+	gate := gatedWriter{open: make(chan struct{})}
+	// Info: the session manager's own lines (debug) stay out of the way;
+	// the API logs a POST at info after the handler.
+	srv, sid := loggedServer(t, logging.New(gate, "info", "json"))
+	hs := httptest.NewServer(srv)
+	released := false
+	release := func() {
+		if !released {
+			released = true
+			close(gate.open)
+		}
+	}
+	t.Cleanup(hs.Close)
+	t.Cleanup(release) // runs before hs.Close: the handler must finish
+
+	client := &http.Client{Timeout: 5 * time.Second}
+	resp, err := client.Post(hs.URL+"/call", "application/json",
+		strings.NewReader(`{"session_id":"`+sid+`","tool":"browser_snapshot"}`))
+	if err != nil {
+		t.Fatalf("POST /call while the log is blocked: %v (the answer waits for the log line)", err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		t.Fatalf("reading the answer while the log is blocked: %v (the answer waits for the log line)", err)
+	}
+	release()
+	if resp.StatusCode != http.StatusOK || resp.ContentLength != int64(len(body)) {
+		t.Fatalf("POST /call = %d, Content-Length %d for %d bytes: %s", resp.StatusCode, resp.ContentLength, len(body), body)
+	}
+	var res struct {
+		RefID  string `json:"ref_id"`
+		Status string `json:"status"`
+	}
+	if err := json.Unmarshal(body, &res); err != nil || res.RefID == "" || res.Status != "success" {
+		t.Fatalf("answer %s: %v", body, err)
 	}
 }
