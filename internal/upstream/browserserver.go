@@ -39,6 +39,24 @@ var chromiumSh []byte
 
 const chromiumEnv = "PWPROXY_CHROMIUM"
 
+// chromiumLauncher writes chromiumSh into dir and checks that it can run
+// there.
+func chromiumLauncher(dir string) (string, error) {
+	p, err := writeRuntimeFile(dir, "chromium.sh", chromiumSh)
+	if err != nil {
+		return "", err
+	}
+	if err := os.Chmod(p, 0o700); err != nil {
+		return "", fmt.Errorf("chromium launcher: %w", err)
+	}
+	probe := exec.Command(p)
+	probe.Env = []string{chromiumEnv + "=true", "PATH=" + os.Getenv("PATH")}
+	if out, err := probe.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("chromium launcher %s cannot run: %w: %s", p, err, out)
+	}
+	return p, nil
+}
+
 // browserServerEnv carries the launcher's JSON configuration.
 const browserServerEnv = "PWPROXY_BROWSER_SERVER"
 
@@ -120,12 +138,12 @@ func LaunchBrowserServer(ctx context.Context, cfg BrowserConfig, node, from stri
 	if err != nil {
 		return fail(err)
 	}
-	launcher, err := writeRuntimeFile(dir, "chromium.sh", chromiumSh)
-	if err == nil {
-		err = os.Chmod(launcher, 0o700)
-	}
+	launcher, err := chromiumLauncher(dir)
 	if err != nil {
-		return fail(err)
+		// A temp dir mounted noexec, say: the browser still starts, with
+		// the proxy's feature list in place of Playwright's.
+		logger.Warn("starting Chromium directly: its --disable-features list replaces Playwright's", "err", err)
+		launcher = exe
 	}
 	tmp := filepath.Join(dir, "tmp")
 	if err := os.Mkdir(tmp, 0o700); err != nil {

@@ -16,7 +16,7 @@ import (
 // holding every list, and everything else unchanged.
 func TestChromiumShMergesDisabledFeatures(t *testing.T) {
 	dir := t.TempDir()
-	launcher, err := writeRuntimeFile(dir, "chromium.sh", chromiumSh)
+	launcher, err := chromiumLauncher(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +40,7 @@ func TestChromiumShMergesDisabledFeatures(t *testing.T) {
 		{"enable-features untouched", []string{"--enable-features=A", "--disable-features=B", "--enable-features=C"}, []string{"--enable-features=A", "--enable-features=C", "--disable-features=B"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cmd := exec.Command("sh", append([]string{launcher}, tc.args...)...)
+			cmd := exec.Command(launcher, tc.args...)
 			cmd.Env = append(os.Environ(), chromiumEnv+"="+fake)
 			out, err := cmd.Output()
 			if err != nil {
