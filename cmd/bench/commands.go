@@ -584,9 +584,9 @@ func (cmd *ChartCommand) Run(ctx context.Context, args []string) error {
 // overheadFlags are the overhead scenario's flags; prefix keeps them apart
 // from other scenarios' flags in `bench all`.
 type overheadFlags struct {
-	n, warmup, settle int
-	page              string
-	strict, hop       bool
+	n, warmup, settle  int
+	page               string
+	strict, hop, relay bool
 }
 
 func (f *overheadFlags) register(fs *flag.FlagSet, prefix string) {
@@ -596,6 +596,7 @@ func (f *overheadFlags) register(fs *flag.FlagSet, prefix string) {
 	fs.IntVar(&f.settle, prefix+"timeout-settle", 0, "overhead: @playwright/mcp --timeout-settle in ms on both sides (-1: upstream's default, 500 ms)")
 	fs.BoolVar(&f.strict, prefix+"strict-order", false, "overhead: A before B in every pair (default: the order flips every round, AB, BA, …)")
 	fs.BoolVar(&f.hop, prefix+"hop", true, "overhead: also a side C, plain @playwright/mcp on a browser server launched like the proxy's shared browser, splitting B − A into the shared browser's hop and the proxy's own part")
+	fs.BoolVar(&f.relay, prefix+"relay", true, "overhead: with -hop, also a side D, side C's upstream behind two minimal Go relays (`bench relay`), splitting the proxy's own part into the floor of such a path and the proxy's work above it")
 }
 
 func (f *overheadFlags) config(s bench.ServerConfig, bridge string, callTimeout time.Duration) (bench.OverheadConfig, error) {
@@ -610,8 +611,16 @@ func (f *overheadFlags) config(s bench.ServerConfig, bridge string, callTimeout 
 	if _, ok := bench.Pages[f.page]; !ok {
 		return bench.OverheadConfig{}, fmt.Errorf("-page %q: want form, table or catalogue", f.page)
 	}
+	var relay []string
+	if f.hop && f.relay {
+		self, err := os.Executable()
+		if err != nil {
+			return bench.OverheadConfig{}, fmt.Errorf("-relay: this program's path: %w", err)
+		}
+		relay = []string{self, "relay", "--"}
+	}
 	return bench.OverheadConfig{Server: s, Root: s.Dir, Bridge: absUnder(s.Dir, bridge), Iterations: f.n, Warmup: f.warmup,
-		Page: f.page, SettleMS: f.settle, CallTimeout: callTimeout, StrictOrder: f.strict, Hop: f.hop}, nil
+		Page: f.page, SettleMS: f.settle, CallTimeout: callTimeout, StrictOrder: f.strict, Hop: f.hop, Relay: relay}, nil
 }
 
 // bytesFlags are the bytes scenario's flags.

@@ -16,6 +16,8 @@
 //	bench soak          sessions with mixed traffic and idle suspensions for a
 //	                    long time: trend of memory and file descriptors
 //	bench chart         SVG charts from the JSON of concurrency and soak
+//	bench relay         a stdio MCP server behind two minimal Go relays (the
+//	                    overhead scenario's side D)
 package main
 
 import (
@@ -74,6 +76,8 @@ func (m *Main) Run(ctx context.Context, args []string) error {
 		return (&SoakCommand{Main: m}).Run(ctx, rest)
 	case "chart":
 		return (&ChartCommand{Main: m}).Run(ctx, rest)
+	case "relay":
+		return (&RelayCommand{Main: m}).Run(ctx, rest)
 	case "", "help", "-h", "--help":
 		m.usage()
 		return flag.ErrHelp
@@ -96,6 +100,7 @@ Usage:
 	bench store [flags]         the SQLite record in process: ingest with and without readers, search on 1 MB
 	bench soak [flags]          10 sessions, mixed traffic and idle suspensions for 30 min: memory and fd trend
 	bench chart [flags]         SVG charts from the JSON of concurrency and soak
+	bench relay -- CMD [ARGS]   CMD (a stdio MCP server) behind two minimal Go relays, stdio → HTTP → stdio
 
 Results go to stdout (a table) and to -json FILE; progress goes to stderr.
 Run 'bench <command> -h' for the flags.

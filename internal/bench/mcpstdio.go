@@ -393,6 +393,9 @@ type PlainConfig struct {
 	// connects to (--endpoint, as the proxy's workers do in shared mode)
 	// instead of launching its own browser.
 	Endpoint string
+	// Relay, when set, is a command prefix that runs the plain process
+	// behind relays (OverheadConfig.Relay).
+	Relay []string
 }
 
 // plainArgs builds the plain @playwright/mcp arguments after the command
@@ -471,10 +474,14 @@ func StartPlain(ctx context.Context, log *slog.Logger, cfg PlainConfig) (*StdioS
 	if cfg.Endpoint != "" {
 		args, name = endpointArgs(cfg.Endpoint, out, cfg.SettleMS), "plain via browser server"
 	}
+	args = slices.Concat(command, args)
+	if len(cfg.Relay) > 0 {
+		args, name = slices.Concat(cfg.Relay, args), name+" behind relays"
+	}
 	return StartStdio(ctx, log, StdioConfig{
 		Name:         name,
-		Command:      command[0],
-		Args:         slices.Concat(command[1:], args),
+		Command:      args[0],
+		Args:         args[1:],
 		Env:          map[string]string{"NODE_OPTIONS": nodeOpts},
 		Dir:          dir,
 		RemoveOnStop: []string{dir},

@@ -51,6 +51,13 @@ type OverheadConfig struct {
 	// so the report splits B − A into the shared browser's hop (C − A) and
 	// the proxy's own part (B − C).
 	Hop bool
+	// Relay, with Hop, adds side D: the same plain @playwright/mcp on the
+	// same browser server behind two minimal Go relays (stdio → HTTP →
+	// stdio, the shape of mcp-bridge → proxy-server without their work).
+	// It is the command prefix that runs a stdio MCP server so, such as
+	// `bench relay --`. D − C is the floor of any such path on this
+	// machine, B − D the proxy's work above it.
+	Relay []string
 }
 
 // OverheadResult is the result of the overhead scenario.
@@ -65,9 +72,11 @@ type OverheadResult struct {
 	// PlainCommand is how the plain upstream was started.
 	PlainCommand string `json:"plain_command"`
 	// ViaCommand is how side C (Hop) was started.
-	ViaCommand string               `json:"via_browser_server_command,omitempty"`
-	Kinds      []OverheadKindResult `json:"kinds"`
-	TargetMS   float64              `json:"target_added_ms"`
+	ViaCommand string `json:"via_browser_server_command,omitempty"`
+	// RelayedCommand is how side D (Relay) was started.
+	RelayedCommand string               `json:"relayed_command,omitempty"`
+	Kinds          []OverheadKindResult `json:"kinds"`
+	TargetMS       float64              `json:"target_added_ms"`
 	// Breakdown splits the proxy side's calls with the server's record
 	// (see Breakdown): before = client → bridge → HTTP → worker called,
 	// upstream = the worker call, after = record + answer → bridge →
@@ -104,6 +113,55 @@ type OverheadKindResult struct {
 	ProxyBytes ByteStats `json:"proxy_bytes"`
 	// Hop is side C's figures, when it ran.
 	Hop *HopResult `json:"hop,omitempty"`
+	// Floor is side D's figures, when it ran.
+	Floor *FloorResult `json:"relay_floor,omitempty"`
+}
+
+// FloorResult splits the proxy's own part (B − C) with side D, the plain
+// upstream of side C behind two minimal Go relays: D − C is what any path
+// of that shape costs here, B − D what the proxy's work adds to it.
+type FloorResult struct {
+	Relayed Summary `json:"relayed"`
+	// FloorMS is the median of the paired D − C, AboveFloorMS of B − D;
+	// each with a 95 % confidence interval.
+	FloorMS          float64 `json:"floor_ms"`
+	FloorCILow       float64 `json:"floor_ms_ci95_low"`
+	FloorCIHigh      float64 `json:"floor_ms_ci95_high"`
+	AboveFloorMS     float64 `json:"above_floor_ms"`
+	AboveFloorCILow  float64 `json:"above_floor_ms_ci95_low"`
+	AboveFloorCIHigh float64 `json:"above_floor_ms_ci95_high"`
+	CIOK             bool    `json:"ci95_ok"`
+}
+
+// summarizeFloor computes side D's figures from the same rounds as B and C.
+func summarizeFloor(proxy, via, relayed []float64) *FloorResult {
+	floor, above, ok := splitAt(via, relayed, proxy)
+	if !ok {
+		return nil
+	}
+	return &FloorResult{Relayed: Summarize(relayed),
+		FloorMS: floor.ms, FloorCILow: floor.lo, FloorCIHigh: floor.hi,
+		AboveFloorMS: above.ms, AboveFloorCILow: above.lo, AboveFloorCIHigh: above.hi,
+		CIOK: floor.ciOK && above.ciOK}
+}
+
+// pairedMedian is the median of paired differences with its 95 % interval.
+type pairedMedian struct {
+	ms, lo, hi float64
+	ciOK       bool
+}
+
+// splitAt splits the paired z − x at y: the medians of y − x and z − y.
+// ok is false when the rounds do not pair up.
+func splitAt(x, y, z []float64) (first, second pairedMedian, ok bool) {
+	d1, d2 := pairedDiffs(x, y), pairedDiffs(y, z)
+	if len(d1) == 0 || len(d2) == 0 {
+		return first, second, false
+	}
+	first.ms, second.ms = Summarize(d1).Median, Summarize(d2).Median
+	first.lo, first.hi, first.ciOK = medianCI(d1, 0.95)
+	second.lo, second.hi, second.ciOK = medianCI(d2, 0.95)
+	return first, second, true
 }
 
 // HopResult splits B − A with side C, a plain @playwright/mcp on a shared
@@ -124,16 +182,14 @@ type HopResult struct {
 
 // summarizeHop computes side C's figures from the same rounds as A and B.
 func summarizeHop(plain, proxy, via []float64) *HopResult {
-	hop, own := pairedDiffs(plain, via), pairedDiffs(via, proxy)
-	if len(hop) == 0 || len(own) == 0 {
+	hop, own, ok := splitAt(plain, via, proxy)
+	if !ok {
 		return nil
 	}
-	h := &HopResult{Via: Summarize(via), HopMS: Summarize(hop).Median, ProxyOwnMS: Summarize(own).Median}
-	var ok1, ok2 bool
-	h.HopCILow, h.HopCIHigh, ok1 = medianCI(hop, 0.95)
-	h.ProxyOwnCILow, h.ProxyOwnCIHigh, ok2 = medianCI(own, 0.95)
-	h.CIOK = ok1 && ok2
-	return h
+	return &HopResult{Via: Summarize(via),
+		HopMS: hop.ms, HopCILow: hop.lo, HopCIHigh: hop.hi,
+		ProxyOwnMS: own.ms, ProxyOwnCILow: own.lo, ProxyOwnCIHigh: own.hi,
+		CIOK: hop.ciOK && own.ciOK}
 }
 
 // ByteStats describes the sizes of the results of one call kind.
@@ -279,16 +335,20 @@ func RunOverhead(ctx context.Context, log *slog.Logger, site *Site, cfg Overhead
 	}
 	defer func() { res.Stops = append(res.Stops, plain.Stop(context.WithoutCancel(ctx))) }()
 	res.PlainCommand = plain.CommandLine()
-	var via *StdioServer
+	var via, relayed *StdioServer
 	if cfg.Hop {
 		var stop func()
-		via, stop, err = startVia(ctx, log, cfg)
+		via, relayed, stop, err = startVia(ctx, log, cfg)
 		if err != nil {
 			return res, err
 		}
 		defer stop()
 		defer func() { res.Stops = append(res.Stops, via.Stop(context.WithoutCancel(ctx))) }()
 		res.ViaCommand = via.CommandLine()
+		if relayed != nil {
+			defer func() { res.Stops = append(res.Stops, relayed.Stop(context.WithoutCancel(ctx))) }()
+			res.RelayedCommand = relayed.CommandLine()
+		}
 	}
 	proxy, err := StartBridge(ctx, log, cfg.Bridge, srv.URL)
 	if err != nil {
@@ -308,6 +368,9 @@ func RunOverhead(ctx context.Context, log *slog.Logger, site *Site, cfg Overhead
 	if via != nil {
 		sides = append(sides, via)
 	}
+	if relayed != nil {
+		sides = append(sides, relayed)
+	}
 	for _, s := range sides {
 		if _, err := call(s, "browser_navigate", map[string]any{"url": url}); err != nil {
 			return res, fmt.Errorf("opening the %s page: %w", cfg.Page, err)
@@ -318,7 +381,7 @@ func RunOverhead(ctx context.Context, log *slog.Logger, site *Site, cfg Overhead
 	type acc struct {
 		plain, proxy           []float64
 		plainBytes, proxyBytes []int
-		via                    []float64
+		via, relayed           []float64
 	}
 	accs := make([]acc, len(kinds))
 	var timings []callTiming
@@ -331,6 +394,9 @@ func RunOverhead(ctx context.Context, log *slog.Logger, site *Site, cfg Overhead
 			kr := summarizeKind(k.tool, k.args, a.plain, a.proxy, a.plainBytes, a.proxyBytes)
 			if via != nil {
 				kr.Hop = summarizeHop(a.plain, a.proxy, a.via)
+			}
+			if relayed != nil {
+				kr.Floor = summarizeFloor(a.proxy, a.via, a.relayed)
 			}
 			res.Kinds = append(res.Kinds, kr)
 		}
@@ -351,7 +417,7 @@ func RunOverhead(ctx context.Context, log *slog.Logger, site *Site, cfg Overhead
 		timed := i >= cfg.Warmup
 		for k, kind := range kinds {
 			// Side j of this round is sides[order[j]]: with two sides AB
-			// and BA in turn, with three a rotation (ABC, BCA, CAB).
+			// and BA in turn, with more a rotation (ABC, BCA, CAB).
 			got := make([]ToolCall, len(sides))
 			failed := false
 			for j := range sides {
@@ -371,6 +437,9 @@ func RunOverhead(ctx context.Context, log *slog.Logger, site *Site, cfg Overhead
 			a, b := got[0], got[1]
 			if via != nil {
 				accs[k].via = append(accs[k].via, ms(got[2].Took))
+			}
+			if relayed != nil {
+				accs[k].relayed = append(accs[k].relayed, ms(got[3].Took))
 			}
 			accs[k].plain = append(accs[k].plain, ms(a.Took))
 			accs[k].proxy = append(accs[k].proxy, ms(b.Took))
@@ -406,42 +475,51 @@ func firstOverheadError(es []ErrorCount) string {
 	return es[0].Where + ": " + es[0].Message
 }
 
-// sideNames name the overhead scenario's sides in errors: A, B and C.
-var sideNames = []string{"plain", "proxy", "plain via browser server"}
+// sideNames name the overhead scenario's sides in errors: A, B, C and D.
+var sideNames = []string{"plain", "proxy", "plain via browser server", "plain via browser server behind relays"}
 
 // startVia launches a Playwright browser server the way proxy-server launches
 // its shared browser (same flags, V8 size optimisation on, as by default)
 // and a plain @playwright/mcp connected to it: side C of the overhead
-// scenario. stop ends the browser server.
-func startVia(ctx context.Context, log *slog.Logger, cfg OverheadConfig) (*StdioServer, func(), error) {
+// scenario; with cfg.Relay, also side D, another one behind the relays.
+// stop ends the browser server.
+func startVia(ctx context.Context, log *slog.Logger, cfg OverheadConfig) (via, relayed *StdioServer, stop func(), err error) {
 	from, err := upstream.PlaywrightFrom(upstream.DefaultCommand(cfg.Root))
 	if err != nil {
-		return nil, nil, fmt.Errorf("side C: %w", err)
+		return nil, nil, nil, fmt.Errorf("side C: %w", err)
 	}
 	exe := os.Getenv("PROXY_BROWSER_EXECUTABLE")
 	if exe == "" {
 		if exe, err = upstream.FindBrowser(); err != nil {
-			return nil, nil, fmt.Errorf("side C: %w", err)
+			return nil, nil, nil, fmt.Errorf("side C: %w", err)
 		}
 	}
 	quiet := slog.New(slog.DiscardHandler)
 	b, err := upstream.LaunchBrowserServer(ctx, upstream.BrowserConfig{Executable: exe, Headless: true, OptimizeMemory: true, Logger: quiet}, "", from)
 	if err != nil {
-		return nil, nil, fmt.Errorf("side C: browser server: %w", err)
+		return nil, nil, nil, fmt.Errorf("side C: browser server: %w", err)
 	}
-	stop := func() {
+	stop = func() {
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 		defer cancel()
 		if err := b.Close(sctx); err != nil {
 			log.Warn("side C: stopping the browser server", "err", err)
 		}
 	}
-	via, err := StartPlain(ctx, log, PlainConfig{Root: cfg.Root, SettleMS: cfg.SettleMS, Endpoint: b.PlaywrightEndpoint()})
+	via, err = StartPlain(ctx, log, PlainConfig{Root: cfg.Root, SettleMS: cfg.SettleMS, Endpoint: b.PlaywrightEndpoint()})
 	if err != nil {
 		stop()
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return via, stop, nil
+	if len(cfg.Relay) > 0 {
+		relayed, err = StartPlain(ctx, log, PlainConfig{Root: cfg.Root, SettleMS: cfg.SettleMS, Endpoint: b.PlaywrightEndpoint(), Relay: cfg.Relay})
+		if err != nil {
+			via.Stop(context.WithoutCancel(ctx))
+			stop()
+			return nil, nil, nil, fmt.Errorf("side D: %w", err)
+		}
+	}
+	return via, relayed, stop, nil
 }
 
 // CommandLine is the child's command line, for the report.
@@ -497,6 +575,24 @@ func (r *OverheadResult) writeText(w io.Writer) {
 				ci2 = fmt.Sprintf("%s…%s", f1(h.ProxyOwnCILow), f1(h.ProxyOwnCIHigh))
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", k.Tool, f1(h.Via.Median), f1(h.Via.P95), f1(h.HopMS), ci1, f1(h.ProxyOwnMS), ci2)
+		}
+		tw.Flush()
+	}
+	if r.RelayedCommand != "" {
+		fmt.Fprintf(w, "D = C's plain @playwright/mcp, on the same browser server, behind two minimal Go relays (stdio → HTTP → stdio, the shape of mcp-bridge → proxy-server with none of their work): %s\n", r.RelayedCommand)
+		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "tool\tD p50 ms\tD p95\tfloor of two relays (D−C paired)\t95% CI\tproxy's work above it (B−D paired)\t95% CI\t")
+		for _, k := range r.Kinds {
+			if k.Floor == nil {
+				continue
+			}
+			f := k.Floor
+			ci1, ci2 := "-", "-"
+			if f.CIOK {
+				ci1 = fmt.Sprintf("%s…%s", f1(f.FloorCILow), f1(f.FloorCIHigh))
+				ci2 = fmt.Sprintf("%s…%s", f1(f.AboveFloorCILow), f1(f.AboveFloorCIHigh))
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", k.Tool, f1(f.Relayed.Median), f1(f.Relayed.P95), f1(f.FloorMS), ci1, f1(f.AboveFloorMS), ci2)
 		}
 		tw.Flush()
 	}

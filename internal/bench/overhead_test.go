@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func TestPairedDiffs(t *testing.T) {
@@ -355,28 +357,58 @@ func TestChildEnv(t *testing.T) {
 	}
 }
 
-func TestSummarizeHop(t *testing.T) {
-	// Ten rounds: C is 3 ms over A, B is 1 ms over C, in every round.
-	var a, b, c []float64
+func TestSummarizeSides(t *testing.T) {
+	// Ten rounds. Side C is 3 ms over A and B 1 ms over C (the hop); side
+	// D is 0.5 ms over C, so B is 0.5 ms over D (the relay floor).
+	var a, b, c, d []float64
 	for i := range 10 {
 		x := float64(10 + i)
-		a, c, b = append(a, x), append(c, x+3), append(b, x+4)
+		a, c, d, b = append(a, x), append(c, x+3), append(d, x+3.5), append(b, x+4)
 	}
-	h := summarizeHop(a, b, c)
-	if h == nil {
-		t.Fatal("summarizeHop = nil")
+	type split struct {
+		First, FirstLo, FirstHi, Second, SecondLo, SecondHi, Median float64
+		CIOK                                                        bool
 	}
-	if h.HopMS != 3 || h.ProxyOwnMS != 1 {
-		t.Errorf("hop %v ms, proxy's own %v ms; want 3 and 1", h.HopMS, h.ProxyOwnMS)
-	}
-	if !h.CIOK || h.HopCILow != 3 || h.HopCIHigh != 3 || h.ProxyOwnCILow != 1 || h.ProxyOwnCIHigh != 1 {
-		t.Errorf("confidence intervals: %+v", h)
-	}
-	if h.Via.Median != 17.5 { // 13..22: interpolated
-		t.Errorf("C median %v, want 17.5", h.Via.Median)
-	}
-	if summarizeHop(a, b, c[:3]) != nil {
-		t.Error("rounds of different lengths: want nil")
+	for _, tc := range []struct {
+		name  string
+		split func(short bool) (split, bool)
+		want  split
+	}{
+		{"hop: C − A and B − C", func(short bool) (split, bool) {
+			cc := c
+			if short {
+				cc = c[:3]
+			}
+			h := summarizeHop(a, b, cc)
+			if h == nil {
+				return split{}, false
+			}
+			return split{h.HopMS, h.HopCILow, h.HopCIHigh, h.ProxyOwnMS, h.ProxyOwnCILow, h.ProxyOwnCIHigh, h.Via.Median, h.CIOK}, true
+		}, split{3, 3, 3, 1, 1, 1, 17.5, true}}, // C is 13..22: median interpolated
+		{"floor: D − C and B − D", func(short bool) (split, bool) {
+			dd := d
+			if short {
+				dd = d[:3]
+			}
+			f := summarizeFloor(b, c, dd)
+			if f == nil {
+				return split{}, false
+			}
+			return split{f.FloorMS, f.FloorCILow, f.FloorCIHigh, f.AboveFloorMS, f.AboveFloorCILow, f.AboveFloorCIHigh, f.Relayed.Median, f.CIOK}, true
+		}, split{0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 18, true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, ok := tc.split(false)
+			if !ok {
+				t.Fatal("no result")
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+			if _, ok := tc.split(true); ok {
+				t.Error("rounds of different lengths: want no result")
+			}
+		})
 	}
 }
 
