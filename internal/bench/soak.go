@@ -139,7 +139,14 @@ type SoakSample struct {
 	// HeapInuseKB it tells Go's part of the anonymous RSS from SQLite's
 	// (modernc.org/libc allocates outside the Go heap). -1 when unavailable.
 	HeapRetainedKB int64 `json:"heap_retained_kb"`
-	DBBytes        int64 `json:"db_bytes"`
+	// GoHeldKB is all the memory Go's runtime holds from the OS (heap,
+	// stacks, its own metadata: sys − heap released). The anonymous RSS
+	// beyond it is memory allocated outside Go's runtime, in proxy-server
+	// that is SQLite's (modernc.org/libc maps its own). It counts mapped
+	// pages never touched too, so it is compared with the anonymous RSS by
+	// trend, not subtracted. -1 when unavailable.
+	GoHeldKB int64 `json:"go_held_kb"`
+	DBBytes  int64 `json:"db_bytes"`
 }
 
 // TrendLine is the trend of one metric over the samples after warm-up.
@@ -521,7 +528,7 @@ func pollSuspensions(ctx context.Context, c *Client, ids func() []string, every 
 // sample measures the server's process tree and the sessions' states.
 func (s *soakRun) sample(ctx context.Context, srv *Server, ids []string, t0 time.Time) SoakSample {
 	now := time.Now()
-	smp := SoakSample{ElapsedS: now.Sub(t0).Seconds(), At: now.UTC(), Goroutines: -1, HeapInuseKB: -1, HeapRetainedKB: -1}
+	smp := SoakSample{ElapsedS: now.Sub(t0).Seconds(), At: now.UTC(), Goroutines: -1, HeapInuseKB: -1, HeapRetainedKB: -1, GoHeldKB: -1}
 	smp.Memory = srv.Memory(true)
 	status := filepath.Join("/proc", strconv.Itoa(srv.PID), "status")
 	smp.ServerRSSKB, _ = statusKB(status, "VmRSS")
@@ -565,6 +572,9 @@ func (s *soakRun) sample(ctx context.Context, srv *Server, ids []string, t0 time
 		released, ok2 := m["go_memstats_heap_released_bytes"]
 		if ok1 && ok2 {
 			smp.HeapRetainedKB = int64((idle - released) / 1024)
+		}
+		if sys, ok := m["go_memstats_sys_bytes"]; ok && ok2 {
+			smp.GoHeldKB = int64((sys - released) / 1024)
 		}
 	}
 	smp.DBBytes = srv.DBBytes()
@@ -700,6 +710,7 @@ var soakMetrics = []soakMetric{
 	{"processes in the tree", "", func(s SoakSample) float64 { return float64(s.Memory.Procs) }, nil, "shown only"},
 	{"proxy-server Go heap in use", "MB", func(s SoakSample) float64 { return float64(s.HeapInuseKB) / 1024 }, nil, "shown only (GC-driven)"},
 	{"proxy-server Go heap retained", "MB", func(s SoakSample) float64 { return float64(s.HeapRetainedKB) / 1024 }, nil, "shown only (free, not yet returned to the OS)"},
+	{"proxy-server Go runtime, held", "MB", func(s SoakSample) float64 { return float64(s.GoHeldKB) / 1024 }, nil, "shown only (sys − released: heap, stacks, metadata)"},
 	{"database", "MB", func(s SoakSample) float64 { return float64(s.DBBytes) / 1e6 }, nil, "shown only (grows by design)"},
 }
 
