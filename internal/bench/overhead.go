@@ -145,6 +145,12 @@ func summarizeFloor(proxy, via, relayed []float64) *FloorResult {
 		CIOK: floor.ciOK && above.ciOK}
 }
 
+// split is f's side D and its two paired medians (writeSplits).
+func (f *FloorResult) split() (Summary, pairedMedian, pairedMedian) {
+	return f.Relayed, pairedMedian{f.FloorMS, f.FloorCILow, f.FloorCIHigh, f.CIOK},
+		pairedMedian{f.AboveFloorMS, f.AboveFloorCILow, f.AboveFloorCIHigh, f.CIOK}
+}
+
 // pairedMedian is the median of paired differences with its 95 % interval.
 type pairedMedian struct {
 	ms, lo, hi float64
@@ -190,6 +196,12 @@ func summarizeHop(plain, proxy, via []float64) *HopResult {
 		HopMS: hop.ms, HopCILow: hop.lo, HopCIHigh: hop.hi,
 		ProxyOwnMS: own.ms, ProxyOwnCILow: own.lo, ProxyOwnCIHigh: own.hi,
 		CIOK: hop.ciOK && own.ciOK}
+}
+
+// split is h's side C and its two paired medians (writeSplits).
+func (h *HopResult) split() (Summary, pairedMedian, pairedMedian) {
+	return h.Via, pairedMedian{h.HopMS, h.HopCILow, h.HopCIHigh, h.CIOK},
+		pairedMedian{h.ProxyOwnMS, h.ProxyOwnCILow, h.ProxyOwnCIHigh, h.CIOK}
 }
 
 // ByteStats describes the sizes of the results of one call kind.
@@ -562,39 +574,25 @@ func (r *OverheadResult) writeText(w io.Writer) {
 	}
 	if r.ViaCommand != "" {
 		fmt.Fprintf(w, "C = a plain @playwright/mcp on a Playwright browser server launched like proxy-server's shared browser: %s\n", r.ViaCommand)
-		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "tool\tC p50 ms\tC p95\tshared browser's hop (C−A paired)\t95% CI\tproxy's own (B−C paired)\t95% CI\t")
-		for _, k := range r.Kinds {
-			if k.Hop == nil {
-				continue
-			}
-			h := k.Hop
-			ci1, ci2 := "-", "-"
-			if h.CIOK {
-				ci1 = fmt.Sprintf("%s…%s", f1(h.HopCILow), f1(h.HopCIHigh))
-				ci2 = fmt.Sprintf("%s…%s", f1(h.ProxyOwnCILow), f1(h.ProxyOwnCIHigh))
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", k.Tool, f1(h.Via.Median), f1(h.Via.P95), f1(h.HopMS), ci1, f1(h.ProxyOwnMS), ci2)
-		}
-		tw.Flush()
+		writeSplits(w, "tool\tC p50 ms\tC p95\tshared browser's hop (C−A paired)\t95% CI\tproxy's own (B−C paired)\t95% CI\t", r.Kinds,
+			func(k OverheadKindResult) (Summary, pairedMedian, pairedMedian, bool) {
+				if k.Hop == nil {
+					return Summary{}, pairedMedian{}, pairedMedian{}, false
+				}
+				side, first, second := k.Hop.split()
+				return side, first, second, true
+			})
 	}
 	if r.RelayedCommand != "" {
 		fmt.Fprintf(w, "D = C's plain @playwright/mcp, on the same browser server, behind two minimal Go relays (stdio → HTTP → stdio, the shape of mcp-bridge → proxy-server with none of their work): %s\n", r.RelayedCommand)
-		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "tool\tD p50 ms\tD p95\tfloor of two relays (D−C paired)\t95% CI\tproxy's work above it (B−D paired)\t95% CI\t")
-		for _, k := range r.Kinds {
-			if k.Floor == nil {
-				continue
-			}
-			f := k.Floor
-			ci1, ci2 := "-", "-"
-			if f.CIOK {
-				ci1 = fmt.Sprintf("%s…%s", f1(f.FloorCILow), f1(f.FloorCIHigh))
-				ci2 = fmt.Sprintf("%s…%s", f1(f.AboveFloorCILow), f1(f.AboveFloorCIHigh))
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", k.Tool, f1(f.Relayed.Median), f1(f.Relayed.P95), f1(f.FloorMS), ci1, f1(f.AboveFloorMS), ci2)
-		}
-		tw.Flush()
+		writeSplits(w, "tool\tD p50 ms\tD p95\tfloor of two relays (D−C paired)\t95% CI\tproxy's work above it (B−D paired)\t95% CI\t", r.Kinds,
+			func(k OverheadKindResult) (Summary, pairedMedian, pairedMedian, bool) {
+				if k.Floor == nil {
+					return Summary{}, pairedMedian{}, pairedMedian{}, false
+				}
+				side, first, second := k.Floor.split()
+				return side, first, second, true
+			})
 	}
 	fmt.Fprintln(w, "where B's time goes (medians, ms; from the server's record: before = client → bridge → HTTP → worker called, upstream = the @playwright/mcp call, after = parse + record + answer → bridge → client):")
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -620,4 +618,24 @@ func (r *OverheadResult) writeText(w io.Writer) {
 	writeCleanup(w, r.Cleanup)
 	fmt.Fprintln(w, "(the proxy-server's count of descendants seen includes the plain side's node and Chromium, which ran beside it)")
 	fmt.Fprintln(w)
+}
+
+// writeSplits writes one row per call kind that has a split: the extra
+// side's median and p95, then the two paired medians with their intervals.
+func writeSplits(w io.Writer, header string, kinds []OverheadKindResult, split func(OverheadKindResult) (Summary, pairedMedian, pairedMedian, bool)) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, header)
+	for _, k := range kinds {
+		side, first, second, ok := split(k)
+		if !ok {
+			continue
+		}
+		ci1, ci2 := "-", "-"
+		if first.ciOK && second.ciOK {
+			ci1 = fmt.Sprintf("%s…%s", f1(first.lo), f1(first.hi))
+			ci2 = fmt.Sprintf("%s…%s", f1(second.lo), f1(second.hi))
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", k.Tool, f1(side.Median), f1(side.P95), f1(first.ms), ci1, f1(second.ms), ci2)
+	}
+	tw.Flush()
 }

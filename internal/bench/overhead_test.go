@@ -366,46 +366,43 @@ func TestSummarizeSides(t *testing.T) {
 		a, c, d, b = append(a, x), append(c, x+3), append(d, x+3.5), append(b, x+4)
 	}
 	type split struct {
-		First, FirstLo, FirstHi, Second, SecondLo, SecondHi, Median float64
-		CIOK                                                        bool
+		Side          float64 // the extra side's median
+		First, Second pairedMedian
+	}
+	// Each summary as a split, nil when it has none.
+	hop := func(cs []float64) *split {
+		h := summarizeHop(a, b, cs)
+		if h == nil {
+			return nil
+		}
+		side, first, second := h.split()
+		return &split{side.Median, first, second}
+	}
+	floor := func(ds []float64) *split {
+		f := summarizeFloor(b, c, ds)
+		if f == nil {
+			return nil
+		}
+		side, first, second := f.split()
+		return &split{side.Median, first, second}
 	}
 	for _, tc := range []struct {
-		name  string
-		split func(short bool) (split, bool)
-		want  split
+		name       string
+		got, short *split // all ten rounds; the extra side's first three only
+		want       split
 	}{
-		{"hop: C − A and B − C", func(short bool) (split, bool) {
-			cc := c
-			if short {
-				cc = c[:3]
-			}
-			h := summarizeHop(a, b, cc)
-			if h == nil {
-				return split{}, false
-			}
-			return split{h.HopMS, h.HopCILow, h.HopCIHigh, h.ProxyOwnMS, h.ProxyOwnCILow, h.ProxyOwnCIHigh, h.Via.Median, h.CIOK}, true
-		}, split{3, 3, 3, 1, 1, 1, 17.5, true}}, // C is 13..22: median interpolated
-		{"floor: D − C and B − D", func(short bool) (split, bool) {
-			dd := d
-			if short {
-				dd = d[:3]
-			}
-			f := summarizeFloor(b, c, dd)
-			if f == nil {
-				return split{}, false
-			}
-			return split{f.FloorMS, f.FloorCILow, f.FloorCIHigh, f.AboveFloorMS, f.AboveFloorCILow, f.AboveFloorCIHigh, f.Relayed.Median, f.CIOK}, true
-		}, split{0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 18, true}},
+		// C is 13..22: median interpolated.
+		{"hop: C − A and B − C", hop(c), hop(c[:3]), split{17.5, pairedMedian{3, 3, 3, true}, pairedMedian{1, 1, 1, true}}},
+		{"floor: D − C and B − D", floor(d), floor(d[:3]), split{18, pairedMedian{0.5, 0.5, 0.5, true}, pairedMedian{0.5, 0.5, 0.5, true}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, ok := tc.split(false)
-			if !ok {
+			if tc.got == nil {
 				t.Fatal("no result")
 			}
-			if diff := cmp.Diff(tc.want, got); diff != "" {
+			if diff := cmp.Diff(tc.want, *tc.got, cmp.AllowUnexported(pairedMedian{})); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
-			if _, ok := tc.split(true); ok {
+			if tc.short != nil {
 				t.Error("rounds of different lengths: want no result")
 			}
 		})
