@@ -15,8 +15,12 @@ all: build
 deps:
 	@./scripts/ensure-deps.sh
 
+# Static binaries, as the Dockerfile builds them: nothing here needs cgo
+# (SQLite is modernc's pure-Go port), and without it the binaries run on any
+# Linux and the server carries no glibc malloc arenas or pthread stacks
+# beside Go's own memory (docs/BENCHMARKS.md §6).
 build:
-	$(GO) build -ldflags '$(LDFLAGS)' -o bin/ ./cmd/proxy-server ./cmd/mcp-bridge
+	CGO_ENABLED=0 $(GO) build -ldflags '$(LDFLAGS)' -o bin/ ./cmd/proxy-server ./cmd/mcp-bridge
 
 run: deps build
 	./bin/proxy-server serve
