@@ -41,6 +41,7 @@ vet:
 # a short fuzz run of each fuzz target.
 test: deps vet
 	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
+	$(GO) test -count=1 -tags memory.counters -run '^TestSQLiteAllocatorGauges$$' ./internal/metrics
 	$(MAKE) --no-print-directory fuzz FUZZTIME=$(FUZZTIME)
 
 # Fuzz targets: the upstream response parser and the API's request decoding.

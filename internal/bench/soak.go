@@ -146,7 +146,11 @@ type SoakSample struct {
 	// pages never touched too, so it is compared with the anonymous RSS by
 	// trend, not subtracted. -1 when unavailable.
 	GoHeldKB int64 `json:"go_held_kb"`
-	DBBytes  int64 `json:"db_bytes"`
+	// SQLiteMappedKB is what SQLite's allocator (modernc.org/libc) has
+	// mapped from the OS; only a server built with -tags memory.counters
+	// reports it, else -1.
+	SQLiteMappedKB int64 `json:"sqlite_mapped_kb"`
+	DBBytes        int64 `json:"db_bytes"`
 }
 
 // TrendLine is the trend of one metric over the samples after warm-up.
@@ -528,7 +532,7 @@ func pollSuspensions(ctx context.Context, c *Client, ids func() []string, every 
 // sample measures the server's process tree and the sessions' states.
 func (s *soakRun) sample(ctx context.Context, srv *Server, ids []string, t0 time.Time) SoakSample {
 	now := time.Now()
-	smp := SoakSample{ElapsedS: now.Sub(t0).Seconds(), At: now.UTC(), Goroutines: -1, HeapInuseKB: -1, HeapRetainedKB: -1, GoHeldKB: -1}
+	smp := SoakSample{ElapsedS: now.Sub(t0).Seconds(), At: now.UTC(), Goroutines: -1, HeapInuseKB: -1, HeapRetainedKB: -1, GoHeldKB: -1, SQLiteMappedKB: -1}
 	smp.Memory = srv.Memory(true)
 	status := filepath.Join("/proc", strconv.Itoa(srv.PID), "status")
 	smp.ServerRSSKB, _ = statusKB(status, "VmRSS")
@@ -575,6 +579,9 @@ func (s *soakRun) sample(ctx context.Context, srv *Server, ids []string, t0 time
 		}
 		if sys, ok := m["go_memstats_sys_bytes"]; ok && ok2 {
 			smp.GoHeldKB = int64((sys - released) / 1024)
+		}
+		if v, ok := m["pwproxy_sqlite_allocator_mapped_bytes"]; ok {
+			smp.SQLiteMappedKB = int64(v / 1024)
 		}
 	}
 	smp.DBBytes = srv.DBBytes()
@@ -711,6 +718,7 @@ var soakMetrics = []soakMetric{
 	{"proxy-server Go heap in use", "MB", func(s SoakSample) float64 { return float64(s.HeapInuseKB) / 1024 }, nil, "shown only (GC-driven)"},
 	{"proxy-server Go heap retained", "MB", func(s SoakSample) float64 { return float64(s.HeapRetainedKB) / 1024 }, nil, "shown only (free, not yet returned to the OS)"},
 	{"proxy-server Go runtime, held", "MB", func(s SoakSample) float64 { return float64(s.GoHeldKB) / 1024 }, nil, "shown only (sys − released: heap, stacks, metadata)"},
+	{"proxy-server SQLite allocator, mapped", "MB", func(s SoakSample) float64 { return float64(s.SQLiteMappedKB) / 1024 }, nil, "shown only (-tags memory.counters builds)"},
 	{"database", "MB", func(s SoakSample) float64 { return float64(s.DBBytes) / 1e6 }, nil, "shown only (grows by design)"},
 }
 

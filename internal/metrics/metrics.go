@@ -65,6 +65,7 @@ func New(src Sources) *Metrics {
 	m.reg.MustRegister(m.calls, m.duration, m.stored, m.returned,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		newScrape(src))
+	m.reg.MustRegister(sqliteAllocator()...)
 	return m
 }
 

@@ -245,3 +245,27 @@ func TestHandlerMethods(t *testing.T) {
 		})
 	}
 }
+
+// The SQLite allocator's gauges exist only in a memory.counters build
+// (`go test -tags memory.counters ./internal/metrics`), where they count
+// what an open database has allocated; elsewhere they are left out rather
+// than stuck at 0.
+func TestSQLiteAllocatorGauges(t *testing.T) {
+	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "p.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	fams := scrapeText(t, New(Sources{}))
+	counted := len(sqliteAllocator()) > 0
+	for _, name := range []string{"pwproxy_sqlite_allocator_mapped_bytes", "pwproxy_sqlite_allocator_allocations"} {
+		if _, ok := fams[name]; ok != counted {
+			t.Fatalf("%s present = %v in a build with memory.counters = %v", name, ok, counted)
+		}
+		if counted {
+			if v := value(t, fams, name, nil); v <= 0 {
+				t.Errorf("%s = %v with a database open, want > 0", name, v)
+			}
+		}
+	}
+}
