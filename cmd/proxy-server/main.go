@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
 	"syscall"
 
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/config"
@@ -19,6 +20,10 @@ import (
 )
 
 func main() {
+	// Nothing here reads heap profiles (no pprof endpoint), yet a linked
+	// dependency keeps Go's sampling on, and its records are never freed: a
+	// long-running server would keep adding to them (docs/BENCHMARKS.md §6).
+	runtime.MemProfileRate = 0
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	m := NewMain(os.Stdout, os.Stderr)
