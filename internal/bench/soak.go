@@ -176,6 +176,10 @@ type TrendLine struct {
 	// Checked metrics decide the verdict; the others are shown for context.
 	Checked bool   `json:"checked"`
 	Verdict string `json:"verdict"`
+	// HalfSlopesPerHour are the same fit over the first and the second half
+	// of the samples (with at least 6): a leak keeps its slope, a warm-up's
+	// flattens. Shown, not part of the verdict.
+	HalfSlopesPerHour []float64 `json:"half_slopes_per_h,omitempty"`
 }
 
 const (
@@ -788,6 +792,11 @@ func trendLine(name, unit string, ts, act, ys []float64) TrendLine {
 		tl.PerActive = c
 	}
 	tl.Projected = tl.SlopePerHour * tl.WindowH
+	if h := n / 2; h >= 3 {
+		first, _, _ := fitTrend(ts[:h], act[:h], ys[:h])
+		second, _, _ := fitTrend(ts[n-h:], act[n-h:], ys[n-h:])
+		tl.HalfSlopesPerHour = []float64{first, second}
+	}
 	return tl
 }
 
@@ -851,7 +860,7 @@ func (r *SoakResult) writeText(w io.Writer) {
 	if len(r.Trend) > 0 {
 		fmt.Fprintln(w, "trend over the samples after the first (warm-up) one:")
 		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "metric\tunit\tn\tmean\tfirst\tlast\tlast − first\tslope/h raw\tslope/h adjusted\tper active session\tprojected over window\tband\tverdict\t")
+		fmt.Fprintln(tw, "metric\tunit\tn\tmean\tfirst\tlast\tlast − first\tslope/h raw\tslope/h adjusted\tper active session\tprojected over window\tband\tverdict\tslope/h 1st half → 2nd half\t")
 		for _, t := range r.Trend {
 			adj, per := "—", "—"
 			if t.Adjusted {
@@ -861,8 +870,12 @@ func (r *SoakResult) writeText(w io.Writer) {
 			if t.Checked {
 				band, verdict = fmt.Sprintf("%.2f (%s)", t.Band, t.BandRule), t.Verdict
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%.1f\t%.1f\t%.1f\t%+.1f\t%.2f\t%s\t%s\t%+.2f\t%s\t%s\t\n",
-				t.Metric, t.Unit, t.N, t.Mean, t.First, t.Last, t.Last-t.First, t.RawSlopePerHour, adj, per, t.Projected, band, verdict)
+			halves := "—"
+			if len(t.HalfSlopesPerHour) == 2 {
+				halves = fmt.Sprintf("%.2f → %.2f", t.HalfSlopesPerHour[0], t.HalfSlopesPerHour[1])
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%.1f\t%.1f\t%.1f\t%+.1f\t%.2f\t%s\t%s\t%+.2f\t%s\t%s\t%s\t\n",
+				t.Metric, t.Unit, t.N, t.Mean, t.First, t.Last, t.Last-t.First, t.RawSlopePerHour, adj, per, t.Projected, band, verdict, halves)
 		}
 		tw.Flush()
 	}

@@ -105,3 +105,48 @@ process_open_fds 37
 		}
 	}
 }
+
+// A leak keeps its slope from one half of the run to the other; a warm-up
+// that levels off does not. The halves are shown beside the verdict.
+func TestTrendLineHalves(t *testing.T) {
+	ts := make([]float64, 30)
+	for i := range ts {
+		ts[i] = float64(i+1) / 60 // hours: a sample a minute
+	}
+	tests := []struct {
+		name string
+		y    func(h float64) float64
+		// want the second half's slope below this fraction of the first's
+		// (ratio < 0) or within 1 % of it (ratio == 1)
+		ratio float64
+	}{
+		{"leak: 4 MB/h all along", func(h float64) float64 { return 30 + 4*h }, 1},
+		{"warm-up levelling off", func(h float64) float64 { return 30 + 3*(1-math.Exp(-h/0.1)) }, 0.2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ys := make([]float64, len(ts))
+			for i, h := range ts {
+				ys[i] = tt.y(h)
+			}
+			tl := trendLine("m", "MB", ts, make([]float64, len(ts)), ys)
+			if len(tl.HalfSlopesPerHour) != 2 {
+				t.Fatalf("half slopes %v, want two", tl.HalfSlopesPerHour)
+			}
+			first, second := tl.HalfSlopesPerHour[0], tl.HalfSlopesPerHour[1]
+			if first <= 0 {
+				t.Fatalf("first half's slope %.3f, want > 0", first)
+			}
+			switch r := second / first; {
+			case tt.ratio == 1 && math.Abs(r-1) > 0.01:
+				t.Errorf("second/first = %.3f (%.3f → %.3f), want 1", r, first, second)
+			case tt.ratio < 1 && r >= tt.ratio:
+				t.Errorf("second/first = %.3f (%.3f → %.3f), want < %.2f", r, first, second, tt.ratio)
+			}
+		})
+	}
+	short := trendLine("m", "MB", ts[:5], make([]float64, 5), []float64{1, 2, 3, 4, 5})
+	if short.HalfSlopesPerHour != nil {
+		t.Errorf("5 samples: half slopes %v, want none (3 per half at least)", short.HalfSlopesPerHour)
+	}
+}
