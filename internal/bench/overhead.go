@@ -145,10 +145,14 @@ func summarizeFloor(proxy, via, relayed []float64) *FloorResult {
 		CIOK: floor.ciOK && above.ciOK}
 }
 
-// split is f's side D and its two paired medians (writeSplits).
-func (f *FloorResult) split() (Summary, pairedMedian, pairedMedian) {
+// split is f's side D and its two paired medians (writeSplits); ok is
+// false when there is no side D (f is nil).
+func (f *FloorResult) split() (side Summary, floor, above pairedMedian, ok bool) {
+	if f == nil {
+		return Summary{}, pairedMedian{}, pairedMedian{}, false
+	}
 	return f.Relayed, pairedMedian{f.FloorMS, f.FloorCILow, f.FloorCIHigh, f.CIOK},
-		pairedMedian{f.AboveFloorMS, f.AboveFloorCILow, f.AboveFloorCIHigh, f.CIOK}
+		pairedMedian{f.AboveFloorMS, f.AboveFloorCILow, f.AboveFloorCIHigh, f.CIOK}, true
 }
 
 // pairedMedian is the median of paired differences with its 95 % interval.
@@ -198,10 +202,14 @@ func summarizeHop(plain, proxy, via []float64) *HopResult {
 		CIOK: hop.ciOK && own.ciOK}
 }
 
-// split is h's side C and its two paired medians (writeSplits).
-func (h *HopResult) split() (Summary, pairedMedian, pairedMedian) {
+// split is h's side C and its two paired medians (writeSplits); ok is
+// false when there is no side C (h is nil).
+func (h *HopResult) split() (side Summary, hop, own pairedMedian, ok bool) {
+	if h == nil {
+		return Summary{}, pairedMedian{}, pairedMedian{}, false
+	}
 	return h.Via, pairedMedian{h.HopMS, h.HopCILow, h.HopCIHigh, h.CIOK},
-		pairedMedian{h.ProxyOwnMS, h.ProxyOwnCILow, h.ProxyOwnCIHigh, h.CIOK}
+		pairedMedian{h.ProxyOwnMS, h.ProxyOwnCILow, h.ProxyOwnCIHigh, h.CIOK}, true
 }
 
 // ByteStats describes the sizes of the results of one call kind.
@@ -575,24 +583,12 @@ func (r *OverheadResult) writeText(w io.Writer) {
 	if r.ViaCommand != "" {
 		fmt.Fprintf(w, "C = a plain @playwright/mcp on a Playwright browser server launched like proxy-server's shared browser: %s\n", r.ViaCommand)
 		writeSplits(w, "tool\tC p50 ms\tC p95\tshared browser's hop (C−A paired)\t95% CI\tproxy's own (B−C paired)\t95% CI\t", r.Kinds,
-			func(k OverheadKindResult) (Summary, pairedMedian, pairedMedian, bool) {
-				if k.Hop == nil {
-					return Summary{}, pairedMedian{}, pairedMedian{}, false
-				}
-				side, first, second := k.Hop.split()
-				return side, first, second, true
-			})
+			func(k OverheadKindResult) (Summary, pairedMedian, pairedMedian, bool) { return k.Hop.split() })
 	}
 	if r.RelayedCommand != "" {
 		fmt.Fprintf(w, "D = C's plain @playwright/mcp, on the same browser server, behind two minimal Go relays (stdio → HTTP → stdio, the shape of mcp-bridge → proxy-server with none of their work): %s\n", r.RelayedCommand)
 		writeSplits(w, "tool\tD p50 ms\tD p95\tfloor of two relays (D−C paired)\t95% CI\tproxy's work above it (B−D paired)\t95% CI\t", r.Kinds,
-			func(k OverheadKindResult) (Summary, pairedMedian, pairedMedian, bool) {
-				if k.Floor == nil {
-					return Summary{}, pairedMedian{}, pairedMedian{}, false
-				}
-				side, first, second := k.Floor.split()
-				return side, first, second, true
-			})
+			func(k OverheadKindResult) (Summary, pairedMedian, pairedMedian, bool) { return k.Floor.split() })
 	}
 	fmt.Fprintln(w, "where B's time goes (medians, ms; from the server's record: before = client → bridge → HTTP → worker called, upstream = the @playwright/mcp call, after = parse + record + answer → bridge → client):")
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)

@@ -370,22 +370,14 @@ func TestSummarizeSides(t *testing.T) {
 		First, Second pairedMedian
 	}
 	// Each summary as a split, nil when it has none.
-	hop := func(cs []float64) *split {
-		h := summarizeHop(a, b, cs)
-		if h == nil {
+	asSplit := func(side Summary, first, second pairedMedian, ok bool) *split {
+		if !ok {
 			return nil
 		}
-		side, first, second := h.split()
 		return &split{side.Median, first, second}
 	}
-	floor := func(ds []float64) *split {
-		f := summarizeFloor(b, c, ds)
-		if f == nil {
-			return nil
-		}
-		side, first, second := f.split()
-		return &split{side.Median, first, second}
-	}
+	hop := func(cs []float64) *split { return asSplit(summarizeHop(a, b, cs).split()) }
+	floor := func(ds []float64) *split { return asSplit(summarizeFloor(b, c, ds).split()) }
 	for _, tc := range []struct {
 		name       string
 		got, short *split // all ten rounds; the extra side's first three only
