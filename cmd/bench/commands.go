@@ -491,6 +491,7 @@ func (cmd *SoakCommand) Run(ctx context.Context, args []string) error {
 	fs.IntVar(&cfg.Sessions, "sessions", 10, "sessions running traffic")
 	fs.DurationVar(&cfg.Duration, "duration", 30*time.Minute, "measured time after the warm-up")
 	fs.DurationVar(&cfg.Interval, "interval", time.Minute, "time between samples")
+	fs.IntVar(&cfg.Readings, "readings", 6, "readings averaged into each sample after the first, spread over the interval before it (1: one instantaneous reading)")
 	fs.DurationVar(&cfg.WarmUp, "warmup", time.Minute, "traffic before the first sample (which the trend leaves out)")
 	fs.DurationVar(&cfg.IdleTimeout, "idle", 20*time.Second, "PROXY_SESSION_IDLE_TIMEOUT")
 	fs.IntVar(&cfg.MaxSessions, "max-sessions", 0, "PROXY_MAX_SESSIONS (at least max(10, -sessions))")
@@ -506,6 +507,8 @@ func (cmd *SoakCommand) Run(ctx context.Context, args []string) error {
 		return fmt.Errorf("-sessions %d: want 1..100", cfg.Sessions)
 	case cfg.Interval <= 0 || cfg.Duration < cfg.Interval || cfg.Duration > 48*time.Hour:
 		return fmt.Errorf("-duration %s, -interval %s: want 0 < interval ≤ duration ≤ 48h", cfg.Duration, cfg.Interval)
+	case cfg.Readings < 1 || cfg.Readings > 60 || cfg.Interval/time.Duration(cfg.Readings) < time.Second:
+		return fmt.Errorf("-readings %d: want 1..60 and readings at least 1s apart (-interval %s)", cfg.Readings, cfg.Interval)
 	case cfg.IdleTimeout < time.Second:
 		return fmt.Errorf("-idle %s: want at least 1s", cfg.IdleTimeout)
 	case cfg.LongPauseProb < 0 || cfg.LongPauseProb > 1:

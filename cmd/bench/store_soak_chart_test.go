@@ -57,6 +57,8 @@ func TestFlagErrors(t *testing.T) {
 		{"soak: probability", []string{"soak", "-long-pause", "1.5"}, "-long-pause"},
 		{"soak: unknown page", []string{"soak", "-pages", "catalogue,nope"}, "nope"},
 		{"soak: no sessions", []string{"soak", "-sessions", "0"}, "-sessions"},
+		{"soak: no readings", []string{"soak", "-readings", "0"}, "-readings"},
+		{"soak: readings closer than a second", []string{"soak", "-interval", "5s", "-duration", "1m", "-readings", "10"}, "-readings"},
 		{"chart: no input", []string{"chart"}, "-concurrency"},
 		{"chart: missing file", []string{"chart", "-concurrency", "/nonexistent/c.json"}, "no such file"},
 	}

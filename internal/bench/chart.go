@@ -180,7 +180,7 @@ func SoakCharts(res *SoakResult) ([]Chart, error) {
 	}
 	const xl = "minutes since the first sample"
 	sessions := panel{title: "sessions", xLabel: xl, yLabel: "sessions", yFromZero: true, yInteger: true, series: []series{
-		line("active", palette[2], false, func(s SoakSample) float64 { return float64(s.Active) }),
+		line("active", palette[2], false, func(s SoakSample) float64 { return s.activeSessions() }),
 		line("suspended", palette[4], true, func(s SoakSample) float64 { return float64(s.Suspended) }),
 	}}
 	server := []series{line("proxy-server RSS", palette[1], false, func(s SoakSample) float64 { return float64(s.ServerRSSKB) / 1024 })}

@@ -32,6 +32,12 @@ type SoakConfig struct {
 	Duration time.Duration
 	// Interval between samples (default 1 min).
 	Interval time.Duration
+	// Readings is how many readings, Interval/Readings apart, each sample
+	// after the first is the mean of (default 6; 1 takes every sample at
+	// one instant). An instant catches transients that are no leak: a
+	// worker starting or stopping, a burst of connections, which page each
+	// session happens to be on.
+	Readings int
 	// WarmUp is traffic before the first sample (default 1 min; at least
 	// one round per session).
 	WarmUp time.Duration
@@ -61,7 +67,10 @@ type SoakResult struct {
 	Sessions   int               `json:"sessions"`
 	DurationMS float64           `json:"duration_ms"`
 	IntervalMS float64           `json:"interval_ms"`
-	WarmUpMS   float64           `json:"warm_up_ms"`
+	// Readings is SoakConfig.Readings: every sample after the first is the
+	// mean of that many readings taken over the interval before it.
+	Readings int     `json:"readings_per_sample"`
+	WarmUpMS float64 `json:"warm_up_ms"`
 	// WarmUpTookMS is the warm-up as it happened: from the first creation
 	// to the first sample.
 	WarmUpTookMS  float64      `json:"warm_up_took_ms"`
@@ -123,9 +132,14 @@ type SoakSample struct {
 	TreeFDs      int `json:"tree_fds"`
 	FDUnreadable int `json:"fd_unreadable,omitempty"`
 	// Active and Suspended are the benchmark's sessions in those states
-	// (GET /sessions).
-	Active    int `json:"active"`
-	Suspended int `json:"suspended"`
+	// (GET /sessions), rounded means of the readings; ActiveMean is the
+	// unrounded mean that the trend's fit uses.
+	Active     int     `json:"active"`
+	Suspended  int     `json:"suspended"`
+	ActiveMean float64 `json:"active_mean,omitempty"`
+	// Readings is how many readings this sample is the mean of (0 in
+	// results from before readings were averaged: one).
+	Readings int `json:"readings,omitempty"`
 	// Ops, Errors and Restored are cumulative since the sessions started.
 	Ops      int `json:"ops"`
 	Errors   int `json:"errors"`
@@ -237,6 +251,9 @@ func RunSoak(ctx context.Context, log *slog.Logger, site *Site, cfg SoakConfig) 
 	if cfg.Interval <= 0 {
 		cfg.Interval = time.Minute
 	}
+	if cfg.Readings <= 0 {
+		cfg.Readings = 6
+	}
 	if cfg.WarmUp < 0 {
 		cfg.WarmUp = 0
 	}
@@ -266,7 +283,7 @@ func RunSoak(ctx context.Context, log *slog.Logger, site *Site, cfg SoakConfig) 
 	scfg.Env["PROXY_SESSION_IDLE_TIMEOUT"] = cfg.IdleTimeout.String()
 	scfg.Env["PROXY_MAX_SESSIONS"] = strconv.Itoa(cfg.MaxSessions)
 	scfg.Env["PROXY_WARM_POOL"] = strconv.Itoa(cfg.WarmPool)
-	res = &SoakResult{Env: scfg.Env, Sessions: cfg.Sessions, DurationMS: ms(cfg.Duration), IntervalMS: ms(cfg.Interval),
+	res = &SoakResult{Env: scfg.Env, Sessions: cfg.Sessions, DurationMS: ms(cfg.Duration), IntervalMS: ms(cfg.Interval), Readings: cfg.Readings,
 		WarmUpMS: ms(cfg.WarmUp), IdleTimeoutMS: ms(cfg.IdleTimeout), LongPauseProb: cfg.LongPauseProb, Pages: cfg.Pages}
 
 	srv, err := StartServer(ctx, log, scfg)
@@ -365,22 +382,30 @@ func RunSoak(ctx context.Context, log *slog.Logger, site *Site, cfg SoakConfig) 
 	t0 := time.Now()
 	n := int(cfg.Duration / cfg.Interval)
 	for k := 0; k <= n; k++ {
+		// Sample 0 is one reading at t0 (the trend leaves it out); sample
+		// k the mean of the readings over the interval that ends at it.
+		at := []time.Time{t0}
 		if k > 0 {
-			if err := sleepCtx(ctx, time.Until(t0.Add(time.Duration(k)*cfg.Interval))); err != nil {
+			at = readingTimes(t0.Add(time.Duration(k-1)*cfg.Interval), cfg.Interval, cfg.Readings)
+		}
+		readings := make([]SoakSample, 0, len(at))
+		for _, when := range at {
+			if err := sleepCtx(ctx, time.Until(when)); err != nil {
 				finish()
 				return res, err
 			}
+			readings = append(readings, run.sample(ctx, srv, ids, t0))
+			if srv.Exited() {
+				finish()
+				return res, fmt.Errorf("proxy-server exited during the soak; log:\n%s", tailFile(srv.LogPath, 30))
+			}
 		}
-		smp := run.sample(ctx, srv, ids, t0)
+		smp := meanSample(readings)
 		res.Samples = append(res.Samples, smp)
-		log.Info("sample", "n", k, "elapsed", time.Duration(smp.ElapsedS*float64(time.Second)).Round(time.Second),
+		log.Info("sample", "n", k, "elapsed", time.Duration(smp.ElapsedS*float64(time.Second)).Round(time.Second), "readings", smp.Readings,
 			"rss_mb", mb(smp.Memory.RSSKB), "pss_mb", mb(smp.Memory.PSSKB), "server_rss_mb", mb(smp.ServerRSSKB),
 			"server_fds", smp.ServerFDs, "tree_fds", smp.TreeFDs, "procs", smp.Memory.Procs,
-			"active", smp.Active, "suspended", smp.Suspended, "ops", smp.Ops, "errors", smp.Errors, "restored", smp.Restored)
-		if srv.Exited() {
-			finish()
-			return res, fmt.Errorf("proxy-server exited during the soak; log:\n%s", tailFile(srv.LogPath, 30))
-		}
+			"active", math.Round(smp.ActiveMean*100)/100, "suspended", smp.Suspended, "ops", smp.Ops, "errors", smp.Errors, "restored", smp.Restored)
 	}
 	finish()
 	log.Info("soak done", "verdict", res.Verdict, "ops", res.Ops, "errors", res.ErrorCount, "restored", res.Restored, "long_pauses", res.LongPauses)
@@ -596,6 +621,105 @@ func (s *soakRun) sample(ctx context.Context, srv *Server, ids []string, t0 time
 	return smp
 }
 
+// activeSessions is the active-session count the trend is adjusted for.
+func (s SoakSample) activeSessions() float64 {
+	if s.Readings > 0 {
+		return s.ActiveMean
+	}
+	return float64(s.Active)
+}
+
+// readingTimes spreads n readings over the interval that starts at from:
+// interval/n apart, the last one at its end.
+func readingTimes(from time.Time, interval time.Duration, n int) []time.Time {
+	out := make([]time.Time, n)
+	for j := range out {
+		out[j] = from.Add(interval * time.Duration(j+1) / time.Duration(n))
+	}
+	return out
+}
+
+// meanSample is one sample from readings: memory, descriptors, session
+// counts and the server's gauges are their means (a gauge -1 in a reading
+// is left out of its mean; -1 when no reading has it), ElapsedS the mean
+// time; the cumulative counters, the database size and At are the last
+// reading's.
+func meanSample(readings []SoakSample) SoakSample {
+	out := readings[len(readings)-1]
+	n := len(readings)
+	out.Readings = n
+	mean := func(field func(*SoakSample) *int64) int64 {
+		var sum, k int64
+		for _, r := range readings {
+			if x := *field(&r); x >= 0 {
+				sum, k = sum+x, k+1
+			}
+		}
+		if k == 0 {
+			return -1
+		}
+		return (sum + k/2) / k
+	}
+	for _, field := range []func(*SoakSample) *int64{
+		func(s *SoakSample) *int64 { return &s.ServerRSSKB },
+		func(s *SoakSample) *int64 { return &s.ServerRSSAnonKB },
+		func(s *SoakSample) *int64 { return &s.ServerRSSFileKB },
+		func(s *SoakSample) *int64 { return &s.HeapInuseKB },
+		func(s *SoakSample) *int64 { return &s.HeapRetainedKB },
+		func(s *SoakSample) *int64 { return &s.GoHeldKB },
+		func(s *SoakSample) *int64 { return &s.SQLiteMappedKB },
+	} {
+		*field(&out) = mean(field)
+	}
+	for _, field := range []func(*SoakSample) *int{
+		func(s *SoakSample) *int { return &s.Suspended },
+		func(s *SoakSample) *int { return &s.ServerFDs },
+		func(s *SoakSample) *int { return &s.TreeFDs },
+		func(s *SoakSample) *int { return &s.FDUnreadable },
+		func(s *SoakSample) *int { return &s.Goroutines },
+	} {
+		*field(&out) = int(mean(func(s *SoakSample) *int64 { v := int64(*field(s)); return &v }))
+	}
+	var elapsed, active float64
+	for _, r := range readings {
+		elapsed += r.ElapsedS
+		active += float64(r.Active)
+	}
+	out.ElapsedS, out.ActiveMean = elapsed/float64(n), active/float64(n)
+	out.Active = int(math.Round(out.ActiveMean))
+	mems := make([]MemSample, n)
+	for i, r := range readings {
+		mems[i] = r.Memory
+	}
+	out.Memory = meanMemory(mems)
+	return out
+}
+
+// meanMemory is the mean of memory readings, kind by kind (a kind absent
+// from a reading counts as no process and no memory there).
+func meanMemory(ms []MemSample) MemSample {
+	n := int64(len(ms))
+	round := func(sum int64) int64 { return (sum + n/2) / n }
+	var out MemSample
+	var procs int64
+	byKind := map[string][3]int64{}
+	for _, m := range ms {
+		procs += int64(m.Procs)
+		out.RSSKB += m.RSSKB
+		out.PSSKB += m.PSSKB
+		for k, km := range m.ByKind {
+			v := byKind[k]
+			byKind[k] = [3]int64{v[0] + int64(km.Procs), v[1] + km.RSSKB, v[2] + km.PSSKB}
+		}
+	}
+	out.Procs, out.RSSKB, out.PSSKB = int(round(procs)), round(out.RSSKB), round(out.PSSKB)
+	out.ByKind = make(map[string]KindMem, len(byKind))
+	for k, v := range byKind {
+		out.ByKind[k] = KindMem{Procs: int(round(v[0])), RSSKB: round(v[1]), PSSKB: round(v[2])}
+	}
+	return out
+}
+
 // fill copies the counters into res.
 func (s *soakRun) fill(res *SoakResult) {
 	s.mu.Lock()
@@ -727,7 +851,8 @@ var soakMetrics = []soakMetric{
 }
 
 // soakVerdictRule explains soakTrend's verdict.
-const soakVerdictRule = "least-squares fit over the samples after the first (warm-up) one of y = a + b·t + c·(sessions active at the sample), " +
+const soakVerdictRule = "every sample after the first is the mean of the readings taken over the minute (the interval) before it; " +
+	"least-squares fit over the samples after the first (warm-up) one of y = a + b·t + c·(sessions active at the sample, mean of its readings), " +
 	"so that the memory and descriptors of the sessions that happen to be live (not suspended) when a sample is taken are not mistaken for growth " +
 	"(with fewer than 5 samples, or when the active count does not vary, c is dropped: y = a + b·t); b is the slope per hour; " +
 	"projected growth = b × the time the samples span. A checked metric has no upward trend when its projected growth is below its noise band " +
@@ -744,7 +869,7 @@ func soakTrend(samples []SoakSample) ([]TrendLine, string, string) {
 	act := make([]float64, len(after))
 	for i, s := range after {
 		ts[i] = s.ElapsedS / 3600
-		act[i] = float64(s.Active)
+		act[i] = s.activeSessions()
 	}
 	var up []string
 	var lines []TrendLine
@@ -843,18 +968,25 @@ func fitTrend(t, x, y []float64) (b, c float64, adjusted bool) {
 	return (sty*sxx - sxy*stx) / det, (stt*sxy - stx*sty) / det, true
 }
 
+func (r *SoakResult) readingsText() string {
+	if r.Readings <= 1 {
+		return "one reading each"
+	}
+	return fmt.Sprintf("after the first, each the mean of %d readings %.0f s apart", r.Readings, r.IntervalMS/1000/float64(r.Readings))
+}
+
 func (r *SoakResult) writeText(w io.Writer) {
-	fmt.Fprintf(w, "== soak: %d sessions (%d created), %.0f min after a warm-up (at least %.0f s and one round per session; took %.0f s), a sample every %.0f s; env %v\n",
-		r.Sessions, r.Created, r.DurationMS/60000, r.WarmUpMS/1000, r.WarmUpTookMS/1000, r.IntervalMS/1000, r.Env)
+	fmt.Fprintf(w, "== soak: %d sessions (%d created), %.0f min after a warm-up (at least %.0f s and one round per session; took %.0f s), a sample every %.0f s (%s); env %v\n",
+		r.Sessions, r.Created, r.DurationMS/60000, r.WarmUpMS/1000, r.WarmUpTookMS/1000, r.IntervalMS/1000, r.readingsText(), r.Env)
 	fmt.Fprintf(w, "   each round: browser_navigate (%s, at random) + get_content(search_for a button) + browser_snapshot + browser_click + get_console_content, 0.2–1.5 s think time before each; "+
 		"then a 1–6 s pause, or with probability %.2f a pause of 1.5–2 × the idle timeout (%.0f s): the session is suspended, and the next round starts with a browser_snapshot that resumes it\n",
 		strings.Join(r.Pages, ", "), r.LongPauseProb, r.IdleTimeoutMS/1000)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "t min\tprocs\tnode\tRSS MB\tPSS MB\tserver RSS MB\tserver fds\ttree fds\tgoroutines\theap MB\tactive\tsuspended\tops\terrors\trestored\tDB MB\t")
 	for _, s := range r.Samples {
-		fmt.Fprintf(tw, "%.1f\t%d\t%d\t%s\t%s\t%.1f\t%d\t%d\t%d\t%.1f\t%d\t%d\t%d\t%d\t%d\t%.1f\t\n",
+		fmt.Fprintf(tw, "%.1f\t%d\t%d\t%s\t%s\t%.1f\t%d\t%d\t%d\t%.1f\t%.1f\t%d\t%d\t%d\t%d\t%.1f\t\n",
 			s.ElapsedS/60, s.Memory.Procs, s.Memory.ByKind["node"].Procs, mb(s.Memory.RSSKB), mb(s.Memory.PSSKB), float64(s.ServerRSSKB)/1024,
-			s.ServerFDs, s.TreeFDs, s.Goroutines, float64(s.HeapInuseKB)/1024, s.Active, s.Suspended, s.Ops, s.Errors, s.Restored, float64(s.DBBytes)/1e6)
+			s.ServerFDs, s.TreeFDs, s.Goroutines, float64(s.HeapInuseKB)/1024, s.activeSessions(), s.Suspended, s.Ops, s.Errors, s.Restored, float64(s.DBBytes)/1e6)
 	}
 	tw.Flush()
 	if len(r.Trend) > 0 {

@@ -4,6 +4,10 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 func TestFitTrend(t *testing.T) {
@@ -148,5 +152,99 @@ func TestTrendLineHalves(t *testing.T) {
 	short := trendLine("m", "MB", ts[:5], make([]float64, 5), []float64{1, 2, 3, 4, 5})
 	if short.HalfSlopesPerHour != nil {
 		t.Errorf("5 samples: half slopes %v, want none (3 per half at least)", short.HalfSlopesPerHour)
+	}
+}
+
+func TestMeanSample(t *testing.T) {
+	at := time.Date(2026, 11, 24, 9, 0, 0, 0, time.UTC)
+	reading := func(i int, fds, active int, pss int64, goroutines int) SoakSample {
+		return SoakSample{ElapsedS: float64(60 + 10*i), At: at.Add(time.Duration(i) * 10 * time.Second),
+			Memory: MemSample{Procs: 30 + i%2, RSSKB: 3000, PSSKB: pss, ByKind: map[string]KindMem{
+				"node": {Procs: 10 + i%2, RSSKB: 700, PSSKB: pss / 2}}},
+			ServerRSSKB: 33000 + int64(i), ServerFDs: fds, TreeFDs: 1000, Active: active, Suspended: 10 - active,
+			Ops: 100 * i, Errors: i, Restored: i, Goroutines: goroutines, HeapInuseKB: 5000, HeapRetainedKB: -1,
+			GoHeldKB: 13000, SQLiteMappedKB: -1, DBBytes: int64(i) << 20}
+	}
+	tests := []struct {
+		name     string
+		readings []SoakSample
+		want     SoakSample
+	}{
+		{
+			name:     "one reading is itself",
+			readings: []SoakSample{reading(0, 70, 8, 1600, 75)},
+			want:     withMeans(reading(0, 70, 8, 1600, 75), 1, 8),
+		},
+		{
+			// A worker starting holds 4 more descriptors in one reading
+			// of six: the sample moves by less than one.
+			name: "a transient is diluted, counters are the last reading's",
+			readings: []SoakSample{reading(0, 70, 8, 1600, 75), reading(1, 74, 9, 1700, 80), reading(2, 70, 8, 1600, 75),
+				reading(3, 70, 8, 1600, 75), reading(4, 70, 8, 1600, 75), reading(5, 70, 8, 1600, 75)},
+			want: func() SoakSample {
+				s := reading(5, 71, 8, 1617, 76)
+				s.ElapsedS = 85
+				s.ServerRSSKB = 33003 // mean of 33000..33005, rounded
+				s.Suspended = 2
+				// 30, 31, 30, 31, 30, 31 processes: 30.5, rounded half up.
+				s.Memory.Procs, s.Memory.ByKind["node"] = 31, KindMem{Procs: 11, RSSKB: 700, PSSKB: 808}
+				return withMeans(s, 6, 8+1.0/6)
+			}(),
+		},
+		{
+			name:     "a gauge missing from every reading stays missing",
+			readings: []SoakSample{reading(0, 70, 8, 1600, -1), reading(1, 70, 8, 1600, -1)},
+			want: func() SoakSample {
+				s := reading(1, 70, 8, 1600, -1)
+				s.ElapsedS, s.ServerRSSKB = 65, 33001
+				s.Memory.Procs, s.Memory.ByKind["node"] = 31, KindMem{Procs: 11, RSSKB: 700, PSSKB: 800}
+				return withMeans(s, 2, 8)
+			}(),
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := meanSample(tt.readings)
+			if diff := cmp.Diff(tt.want, got, cmpopts.EquateApprox(0, 1e-9)); diff != "" {
+				t.Errorf("meanSample (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func withMeans(s SoakSample, readings int, active float64) SoakSample {
+	s.Readings, s.ActiveMean = readings, active
+	return s
+}
+
+func TestReadingTimes(t *testing.T) {
+	from := time.Date(2026, 11, 24, 9, 0, 0, 0, time.UTC)
+	got := readingTimes(from, time.Minute, 6)
+	want := []time.Time{from.Add(10 * time.Second), from.Add(20 * time.Second), from.Add(30 * time.Second),
+		from.Add(40 * time.Second), from.Add(50 * time.Second), from.Add(time.Minute)}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("readingTimes (-want +got):\n%s", diff)
+	}
+}
+
+// TestSoakTrendUsesMeanActive: a sample averaged over its readings is
+// adjusted for the mean active count, not the rounded one.
+func TestSoakTrendUsesMeanActive(t *testing.T) {
+	const perSession = 40 << 10 // kB
+	samples := soakSamples(func(int) int64 { return 0 }, func(int) int { return 40 }, func(int) int { return 0 }, 31)
+	for i := range samples {
+		mean := 8 + 0.4*float64(i%3) // 8, 8.4, 8.8: rounds to 8, 8, 9
+		samples[i].Readings, samples[i].ActiveMean, samples[i].Active = 6, mean, int(math.Round(mean))
+		samples[i].Memory.RSSKB = 2<<20 + int64(mean*perSession)
+		samples[i].Memory.PSSKB = samples[i].Memory.RSSKB * 2 / 3
+	}
+	lines, verdict, _ := soakTrend(samples)
+	if verdict != verdictFlat {
+		t.Errorf("verdict %q, want %q", verdict, verdictFlat)
+	}
+	for _, l := range lines {
+		if l.Metric == "process tree RSS" && (math.Abs(l.SlopePerHour) > 1e-6 || math.Abs(l.PerActive-perSession/1024.0) > 1e-6) {
+			t.Errorf("tree RSS: slope %v MB/h, %v MB per active session; want 0 and %v", l.SlopePerHour, l.PerActive, perSession/1024.0)
+		}
 	}
 }
