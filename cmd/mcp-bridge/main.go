@@ -30,7 +30,10 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	if err := NewMain().Run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr); err != nil {
+	stdin, restore := bridge.PollableInput(os.Stdin, os.Stdout, os.Stderr)
+	err := NewMain().Run(ctx, os.Args[1:], stdin, os.Stdout, os.Stderr)
+	restore()
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "mcp-bridge:", err)
 		stop()
 		os.Exit(1)

@@ -1,6 +1,7 @@
 // Package bridge owns mcp-bridge's side of the HTTP API: a client of
 // proxy-server that implements mcpserver.Backend, so the stdio bridge serves
-// the same tools as /mcp, and the bridge's MCP_PROXY_* configuration.
+// the same tools as /mcp, the bridge's MCP_PROXY_* configuration, and how
+// it reads its stdin (PollableInput).
 //
 // The client rides out a proxy-server that is down or restarting: a request
 // that certainly never reached the server (the connection was refused or
