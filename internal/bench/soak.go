@@ -648,10 +648,10 @@ func meanSample(readings []SoakSample) SoakSample {
 	out := readings[len(readings)-1]
 	n := len(readings)
 	out.Readings = n
-	mean := func(field func(*SoakSample) *int64) int64 {
+	mean := func(get func(SoakSample) int64) int64 {
 		var sum, k int64
 		for _, r := range readings {
-			if x := *field(&r); x >= 0 {
+			if x := get(r); x >= 0 {
 				sum, k = sum+x, k+1
 			}
 		}
@@ -669,7 +669,7 @@ func meanSample(readings []SoakSample) SoakSample {
 		func(s *SoakSample) *int64 { return &s.GoHeldKB },
 		func(s *SoakSample) *int64 { return &s.SQLiteMappedKB },
 	} {
-		*field(&out) = mean(field)
+		*field(&out) = mean(func(s SoakSample) int64 { return *field(&s) })
 	}
 	for _, field := range []func(*SoakSample) *int{
 		func(s *SoakSample) *int { return &s.Suspended },
@@ -678,7 +678,7 @@ func meanSample(readings []SoakSample) SoakSample {
 		func(s *SoakSample) *int { return &s.FDUnreadable },
 		func(s *SoakSample) *int { return &s.Goroutines },
 	} {
-		*field(&out) = int(mean(func(s *SoakSample) *int64 { v := int64(*field(s)); return &v }))
+		*field(&out) = int(mean(func(s SoakSample) int64 { return int64(*field(&s)) }))
 	}
 	var elapsed, active float64
 	for _, r := range readings {
