@@ -25,7 +25,9 @@ func (db *DB) InsertRequest(ctx context.Context, r *proxy.Request) error {
 	case len(r.Params) > 0 && !json.Valid(r.Params):
 		return proxy.Errorf(proxy.EINVALID, "request %q: params are not valid JSON", r.RefID)
 	}
-	_, err := db.hot.insertRequest.ExecContext(ctx, r.RefID, r.SessionID, r.ToolName, nullJSON(r.Params), formatTime(r.Timestamp))
+	err := db.withHot(ctx, false, func(h hotConn) error {
+		return h.exec(insertRequest, r.RefID, r.SessionID, r.ToolName, nullJSON(r.Params), formatTime(r.Timestamp))
+	})
 	switch code := sqliteCode(err); {
 	case code == sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY:
 		return proxy.Errorf(proxy.ESESSIONMISSING, "session %q not found", r.SessionID)
@@ -92,8 +94,8 @@ func (db *DB) RecordResponse(ctx context.Context, r *proxy.Response, console []p
 		return proxy.Errorf(proxy.EINVALID, "response %q: session metadata is not valid JSON", r.RefID)
 	}
 
-	err := db.writeTx(ctx, func(tx *sql.Tx) error {
-		_, err := tx.StmtContext(ctx, db.hot.insertResponse).ExecContext(ctx, r.RefID, r.Status, r.Result, r.PageSnapshot, r.ConsoleLogs, r.ErrorMessage, formatTime(r.Timestamp))
+	err := db.withHot(ctx, true, func(h hotConn) error {
+		err := h.exec(insertResponse, r.RefID, r.Status, r.Result, r.PageSnapshot, r.ConsoleLogs, r.ErrorMessage, formatTime(r.Timestamp))
 		switch code := sqliteCode(err); {
 		case code == sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY:
 			return proxy.Errorf(proxy.EREFMISSING, "ref_id %q has no recorded request", r.RefID)
@@ -102,34 +104,28 @@ func (db *DB) RecordResponse(ctx context.Context, r *proxy.Response, console []p
 		case err != nil:
 			return err
 		}
-		if len(console) > 0 {
-			stmt := tx.StmtContext(ctx, db.hot.insertConsole)
-			for i, c := range console {
-				if _, err := stmt.ExecContext(ctx, r.RefID, c.Level, c.Message, formatTime(c.Timestamp), nullJSON(c.Location)); err != nil {
-					return fmt.Errorf("console entry %d: %w", i, err)
-				}
+		for i, c := range console {
+			if err := h.exec(insertConsole, r.RefID, c.Level, c.Message, formatTime(c.Timestamp), nullJSON(c.Location)); err != nil {
+				return fmt.Errorf("console entry %d: %w", i, err)
 			}
 		}
-		if len(images) > 0 {
-			stmt := tx.StmtContext(ctx, db.hot.insertImage)
-			for i, img := range images {
-				data := img.Data
-				if data == nil {
-					data = []byte{} // nil would bind as NULL
-				}
-				if _, err := stmt.ExecContext(ctx, r.RefID, i, img.MimeType, data); err != nil {
-					return fmt.Errorf("image %d: %w", i, err)
-				}
+		for i, img := range images {
+			data := img.Data
+			if data == nil {
+				data = []byte{} // nil would bind as NULL
+			}
+			if err := h.exec(insertImage, r.RefID, i, img.MimeType, data); err != nil {
+				return fmt.Errorf("image %d: %w", i, err)
 			}
 		}
 		if act == nil {
 			return nil
 		}
-		if _, err := tx.StmtContext(ctx, db.hot.touchSession).ExecContext(ctx, formatTime(act.At), act.SessionID); err != nil {
+		if err := h.exec(touchSession, formatTime(act.At), act.SessionID); err != nil {
 			return fmt.Errorf("touch session %s: %w", act.SessionID, err)
 		}
 		if act.Metadata != nil {
-			if _, err := tx.StmtContext(ctx, db.hot.setMetadata).ExecContext(ctx, nullJSON(act.Metadata), act.SessionID); err != nil {
+			if err := h.exec(setMetadata, nullJSON(act.Metadata), act.SessionID); err != nil {
 				return fmt.Errorf("session metadata %s: %w", act.SessionID, err)
 			}
 		}
@@ -143,27 +139,6 @@ func (db *DB) RecordResponse(ctx context.Context, r *proxy.Response, console []p
 		return fmt.Errorf("store: insert response %s: %w", r.RefID, err)
 	}
 	return nil
-}
-
-// writeTx runs fn in one transaction on the writer connection. fn must use
-// only tx: the writer has a single connection, so touching db.w inside fn
-// would wait forever for the connection fn itself holds.
-func (db *DB) writeTx(ctx context.Context, fn func(*sql.Tx) error) (err error) {
-	tx, err := db.w.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			// The error that matters is fn's; a failed rollback after it
-			// changes nothing for the caller (SQLite discards the journal).
-			_ = tx.Rollback()
-		}
-	}()
-	if err := fn(tx); err != nil {
-		return err
-	}
-	return tx.Commit()
 }
 
 // GetResponse returns the recorded answer of a call. EREFMISSING if the ref

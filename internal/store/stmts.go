@@ -2,53 +2,175 @@ package store
 
 import (
 	"context"
-	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
+	"sync"
 )
 
-// hotStatements are the writes of every tool call, prepared on the writer
-// connection at Open. They cannot be prepared lazily: a write transaction
-// holds the writer's only connection, so preparing on db.w inside one would
-// wait for itself. Inside a transaction use them through tx.StmtContext,
-// which reuses the preparation (same connection).
+// hotStmt names one of the writes every tool call makes.
+type hotStmt int
+
+const (
+	insertRequest hotStmt = iota
+	insertResponse
+	insertConsole
+	insertImage
+	touchSession
+	setMetadata
+	nHot
+)
+
+var hotQueries = [nHot]string{
+	insertRequest:  `INSERT INTO requests (ref_id, session_id, tool_name, params, timestamp) VALUES (?, ?, ?, ?, ?)`,
+	insertResponse: `INSERT INTO responses (ref_id, status, result, page_snapshot, console_logs, error_message, timestamp) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+	insertConsole:  `INSERT INTO console_logs (ref_id, level, message, timestamp, location) VALUES (?, ?, ?, ?, ?)`,
+	insertImage:    `INSERT INTO images (ref_id, seq, mime_type, data) VALUES (?, ?, ?, ?)`,
+	touchSession:   `UPDATE sessions SET last_activity = MAX(last_activity, ?) WHERE session_id = ?`,
+	setMetadata:    `UPDATE sessions SET metadata = ? WHERE session_id = ?`,
+}
+
+// hotStatements are the writes of every tool call, prepared once on the
+// writer's driver connection and run there through sql.Conn.Raw, below
+// database/sql. Prepared, because modernc.org/sqlite parses the SQL again on
+// every Exec otherwise (≈ 12 % of proxy-server's CPU per call). Below
+// database/sql, because its Tx starts a goroutine per transaction to watch
+// the context, and waking that goroutine (and the idle thread it wakes) at
+// the commit cost the answer ≈ 60–120 µs of a 210–340 µs response write on
+// this 2-CPU VM after an idle gap (docs/BENCHMARKS.md §1).
+//
+// The statements belong to the connection they were prepared on: they are
+// used only inside Raw on that connection, and prepared again should
+// database/sql ever replace it.
 type hotStatements struct {
-	insertRequest  *sql.Stmt
-	insertResponse *sql.Stmt
-	insertConsole  *sql.Stmt
-	insertImage    *sql.Stmt
-	touchSession   *sql.Stmt
-	setMetadata    *sql.Stmt
+	mu    sync.Mutex
+	conn  driver.Conn
+	stmts [nHot]driver.Stmt
 }
 
-func (h *hotStatements) prepare(ctx context.Context, w *sql.DB) error {
-	for _, s := range []struct {
-		dst   **sql.Stmt
-		query string
-	}{
-		{&h.insertRequest, `INSERT INTO requests (ref_id, session_id, tool_name, params, timestamp) VALUES (?, ?, ?, ?, ?)`},
-		{&h.insertResponse, `INSERT INTO responses (ref_id, status, result, page_snapshot, console_logs, error_message, timestamp) VALUES (?, ?, ?, ?, ?, ?, ?)`},
-		{&h.insertConsole, `INSERT INTO console_logs (ref_id, level, message, timestamp, location) VALUES (?, ?, ?, ?, ?)`},
-		{&h.insertImage, `INSERT INTO images (ref_id, seq, mime_type, data) VALUES (?, ?, ?, ?)`},
-		{&h.touchSession, `UPDATE sessions SET last_activity = MAX(last_activity, ?) WHERE session_id = ?`},
-		{&h.setMetadata, `UPDATE sessions SET metadata = ? WHERE session_id = ?`},
-	} {
-		st, err := w.PrepareContext(ctx, s.query)
-		if err != nil {
-			_ = h.close()
-			return fmt.Errorf("prepare %q: %w", s.query, err)
-		}
-		*s.dst = st
+// on returns the statements prepared on c, preparing them when c is not
+// the connection they were prepared on.
+func (h *hotStatements) on(c driver.Conn) (*[nHot]driver.Stmt, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.conn == c {
+		return &h.stmts, nil
 	}
-	return nil
+	// Statements of a connection database/sql has since closed are dropped,
+	// not closed: the driver has freed what finalizing them would touch.
+	h.stmts, h.conn = [nHot]driver.Stmt{}, nil
+	for i, q := range hotQueries {
+		st, err := c.Prepare(q)
+		if err != nil {
+			_ = h.closeLocked()
+			return nil, fmt.Errorf("prepare %q: %w", q, err)
+		}
+		h.stmts[i] = st
+	}
+	h.conn = c
+	return &h.stmts, nil
 }
 
-func (h *hotStatements) close() error {
+// closeLocked closes the statements: only from inside Raw on the
+// connection they were prepared on.
+func (h *hotStatements) closeLocked() error {
 	var errs []error
-	for _, st := range []*sql.Stmt{h.insertRequest, h.insertResponse, h.insertConsole, h.insertImage, h.touchSession, h.setMetadata} {
+	for i, st := range h.stmts {
 		if st != nil {
 			errs = append(errs, st.Close())
+			h.stmts[i] = nil
 		}
 	}
+	h.conn = nil
 	return errors.Join(errs...)
+}
+
+// hotConn runs hot statements on the writer's connection; it is valid only
+// inside the function given to DB.withHot.
+type hotConn struct {
+	ctx   context.Context
+	stmts *[nHot]driver.Stmt
+}
+
+func (h hotConn) exec(s hotStmt, args ...any) error {
+	nv := make([]driver.NamedValue, len(args))
+	for i, a := range args {
+		v, err := driver.DefaultParameterConverter.ConvertValue(a)
+		if err != nil {
+			return fmt.Errorf("argument %d: %w", i+1, err)
+		}
+		nv[i] = driver.NamedValue{Ordinal: i + 1, Value: v}
+	}
+	st, ok := h.stmts[s].(driver.StmtExecContext)
+	if !ok {
+		return fmt.Errorf("the SQLite driver's statements do not take a context")
+	}
+	_, err := st.ExecContext(h.ctx, nv)
+	return err
+}
+
+// withHot runs fn on the writer's connection, inside one transaction
+// (BEGIN IMMEDIATE, from the DSN's _txlock) when tx is true. It holds the
+// writer for the duration, as a database/sql transaction would: other
+// writes wait in the pool.
+func (db *DB) withHot(ctx context.Context, tx bool, fn func(hotConn) error) error {
+	conn, err := db.w.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	return conn.Raw(func(dc any) error {
+		c, ok := dc.(driver.Conn)
+		if !ok {
+			return fmt.Errorf("the SQLite driver's connection is a %T", dc)
+		}
+		stmts, err := db.hot.on(c)
+		if err != nil {
+			return err
+		}
+		h := hotConn{ctx: ctx, stmts: stmts}
+		if !tx {
+			return fn(h)
+		}
+		b, ok := dc.(driver.ConnBeginTx)
+		if !ok {
+			return fmt.Errorf("the SQLite driver's connection cannot begin a transaction with a context")
+		}
+		t, err := b.BeginTx(ctx, driver.TxOptions{})
+		if err != nil {
+			return err
+		}
+		if err := fn(h); err != nil {
+			// The error that matters is fn's; a failed rollback after it
+			// changes nothing for the caller (SQLite discards the journal).
+			_ = t.Rollback()
+			return err
+		}
+		return t.Commit()
+	})
+}
+
+// closeHot closes the hot statements on the connection they belong to.
+func (db *DB) closeHot(ctx context.Context) error {
+	conn, err := db.w.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	return conn.Raw(func(dc any) error {
+		db.hot.mu.Lock()
+		defer db.hot.mu.Unlock()
+		if c, ok := dc.(driver.Conn); !ok || c != db.hot.conn {
+			// Prepared on a connection database/sql has closed since.
+			db.hot.stmts, db.hot.conn = [nHot]driver.Stmt{}, nil
+			return nil
+		}
+		return db.hot.closeLocked()
+	})
+}
+
+// prepareHot prepares the hot statements at Open, so that a broken schema
+// fails there rather than on the first call.
+func (db *DB) prepareHot(ctx context.Context) error {
+	return db.withHot(ctx, false, func(hotConn) error { return nil })
 }

@@ -49,9 +49,7 @@ type DB struct {
 	w    *sql.DB // exactly one connection: the only writer
 	r    *sql.DB // read-only pool
 	// hot are the writes every tool call makes, prepared once on the
-	// writer: modernc.org/sqlite parses the SQL again on every Exec
-	// otherwise, ≈ 12 % of proxy-server's CPU per call (pprof of the call
-	// path).
+	// writer's connection (stmts.go).
 	hot hotStatements
 
 	closeOnce sync.Once
@@ -116,7 +114,7 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
 
-	if err := db.hot.prepare(ctx, w); err != nil {
+	if err := db.prepareHot(ctx); err != nil {
 		w.Close()
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
@@ -124,7 +122,7 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	r, err := sql.Open("sqlite", name+"?_pragma=busy_timeout(5000)&_pragma=foreign_keys(1)&_pragma=query_only(1)"+
 		fmt.Sprintf("&_pragma=cache_size(-%d)", readerCacheKiB))
 	if err != nil {
-		_ = db.hot.close()
+		_ = db.closeHot(context.Background())
 		w.Close()
 		return nil, fmt.Errorf("store: open %s readers: %w", path, err)
 	}
@@ -133,7 +131,7 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	r.SetMaxIdleConns(n)
 	if err := openAll(ctx, r, n); err != nil {
 		r.Close()
-		_ = db.hot.close()
+		_ = db.closeHot(context.Background())
 		w.Close()
 		return nil, fmt.Errorf("store: open %s readers: %w", path, err)
 	}
@@ -209,7 +207,7 @@ func (db *DB) Close() error {
 				errs = append(errs, fmt.Errorf("close readers: %w", err))
 			}
 		}
-		if err := db.hot.close(); err != nil {
+		if err := db.closeHot(context.Background()); err != nil {
 			errs = append(errs, fmt.Errorf("close statements: %w", err))
 		}
 		if _, err := db.w.ExecContext(context.Background(), "PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
