@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime"
 	"syscall"
 	"time"
 
@@ -30,6 +31,9 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
+	if n := bridge.Procs(os.Getenv); n > 0 {
+		runtime.GOMAXPROCS(n)
+	}
 	stdin, restore := bridge.PollableInput(os.Stdin, os.Stdout, os.Stderr)
 	err := NewMain().Run(ctx, os.Args[1:], stdin, os.Stdout, os.Stderr)
 	restore()

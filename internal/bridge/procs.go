@@ -1,0 +1,18 @@
+package bridge
+
+// Procs is the GOMAXPROCS mcp-bridge sets for itself: 1, or 0 (leave it)
+// when GOMAXPROCS is in its environment, where Go has already read it.
+//
+// Why 1: a bridge relays one conversation, a message at a time, and its
+// work per tool call is a fraction of a millisecond. With more Ps, every
+// hand-off between its goroutines (stdin reader, handler, HTTP transport)
+// finds an idle P and wakes a thread for it, and on a small VM that halts
+// idle CPUs each wake-up costs tens of microseconds on the call's path:
+// with one P the bridge added 0.15–0.18 ms less to a call (stand-in
+// worker, docs/BENCHMARKS.md §1).
+func Procs(getenv func(string) string) int {
+	if getenv("GOMAXPROCS") != "" {
+		return 0
+	}
+	return 1
+}
