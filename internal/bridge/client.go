@@ -96,7 +96,11 @@ func NewClient(baseURL, token string, opts ...Option) (*Client, error) {
 	}
 	// No client-wide timeout: a browser call may legitimately take minutes;
 	// the server bounds it (PROXY_CALL_TIMEOUT) and ctx bounds the wait.
-	c := &Client{base: u, token: token, http: &http.Client{}, version: "dev", retryTimeout: DefaultRetryTimeout}
+	hc := &http.Client{}
+	if u.Scheme == "http" {
+		hc.Transport = &connTransport{}
+	}
+	c := &Client{base: u, token: token, http: hc, version: "dev", retryTimeout: DefaultRetryTimeout}
 	for _, o := range opts {
 		o(c)
 	}
