@@ -588,7 +588,7 @@ func (cmd *ChartCommand) Run(ctx context.Context, args []string) error {
 // from other scenarios' flags in `bench all`.
 type overheadFlags struct {
 	n, warmup, settle  int
-	page               string
+	page, otherBridge  string
 	strict, hop, relay bool
 }
 
@@ -599,6 +599,7 @@ func (f *overheadFlags) register(fs *flag.FlagSet, prefix string) {
 	fs.IntVar(&f.settle, prefix+"timeout-settle", 0, "overhead: @playwright/mcp --timeout-settle in ms on both sides (-1: upstream's default, 500 ms)")
 	fs.BoolVar(&f.strict, prefix+"strict-order", false, "overhead: A before B in every pair (default: the order flips every round, AB, BA, …)")
 	fs.BoolVar(&f.hop, prefix+"hop", true, "overhead: also a side C, plain @playwright/mcp on a browser server launched like the proxy's shared browser, splitting B − A into the shared browser's hop and the proxy's own part")
+	fs.StringVar(&f.otherBridge, prefix+"other-bridge", "", "overhead: also a side E, the proxy path through this other mcp-bridge `binary` on the same server, compared with B call by call in the same rounds")
 	fs.BoolVar(&f.relay, prefix+"relay", true, "overhead: with -hop, also a side D, side C's upstream behind two minimal Go relays (`bench relay`), splitting the proxy's own part into the floor of such a path and the proxy's work above it")
 }
 
@@ -614,6 +615,13 @@ func (f *overheadFlags) config(s bench.ServerConfig, bridge string, callTimeout 
 	if _, ok := bench.Pages[f.page]; !ok {
 		return bench.OverheadConfig{}, fmt.Errorf("-page %q: want form, table or catalogue", f.page)
 	}
+	var other string
+	if f.otherBridge != "" {
+		other = absUnder(s.Dir, f.otherBridge)
+		if _, err := os.Stat(other); err != nil {
+			return bench.OverheadConfig{}, fmt.Errorf("-other-bridge: %w", err)
+		}
+	}
 	var relay []string
 	if f.hop && f.relay {
 		self, err := os.Executable()
@@ -623,7 +631,7 @@ func (f *overheadFlags) config(s bench.ServerConfig, bridge string, callTimeout 
 		relay = []string{self, "relay", "--"}
 	}
 	return bench.OverheadConfig{Server: s, Root: s.Dir, Bridge: absUnder(s.Dir, bridge), Iterations: f.n, Warmup: f.warmup,
-		Page: f.page, SettleMS: f.settle, CallTimeout: callTimeout, StrictOrder: f.strict, Hop: f.hop, Relay: relay}, nil
+		Page: f.page, SettleMS: f.settle, CallTimeout: callTimeout, StrictOrder: f.strict, Hop: f.hop, Relay: relay, OtherBridge: other}, nil
 }
 
 // bytesFlags are the bytes scenario's flags.

@@ -58,6 +58,12 @@ type OverheadConfig struct {
 	// `bench relay --`. D − C is the floor of any such path on this
 	// machine, B − D the proxy's work above it.
 	Relay []string
+	// OtherBridge, when set, adds side E: the proxy path through this
+	// other mcp-bridge binary, on the same proxy-server. B − E, paired
+	// within the same rounds, compares two bridges without the drift
+	// between runs (the plain side's median moved by 2–3 ms from one
+	// day to the next on this VM).
+	OtherBridge string
 }
 
 // OverheadResult is the result of the overhead scenario.
@@ -74,9 +80,11 @@ type OverheadResult struct {
 	// ViaCommand is how side C (Hop) was started.
 	ViaCommand string `json:"via_browser_server_command,omitempty"`
 	// RelayedCommand is how side D (Relay) was started.
-	RelayedCommand string               `json:"relayed_command,omitempty"`
-	Kinds          []OverheadKindResult `json:"kinds"`
-	TargetMS       float64              `json:"target_added_ms"`
+	RelayedCommand string `json:"relayed_command,omitempty"`
+	// OtherBridge is side E's mcp-bridge (OtherBridge).
+	OtherBridge string               `json:"other_bridge,omitempty"`
+	Kinds       []OverheadKindResult `json:"kinds"`
+	TargetMS    float64              `json:"target_added_ms"`
 	// Breakdown splits the proxy side's calls with the server's record
 	// (see Breakdown): before = client → bridge → HTTP → worker called,
 	// upstream = the worker call, after = record + answer → bridge →
@@ -115,6 +123,46 @@ type OverheadKindResult struct {
 	Hop *HopResult `json:"hop,omitempty"`
 	// Floor is side D's figures, when it ran.
 	Floor *FloorResult `json:"relay_floor,omitempty"`
+	// Other is side E's figures, when it ran.
+	Other *OtherBridgeResult `json:"other_bridge,omitempty"`
+}
+
+// OtherBridgeResult compares the proxy path through another mcp-bridge
+// (side E) with A and with B, all from the same rounds.
+type OtherBridgeResult struct {
+	Other Summary `json:"other"`
+	// AddedMS is the median of the paired E − A, VsOtherMS of B − E
+	// (negative: B's bridge is faster); each with a 95 % confidence
+	// interval.
+	AddedMS       float64 `json:"added_ms"`
+	AddedCILow    float64 `json:"added_ms_ci95_low"`
+	AddedCIHigh   float64 `json:"added_ms_ci95_high"`
+	VsOtherMS     float64 `json:"b_minus_e_ms"`
+	VsOtherCILow  float64 `json:"b_minus_e_ms_ci95_low"`
+	VsOtherCIHigh float64 `json:"b_minus_e_ms_ci95_high"`
+	CIOK          bool    `json:"ci95_ok"`
+}
+
+// summarizeOther computes side E's figures from the same rounds as A and B.
+func summarizeOther(plain, proxy, other []float64) *OtherBridgeResult {
+	added, vs, ok := splitAt(plain, other, proxy)
+	if !ok {
+		return nil
+	}
+	return &OtherBridgeResult{Other: Summarize(other),
+		AddedMS: added.ms, AddedCILow: added.lo, AddedCIHigh: added.hi,
+		VsOtherMS: vs.ms, VsOtherCILow: vs.lo, VsOtherCIHigh: vs.hi,
+		CIOK: added.ciOK && vs.ciOK}
+}
+
+// split is o's side E and its two paired medians (writeSplits); ok is
+// false when there is no side E (o is nil).
+func (o *OtherBridgeResult) split() (side Summary, added, vs pairedMedian, ok bool) {
+	if o == nil {
+		return Summary{}, pairedMedian{}, pairedMedian{}, false
+	}
+	return o.Other, pairedMedian{o.AddedMS, o.AddedCILow, o.AddedCIHigh, o.CIOK},
+		pairedMedian{o.VsOtherMS, o.VsOtherCILow, o.VsOtherCIHigh, o.CIOK}, true
 }
 
 // FloorResult splits the proxy's own part (B − C) with side D, the plain
@@ -375,6 +423,14 @@ func RunOverhead(ctx context.Context, log *slog.Logger, site *Site, cfg Overhead
 		return res, err
 	}
 	defer func() { res.Stops = append(res.Stops, proxy.Stop(context.WithoutCancel(ctx))) }()
+	var other *StdioServer
+	if cfg.OtherBridge != "" {
+		if other, err = StartBridge(ctx, log, cfg.OtherBridge, srv.URL); err != nil {
+			return res, fmt.Errorf("side E: %w", err)
+		}
+		defer func() { res.Stops = append(res.Stops, other.Stop(context.WithoutCancel(ctx))) }()
+		res.OtherBridge = cfg.OtherBridge
+	}
 
 	call := func(s *StdioServer, tool string, args map[string]any) (ToolCall, error) {
 		cctx, cancel := context.WithTimeout(ctx, cfg.CallTimeout)
@@ -385,11 +441,22 @@ func RunOverhead(ctx context.Context, log *slog.Logger, site *Site, cfg Overhead
 	// browser here; the bridge creates its default session).
 	url := site.PageURL(page)
 	sides := []*StdioServer{plain, proxy}
-	if via != nil {
-		sides = append(sides, via)
-	}
-	if relayed != nil {
-		sides = append(sides, relayed)
+	names := []string{"plain", "proxy"}
+	viaAt, relayedAt, otherAt := -1, -1, -1
+	for _, x := range []struct {
+		s    *StdioServer
+		at   *int
+		name string
+	}{
+		{via, &viaAt, "plain via browser server"},
+		{relayed, &relayedAt, "plain via browser server behind relays"},
+		{other, &otherAt, "proxy through the other bridge"},
+	} {
+		if x.s != nil {
+			*x.at = len(sides)
+			sides = append(sides, x.s)
+			names = append(names, x.name)
+		}
 	}
 	for _, s := range sides {
 		if _, err := call(s, "browser_navigate", map[string]any{"url": url}); err != nil {
@@ -401,7 +468,7 @@ func RunOverhead(ctx context.Context, log *slog.Logger, site *Site, cfg Overhead
 	type acc struct {
 		plain, proxy           []float64
 		plainBytes, proxyBytes []int
-		via, relayed           []float64
+		via, relayed, other    []float64
 	}
 	accs := make([]acc, len(kinds))
 	var timings []callTiming
@@ -417,6 +484,9 @@ func RunOverhead(ctx context.Context, log *slog.Logger, site *Site, cfg Overhead
 			}
 			if relayed != nil {
 				kr.Floor = summarizeFloor(a.proxy, a.via, a.relayed)
+			}
+			if other != nil {
+				kr.Other = summarizeOther(a.plain, a.proxy, a.other)
 			}
 			res.Kinds = append(res.Kinds, kr)
 		}
@@ -447,7 +517,7 @@ func RunOverhead(ctx context.Context, log *slog.Logger, site *Site, cfg Overhead
 				}
 				var err error
 				if got[n], err = call(sides[n], kind.tool, kind.args); err != nil {
-					errs.add(sideNames[n]+" "+kind.tool, err)
+					errs.add(names[n]+" "+kind.tool, err)
 					failed = true
 				}
 			}
@@ -455,11 +525,14 @@ func RunOverhead(ctx context.Context, log *slog.Logger, site *Site, cfg Overhead
 				continue
 			}
 			a, b := got[0], got[1]
-			if via != nil {
-				accs[k].via = append(accs[k].via, ms(got[2].Took))
+			if viaAt >= 0 {
+				accs[k].via = append(accs[k].via, ms(got[viaAt].Took))
 			}
-			if relayed != nil {
-				accs[k].relayed = append(accs[k].relayed, ms(got[3].Took))
+			if relayedAt >= 0 {
+				accs[k].relayed = append(accs[k].relayed, ms(got[relayedAt].Took))
+			}
+			if otherAt >= 0 {
+				accs[k].other = append(accs[k].other, ms(got[otherAt].Took))
 			}
 			accs[k].plain = append(accs[k].plain, ms(a.Took))
 			accs[k].proxy = append(accs[k].proxy, ms(b.Took))
@@ -494,9 +567,6 @@ func firstOverheadError(es []ErrorCount) string {
 	}
 	return es[0].Where + ": " + es[0].Message
 }
-
-// sideNames name the overhead scenario's sides in errors: A, B, C and D.
-var sideNames = []string{"plain", "proxy", "plain via browser server", "plain via browser server behind relays"}
 
 // startVia launches a Playwright browser server the way proxy-server launches
 // its shared browser (same flags, V8 size optimisation on, as by default)
@@ -589,6 +659,11 @@ func (r *OverheadResult) writeText(w io.Writer) {
 		fmt.Fprintf(w, "D = C's plain @playwright/mcp, on the same browser server, behind two minimal Go relays (stdio → HTTP → stdio, the shape of mcp-bridge → proxy-server with none of their work): %s\n", r.RelayedCommand)
 		writeSplits(w, "tool\tD p50 ms\tD p95\tfloor of two relays (D−C paired)\t95% CI\tproxy's work above it (B−D paired)\t95% CI\t", r.Kinds,
 			func(k OverheadKindResult) (Summary, pairedMedian, pairedMedian, bool) { return k.Floor.split() })
+	}
+	if r.OtherBridge != "" {
+		fmt.Fprintf(w, "E = the proxy path through another mcp-bridge, on the same proxy-server: %s\n", r.OtherBridge)
+		writeSplits(w, "tool\tE p50 ms\tE p95\tadded through it (E−A paired)\t95% CI\tB's bridge against it (B−E paired)\t95% CI\t", r.Kinds,
+			func(k OverheadKindResult) (Summary, pairedMedian, pairedMedian, bool) { return k.Other.split() })
 	}
 	fmt.Fprintln(w, "where B's time goes (medians, ms; from the server's record: before = client → bridge → HTTP → worker called, upstream = the @playwright/mcp call, after = parse + record + answer → bridge → client):")
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)

@@ -109,6 +109,33 @@ func TestSummarizeKind(t *testing.T) {
 	}
 }
 
+// TestSummarizeOther: side E is compared with A and with B call by call,
+// the same rounds.
+func TestSummarizeOther(t *testing.T) {
+	plain := []float64{10, 20, 30, 40, 50}
+	proxy := []float64{13, 23, 33, 43, 53}
+	other := []float64{14, 25, 34, 45, 54}
+	o := summarizeOther(plain, proxy, other)
+	if o == nil {
+		t.Fatal("no result for three sides of five rounds")
+	}
+	got := []float64{o.Other.Median, o.AddedMS, o.VsOtherMS}
+	want := []float64{34, 4, -1}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("E median, E − A, B − E (-want +got):\n%s", diff)
+	}
+	held := o.AddedCILow <= o.AddedMS && o.AddedMS <= o.AddedCIHigh && o.VsOtherCILow <= o.VsOtherMS && o.VsOtherMS <= o.VsOtherCIHigh
+	if o.CIOK && !held {
+		t.Errorf("intervals do not hold their medians: %+v", o)
+	}
+	if summarizeOther(nil, nil, nil) != nil {
+		t.Error("a result from no rounds")
+	}
+	if _, _, _, ok := (*OtherBridgeResult)(nil).split(); ok {
+		t.Error("split of no side E reports one")
+	}
+}
+
 // catalogueSnapshot is a part of @playwright/mcp 0.0.83's browser_snapshot
 // answer for the catalogue page.
 const catalogueSnapshot = "### Page\n- Page URL: http://127.0.0.1:1/catalogue\n- Page Title: Catalogue\n### Snapshot\n```yaml\n" +
