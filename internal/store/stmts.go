@@ -58,6 +58,10 @@ func (h *hotStatements) on(c driver.Conn) (*[nHot]driver.Stmt, error) {
 	}
 	// Statements of a connection database/sql has since closed are dropped,
 	// not closed: the driver has freed what finalizing them would touch.
+	// SQLite then keeps that connection's handle (and its 3 descriptors)
+	// as a zombie. database/sql replaces the writer only when a connection
+	// broke (no lifetime or idle limit is set), so that is the price of a
+	// rare failure, not a leak per call.
 	h.stmts, h.conn = [nHot]driver.Stmt{}, nil
 	for i, q := range hotQueries {
 		st, err := c.Prepare(q)
