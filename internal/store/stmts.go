@@ -56,13 +56,7 @@ func (h *hotStatements) on(c driver.Conn) (*[nHot]driver.Stmt, error) {
 	if h.conn == c {
 		return &h.stmts, nil
 	}
-	// Statements of a connection database/sql has since closed are dropped,
-	// not closed: the driver has freed what finalizing them would touch.
-	// SQLite then keeps that connection's handle (and its 3 descriptors)
-	// as a zombie. database/sql replaces the writer only when a connection
-	// broke (no lifetime or idle limit is set), so that is the price of a
-	// rare failure, not a leak per call.
-	h.stmts, h.conn = [nHot]driver.Stmt{}, nil
+	h.forgetLocked()
 	for i, q := range hotQueries {
 		st, err := c.Prepare(q)
 		if err != nil {
@@ -73,6 +67,28 @@ func (h *hotStatements) on(c driver.Conn) (*[nHot]driver.Stmt, error) {
 	}
 	h.conn = c
 	return &h.stmts, nil
+}
+
+// closeOn closes the statements if they were prepared on c, and forgets
+// them either way.
+func (h *hotStatements) closeOn(c driver.Conn) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if c != h.conn {
+		h.forgetLocked()
+		return nil
+	}
+	return h.closeLocked()
+}
+
+// forgetLocked drops statements prepared on a connection database/sql has
+// since closed, without closing them: the driver has freed what finalizing
+// them would touch. SQLite then keeps that connection's handle (and its 3
+// descriptors) as a zombie. database/sql replaces the writer only when a
+// connection broke (no lifetime or idle limit is set), so that is the price
+// of a rare failure, not a leak per call.
+func (h *hotStatements) forgetLocked() {
+	h.stmts, h.conn = [nHot]driver.Stmt{}, nil
 }
 
 // closeLocked closes the statements: only from inside Raw on the
@@ -113,21 +129,10 @@ func (h hotConn) exec(s hotStmt, args ...any) error {
 	return err
 }
 
-// withHot runs fn on the writer's connection, inside one transaction
-// (BEGIN IMMEDIATE, from the DSN's _txlock) when tx is true. It holds the
-// writer for the duration, as a database/sql transaction would: other
-// writes wait in the pool.
+// withHot runs fn on the writer's connection (onWriter), inside one
+// transaction (BEGIN IMMEDIATE, from the DSN's _txlock) when tx is true.
 func (db *DB) withHot(ctx context.Context, tx bool, fn func(hotConn) error) error {
-	conn, err := db.w.Conn(ctx)
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
-	return conn.Raw(func(dc any) error {
-		c, ok := dc.(driver.Conn)
-		if !ok {
-			return fmt.Errorf("the SQLite driver's connection is a %T", dc)
-		}
+	return db.onWriter(ctx, func(c driver.Conn) error {
 		stmts, err := db.hot.on(c)
 		if err != nil {
 			return err
@@ -136,7 +141,7 @@ func (db *DB) withHot(ctx context.Context, tx bool, fn func(hotConn) error) erro
 		if !tx {
 			return fn(h)
 		}
-		b, ok := dc.(driver.ConnBeginTx)
+		b, ok := c.(driver.ConnBeginTx)
 		if !ok {
 			return fmt.Errorf("the SQLite driver's connection cannot begin a transaction with a context")
 		}
@@ -154,23 +159,26 @@ func (db *DB) withHot(ctx context.Context, tx bool, fn func(hotConn) error) erro
 	})
 }
 
-// closeHot closes the hot statements on the connection they belong to.
-func (db *DB) closeHot(ctx context.Context) error {
+// onWriter runs fn with the writer's driver connection, held for the
+// duration: other writes wait in the pool.
+func (db *DB) onWriter(ctx context.Context, fn func(driver.Conn) error) error {
 	conn, err := db.w.Conn(ctx)
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
 	return conn.Raw(func(dc any) error {
-		db.hot.mu.Lock()
-		defer db.hot.mu.Unlock()
-		if c, ok := dc.(driver.Conn); !ok || c != db.hot.conn {
-			// Prepared on a connection database/sql has closed since.
-			db.hot.stmts, db.hot.conn = [nHot]driver.Stmt{}, nil
-			return nil
+		c, ok := dc.(driver.Conn)
+		if !ok {
+			return fmt.Errorf("the SQLite driver's connection is a %T", dc)
 		}
-		return db.hot.closeLocked()
+		return fn(c)
 	})
+}
+
+// closeHot closes the hot statements on the connection they belong to.
+func (db *DB) closeHot(ctx context.Context) error {
+	return db.onWriter(ctx, db.hot.closeOn)
 }
 
 // prepareHot prepares the hot statements at Open, so that a broken schema
