@@ -590,6 +590,7 @@ type overheadFlags struct {
 	n, warmup, settle  int
 	page, otherBridge  string
 	strict, hop, relay bool
+	direct             bool
 }
 
 func (f *overheadFlags) register(fs *flag.FlagSet, prefix string) {
@@ -599,6 +600,7 @@ func (f *overheadFlags) register(fs *flag.FlagSet, prefix string) {
 	fs.IntVar(&f.settle, prefix+"timeout-settle", 0, "overhead: @playwright/mcp --timeout-settle in ms on both sides (-1: upstream's default, 500 ms)")
 	fs.BoolVar(&f.strict, prefix+"strict-order", false, "overhead: A before B in every pair (default: the order flips every round, AB, BA, …)")
 	fs.BoolVar(&f.hop, prefix+"hop", true, "overhead: also a side C, plain @playwright/mcp on a browser server launched like the proxy's shared browser, splitting B − A into the shared browser's hop and the proxy's own part")
+	fs.BoolVar(&f.direct, prefix+"http", false, "overhead: also a side F, the same client straight to proxy-server's Streamable HTTP endpoint (/mcp) with no mcp-bridge, splitting B − A into what a client that speaks HTTP pays and what the bridge adds")
 	fs.StringVar(&f.otherBridge, prefix+"other-bridge", "", "overhead: also a side E, the proxy path through this other mcp-bridge `binary` on the same server, compared with B call by call in the same rounds")
 	fs.BoolVar(&f.relay, prefix+"relay", true, "overhead: with -hop, also a side D, side C's upstream behind two minimal Go relays (`bench relay`), splitting the proxy's own part into the floor of such a path and the proxy's work above it")
 }
@@ -631,7 +633,7 @@ func (f *overheadFlags) config(s bench.ServerConfig, bridge string, callTimeout 
 		relay = []string{self, "relay", "--"}
 	}
 	return bench.OverheadConfig{Server: s, Root: s.Dir, Bridge: absUnder(s.Dir, bridge), Iterations: f.n, Warmup: f.warmup,
-		Page: f.page, SettleMS: f.settle, CallTimeout: callTimeout, StrictOrder: f.strict, Hop: f.hop, Relay: relay, OtherBridge: other}, nil
+		Page: f.page, SettleMS: f.settle, CallTimeout: callTimeout, StrictOrder: f.strict, Hop: f.hop, Relay: relay, OtherBridge: other, Direct: f.direct}, nil
 }
 
 // bytesFlags are the bytes scenario's flags.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -47,7 +48,9 @@ type StdioConfig struct {
 }
 
 // StdioServer is a running stdio MCP server child with a connected mcp-go
-// client. Calls are serialised: the byte count is taken per call.
+// client (or, from StartHTTP, a client of a Streamable HTTP endpoint that
+// the benchmark did not start: no child, PID 0). Calls are serialised: the
+// byte count is taken per call.
 type StdioServer struct {
 	Name string
 	PID  int
@@ -57,9 +60,10 @@ type StdioServer struct {
 	cfg    StdioConfig
 	log    *slog.Logger
 	client *client.Client
-	tr     *countingTransport
-	stderr *tailWriter
-	cmd    atomic.Pointer[exec.Cmd]
+	// lastResult is the counting transport's size of the last result.
+	lastResult *atomic.Int64
+	stderr     *tailWriter
+	cmd        atomic.Pointer[exec.Cmd]
 
 	callMu     sync.Mutex
 	stopOnce   sync.Once
@@ -76,6 +80,23 @@ type countingTransport struct {
 
 func (t *countingTransport) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
 	resp, err := t.Stdio.SendRequest(ctx, req)
+	if resp != nil {
+		t.lastResult.Store(int64(len(resp.Result)))
+	}
+	return resp, err
+}
+
+// countingHTTP is countingTransport for Streamable HTTP. Not one type
+// embedding transport.Interface for both: mcp-go's client looks for
+// optional methods on the concrete transport (HTTPConnection, a
+// connection-lost setter), and an embedded interface would hide them.
+type countingHTTP struct {
+	*transport.StreamableHTTP
+	lastResult atomic.Int64
+}
+
+func (t *countingHTTP) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
+	resp, err := t.StreamableHTTP.SendRequest(ctx, req)
 	if resp != nil {
 		t.lastResult.Store(int64(len(resp.Result)))
 	}
@@ -133,8 +154,9 @@ func StartStdio(ctx context.Context, log *slog.Logger, cfg StdioConfig) (_ *Stdi
 		transport.WithCommandStderrWriter(s.stderr),
 		transport.WithCommandLogger(s.log),
 	)
-	s.tr = &countingTransport{Stdio: st}
-	s.client = client.NewClient(s.tr, client.WithProtocolVersion(mcp.ProtocolVersion20251125))
+	tr := &countingTransport{Stdio: st}
+	s.lastResult = &tr.lastResult
+	s.client = client.NewClient(tr, client.WithProtocolVersion(mcp.ProtocolVersion20251125))
 	// The transport keeps the Start ctx for the child's whole life: not a
 	// request ctx.
 	if err := s.client.Start(context.WithoutCancel(ctx)); err != nil {
@@ -153,21 +175,75 @@ func StartStdio(ctx context.Context, log *slog.Logger, cfg StdioConfig) (_ *Stdi
 			err = fmt.Errorf("%w (%s)", err, rep.Summary())
 		}
 	}()
+	if err := s.initialize(ctx); err != nil {
+		return nil, err
+	}
+	s.log.Info("stdio MCP server started", "pid", s.PID, "tools", len(s.Tools))
+	return s, nil
+}
+
+// StartHTTP connects the same kind of client to a Streamable HTTP MCP
+// endpoint, such as proxy-server's /mcp, sending token as a bearer token
+// when it is not empty. Stop ends the MCP session; there is no child.
+func StartHTTP(ctx context.Context, log *slog.Logger, name, endpoint, token string) (_ *StdioServer, err error) {
+	if err := checkURL(endpoint); err != nil {
+		return nil, err
+	}
+	var opts []transport.StreamableHTTPCOption
+	if token != "" {
+		// On the client, not as the transport's headers: mcp-go sends those
+		// with requests but not with the DELETE that ends the session.
+		opts = append(opts, transport.WithHTTPBasicClient(&http.Client{Transport: bearer{token: token, next: http.DefaultTransport}}))
+	}
+	st, err := transport.NewStreamableHTTP(endpoint, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	s := &StdioServer{Name: name, cfg: StdioConfig{Name: name, Command: endpoint, StartTimeout: 60 * time.Second},
+		log: log.With("side", name), stderr: newTailWriter(1)}
+	tr := &countingHTTP{StreamableHTTP: st}
+	s.lastResult = &tr.lastResult
+	s.client = client.NewClient(tr, client.WithProtocolVersion(mcp.ProtocolVersion20251125))
+	if err := s.client.Start(context.WithoutCancel(ctx)); err != nil {
+		return nil, fmt.Errorf("%s: connecting to %s: %w", name, endpoint, err)
+	}
+	if err := s.initialize(ctx); err != nil {
+		s.Stop(context.WithoutCancel(ctx))
+		return nil, err
+	}
+	s.log.Info("HTTP MCP client connected", "endpoint", endpoint, "tools", len(s.Tools))
+	return s, nil
+}
+
+// bearer adds a bearer token to every request.
+type bearer struct {
+	token string
+	next  http.RoundTripper
+}
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return b.next.RoundTrip(r)
+}
+
+// initialize runs the MCP handshake and lists the tools.
+func (s *StdioServer) initialize(ctx context.Context) error {
+	cfg := s.cfg
 	sctx, cancel := context.WithTimeout(ctx, cfg.StartTimeout)
 	defer cancel()
 	initReq := mcp.InitializeRequest{}
 	initReq.Params.ProtocolVersion = mcp.ProtocolVersion20251125
 	initReq.Params.ClientInfo = mcp.Implementation{Name: "playwright-mcp-proxy-bench", Version: "1"}
 	if _, err := s.client.Initialize(sctx, initReq); err != nil {
-		return nil, fmt.Errorf("%s: initialize: %w", cfg.Name, err)
+		return fmt.Errorf("%s: initialize: %w", cfg.Name, err)
 	}
 	tools, err := s.client.ListTools(sctx, mcp.ListToolsRequest{})
 	if err != nil {
-		return nil, fmt.Errorf("%s: tools/list: %w", cfg.Name, err)
+		return fmt.Errorf("%s: tools/list: %w", cfg.Name, err)
 	}
 	s.Tools = tools.Tools
-	s.log.Info("stdio MCP server started", "pid", s.PID, "tools", len(s.Tools))
-	return s, nil
+	return nil
 }
 
 // childEnv is env with over applied (sorted, so runs are reproducible).
@@ -246,10 +322,10 @@ func (s *StdioServer) Call(ctx context.Context, tool string, args map[string]any
 	req := mcp.CallToolRequest{}
 	req.Params.Name = tool
 	req.Params.Arguments = args
-	s.tr.lastResult.Store(0)
+	s.lastResult.Store(0)
 	t0 := time.Now()
 	res, err := s.client.CallTool(ctx, req)
-	c := ToolCall{Tool: tool, Result: res, Start: t0, Took: time.Since(t0), Bytes: int(s.tr.lastResult.Load())}
+	c := ToolCall{Tool: tool, Result: res, Start: t0, Took: time.Since(t0), Bytes: int(s.lastResult.Load())}
 	if err != nil {
 		return c, fmt.Errorf("%s %s: %w", s.Name, tool, err)
 	}

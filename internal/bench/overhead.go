@@ -64,6 +64,11 @@ type OverheadConfig struct {
 	// between runs (the plain side's median moved by 2–3 ms from one
 	// day to the next on this VM).
 	OtherBridge string
+	// Direct adds side F: the same client straight to proxy-server's own
+	// Streamable HTTP endpoint (/mcp), no mcp-bridge. F − A is what the
+	// proxy adds for a client that speaks HTTP, B − F what the bridge and
+	// its stdio add on top.
+	Direct bool
 }
 
 // OverheadResult is the result of the overhead scenario.
@@ -82,9 +87,11 @@ type OverheadResult struct {
 	// RelayedCommand is how side D (Relay) was started.
 	RelayedCommand string `json:"relayed_command,omitempty"`
 	// OtherBridge is side E's mcp-bridge (OtherBridge).
-	OtherBridge string               `json:"other_bridge,omitempty"`
-	Kinds       []OverheadKindResult `json:"kinds"`
-	TargetMS    float64              `json:"target_added_ms"`
+	OtherBridge string `json:"other_bridge,omitempty"`
+	// DirectURL is side F's endpoint (Direct).
+	DirectURL string               `json:"direct_http_url,omitempty"`
+	Kinds     []OverheadKindResult `json:"kinds"`
+	TargetMS  float64              `json:"target_added_ms"`
 	// Breakdown splits the proxy side's calls with the server's record
 	// (see Breakdown): before = client → bridge → HTTP → worker called,
 	// upstream = the worker call, after = record + answer → bridge →
@@ -125,6 +132,45 @@ type OverheadKindResult struct {
 	Floor *FloorResult `json:"relay_floor,omitempty"`
 	// Other is side E's figures, when it ran.
 	Other *OtherBridgeResult `json:"other_bridge,omitempty"`
+	// Direct is side F's figures, when it ran.
+	Direct *DirectResult `json:"direct_http,omitempty"`
+}
+
+// DirectResult compares a client of proxy-server's /mcp (side F) with A
+// and with B, all from the same rounds.
+type DirectResult struct {
+	Direct Summary `json:"direct"`
+	// AddedMS is the median of the paired F − A, BridgeMS of B − F; each
+	// with a 95 % confidence interval.
+	AddedMS      float64 `json:"added_ms"`
+	AddedCILow   float64 `json:"added_ms_ci95_low"`
+	AddedCIHigh  float64 `json:"added_ms_ci95_high"`
+	BridgeMS     float64 `json:"bridge_ms"`
+	BridgeCILow  float64 `json:"bridge_ms_ci95_low"`
+	BridgeCIHigh float64 `json:"bridge_ms_ci95_high"`
+	CIOK         bool    `json:"ci95_ok"`
+}
+
+// summarizeDirect computes side F's figures from the same rounds as A and B.
+func summarizeDirect(plain, proxy, direct []float64) *DirectResult {
+	added, bridge, ok := splitAt(plain, direct, proxy)
+	if !ok {
+		return nil
+	}
+	return &DirectResult{Direct: Summarize(direct),
+		AddedMS: added.ms, AddedCILow: added.lo, AddedCIHigh: added.hi,
+		BridgeMS: bridge.ms, BridgeCILow: bridge.lo, BridgeCIHigh: bridge.hi,
+		CIOK: added.ciOK && bridge.ciOK}
+}
+
+// split is d's side F and its two paired medians (writeSplits); ok is
+// false when there is no side F (d is nil).
+func (d *DirectResult) split() (side Summary, added, bridge pairedMedian, ok bool) {
+	if d == nil {
+		return Summary{}, pairedMedian{}, pairedMedian{}, false
+	}
+	return d.Direct, pairedMedian{d.AddedMS, d.AddedCILow, d.AddedCIHigh, d.CIOK},
+		pairedMedian{d.BridgeMS, d.BridgeCILow, d.BridgeCIHigh, d.CIOK}, true
 }
 
 // OtherBridgeResult compares the proxy path through another mcp-bridge
@@ -431,6 +477,14 @@ func RunOverhead(ctx context.Context, log *slog.Logger, site *Site, cfg Overhead
 		defer func() { res.Stops = append(res.Stops, other.Stop(context.WithoutCancel(ctx))) }()
 		res.OtherBridge = cfg.OtherBridge
 	}
+	var direct *StdioServer
+	if cfg.Direct {
+		res.DirectURL = strings.TrimSuffix(srv.URL, "/") + "/mcp"
+		if direct, err = StartHTTP(ctx, log, "proxy over HTTP", res.DirectURL, os.Getenv("PROXY_AUTH_TOKEN")); err != nil {
+			return res, fmt.Errorf("side F: %w", err)
+		}
+		defer func() { res.Stops = append(res.Stops, direct.Stop(context.WithoutCancel(ctx))) }()
+	}
 
 	call := func(s *StdioServer, tool string, args map[string]any) (ToolCall, error) {
 		cctx, cancel := context.WithTimeout(ctx, cfg.CallTimeout)
@@ -442,7 +496,7 @@ func RunOverhead(ctx context.Context, log *slog.Logger, site *Site, cfg Overhead
 	url := site.PageURL(page)
 	sides := []*StdioServer{plain, proxy}
 	names := []string{"plain", "proxy"}
-	viaAt, relayedAt, otherAt := -1, -1, -1
+	viaAt, relayedAt, otherAt, directAt := -1, -1, -1, -1
 	for _, x := range []struct {
 		s    *StdioServer
 		at   *int
@@ -451,6 +505,7 @@ func RunOverhead(ctx context.Context, log *slog.Logger, site *Site, cfg Overhead
 		{via, &viaAt, "plain via browser server"},
 		{relayed, &relayedAt, "plain via browser server behind relays"},
 		{other, &otherAt, "proxy through the other bridge"},
+		{direct, &directAt, "proxy over HTTP"},
 	} {
 		if x.s != nil {
 			*x.at = len(sides)
@@ -469,6 +524,7 @@ func RunOverhead(ctx context.Context, log *slog.Logger, site *Site, cfg Overhead
 		plain, proxy           []float64
 		plainBytes, proxyBytes []int
 		via, relayed, other    []float64
+		direct                 []float64
 	}
 	accs := make([]acc, len(kinds))
 	var timings []callTiming
@@ -487,6 +543,9 @@ func RunOverhead(ctx context.Context, log *slog.Logger, site *Site, cfg Overhead
 			}
 			if other != nil {
 				kr.Other = summarizeOther(a.plain, a.proxy, a.other)
+			}
+			if direct != nil {
+				kr.Direct = summarizeDirect(a.plain, a.proxy, a.direct)
 			}
 			res.Kinds = append(res.Kinds, kr)
 		}
@@ -533,6 +592,9 @@ func RunOverhead(ctx context.Context, log *slog.Logger, site *Site, cfg Overhead
 			}
 			if otherAt >= 0 {
 				accs[k].other = append(accs[k].other, ms(got[otherAt].Took))
+			}
+			if directAt >= 0 {
+				accs[k].direct = append(accs[k].direct, ms(got[directAt].Took))
 			}
 			accs[k].plain = append(accs[k].plain, ms(a.Took))
 			accs[k].proxy = append(accs[k].proxy, ms(b.Took))
@@ -664,6 +726,11 @@ func (r *OverheadResult) writeText(w io.Writer) {
 		fmt.Fprintf(w, "E = the proxy path through another mcp-bridge, on the same proxy-server: %s\n", r.OtherBridge)
 		writeSplits(w, "tool\tE p50 ms\tE p95\tadded through it (E−A paired)\t95% CI\tB's bridge against it (B−E paired)\t95% CI\t", r.Kinds,
 			func(k OverheadKindResult) (Summary, pairedMedian, pairedMedian, bool) { return k.Other.split() })
+	}
+	if r.DirectURL != "" {
+		fmt.Fprintf(w, "F = the same client straight to proxy-server's Streamable HTTP endpoint, no mcp-bridge: %s\n", r.DirectURL)
+		writeSplits(w, "tool\tF p50 ms\tF p95\tadded over HTTP (F−A paired)\t95% CI\tthe bridge's part (B−F paired)\t95% CI\t", r.Kinds,
+			func(k OverheadKindResult) (Summary, pairedMedian, pairedMedian, bool) { return k.Direct.split() })
 	}
 	fmt.Fprintln(w, "where B's time goes (medians, ms; from the server's record: before = client → bridge → HTTP → worker called, upstream = the @playwright/mcp call, after = parse + record + answer → bridge → client):")
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)

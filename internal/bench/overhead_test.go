@@ -438,3 +438,26 @@ func TestEndpointArgs(t *testing.T) {
 		t.Errorf("negative settle must leave upstream's default: %q", got)
 	}
 }
+
+// TestSummarizeDirect: side F is compared with A and with B call by call,
+// the same rounds.
+func TestSummarizeDirect(t *testing.T) {
+	plain := []float64{10, 20, 30, 40, 50}
+	proxy := []float64{13, 23, 33, 43, 53}
+	direct := []float64{12, 22, 33, 42, 52}
+	d := summarizeDirect(plain, proxy, direct)
+	if d == nil {
+		t.Fatal("no result for three sides of five rounds")
+	}
+	got := []float64{d.Direct.Median, d.AddedMS, d.BridgeMS}
+	want := []float64{33, 2, 1}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("F median, F − A, B − F (-want +got):\n%s", diff)
+	}
+	if summarizeDirect(nil, nil, nil) != nil {
+		t.Error("a result from no rounds")
+	}
+	if _, _, _, ok := (*DirectResult)(nil).split(); ok {
+		t.Error("split of no side F reports one")
+	}
+}
