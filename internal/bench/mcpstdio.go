@@ -185,7 +185,7 @@ func StartStdio(ctx context.Context, log *slog.Logger, cfg StdioConfig) (_ *Stdi
 // StartHTTP connects the same kind of client to a Streamable HTTP MCP
 // endpoint, such as proxy-server's /mcp, sending token as a bearer token
 // when it is not empty. Stop ends the MCP session; there is no child.
-func StartHTTP(ctx context.Context, log *slog.Logger, name, endpoint, token string) (_ *StdioServer, err error) {
+func StartHTTP(ctx context.Context, log *slog.Logger, name, endpoint, token string) (*StdioServer, error) {
 	if err := checkURL(endpoint); err != nil {
 		return nil, err
 	}
