@@ -200,7 +200,7 @@ func StartHTTP(ctx context.Context, log *slog.Logger, name, endpoint, token stri
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	s := &StdioServer{Name: name, cfg: StdioConfig{Name: name, Command: endpoint, StartTimeout: 60 * time.Second},
-		log: log.With("side", name), stderr: newTailWriter(1)}
+		log: log.With("side", name)}
 	tr := &countingHTTP{StreamableHTTP: st}
 	s.lastResult = &tr.lastResult
 	s.client = client.NewClient(tr, client.WithProtocolVersion(mcp.ProtocolVersion20251125))

@@ -131,84 +131,48 @@ type OverheadKindResult struct {
 	// Floor is side D's figures, when it ran.
 	Floor *FloorResult `json:"relay_floor,omitempty"`
 	// Other is side E's figures, when it ran.
-	Other *OtherBridgeResult `json:"other_bridge,omitempty"`
+	Other *ProxyPathResult `json:"other_bridge,omitempty"`
 	// Direct is side F's figures, when it ran.
-	Direct *DirectResult `json:"direct_http,omitempty"`
+	Direct *ProxyPathResult `json:"direct_http,omitempty"`
 }
 
-// DirectResult compares a client of proxy-server's /mcp (side F) with A
-// and with B, all from the same rounds.
-type DirectResult struct {
-	Direct Summary `json:"direct"`
-	// AddedMS is the median of the paired F − A, BridgeMS of B − F; each
-	// with a 95 % confidence interval.
+// ProxyPathResult compares another way to the same proxy-server (side E,
+// another mcp-bridge; side F, a client of /mcp) with A and with B, all from
+// the same rounds.
+type ProxyPathResult struct {
+	Side Summary `json:"side"`
+	// AddedMS is the median of the paired side − A, VsSideMS of B − side
+	// (negative: B's way is faster); each with a 95 % confidence interval.
 	AddedMS      float64 `json:"added_ms"`
 	AddedCILow   float64 `json:"added_ms_ci95_low"`
 	AddedCIHigh  float64 `json:"added_ms_ci95_high"`
-	BridgeMS     float64 `json:"bridge_ms"`
-	BridgeCILow  float64 `json:"bridge_ms_ci95_low"`
-	BridgeCIHigh float64 `json:"bridge_ms_ci95_high"`
+	VsSideMS     float64 `json:"b_minus_side_ms"`
+	VsSideCILow  float64 `json:"b_minus_side_ms_ci95_low"`
+	VsSideCIHigh float64 `json:"b_minus_side_ms_ci95_high"`
 	CIOK         bool    `json:"ci95_ok"`
 }
 
-// summarizeDirect computes side F's figures from the same rounds as A and B.
-func summarizeDirect(plain, proxy, direct []float64) *DirectResult {
-	added, bridge, ok := splitAt(plain, direct, proxy)
+// summarizeProxyPath computes side E's or F's figures from the same rounds
+// as A and B.
+func summarizeProxyPath(plain, proxy, side []float64) *ProxyPathResult {
+	added, vs, ok := splitAt(plain, side, proxy)
 	if !ok {
 		return nil
 	}
-	return &DirectResult{Direct: Summarize(direct),
+	return &ProxyPathResult{Side: Summarize(side),
 		AddedMS: added.ms, AddedCILow: added.lo, AddedCIHigh: added.hi,
-		BridgeMS: bridge.ms, BridgeCILow: bridge.lo, BridgeCIHigh: bridge.hi,
-		CIOK: added.ciOK && bridge.ciOK}
-}
-
-// split is d's side F and its two paired medians (writeSplits); ok is
-// false when there is no side F (d is nil).
-func (d *DirectResult) split() (side Summary, added, bridge pairedMedian, ok bool) {
-	if d == nil {
-		return Summary{}, pairedMedian{}, pairedMedian{}, false
-	}
-	return d.Direct, pairedMedian{d.AddedMS, d.AddedCILow, d.AddedCIHigh, d.CIOK},
-		pairedMedian{d.BridgeMS, d.BridgeCILow, d.BridgeCIHigh, d.CIOK}, true
-}
-
-// OtherBridgeResult compares the proxy path through another mcp-bridge
-// (side E) with A and with B, all from the same rounds.
-type OtherBridgeResult struct {
-	Other Summary `json:"other"`
-	// AddedMS is the median of the paired E − A, VsOtherMS of B − E
-	// (negative: B's bridge is faster); each with a 95 % confidence
-	// interval.
-	AddedMS       float64 `json:"added_ms"`
-	AddedCILow    float64 `json:"added_ms_ci95_low"`
-	AddedCIHigh   float64 `json:"added_ms_ci95_high"`
-	VsOtherMS     float64 `json:"b_minus_e_ms"`
-	VsOtherCILow  float64 `json:"b_minus_e_ms_ci95_low"`
-	VsOtherCIHigh float64 `json:"b_minus_e_ms_ci95_high"`
-	CIOK          bool    `json:"ci95_ok"`
-}
-
-// summarizeOther computes side E's figures from the same rounds as A and B.
-func summarizeOther(plain, proxy, other []float64) *OtherBridgeResult {
-	added, vs, ok := splitAt(plain, other, proxy)
-	if !ok {
-		return nil
-	}
-	return &OtherBridgeResult{Other: Summarize(other),
-		AddedMS: added.ms, AddedCILow: added.lo, AddedCIHigh: added.hi,
-		VsOtherMS: vs.ms, VsOtherCILow: vs.lo, VsOtherCIHigh: vs.hi,
+		VsSideMS: vs.ms, VsSideCILow: vs.lo, VsSideCIHigh: vs.hi,
 		CIOK: added.ciOK && vs.ciOK}
 }
 
-// split is o's side E and its two paired medians (writeSplits); ok is
-// false when there is no side E (o is nil).
-func (o *OtherBridgeResult) split() (side Summary, added, vs pairedMedian, ok bool) {
-	if o == nil {
+// split is r's side and its two paired medians (writeSplits); ok is false
+// when the side did not run (r is nil).
+func (r *ProxyPathResult) split() (side Summary, added, vs pairedMedian, ok bool) {
+	if r == nil {
 		return Summary{}, pairedMedian{}, pairedMedian{}, false
 	}
-	return o.Other, pairedMedian{o.AddedMS, o.AddedCILow, o.AddedCIHigh, o.CIOK},
-		pairedMedian{o.VsOtherMS, o.VsOtherCILow, o.VsOtherCIHigh, o.CIOK}, true
+	return r.Side, pairedMedian{r.AddedMS, r.AddedCILow, r.AddedCIHigh, r.CIOK},
+		pairedMedian{r.VsSideMS, r.VsSideCILow, r.VsSideCIHigh, r.CIOK}, true
 }
 
 // FloorResult splits the proxy's own part (B − C) with side D, the plain
@@ -520,13 +484,15 @@ func RunOverhead(ctx context.Context, log *slog.Logger, site *Site, cfg Overhead
 	}
 
 	kinds := overheadKinds()
+	// took holds each side's times, in the order of sides.
 	type acc struct {
-		plain, proxy           []float64
+		took                   [][]float64
 		plainBytes, proxyBytes []int
-		via, relayed, other    []float64
-		direct                 []float64
 	}
 	accs := make([]acc, len(kinds))
+	for k := range accs {
+		accs[k].took = make([][]float64, len(sides))
+	}
 	var timings []callTiming
 	errs := newErrorLog()
 	// Also on errors and Ctrl-C: partial results are still results. The
@@ -534,18 +500,19 @@ func RunOverhead(ctx context.Context, log *slog.Logger, site *Site, cfg Overhead
 	defer func() {
 		for i, k := range kinds {
 			a := accs[i]
-			kr := summarizeKind(k.tool, k.args, a.plain, a.proxy, a.plainBytes, a.proxyBytes)
-			if via != nil {
-				kr.Hop = summarizeHop(a.plain, a.proxy, a.via)
+			plainT, proxyT := a.took[0], a.took[1]
+			kr := summarizeKind(k.tool, k.args, plainT, proxyT, a.plainBytes, a.proxyBytes)
+			if viaAt >= 0 {
+				kr.Hop = summarizeHop(plainT, proxyT, a.took[viaAt])
 			}
-			if relayed != nil {
-				kr.Floor = summarizeFloor(a.proxy, a.via, a.relayed)
+			if relayedAt >= 0 {
+				kr.Floor = summarizeFloor(proxyT, a.took[viaAt], a.took[relayedAt])
 			}
-			if other != nil {
-				kr.Other = summarizeOther(a.plain, a.proxy, a.other)
+			if otherAt >= 0 {
+				kr.Other = summarizeProxyPath(plainT, proxyT, a.took[otherAt])
 			}
-			if direct != nil {
-				kr.Direct = summarizeDirect(a.plain, a.proxy, a.direct)
+			if directAt >= 0 {
+				kr.Direct = summarizeProxyPath(plainT, proxyT, a.took[directAt])
 			}
 			res.Kinds = append(res.Kinds, kr)
 		}
@@ -583,21 +550,10 @@ func RunOverhead(ctx context.Context, log *slog.Logger, site *Site, cfg Overhead
 			if !timed || failed {
 				continue
 			}
+			for n, c := range got {
+				accs[k].took[n] = append(accs[k].took[n], ms(c.Took))
+			}
 			a, b := got[0], got[1]
-			if viaAt >= 0 {
-				accs[k].via = append(accs[k].via, ms(got[viaAt].Took))
-			}
-			if relayedAt >= 0 {
-				accs[k].relayed = append(accs[k].relayed, ms(got[relayedAt].Took))
-			}
-			if otherAt >= 0 {
-				accs[k].other = append(accs[k].other, ms(got[otherAt].Took))
-			}
-			if directAt >= 0 {
-				accs[k].direct = append(accs[k].direct, ms(got[directAt].Took))
-			}
-			accs[k].plain = append(accs[k].plain, ms(a.Took))
-			accs[k].proxy = append(accs[k].proxy, ms(b.Took))
 			accs[k].plainBytes = append(accs[k].plainBytes, a.Bytes)
 			accs[k].proxyBytes = append(accs[k].proxyBytes, b.Bytes)
 			if ref, err := RefIDOf(b.Text()); err == nil {
@@ -613,8 +569,8 @@ func RunOverhead(ctx context.Context, log *slog.Logger, site *Site, cfg Overhead
 		if step := max(1, rounds/10); (i+1)%step == 0 || i+1 == rounds {
 			args := []any{"round", i + 1, "of", rounds, "warmup", !timed}
 			for k, kind := range kinds {
-				if len(accs[k].plain) > 0 {
-					args = append(args, kind.tool, fmt.Sprintf("plain p50 %.1f ms, proxy p50 %.1f ms", Percentile(accs[k].plain, 50), Percentile(accs[k].proxy, 50)))
+				if t := accs[k].took; len(t[0]) > 0 {
+					args = append(args, kind.tool, fmt.Sprintf("plain p50 %.1f ms, proxy p50 %.1f ms", Percentile(t[0], 50), Percentile(t[1], 50)))
 				}
 			}
 			log.Info("overhead progress", args...)

@@ -109,30 +109,40 @@ func TestSummarizeKind(t *testing.T) {
 	}
 }
 
-// TestSummarizeOther: side E is compared with A and with B call by call,
-// the same rounds.
-func TestSummarizeOther(t *testing.T) {
+// TestSummarizeProxyPath: sides E (another bridge) and F (a client of
+// /mcp) are compared with A and with B call by call, the same rounds.
+func TestSummarizeProxyPath(t *testing.T) {
 	plain := []float64{10, 20, 30, 40, 50}
 	proxy := []float64{13, 23, 33, 43, 53}
-	other := []float64{14, 25, 34, 45, 54}
-	o := summarizeOther(plain, proxy, other)
-	if o == nil {
-		t.Fatal("no result for three sides of five rounds")
+	tests := []struct {
+		name string
+		side []float64
+		want []float64 // side median, side − A, B − side
+	}{
+		{"E, a slower bridge", []float64{14, 25, 34, 45, 54}, []float64{34, 4, -1}},
+		{"F, over /mcp", []float64{12, 22, 33, 42, 52}, []float64{33, 2, 1}},
 	}
-	got := []float64{o.Other.Median, o.AddedMS, o.VsOtherMS}
-	want := []float64{34, 4, -1}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("E median, E − A, B − E (-want +got):\n%s", diff)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := summarizeProxyPath(plain, proxy, tt.side)
+			if r == nil {
+				t.Fatal("no result for three sides of five rounds")
+			}
+			got := []float64{r.Side.Median, r.AddedMS, r.VsSideMS}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("side median, side − A, B − side (-want +got):\n%s", diff)
+			}
+			held := r.AddedCILow <= r.AddedMS && r.AddedMS <= r.AddedCIHigh && r.VsSideCILow <= r.VsSideMS && r.VsSideMS <= r.VsSideCIHigh
+			if r.CIOK && !held {
+				t.Errorf("intervals do not hold their medians: %+v", r)
+			}
+		})
 	}
-	held := o.AddedCILow <= o.AddedMS && o.AddedMS <= o.AddedCIHigh && o.VsOtherCILow <= o.VsOtherMS && o.VsOtherMS <= o.VsOtherCIHigh
-	if o.CIOK && !held {
-		t.Errorf("intervals do not hold their medians: %+v", o)
-	}
-	if summarizeOther(nil, nil, nil) != nil {
+	if summarizeProxyPath(nil, nil, nil) != nil {
 		t.Error("a result from no rounds")
 	}
-	if _, _, _, ok := (*OtherBridgeResult)(nil).split(); ok {
-		t.Error("split of no side E reports one")
+	if _, _, _, ok := (*ProxyPathResult)(nil).split(); ok {
+		t.Error("split of a side that did not run reports one")
 	}
 }
 
@@ -436,28 +446,5 @@ func TestEndpointArgs(t *testing.T) {
 	}
 	if got := strings.Join(endpointArgs("ws://e", "/o", -1), " "); strings.Contains(got, "settle") {
 		t.Errorf("negative settle must leave upstream's default: %q", got)
-	}
-}
-
-// TestSummarizeDirect: side F is compared with A and with B call by call,
-// the same rounds.
-func TestSummarizeDirect(t *testing.T) {
-	plain := []float64{10, 20, 30, 40, 50}
-	proxy := []float64{13, 23, 33, 43, 53}
-	direct := []float64{12, 22, 33, 42, 52}
-	d := summarizeDirect(plain, proxy, direct)
-	if d == nil {
-		t.Fatal("no result for three sides of five rounds")
-	}
-	got := []float64{d.Direct.Median, d.AddedMS, d.BridgeMS}
-	want := []float64{33, 2, 1}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("F median, F − A, B − F (-want +got):\n%s", diff)
-	}
-	if summarizeDirect(nil, nil, nil) != nil {
-		t.Error("a result from no rounds")
-	}
-	if _, _, _, ok := (*DirectResult)(nil).split(); ok {
-		t.Error("split of no side F reports one")
 	}
 }
