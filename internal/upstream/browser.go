@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -39,7 +40,11 @@ type BrowserConfig struct {
 	// (PROXY_BROWSER_OPTIMIZE_MEMORY): measured with 10 sessions on the
 	// 1,500-item catalogue page, −25 % memory per session for −12 % calls/s.
 	OptimizeMemory bool
-	Logger         *slog.Logger
+	// TempDir is where the browser's directory (its profile, and the
+	// TMPDIR of the browser and its helpers) is made; "" means
+	// os.TempDir(). Close removes that directory.
+	TempDir string
+	Logger  *slog.Logger
 }
 
 // executable is the configured browser binary, or the one FindBrowser finds.
@@ -72,15 +77,15 @@ func FindBrowser() (string, error) {
 // and workers connect to its CDP endpoint; LaunchBrowserServer runs it under
 // a Playwright browser server and workers connect to its PlaywrightEndpoint.
 type Browser struct {
-	proc        *process
-	endpoint    string // CDP, http://127.0.0.1:PORT (LaunchBrowser)
-	playwright  string // ws://127.0.0.1:PORT/… (LaunchBrowserServer)
-	browserPID  int    // Chromium's pid under the browser server
-	stdin       *os.File
-	userDataDir string // removed by Close
-	stderr      *ringBuffer
-	logger      *slog.Logger
-	started     time.Time
+	proc       *process
+	endpoint   string // CDP, http://127.0.0.1:PORT (LaunchBrowser)
+	playwright string // ws://127.0.0.1:PORT/… (LaunchBrowserServer)
+	browserPID int    // Chromium's pid under the browser server
+	stdin      *os.File
+	dir        string // profile and temp files; removed by Close
+	stderr     *ringBuffer
+	logger     *slog.Logger
+	started    time.Time
 
 	closeOnce sync.Once
 	closeErr  error
@@ -171,28 +176,35 @@ func LaunchBrowser(ctx context.Context, cfg BrowserConfig) (*Browser, error) {
 	if err != nil {
 		return nil, err
 	}
-	userDataDir, err := os.MkdirTemp("", "pwp-chromium-")
+	// Chromium keeps its singleton socket in TMPDIR and leaves it there
+	// when killed: TMPDIR=dir goes with Close like the profile inside it.
+	dir, err := os.MkdirTemp(cfg.TempDir, "pwp-chromium-")
 	if err != nil {
+		return nil, fmt.Errorf("browser profile dir: %w", err)
+	}
+	profile := filepath.Join(dir, "profile")
+	if err := os.Mkdir(profile, 0o700); err != nil {
+		_ = os.RemoveAll(dir)
 		return nil, fmt.Errorf("browser profile dir: %w", err)
 	}
 	stderrR, stderrW, err := os.Pipe()
 	if err != nil {
-		_ = os.RemoveAll(userDataDir)
+		_ = os.RemoveAll(dir)
 		return nil, fmt.Errorf("browser stderr pipe: %w", err)
 	}
-	cmd := exec.Command(exe, browserArgs(cfg, userDataDir)...)
+	cmd := exec.Command(exe, browserArgs(cfg, profile)...)
 	cmd.Stderr = stderrW // stdin and stdout stay /dev/null
-	cmd.Env = childEnv(cfg.Env)
+	cmd.Env = append(childEnv(cfg.Env), tmpdirEnv(dir, logger)...)
 	cmd.SysProcAttr = sysProcAttr()
 	started := time.Now()
 	proc, err := startProcess(cmd)
 	_ = stderrW.Close()
 	if err != nil {
 		closeFiles(stderrR)
-		_ = os.RemoveAll(userDataDir)
+		_ = os.RemoveAll(dir)
 		return nil, fmt.Errorf("start %s: %w", exe, err)
 	}
-	b := &Browser{proc: proc, userDataDir: userDataDir, stderr: newRingBuffer(stderrRingBytes), logger: logger.With("pid", proc.pid), started: started}
+	b := &Browser{proc: proc, dir: dir, stderr: newRingBuffer(stderrRingBytes), logger: logger.With("pid", proc.pid), started: started}
 
 	found := make(chan string, 1)
 	var announced atomic.Bool
@@ -302,7 +314,7 @@ func (b *Browser) Close(ctx context.Context) error {
 			closeFiles(b.stdin)
 		}
 		stopErr := b.proc.stop(ctx, polite)
-		rmErr := os.RemoveAll(b.userDataDir)
+		rmErr := os.RemoveAll(b.dir)
 		if rmErr != nil {
 			rmErr = fmt.Errorf("remove browser profile: %w", rmErr)
 		}
@@ -310,6 +322,23 @@ func (b *Browser) Close(ctx context.Context) error {
 		b.logger.Info("browser stopped", "exit", b.proc.exitStatus(), "took", time.Since(start).Round(time.Millisecond))
 	})
 	return b.closeErr
+}
+
+// chromiumTMPDIRMax is the longest TMPDIR Chromium starts in: its singleton
+// socket, TMPDIR/org.chromium.Chromium.XXXXXX/SingletonSocket, must fit in
+// a Unix socket address (107 bytes and a NUL), or it aborts at start.
+const chromiumTMPDIRMax = 107 - len("/org.chromium.Chromium.XXXXXX/SingletonSocket")
+
+// tmpdirEnv sets TMPDIR to dir for a process that runs Chromium, or leaves
+// the inherited one (and says so) when dir is too long for Chromium: it
+// then starts, but what it leaves in TMPDIR when killed is not removed
+// with dir.
+func tmpdirEnv(dir string, log *slog.Logger) []string {
+	if len(dir) > chromiumTMPDIRMax {
+		log.Warn("temp directory too long for Chromium's sockets; its temp files stay in the inherited TMPDIR", "dir", dir, "max_bytes", chromiumTMPDIRMax)
+		return nil
+	}
+	return []string{"TMPDIR=" + dir}
 }
 
 // tail returns the last n bytes of s, for error messages.

@@ -122,7 +122,7 @@ func LaunchBrowserServer(ctx context.Context, cfg BrowserConfig, node, from stri
 	// Everything the server and its browser write (scripts, the profile
 	// Playwright creates in TMPDIR) lives here and goes with Close, even
 	// after a SIGKILL that left Playwright no time to clean up.
-	dir, err := os.MkdirTemp("", "pwp-browser-")
+	dir, err := os.MkdirTemp(cfg.TempDir, "pwp-browser-")
 	if err != nil {
 		return nil, fmt.Errorf("browser runtime dir: %w", err)
 	}
@@ -144,10 +144,6 @@ func LaunchBrowserServer(ctx context.Context, cfg BrowserConfig, node, from stri
 		// the proxy's feature list in place of Playwright's.
 		logger.Warn("starting Chromium directly: its --disable-features list replaces Playwright's", "err", err)
 		launcher = exe
-	}
-	tmp := filepath.Join(dir, "tmp")
-	if err := os.Mkdir(tmp, 0o700); err != nil {
-		return fail(fmt.Errorf("browser temp dir: %w", err))
 	}
 	conf, err := json.Marshal(map[string]any{
 		"executable":  launcher,
@@ -175,7 +171,10 @@ func LaunchBrowserServer(ctx context.Context, cfg BrowserConfig, node, from stri
 	}
 	cmd := exec.Command(node, script)
 	cmd.Dir = dir
-	cmd.Env = append(childEnv(cfg.Env), browserServerEnv+"="+string(conf), chromiumEnv+"="+exe, "TMPDIR="+tmp, nodeRequire(preload))
+	cmd.Env = append(childEnv(cfg.Env), browserServerEnv+"="+string(conf), chromiumEnv+"="+exe, nodeRequire(preload))
+	// TMPDIR=dir, not a directory below it: Chromium's socket path below
+	// TMPDIR must stay short (chromiumTMPDIRMax).
+	cmd.Env = append(cmd.Env, tmpdirEnv(dir, logger)...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdinR, stdoutW, stderrW
 	cmd.SysProcAttr = sysProcAttr()
 	started := time.Now()
@@ -185,7 +184,7 @@ func LaunchBrowserServer(ctx context.Context, cfg BrowserConfig, node, from stri
 		closeFiles(stdinW, stdoutR, stderrR)
 		return fail(fmt.Errorf("start %s: %w", node, err))
 	}
-	b := &Browser{proc: proc, userDataDir: dir, stdin: stdinW, stderr: newRingBuffer(stderrRingBytes), logger: logger.With("pid", proc.pid), started: started}
+	b := &Browser{proc: proc, dir: dir, stdin: stdinW, stderr: newRingBuffer(stderrRingBytes), logger: logger.With("pid", proc.pid), started: started}
 	go func() {
 		defer closeFiles(stderrR)
 		drainStderr(stderrR, b.stderr, b.logger, nil)

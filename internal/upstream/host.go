@@ -40,6 +40,11 @@ type HostConfig struct {
 	// a later proxy-server can then find and end exactly the leftovers of
 	// this one, and nothing else.
 	InstanceID string
+	// TempDir is where the host makes every directory it needs (workers'
+	// output, the browser's profile and runtime files) and the TMPDIR its
+	// workers get; "" means os.TempDir(). A caller that removes it after a
+	// crash removes whatever the crash left behind, and nothing else.
+	TempDir string
 	// SpawnAttempts is how many times Spawn tries to start a worker before
 	// it fails; 0 means 3.
 	SpawnAttempts int
@@ -125,6 +130,9 @@ func NewHost(cfg HostConfig) *Host {
 	if log == nil {
 		log = slog.Default()
 	}
+	if cfg.Browser.TempDir == "" {
+		cfg.Browser.TempDir = cfg.TempDir
+	}
 	life, stop := context.WithCancel(context.Background())
 	h := &Host{
 		cfg:       cfg,
@@ -154,31 +162,39 @@ func (h *Host) Start(ctx context.Context) error {
 		return nil
 	}
 	if h.cfg.PerSession {
-		// Playwright launches each worker's browser detached; the preload
-		// keeps it in the worker's process group, so stopping the worker
-		// stops its browser.
-		h.mu.Lock()
-		defer h.mu.Unlock()
-		if h.closed {
-			return ErrHostClosed
-		}
-		if h.runtimeDir != "" {
-			return nil
-		}
-		dir, err := os.MkdirTemp("", "pwp-host-")
-		if err != nil {
-			return fmt.Errorf("host runtime dir: %w", err)
-		}
-		p, err := writeRuntimeFile(dir, "keep-group.js", keepGroupJS)
-		if err != nil {
-			os.RemoveAll(dir)
-			return err
-		}
-		h.runtimeDir, h.preload = dir, p
-		return nil
+		_, _, err := h.runtime()
+		return err
 	}
 	_, _, err := h.endpoint(ctx)
 	return err
+}
+
+// runtime returns the host's own directory, made on first use and removed
+// by Close: keep-group.js, which keeps a per-session worker's browser (that
+// Playwright launches detached) in the worker's process group, so stopping
+// the worker stops its browser; and the workers' TMPDIR, so what they and
+// their browsers leave there (Playwright's sockets, a killed browser's
+// profile) goes with the host.
+func (h *Host) runtime() (dir, preload string, err error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return "", "", ErrHostClosed
+	}
+	if h.runtimeDir != "" {
+		return h.runtimeDir, h.preload, nil
+	}
+	dir, err = os.MkdirTemp(h.cfg.TempDir, "pwp-host-")
+	if err != nil {
+		return "", "", fmt.Errorf("host runtime dir: %w", err)
+	}
+	preload, err = writeRuntimeFile(dir, "keep-group.js", keepGroupJS)
+	if err != nil {
+		os.RemoveAll(dir)
+		return "", "", err
+	}
+	h.runtimeDir, h.preload = dir, preload
+	return dir, preload, nil
 }
 
 // endpoint returns a worker configuration pointing at the shared browser,
@@ -443,21 +459,20 @@ func (h *Host) spawnOnce(ctx context.Context) (*Worker, error) {
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
+	runtimeDir, preload, err := h.runtime()
+	if err != nil {
+		return nil, err
+	}
 	cfg := h.cfg.Worker
 	var browser *Browser
 	if h.cfg.PerSession {
-		if err := h.Start(ctx); err != nil {
-			return nil, err
-		}
-		cfg.Env = append(slices.Clone(cfg.Env), nodeRequire(h.preload))
-	} else {
-		var err error
-		if cfg, browser, err = h.endpoint(ctx); err != nil {
-			return nil, err
-		}
+		cfg.Env = append(slices.Clone(cfg.Env), nodeRequire(preload))
+	} else if cfg, browser, err = h.endpoint(ctx); err != nil {
+		return nil, err
 	}
 	cfg.Env = append(slices.Clone(cfg.Env), h.instanceEnv()...)
-	dir, err := os.MkdirTemp("", "pwproxy-worker-*")
+	cfg.Env = append(cfg.Env, tmpdirEnv(runtimeDir, h.log)...)
+	dir, err := os.MkdirTemp(h.cfg.TempDir, "pwproxy-worker-*")
 	if err != nil {
 		return nil, fmt.Errorf("creating worker output dir: %w", err)
 	}

@@ -52,6 +52,32 @@ func spawn(t *testing.T, h *Host) *Worker {
 	return w
 }
 
+// shortTempDir is a temp dir short enough for Chromium's sockets below it
+// (t.TempDir's, named after the test, is not).
+func shortTempDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "pwpt-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
+// dirNames lists dir's entries by name.
+func dirNames(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := make([]string, 0, len(entries))
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
 func cmdline(pid int) string {
 	b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
 	return strings.ReplaceAll(string(b), "\x00", " ")
@@ -76,6 +102,17 @@ func TestIntegrationHostModes(t *testing.T) {
 			cfg.Browser = BrowserConfig{Headless: true, Logger: testLogger(t)}
 			cfg.Worker = WorkerConfig{Command: DefaultCommand(root), Logger: testLogger(t)}
 			cfg.Logger = testLogger(t)
+			// Every file any process of the host writes goes under
+			// TempDir, none under the TMPDIR the proxy was given (decoy),
+			// and Close removes what it wrote.
+			cfg.TempDir = shortTempDir(t)
+			decoy := t.TempDir()
+			t.Setenv("TMPDIR", decoy)
+			t.Cleanup(func() {
+				if left := dirNames(t, cfg.TempDir); len(left) > 0 {
+					t.Errorf("left in the host's TempDir after Close: %v", left)
+				}
+			})
 			h := startHost(t, cfg)
 			w1, w2 := spawn(t, h), spawn(t, h)
 			if got := cmdline(w1.PID()); !strings.Contains(got, tt.flag) {
@@ -89,6 +126,12 @@ func TestIntegrationHostModes(t *testing.T) {
 				if got, want := evaluate(t, w, "() => localStorage.getItem('who')"), `"`+strconv.Itoa(i)+`"`; got != want {
 					t.Errorf("worker %d reads %s, want %s", i, got, want)
 				}
+			}
+			if left := dirNames(t, decoy); len(left) > 0 {
+				t.Errorf("written to the proxy's TMPDIR instead of the host's TempDir: %v", left)
+			}
+			if got := dirNames(t, cfg.TempDir); len(got) < 2 {
+				t.Errorf("host's TempDir holds %v, want the two workers' directories at least", got)
 			}
 			if !cfg.PerSession {
 				return

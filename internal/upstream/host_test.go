@@ -195,7 +195,7 @@ func (f *fakeBrowsers) launch(ctx context.Context) (*Browser, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &Browser{proc: proc, endpoint: "http://127.0.0.1:1", userDataDir: dir, stderr: newRingBuffer(1024),
+	b := &Browser{proc: proc, endpoint: "http://127.0.0.1:1", dir: dir, stderr: newRingBuffer(1024),
 		logger: testLogger(f.t), started: time.Now().Add(-time.Hour)}
 	_, _ = b.stderr.Write([]byte("something\nchromium fell over\n"))
 	f.started = append(f.started, b)

@@ -65,7 +65,7 @@ func launchTestBrowser(t *testing.T, root string) *Browser {
 		t.Fatalf("LaunchBrowserServer: %v", err)
 	}
 	t.Logf("browser server launch: %v (endpoint %s)", time.Since(start).Round(time.Millisecond), b.PlaywrightEndpoint())
-	cleanupBrowser(t, b, b.userDataDir)
+	cleanupBrowser(t, b, b.dir)
 	return b
 }
 
@@ -80,7 +80,10 @@ func launchCDPBrowser(t *testing.T) *Browser {
 		t.Fatalf("LaunchBrowser: %v", err)
 	}
 	t.Logf("browser launch: %v (endpoint %s)", time.Since(start).Round(time.Millisecond), b.CDPEndpoint())
-	cleanupBrowser(t, b, browserProfileDir(t, b.PID()))
+	if profile := browserProfileDir(t, b.PID()); !strings.HasPrefix(profile, b.dir+string(os.PathSeparator)) {
+		t.Errorf("profile %s is not inside the browser's directory %s", profile, b.dir)
+	}
+	cleanupBrowser(t, b, b.dir)
 	return b
 }
 
@@ -434,6 +437,9 @@ func TestIntegrationOwnBrowser(t *testing.T) {
 // not leave its Chromium running.
 func TestIntegrationOwnBrowserWorkerKilled(t *testing.T) {
 	root := realSetup(t)
+	// The killed worker's Playwright leaves its browser's profile in
+	// TMPDIR (under a Host, the host's directory): the test's, not /tmp.
+	t.Setenv("TMPDIR", shortTempDir(t))
 	w := startRealWorker(t, root, nil)
 	call(t, w, "browser_navigate", map[string]string{"url": "about:blank"})
 	procs := proctest.Descendants(w.PID())
