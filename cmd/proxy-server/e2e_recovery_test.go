@@ -338,7 +338,21 @@ func checkRestored(t *testing.T, s *server, pages, id, value string) {
 func TestKill9ServerThenRestart(t *testing.T) {
 	pages := site(t)
 	dbPath := filepath.Join(t.TempDir(), "p.db")
-	s := runBinary(t, dbPath, nil)
+	// The servers' TMPDIR: whatever they and their children write there
+	// must be gone once the restarted server has stopped. Short, for
+	// Chromium's sockets below it.
+	tmp, err := os.MkdirTemp("", "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(tmp) })
+	t.Cleanup(func() {
+		if left, _ := filepath.Glob(filepath.Join(tmp, "*")); len(left) > 0 {
+			t.Errorf("left in TMPDIR after the restarted server stopped: %v", left)
+		}
+	})
+	env := map[string]string{"TMPDIR": tmp}
+	s := runBinary(t, dbPath, env)
 	db := openRO(t, dbPath)
 	id := s.createSession(t)
 	prepare(t, s.server, db, pages, id, "nine")
@@ -370,6 +384,12 @@ func TestKill9ServerThenRestart(t *testing.T) {
 	if len(workers) != 1 || len(browsers) != 1 {
 		t.Fatalf("set-up: want the session's node worker %d and one chromium browser under proxy-server, found %v", workerPID, procs)
 	}
+	var rec struct {
+		TempDir string `json:"temp_dir"`
+	}
+	if b, err := os.ReadFile(filepath.Join(filepath.Dir(dbPath), "proxy-server.pid")); err != nil || json.Unmarshal(b, &rec) != nil || filepath.Dir(rec.TempDir) != tmp {
+		t.Fatalf("set-up: pid file names temp dir %q (err %v), want one in %s", rec.TempDir, err, tmp)
+	}
 	s.kill9(t)
 	start := time.Now()
 	left := proctest.WaitGone(6*time.Second, func() []proctest.Proc { return proctest.StillAlive(procs) })
@@ -377,8 +397,18 @@ func TestKill9ServerThenRestart(t *testing.T) {
 		t.Fatalf("6 s after kill -9 of proxy-server these still run: %v", left)
 	}
 	t.Logf("%d processes (worker %v, browser %v) gone %s after kill -9", len(procs), workers, browsers, time.Since(start).Round(time.Millisecond))
+	// What the killed server's children wrote is still there: no one was
+	// left to remove it.
+	if left, _ := filepath.Glob(filepath.Join(rec.TempDir, "*")); len(left) == 0 {
+		t.Fatalf("set-up: nothing in the killed server's temp dir %s", rec.TempDir)
+	} else {
+		t.Logf("the killed server left %d entries in %s", len(left), rec.TempDir)
+	}
 
-	s2 := runBinary(t, dbPath, nil)
+	s2 := runBinary(t, dbPath, env)
+	if _, err := os.Lstat(rec.TempDir); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the killed server's temp dir %s survived the restart: %v", rec.TempDir, err)
+	}
 	// Every row written before the kill is there, as it was.
 	if diff := cmp.Diff(before, dumpRows(t, db)); diff != "" {
 		t.Errorf("rows after the restart differ from those before the kill (-before +after):\n%s", diff)

@@ -42,9 +42,10 @@ type dataDirClaim struct {
 // file names a dead server: every process that carries that server's
 // instance marker in its environment (its workers, its browser and their
 // descendants, which the kernel's parent-death signal did not reach) is
-// SIGKILLed; nothing without the marker is touched. Then the file is
-// rewritten for this server (instance is the marker its children get).
-func claimDataDir(ctx context.Context, dir, instance string, log *slog.Logger) (*dataDirClaim, error) {
+// SIGKILLed; nothing without the marker is touched; then its temp directory
+// is removed. Then the file is rewritten for this server: self names the
+// marker its children get and its temp directory.
+func claimDataDir(ctx context.Context, dir string, self pidRecord, log *slog.Logger) (*dataDirClaim, error) {
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return nil, fmt.Errorf("data directory %s: %w", dir, err)
 	}
@@ -70,13 +71,15 @@ func claimDataDir(ctx context.Context, dir, instance string, log *slog.Logger) (
 		if n := endLeftovers(ctx, old.Instance, log); n > 0 {
 			log.Warn("ended leftovers of a previous proxy-server", "count", n, "instance", old.Instance)
 		}
+		removeDeadTempDir(old.TempDir, log)
 	}
 
 	start, err := procStartTime(os.Getpid())
 	if err != nil {
 		return fail(fmt.Errorf("own start time: %w", err))
 	}
-	rec, err := json.Marshal(pidRecord{PID: os.Getpid(), StartTime: start, Instance: instance, StartedAt: time.Now().UTC().Truncate(time.Second)})
+	self.PID, self.StartTime, self.StartedAt = os.Getpid(), start, time.Now().UTC().Truncate(time.Second)
+	rec, err := json.Marshal(self)
 	if err != nil {
 		return fail(err)
 	}

@@ -56,7 +56,7 @@ func claim(t *testing.T, dir, instance string) (*dataDirClaim, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
-	c, err := claimDataDir(ctx, dir, instance, testLogger(t))
+	c, err := claimDataDir(ctx, dir, pidRecord{Instance: instance, TempDir: "/tmp/" + tempDirPrefix + instance}, testLogger(t))
 	if c != nil {
 		t.Cleanup(func() { _ = c.release() })
 	}
@@ -111,7 +111,7 @@ func TestClaimDataDir(t *testing.T) {
 			if err != nil {
 				t.Fatalf("claim: %v", err)
 			}
-			if got, want := readRecord(t, path), (pidRecord{PID: os.Getpid(), StartTime: self, Instance: "new"}); got.PID != want.PID || got.StartTime != want.StartTime || got.Instance != want.Instance {
+			if got, want := readRecord(t, path), (pidRecord{PID: os.Getpid(), StartTime: self, Instance: "new", TempDir: "/tmp/pwproxy-new"}); got.PID != want.PID || got.StartTime != want.StartTime || got.Instance != want.Instance || got.TempDir != want.TempDir {
 				t.Errorf("pid file = %+v, want %+v", got, want)
 			}
 			if err := c.release(); err != nil {
@@ -119,6 +119,88 @@ func TestClaimDataDir(t *testing.T) {
 			}
 			if _, err := os.Stat(path); !os.IsNotExist(err) {
 				t.Errorf("pid file left after release: %v", err)
+			}
+		})
+	}
+}
+
+// TestClaimRemovesDeadServersTempDir: the temp directory a dead server's
+// pid file names goes with its leftovers, and only a directory such as a
+// server makes: a hand-edited path is never removed.
+func TestClaimRemovesDeadServersTempDir(t *testing.T) {
+	tests := []struct {
+		name string
+		// path is the temp_dir recorded: below a fresh t.TempDir(), which
+		// is also the working directory when relative is set. It is made
+		// a directory holding a file unless link (a symlink to one) or
+		// missing.
+		path           string
+		relative, link bool
+		missing        bool
+		wantRemoved    bool
+		wantUntouched  bool
+	}{
+		{name: "a server's", path: "pwproxy-123", wantRemoved: true},
+		{name: "already gone", path: "pwproxy-124", missing: true},
+		{name: "another prefix", path: "data-125", wantUntouched: true},
+		{name: "not clean", path: "x/../pwproxy-126", wantUntouched: true},
+		{name: "relative", path: "pwproxy-127", relative: true, wantUntouched: true},
+		{name: "symlink", path: "pwproxy-128", link: true, wantUntouched: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			base := t.TempDir()
+			// "x" lets a path through x/.. resolve.
+			if err := os.Mkdir(filepath.Join(base, "x"), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			recorded, target := base+"/"+tt.path, filepath.Join(base, tt.path)
+			named := target
+			if tt.relative {
+				recorded = tt.path
+				t.Chdir(base)
+			}
+			if !tt.missing {
+				real := target
+				if tt.link {
+					real = filepath.Join(base, "elsewhere")
+				}
+				if err := os.MkdirAll(real, 0o700); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(real, "profile"), []byte("x"), 0o600); err != nil {
+					t.Fatal(err)
+				}
+				if tt.link {
+					if err := os.Symlink(real, target); err != nil {
+						t.Fatal(err)
+					}
+					target = real
+				}
+			}
+			dir := filepath.Join(t.TempDir(), "data")
+			if err := os.MkdirAll(dir, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			b, _ := json.Marshal(pidRecord{PID: deadPID(t), StartTime: 1, Instance: "old", TempDir: recorded})
+			if err := os.WriteFile(filepath.Join(dir, pidFileName), b, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := claim(t, dir, "new"); err != nil {
+				t.Fatalf("claim: %v", err)
+			}
+			switch {
+			case tt.wantRemoved:
+				if _, err := os.Lstat(target); !os.IsNotExist(err) {
+					t.Errorf("%s kept (%v), want it removed", target, err)
+				}
+			case tt.wantUntouched:
+				if _, err := os.Stat(filepath.Join(target, "profile")); err != nil {
+					t.Errorf("%s touched: %v", target, err)
+				}
+				if _, err := os.Lstat(named); err != nil {
+					t.Errorf("%s removed: %v", named, err)
+				}
 			}
 		})
 	}

@@ -12,7 +12,7 @@ import (
 type dataDirClaim struct{}
 
 // claimDataDir does nothing outside Linux.
-func claimDataDir(context.Context, string, string, *slog.Logger) (*dataDirClaim, error) {
+func claimDataDir(context.Context, string, pidRecord, *slog.Logger) (*dataDirClaim, error) {
 	return &dataDirClaim{}, nil
 }
 

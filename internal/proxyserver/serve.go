@@ -63,11 +63,24 @@ func Serve(ctx context.Context, cfg config.Config, opts Options) error {
 
 	// Before the database: a live server on the same directory must not
 	// have its sessions suspended by this one.
-	instance, release, err := claimDataDirOf(ctx, cfg.DatabasePath, log)
+	// Everything the browser and the workers write goes below tempDir:
+	// removed at the end, and by the next server on this data directory
+	// after a SIGKILL.
+	tempDir, err := newTempDir()
 	if err != nil {
 		return err
 	}
+	instance, release, err := claimDataDirOf(ctx, cfg.DatabasePath, tempDir, log)
+	if err != nil {
+		_ = os.RemoveAll(tempDir)
+		return err
+	}
 	defer release()
+	defer func() {
+		if err := os.RemoveAll(tempDir); err != nil {
+			log.Warn("removing the temp directory", "dir", tempDir, "err", err)
+		}
+	}()
 
 	db, err := store.Open(ctx, cfg.DatabasePath)
 	if err != nil {
@@ -114,6 +127,7 @@ func Serve(ctx context.Context, cfg config.Config, opts Options) error {
 			Logger:    log,
 		},
 		InstanceID: instance,
+		TempDir:    tempDir,
 		Logger:     log,
 	})
 	if err := host.Start(ctx); err != nil {
