@@ -131,7 +131,10 @@ func startRealWorker(t *testing.T, root string, b *Browser) *Worker {
 	cfg := WorkerConfig{
 		Command:   DefaultCommand(root),
 		OutputDir: filepath.Join(t.TempDir(), "out"),
-		Logger:    testLogger(t),
+		// Not /tmp: Playwright leaves sockets and, when killed, its own
+		// browser's profile in TMPDIR (under a Host, the host's directory).
+		Env:    []string{"TMPDIR=" + shortTempDir(t)},
+		Logger: testLogger(t),
 	}
 	if b != nil {
 		cfg.PlaywrightEndpoint, cfg.CDPEndpoint = b.PlaywrightEndpoint(), b.CDPEndpoint()
@@ -437,9 +440,6 @@ func TestIntegrationOwnBrowser(t *testing.T) {
 // not leave its Chromium running.
 func TestIntegrationOwnBrowserWorkerKilled(t *testing.T) {
 	root := realSetup(t)
-	// The killed worker's Playwright leaves its browser's profile in
-	// TMPDIR (under a Host, the host's directory): the test's, not /tmp.
-	t.Setenv("TMPDIR", shortTempDir(t))
 	w := startRealWorker(t, root, nil)
 	call(t, w, "browser_navigate", map[string]string{"url": "about:blank"})
 	procs := proctest.Descendants(w.PID())
