@@ -55,7 +55,7 @@ func clientRelay(ctx context.Context, child []string) error {
 	srv := exec.Command(self, append([]string{"relay", "-serve", "--"}, child...)...)
 	// Same process group as this one: whoever stops the group stops the
 	// whole chain, the MCP server included.
-	srv.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	srv.SysProcAttr = bench.KilledWithParent()
 	srv.Stderr = os.Stderr
 	out, err := srv.StdoutPipe()
 	if err != nil {
@@ -79,7 +79,7 @@ func clientRelay(ctx context.Context, child []string) error {
 // until the server's output ends or a signal comes.
 func serveRelay(ctx context.Context, log *slog.Logger, child []string) error {
 	c := exec.Command(child[0], child[1:]...)
-	c.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	c.SysProcAttr = bench.KilledWithParent()
 	c.Stderr = os.Stderr
 	in, err := c.StdinPipe()
 	if err != nil {

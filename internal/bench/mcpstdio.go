@@ -147,7 +147,7 @@ func StartStdio(ctx context.Context, log *slog.Logger, cfg StdioConfig) (_ *Stdi
 			// the whole group.
 			cmd := exec.Command(command, args...)
 			cmd.Env, cmd.Dir = env, cfg.Dir
-			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+			cmd.SysProcAttr = plainSysProcAttr()
 			s.cmd.Store(cmd)
 			return cmd, nil
 		}),

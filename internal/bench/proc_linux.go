@@ -18,6 +18,19 @@ func sysProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 }
 
+// plainSysProcAttr starts a plain @playwright/mcp in its own process group,
+// killed by the kernel if the benchmark dies: nothing stops it gracefully
+// then, and its browser goes with its group.
+func plainSysProcAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+}
+
+// KilledWithParent has the kernel SIGKILL a child when this process dies,
+// leaving it in this process's group (the bench relay's chain).
+func KilledWithParent() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+}
+
 // becomeSubreaper makes orphaned descendants (a worker or Chromium whose
 // proxy-server died) re-parent to this process instead of init, so the leak
 // check finds them.

@@ -98,15 +98,6 @@ func Group(pgid int) []Proc {
 	return out
 }
 
-// BecomeSubreaper makes orphaned descendants re-parent to this process.
-func BecomeSubreaper() error {
-	const prSetChildSubreaper = 36
-	if _, _, errno := syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0); errno != 0 {
-		return fmt.Errorf("prctl(PR_SET_CHILD_SUBREAPER): %w", errno)
-	}
-	return nil
-}
-
 // WaitGone waits up to d for every process matched by list to disappear
 // and returns those still there.
 func WaitGone(d time.Duration, list func() []Proc) []Proc {
