@@ -555,10 +555,13 @@ func StartPlain(ctx context.Context, log *slog.Logger, cfg PlainConfig) (*StdioS
 		args, name = slices.Concat(cfg.Relay, args), name+" behind relays"
 	}
 	return StartStdio(ctx, log, StdioConfig{
-		Name:         name,
-		Command:      args[0],
-		Args:         args[1:],
-		Env:          map[string]string{"NODE_OPTIONS": nodeOpts},
+		Name:    name,
+		Command: args[0],
+		Args:    args[1:],
+		// TMPDIR=dir: what Playwright and Chromium leave in TMPDIR when
+		// stopped hard (sockets, a profile) goes with dir at Stop, as the
+		// proxy's does with its host's directory.
+		Env:          map[string]string{"NODE_OPTIONS": nodeOpts, "TMPDIR": dir},
 		Dir:          dir,
 		RemoveOnStop: []string{dir},
 	})
