@@ -147,7 +147,8 @@ func StartStdio(ctx context.Context, log *slog.Logger, cfg StdioConfig) (_ *Stdi
 			// the whole group.
 			cmd := exec.Command(command, args...)
 			cmd.Env, cmd.Dir = env, cfg.Dir
-			cmd.SysProcAttr = plainSysProcAttr()
+			cmd.SysProcAttr = KilledWithParent()
+			cmd.SysProcAttr.Setpgid = true
 			s.cmd.Store(cmd)
 			return cmd, nil
 		}),

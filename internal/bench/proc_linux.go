@@ -18,15 +18,9 @@ func sysProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 }
 
-// plainSysProcAttr starts a plain @playwright/mcp in its own process group,
-// killed by the kernel if the benchmark dies: nothing stops it gracefully
-// then, and its browser goes with its group.
-func plainSysProcAttr() *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-}
-
-// KilledWithParent has the kernel SIGKILL a child when this process dies,
-// leaving it in this process's group (the bench relay's chain).
+// KilledWithParent has the kernel SIGKILL a child when this process dies:
+// nothing stops it gracefully then (an MCP server of the benchmark's, the
+// bench relay's chain).
 func KilledWithParent() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 }

@@ -11,8 +11,6 @@ const supported = false
 
 func sysProcAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }
 
-func plainSysProcAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }
-
 // KilledWithParent has nothing to ask of the kernel outside Linux.
 func KilledWithParent() *syscall.SysProcAttr { return &syscall.SysProcAttr{} }
 

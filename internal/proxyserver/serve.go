@@ -61,8 +61,6 @@ func Serve(ctx context.Context, cfg config.Config, opts Options) error {
 		log = slog.Default()
 	}
 
-	// Before the database: a live server on the same directory must not
-	// have its sessions suspended by this one.
 	// Everything the browser and the workers write goes below tempDir:
 	// removed at the end, and by the next server on this data directory
 	// after a SIGKILL.
@@ -70,6 +68,8 @@ func Serve(ctx context.Context, cfg config.Config, opts Options) error {
 	if err != nil {
 		return err
 	}
+	// Before the database: a live server on the same directory must not
+	// have its sessions suspended by this one.
 	instance, release, err := claimDataDirOf(ctx, cfg.DatabasePath, tempDir, log)
 	if err != nil {
 		_ = os.RemoveAll(tempDir)

@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -50,17 +50,7 @@ func stateSite(t *testing.T) *httptest.Server {
 // worker's life by design).
 func outputFiles(t *testing.T, dir string) []string {
 	t.Helper()
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, e := range entries {
-		if !strings.HasPrefix(e.Name(), "console-") {
-			out = append(out, e.Name())
-		}
-	}
-	return out
+	return slices.DeleteFunc(dirNames(t, dir), func(name string) bool { return strings.HasPrefix(name, "console-") })
 }
 
 func TestIntegrationSaveRestoreState(t *testing.T) {
