@@ -208,10 +208,12 @@ func Serve(ctx context.Context, cfg config.Config, opts Options) error {
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", cfg.Addr(), err)
 	}
-	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+	silent := newSilentConns()
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, ConnState: silent.track}
 	// Open GET streams on /mcp would hold Shutdown for its whole budget;
 	// ending the MCP sessions (browser sessions kept) releases them.
 	srv.RegisterOnShutdown(func() { _ = mcpHTTP.Close(context.Background()) })
+	srv.RegisterOnShutdown(silent.closeAll)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	log.Info("proxy-server listening", "addr", ln.Addr().String(), "database", cfg.DatabasePath, "version", Version)
@@ -227,7 +229,7 @@ func Serve(ctx context.Context, cfg config.Config, opts Options) error {
 	log.Info("shutting down")
 	sctx, cancel := context.WithTimeout(context.Background(), ShutdownBudget)
 	defer cancel()
-	// Stop accepting first; calls in flight get the budget to finish while
+	// Stop accepting first; calls in flight get the budget to finish, then
 	// the deferred Shutdown/Close calls stop workers, browser and database.
 	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
 		log.Warn("http shutdown", "err", err)
