@@ -171,9 +171,9 @@ func LaunchBrowserServer(ctx context.Context, cfg BrowserConfig, node, from stri
 	}
 	cmd := exec.Command(node, script)
 	cmd.Dir = dir
+	cmd.Env = append(childEnv(cfg.Env), browserServerEnv+"="+string(conf), chromiumEnv+"="+exe, nodeRequire(preload))
 	// TMPDIR=dir, not a directory below it: Chromium's socket path below
 	// TMPDIR must stay short (chromiumTMPDIRMax).
-	cmd.Env = append(childEnv(cfg.Env), browserServerEnv+"="+string(conf), chromiumEnv+"="+exe, nodeRequire(preload))
 	cmd.Env = append(cmd.Env, tmpdirEnv(dir, logger)...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdinR, stdoutW, stderrW
 	cmd.SysProcAttr = sysProcAttr()
