@@ -101,7 +101,7 @@ func New(cfg Config) (*Starter, error) {
 		port = "80"
 	}
 	if cfg.DatabasePath == "" {
-		return nil, errors.New("autostart: no database path")
+		return nil, errors.New("autostart: no data directory: set PROXY_DATABASE_PATH (neither XDG_STATE_HOME nor HOME is set)")
 	}
 	db, err := filepath.Abs(cfg.DatabasePath)
 	if err != nil {

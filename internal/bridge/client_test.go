@@ -351,10 +351,11 @@ func TestConfigFromEnv(t *testing.T) {
 		want    Config
 		wantErr string
 	}{
-		{"defaults", nil, Config{URL: "http://127.0.0.1:34501", LogLevel: "info", Autostart: true, RetryTimeout: 30 * time.Second, DatabasePath: "./proxy.db"}, ""},
+		{"defaults", map[string]string{"HOME": "/home/u"}, Config{URL: "http://127.0.0.1:34501", LogLevel: "info", Autostart: true, RetryTimeout: 30 * time.Second, DatabasePath: "/home/u/.local/state/playwright-mcp-proxy/proxy.db"}, ""},
+		{"database in XDG_STATE_HOME", map[string]string{"HOME": "/home/u", "XDG_STATE_HOME": "/s"}, Config{URL: "http://127.0.0.1:34501", LogLevel: "info", Autostart: true, RetryTimeout: 30 * time.Second, DatabasePath: "/s/playwright-mcp-proxy/proxy.db"}, ""},
 		{"set", map[string]string{"MCP_PROXY_URL": "http://127.0.0.1:9", "MCP_PROXY_TOKEN": "tk", "MCP_PROXY_AUTOSTART": "0", "MCP_PROXY_RETRY_TIMEOUT": "2m", "PROXY_DATABASE_PATH": "/d/p.db"},
 			Config{URL: "http://127.0.0.1:9", Token: "tk", LogLevel: "info", Autostart: false, RetryTimeout: 2 * time.Minute, DatabasePath: "/d/p.db"}, ""},
-		{"no retry", map[string]string{"MCP_PROXY_RETRY_TIMEOUT": "0"}, Config{URL: "http://127.0.0.1:34501", LogLevel: "info", Autostart: true, DatabasePath: "./proxy.db"}, ""},
+		{"no retry", map[string]string{"MCP_PROXY_RETRY_TIMEOUT": "0", "HOME": "/h"}, Config{URL: "http://127.0.0.1:34501", LogLevel: "info", Autostart: true, DatabasePath: "/h/.local/state/playwright-mcp-proxy/proxy.db"}, ""},
 		{"bad autostart", map[string]string{"MCP_PROXY_AUTOSTART": "maybe"}, Config{}, "MCP_PROXY_AUTOSTART"},
 		{"bad timeout", map[string]string{"MCP_PROXY_RETRY_TIMEOUT": "soon"}, Config{}, "MCP_PROXY_RETRY_TIMEOUT"},
 		{"negative timeout", map[string]string{"MCP_PROXY_RETRY_TIMEOUT": "-1s"}, Config{}, "MCP_PROXY_RETRY_TIMEOUT"},

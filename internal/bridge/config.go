@@ -34,7 +34,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		URL:          env("MCP_PROXY_URL", "http://127.0.0.1:34501"),
 		Token:        getenv("MCP_PROXY_TOKEN"),
 		LogLevel:     env("MCP_PROXY_LOG_LEVEL", "info"),
-		DatabasePath: env("PROXY_DATABASE_PATH", config.DefaultConfig().DatabasePath),
+		DatabasePath: env("PROXY_DATABASE_PATH", config.DefaultDatabasePath(getenv)),
 	}
 	auto, err := strconv.ParseBool(env("MCP_PROXY_AUTOSTART", "1"))
 	if err != nil {

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"time"
@@ -66,12 +68,17 @@ type Config struct {
 	LogFormat          string `envconfig:"PROXY_LOG_FORMAT"`
 }
 
+// StateDirName is the directory of the default database (and of the files
+// kept beside it) under the user's state directory.
+const StateDirName = "playwright-mcp-proxy"
+
 // DefaultConfig returns the configuration with every documented default.
-func DefaultConfig() Config {
+// getenv supplies XDG_STATE_HOME and HOME, which place the default database.
+func DefaultConfig(getenv func(string) string) Config {
 	return Config{
 		Host:                   "127.0.0.1",
 		Port:                   34501,
-		DatabasePath:           "./proxy.db",
+		DatabasePath:           DefaultDatabasePath(getenv),
 		MaxSessions:            10,
 		SessionIdleTimeout:     30 * time.Minute,
 		WarmPool:               1,
@@ -90,13 +97,36 @@ func DefaultConfig() Config {
 	}
 }
 
+// DefaultDatabasePath is proxy.db in the user's state directory:
+// $XDG_STATE_HOME/playwright-mcp-proxy, else
+// ~/.local/state/playwright-mcp-proxy. Every way of starting proxy-server
+// (by hand, or autostarted by mcp-bridge from whatever directory the MCP
+// client runs in) finds the same record there, and nothing lands in a
+// user's project. It is "" when neither variable gives a place.
+func DefaultDatabasePath(getenv func(string) string) string {
+	// The XDG spec says a relative XDG_STATE_HOME is invalid and ignored.
+	if dir := getenv("XDG_STATE_HOME"); filepath.IsAbs(dir) {
+		return filepath.Join(dir, StateDirName, "proxy.db")
+	}
+	if home := getenv("HOME"); filepath.IsAbs(home) {
+		return filepath.Join(home, ".local", "state", StateDirName, "proxy.db")
+	}
+	return ""
+}
+
 // FromEnv reads PROXY_* variables over DefaultConfig. Tags carry the full
 // variable names on purpose: envconfig falls back to a tag's bare name, and a
 // stray HOST or PORT in the environment must not reconfigure the server.
 func FromEnv() (Config, error) {
-	c := DefaultConfig()
+	c := DefaultConfig(os.Getenv)
 	if err := envconfig.Process("", &c); err != nil {
 		return Config{}, fmt.Errorf("reading PROXY_* environment: %w", err)
+	}
+	// An empty PROXY_DATABASE_PATH (as .env.example lists it) means the
+	// default, as it does for mcp-bridge, which passes it on to the server
+	// it starts.
+	if strings.TrimSpace(c.DatabasePath) == "" {
+		c.DatabasePath = DefaultDatabasePath(os.Getenv)
 	}
 	return c, nil
 }
@@ -117,7 +147,7 @@ func (c Config) Validate() error {
 	case c.Port < 0 || c.Port > 65535:
 		return bad("PORT", "%d is out of range 0-65535", c.Port)
 	case c.DatabasePath == "":
-		return bad("DATABASE_PATH", "must not be empty")
+		return bad("DATABASE_PATH", "must not be empty (with neither XDG_STATE_HOME nor HOME set there is no default)")
 	case c.MaxSessions < 1:
 		return bad("MAX_SESSIONS", "must be at least 1, got %d", c.MaxSessions)
 	case c.SessionIdleTimeout < 0:

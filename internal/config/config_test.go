@@ -7,8 +7,11 @@ import (
 	"time"
 )
 
+// env is a getenv over a map.
+func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
 func TestDefaultConfig(t *testing.T) {
-	c := DefaultConfig()
+	c := DefaultConfig(env(map[string]string{"HOME": "/home/u"}))
 	if err := c.Validate(); err != nil {
 		t.Fatalf("defaults do not validate: %v", err)
 	}
@@ -18,7 +21,7 @@ func TestDefaultConfig(t *testing.T) {
 	}{
 		{"Host", c.Host, "127.0.0.1"},
 		{"Port", c.Port, 34501},
-		{"DatabasePath", c.DatabasePath, "./proxy.db"},
+		{"DatabasePath", c.DatabasePath, "/home/u/.local/state/playwright-mcp-proxy/proxy.db"},
 		{"MaxSessions", c.MaxSessions, 10},
 		{"SessionIdleTimeout", c.SessionIdleTimeout, 30 * time.Minute},
 		{"WarmPool", c.WarmPool, 1},
@@ -33,6 +36,31 @@ func TestDefaultConfig(t *testing.T) {
 		if tc.got != tc.want {
 			t.Errorf("%s = %v, want %v", tc.name, tc.got, tc.want)
 		}
+	}
+}
+
+func TestDefaultDatabasePath(t *testing.T) {
+	tests := []struct {
+		name string
+		env  map[string]string
+		want string
+	}{
+		{"XDG_STATE_HOME first", map[string]string{"XDG_STATE_HOME": "/xdg/state", "HOME": "/home/u"}, "/xdg/state/playwright-mcp-proxy/proxy.db"},
+		{"else HOME", map[string]string{"HOME": "/home/u"}, "/home/u/.local/state/playwright-mcp-proxy/proxy.db"},
+		{"relative XDG_STATE_HOME is ignored", map[string]string{"XDG_STATE_HOME": "state", "HOME": "/home/u"}, "/home/u/.local/state/playwright-mcp-proxy/proxy.db"},
+		{"never the working directory", map[string]string{"HOME": "."}, ""},
+		{"no place at all", nil, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := DefaultDatabasePath(env(tc.env)); got != tc.want {
+				t.Errorf("DefaultDatabasePath = %q, want %q", got, tc.want)
+			}
+		})
+	}
+	err := DefaultConfig(env(nil)).Validate()
+	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "PROXY_DATABASE_PATH") || !strings.Contains(err.Error(), "HOME") {
+		t.Errorf("Validate without a default database = %v, want ErrInvalid naming PROXY_DATABASE_PATH and HOME", err)
 	}
 }
 
@@ -72,13 +100,25 @@ func TestValidate(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			c := DefaultConfig()
+			c := DefaultConfig(env(map[string]string{"HOME": "/home/u"}))
 			tc.mutate(&c)
 			err := c.Validate()
 			if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), tc.field) {
 				t.Errorf("Validate() = %v, want ErrInvalid naming %s", err, tc.field)
 			}
 		})
+	}
+}
+
+func TestFromEnvEmptyDatabasePathIsTheDefault(t *testing.T) {
+	t.Setenv("PROXY_DATABASE_PATH", "")
+	t.Setenv("XDG_STATE_HOME", "/xdg")
+	c, err := FromEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "/xdg/playwright-mcp-proxy/proxy.db"; c.DatabasePath != want {
+		t.Errorf("DatabasePath = %q, want %q", c.DatabasePath, want)
 	}
 }
 

@@ -46,7 +46,9 @@ type dataDirClaim struct {
 // is removed. Then the file is rewritten for this server: self names the
 // marker its children get and its temp directory.
 func claimDataDir(ctx context.Context, dir string, self pidRecord, log *slog.Logger) (*dataDirClaim, error) {
-	if err := os.MkdirAll(dir, 0o750); err != nil {
+	// The record of what a user browsed is theirs alone: a directory made
+	// here (the default one under ~/.local/state included) is private.
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("data directory %s: %w", dir, err)
 	}
 	path := filepath.Join(dir, pidFileName)

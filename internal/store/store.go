@@ -82,7 +82,7 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
-	if err := os.MkdirAll(filepath.Dir(abs), 0o750); err != nil {
+	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil { // private: it holds what the user browsed
 		return nil, fmt.Errorf("store: open %s: create parent directory: %w", path, err)
 	}
 

@@ -91,7 +91,7 @@ type server struct {
 func startServer(t *testing.T, tweak func(*config.Config)) *server {
 	t.Helper()
 	e2etest.RequireBrowser(t)
-	cfg := config.DefaultConfig()
+	cfg := config.DefaultConfig(os.Getenv)
 	cfg.Port = 0
 	cfg.DatabasePath = filepath.Join(t.TempDir(), "proxy.db")
 	cfg.WarmPool = 0
