@@ -46,10 +46,29 @@ func TestToolErrors(t *testing.T) {
 	s.failed(t, id, "navigate", map[string]any{"url": "http://127.0.0.1:1/"}, proxy.ENAVIGATION)
 	s.failed(t, id, "get_value", map[string]any{"selector": "h1"}, proxy.EBROWSER)
 
-	// Upstream's own tools fail with the same taxonomy.
-	res = s.call(t, id, "browser_click", map[string]any{"target": "e9999", "element": "nothing"})
-	if res.Status != proxy.StatusError || res.ErrorCode != proxy.EELEMENTMISSING || res.Suggestion == "" {
-		t.Errorf("browser_click on an unknown ref = %+v, want ELEMENT_NOT_FOUND", res)
+	// Upstream's own tools fail with the same taxonomy, whether their
+	// target is an element ref or a selector.
+	s.ok(t, id, "navigate", map[string]any{"url": pages + "/index.html"}, nil)
+	upstreamTests := []struct {
+		name, tool string
+		params     map[string]any
+		code       string
+		retryable  bool
+	}{
+		{"click unknown ref", "browser_click", map[string]any{"target": "e9999", "element": "nothing"}, proxy.EELEMENTMISSING, true},
+		{"click missing selector", "browser_click", map[string]any{"target": "#nope", "element": "nothing"}, proxy.EELEMENTMISSING, true},
+		{"hover missing selector", "browser_hover", map[string]any{"target": "#nope", "element": "nothing"}, proxy.EELEMENTMISSING, true},
+		{"type missing selector", "browser_type", map[string]any{"target": "#nope", "element": "nothing", "text": "hi"}, proxy.EELEMENTMISSING, true},
+		{"click unparsable selector", "browser_click", map[string]any{"target": "##", "element": "nothing"}, proxy.EINVALIDSELECTOR, false},
+		{"click disabled", "browser_click", map[string]any{"target": "#dis", "element": "disabled button"}, proxy.ENOTINTERACTIVE, true},
+	}
+	for _, tt := range upstreamTests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := s.failed(t, id, tt.tool, tt.params, tt.code)
+			if *res.Retryable != tt.retryable {
+				t.Errorf("%s: retryable = %v, want %v", tt.code, *res.Retryable, tt.retryable)
+			}
+		})
 	}
 
 	// Refusals are proxy errors with the documented body.

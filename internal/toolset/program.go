@@ -194,8 +194,8 @@ var ansi = regexp.MustCompile("\x1b\\[[0-9;]*m")
 
 var (
 	navFailed   = regexp.MustCompile(`(?i)net::ERR_|NS_ERROR_|SSL_ERROR|Cannot navigate to invalid URL|Navigation to .* is interrupted|Navigation failed`)
-	badSelector = regexp.MustCompile(`(?i)is not a valid selector|Failed to parse selector|Unknown engine|Invalid selector|not a valid XPath|Malformed selector`)
-	noElement   = regexp.MustCompile(`(?i)Ref \S+ not found|not found in the current page snapshot|No element matching|element\(s\) not found|resolved to 0 elements`)
+	badSelector = regexp.MustCompile(`(?i)is not a valid selector|Failed to parse selector|Unknown engine|Invalid selector|not a valid XPath|Malformed selector|while parsing (css )?selector`)
+	noElement   = regexp.MustCompile(`(?i)Ref \S+ not found|not found in the current page snapshot|No element matching|element\(s\) not found|resolved to 0 elements|does not match any elements`)
 	timedOut    = regexp.MustCompile(`Timeout \d+ms exceeded|TimeoutError`)
 	notUsable   = regexp.MustCompile(`(?i)element is not (visible|enabled|editable|stable|attached)|intercepts pointer events`)
 )

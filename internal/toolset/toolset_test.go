@@ -215,8 +215,13 @@ func TestClassify(t *testing.T) {
 		"locator.count: Error: Failed to parse selector: div[":                               proxy.EINVALIDSELECTOR,
 		"SyntaxError: Failed to execute 'querySelectorAll': 'div[' is not a valid selector.": proxy.EINVALIDSELECTOR,
 		"page.waitForLoadState: Timeout 100ms exceeded.":                                     proxy.ETIMEOUT,
-		"Execution context was destroyed, most likely because of a navigation":               proxy.EBROWSER,
-		"Error: Unknown key: \"Foo\"":                                                        proxy.EBROWSER,
+		// What upstream's own tools answer when their target is a selector.
+		`Error: "#nope" does not match any elements.`: proxy.EELEMENTMISSING,
+		`Error: browserBackend.callTool: Unexpected token "" while parsing css selector "". Did you mean to CSS.escape it?`: proxy.EINVALIDSELECTOR,
+		"Error: Unexpected end of selector while parsing selector `text=`":                                                  proxy.EINVALIDSELECTOR,
+		"SyntaxError: Unexpected token ')'":                                                                                 proxy.EBROWSER,
+		"Execution context was destroyed, most likely because of a navigation":                                              proxy.EBROWSER,
+		"Error: Unknown key: \"Foo\"":                                                                                       proxy.EBROWSER,
 	}
 	for text, want := range tests {
 		if got := Classify(text); got != want {
