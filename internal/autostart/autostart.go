@@ -163,16 +163,17 @@ func (s *Starter) Ensure(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("autostart: %w", err)
 	}
-	switch st {
-	case answering:
+	if st == answering {
 		return nil
-	case unclear:
-		return fmt.Errorf("autostart: something at %s accepts connections but does not answer /health; not starting another server", s.base)
 	}
 	if pid, ok := s.startingPID(); ok {
-		// Started earlier (by us or another bridge) and not answering yet.
-		s.log.Info("proxy-server is still starting; waiting for it", "pid", pid)
+		// Started earlier (by us or another bridge) and not answering yet:
+		// it binds its port first, so it may hold connections unanswered.
+		s.log.Debug("proxy-server is still starting; waiting for it", "pid", pid)
 		return s.waitAnswer(ctx, pid)
+	}
+	if st == unclear {
+		return fmt.Errorf("autostart: something at %s accepts connections but does not answer /health; not starting another server", s.base)
 	}
 	pid, err := s.start()
 	if err != nil {

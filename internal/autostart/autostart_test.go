@@ -37,7 +37,9 @@ func TestMain(m *testing.M) {
 // fakeServer records its start in "starts" next to the database, then
 // (mode "serve") answers /health on PROXY_HOST:PROXY_PORT until SIGTERM, or
 // (mode "fail") exits at once with a message. AUTOSTART_FAKE_GATE names a
-// file to wait for before listening: a server that is slow to start.
+// file to wait for before serving: a server that is slow to start; with
+// AUTOSTART_FAKE_BIND_FIRST it holds its port meanwhile, as proxy-server
+// does, leaving connections unanswered.
 func fakeServer(mode string) int {
 	dir := filepath.Dir(os.Getenv("PROXY_DATABASE_PATH"))
 	f, err := os.OpenFile(filepath.Join(dir, "starts"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
@@ -53,6 +55,18 @@ func fakeServer(mode string) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
 	defer stop()
+	var ln net.Listener
+	listen := func() error {
+		var err error
+		ln, err = net.Listen("tcp", net.JoinHostPort(os.Getenv("PROXY_HOST"), os.Getenv("PROXY_PORT")))
+		return err
+	}
+	if os.Getenv("AUTOSTART_FAKE_BIND_FIRST") != "" {
+		if err := listen(); err != nil {
+			fmt.Fprintln(os.Stderr, "fake:", err)
+			return 4
+		}
+	}
 	if gate := os.Getenv("AUTOSTART_FAKE_GATE"); gate != "" {
 		for {
 			if _, err := os.Stat(gate); err == nil {
@@ -65,10 +79,11 @@ func fakeServer(mode string) int {
 			}
 		}
 	}
-	ln, err := net.Listen("tcp", net.JoinHostPort(os.Getenv("PROXY_HOST"), os.Getenv("PROXY_PORT")))
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "fake:", err)
-		return 4
+	if ln == nil {
+		if err := listen(); err != nil {
+			fmt.Fprintln(os.Stderr, "fake:", err)
+			return 4
+		}
 	}
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, `{"status":"ok","checks":{},"version":"fake"}`)
@@ -345,28 +360,43 @@ func TestEnsureReportsServerThatExits(t *testing.T) {
 
 // TestEnsureWaitsForSlowServer: a server that has not answered in time is
 // left running, and the next Ensure waits for it instead of starting a
-// second one.
+// second one, whether the port is still free or the server already holds
+// it without answering.
 func TestEnsureWaitsForSlowServer(t *testing.T) {
-	f := newFixture(t)
-	gate := filepath.Join(f.dir, "gate")
-	first := f.starter(t, "serve", "AUTOSTART_FAKE_GATE="+gate)
-	first.timeout = 300 * time.Millisecond
-	if err := first.Ensure(context.Background()); err == nil || !strings.Contains(err.Error(), "did not answer") {
-		t.Fatalf("first Ensure = %v; want it to give up waiting", err)
-	}
-	if pids := f.starts(t); len(pids) != 1 || !running(pids[0], ServerName) {
-		t.Fatalf("after the first Ensure: started %v, want one still running", pids)
-	}
-	done := make(chan error, 1)
-	go func() { done <- f.starter(t, "serve").Ensure(context.Background()) }()
-	if err := os.WriteFile(gate, nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := <-done; err != nil {
-		t.Fatalf("second Ensure: %v", err)
-	}
-	if pids := f.starts(t); len(pids) != 1 {
-		t.Errorf("started %v, want still exactly one server", pids)
+	for _, bindFirst := range []bool{false, true} {
+		t.Run(fmt.Sprintf("bind first %v", bindFirst), func(t *testing.T) {
+			f := newFixture(t)
+			gate := filepath.Join(f.dir, "gate")
+			env := []string{"AUTOSTART_FAKE_GATE=" + gate}
+			if bindFirst {
+				env = append(env, "AUTOSTART_FAKE_BIND_FIRST=1")
+			}
+			first := f.starter(t, "serve", env...)
+			first.timeout = 300 * time.Millisecond
+			first.probe.Timeout = 100 * time.Millisecond
+			if err := first.Ensure(context.Background()); err == nil || !strings.Contains(err.Error(), "did not answer") {
+				t.Fatalf("first Ensure = %v; want it to give up waiting", err)
+			}
+			if pids := f.starts(t); len(pids) != 1 || !running(pids[0], ServerName) {
+				t.Fatalf("after the first Ensure: started %v, want one still running", pids)
+			}
+			second := f.starter(t, "serve")
+			second.probe.Timeout = 100 * time.Millisecond
+			done := make(chan error, 1)
+			go func() { done <- second.Ensure(context.Background()) }()
+			// Long enough for the second Ensure to find the port taken and
+			// unanswered, when it is.
+			time.Sleep(500 * time.Millisecond)
+			if err := os.WriteFile(gate, nil, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if err := <-done; err != nil {
+				t.Fatalf("second Ensure: %v", err)
+			}
+			if pids := f.starts(t); len(pids) != 1 {
+				t.Errorf("started %v, want still exactly one server", pids)
+			}
+		})
 	}
 }
 

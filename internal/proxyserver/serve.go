@@ -61,6 +61,15 @@ func Serve(ctx context.Context, cfg config.Config, opts Options) error {
 		log = slog.Default()
 	}
 
+	// The port first: a busy one fails at once, before a browser or a
+	// worker starts. Connections that arrive meanwhile wait in the
+	// listen queue and are served once everything is up.
+	ln, err := net.Listen("tcp", cfg.Addr())
+	if err != nil {
+		return fmt.Errorf("listening on %s (PROXY_HOST, PROXY_PORT): %w", cfg.Addr(), err)
+	}
+	defer ln.Close() // on an early return; Shutdown closes it otherwise
+
 	// Everything the browser and the workers write goes below tempDir:
 	// removed at the end, and by the next server on this data directory
 	// after a SIGKILL.
@@ -183,7 +192,8 @@ func Serve(ctx context.Context, cfg config.Config, opts Options) error {
 	// One record reader for both surfaces: it serialises diff-cursor reads.
 	reader := content.New(db)
 	// /mcp: the bridge's tool surface in-process; each MCP session gets its
-	// own default browser session, closed when the MCP session ends.
+	// own default browser session, and the sessions it creates close when
+	// it ends.
 	mcpHTTP := mcpserver.NewHTTPHandler(mcpserver.NewLocal(mgr, reader, groups), mcpserver.HTTPConfig{Logger: log, Options: []mcpserver.Option{mcpserver.WithVersion(Version)}})
 	handler := api.New(mgr, reader,
 		api.WithLogger(log),
@@ -204,10 +214,6 @@ func Serve(ctx context.Context, cfg config.Config, opts Options) error {
 		api.WithMount("/mcp", mcpHTTP),
 	)
 
-	ln, err := net.Listen("tcp", cfg.Addr())
-	if err != nil {
-		return fmt.Errorf("listening on %s: %w", cfg.Addr(), err)
-	}
 	silent := newSilentConns()
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, ConnState: silent.track}
 	// Open GET streams on /mcp would hold Shutdown for its whole budget;

@@ -1,0 +1,80 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/proctest"
+)
+
+// TestServeBusyPort: the real binary on a port another process holds exits
+// non-zero at once, naming the port, and starts no browser or worker (nor
+// touches its data directory) first.
+func TestServeBusyPort(t *testing.T) {
+	// With the browser and node_modules present, a server that did not bind
+	// first would start them before failing.
+	requireBrowser(t)
+	serverBin, _ := binaries(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	dataDir := filepath.Join(t.TempDir(), "data")
+
+	cmd := exec.Command(serverBin, "serve", "-port", port, "-db", filepath.Join(dataDir, "proxy.db"))
+	cmd.Env = append(os.Environ(), "PROXY_HOST=127.0.0.1", "PROXY_WARM_POOL=2")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	began := time.Now()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+
+	// Every child the server has while it runs is a failure: nothing but
+	// the port should have been tried.
+	var children []proctest.Proc
+	var waitErr error
+	hang := time.After(30 * time.Second) // a bound on a hang
+watch:
+	for {
+		select {
+		case waitErr = <-done:
+			break watch
+		case <-time.After(10 * time.Millisecond):
+			children = append(children, proctest.Descendants(cmd.Process.Pid)...)
+		case <-hang:
+			_ = cmd.Process.Kill()
+			<-done
+			t.Fatalf("serve on a busy port was still running after 30s:\n%s", &out)
+		}
+	}
+	took := time.Since(began)
+
+	var exit *exec.ExitError
+	if !errors.As(waitErr, &exit) || exit.ExitCode() == 0 {
+		t.Errorf("serve on a busy port ended with %v, want a non-zero exit", waitErr)
+	}
+	if msg := out.String(); !strings.Contains(msg, ":"+port) || !strings.Contains(msg, "address already in use") {
+		t.Errorf("serve's message does not name port %s as in use:\n%s", port, msg)
+	}
+	if took > 2*time.Second {
+		t.Errorf("serve took %s to fail on a busy port, want it at once", took.Round(time.Millisecond))
+	}
+	if len(children) > 0 {
+		t.Errorf("serve started %v before failing on the busy port", children)
+	}
+	if _, err := os.Stat(dataDir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("serve touched its data directory before failing on the busy port (stat: %v)", err)
+	}
+}
