@@ -30,6 +30,10 @@ type Session struct {
 	LastActivity time.Time       `json:"last_activity"`
 	State        SessionState    `json:"state"`
 	Metadata     json.RawMessage `json:"metadata,omitempty"`
+	// Owner is the MCP client that created the session ("" for the HTTP
+	// API used directly). It is never shown in answers: which sessions
+	// belong together is the clients' business, not the reader's.
+	Owner ClientID `json:"-"`
 
 	// Derived, never stored: when idleness suspends it (last activity + idle
 	// timeout), and the pid and resident memory of its worker while it has one.

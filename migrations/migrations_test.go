@@ -20,7 +20,7 @@ func TestFSHoldsMigrationsAtRoot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]string{"00001_initial.sql", "00002_session_state.sql"}, names); diff != "" {
+	if diff := cmp.Diff([]string{"00001_initial.sql", "00002_session_state.sql", "00003_session_owner.sql"}, names); diff != "" {
 		t.Errorf("embedded migrations (-want +got):\n%s", diff)
 	}
 }
@@ -77,11 +77,12 @@ func TestUpDownUp(t *testing.T) {
 		wantVersion int64
 		wantTables  []string
 	}{
-		{"up", func() (int, error) { r, err := p.Up(ctx); return len(r), err }, 2, schema},
-		{"up again is a no-op", func() (int, error) { r, err := p.Up(ctx); return len(r), err }, 2, schema},
-		{"down one step", func() (int, error) { _, err := p.Down(ctx); return 1, err }, 1, v1},
+		{"up", func() (int, error) { r, err := p.Up(ctx); return len(r), err }, 3, schema},
+		{"up again is a no-op", func() (int, error) { r, err := p.Up(ctx); return len(r), err }, 3, schema},
+		{"down one step (a column)", func() (int, error) { _, err := p.Down(ctx); return 1, err }, 2, schema},
+		{"down another", func() (int, error) { _, err := p.Down(ctx); return 1, err }, 1, v1},
 		{"down to zero", func() (int, error) { r, err := p.DownTo(ctx, 0); return len(r), err }, 0, []string{"goose_db_version"}},
-		{"up after down", func() (int, error) { r, err := p.Up(ctx); return len(r), err }, 2, schema},
+		{"up after down", func() (int, error) { r, err := p.Up(ctx); return len(r), err }, 3, schema},
 	}
 	for _, st := range steps {
 		t.Run(st.name, func(t *testing.T) {
@@ -112,7 +113,7 @@ func TestSchemaConstraints(t *testing.T) {
 	}
 	const ts = "2025-01-01T00:00:00.000000000Z"
 	setup := []string{
-		`INSERT INTO sessions VALUES ('s', '` + ts + `', '` + ts + `', 'active', NULL)`,
+		`INSERT INTO sessions (session_id, created_at, last_activity, state, metadata) VALUES ('s', '` + ts + `', '` + ts + `', 'active', NULL)`,
 		`INSERT INTO requests VALUES ('r', 's', 'browser_snapshot', '{}', '` + ts + `')`,
 		`INSERT INTO responses (ref_id, status, timestamp) VALUES ('r', 'success', '` + ts + `')`,
 	}

@@ -143,15 +143,20 @@ func New(sessions Sessions, content Content, opts ...Option) *Server {
 	}
 	r.Get("/health", s.handleHealth)
 	r.Get("/tools", s.handleTools)
-	r.Post("/sessions", s.handleCreateSession)
-	r.Get("/sessions", s.handleListSessions)
-	r.Get("/sessions/{id}", s.handleGetSession)
-	r.Delete("/sessions/{id}", s.handleCloseSession)
-	r.Post("/sessions/{id}/resume", s.handleResumeSession)
-	r.Post("/call", s.handleCall)
-	r.Get("/content/{ref}", s.handleContent)
-	r.Get("/console/{ref}", s.handleConsole)
-	r.Post("/credentials", s.handleAddCredential)
+	// /mcp (mounted above) acts for its own MCP sessions, never for a
+	// header its caller sends.
+	r.Group(func(r chi.Router) {
+		r.Use(s.clientIdentity)
+		r.Post("/sessions", s.handleCreateSession)
+		r.Get("/sessions", s.handleListSessions)
+		r.Get("/sessions/{id}", s.handleGetSession)
+		r.Delete("/sessions/{id}", s.handleCloseSession)
+		r.Post("/sessions/{id}/resume", s.handleResumeSession)
+		r.Post("/call", s.handleCall)
+		r.Get("/content/{ref}", s.handleContent)
+		r.Get("/console/{ref}", s.handleConsole)
+		r.Post("/credentials", s.handleAddCredential)
+	})
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, &proxy.Error{Code: proxy.ENOENDPOINT, Message: "no such endpoint: " + r.Method + " " + r.URL.Path}, http.StatusNotFound)
 	})

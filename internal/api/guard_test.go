@@ -313,6 +313,16 @@ func TestBadInputChangesNothing(t *testing.T) {
 	if got, _ := sendMCP(t, srv, "POST", `{"jsonrpc":"2.0","method":"notifications/initialized"}`, mcpHdr); got.Status != http.StatusAccepted {
 		t.Fatalf("notifications/initialized = %+v", got)
 	}
+	// A closed session of that MCP session's own: the operator's sessions
+	// above do not exist for it.
+	mcpCtx := proxy.WithClient(ctx, mcpserver.MCPClientID(mcpSession))
+	mcpClosed, err := mgr.Create(mcpCtx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := mgr.Close(mcpCtx, mcpClosed.ID); err != nil {
+		t.Fatal(err)
+	}
 
 	reader2, err := sql.Open("sqlite", "file:"+dbPath+"?mode=ro")
 	if err != nil {
@@ -320,7 +330,7 @@ func TestBadInputChangesNothing(t *testing.T) {
 	}
 	t.Cleanup(func() { reader2.Close() })
 	before := dumpRows(t, reader2)
-	if len(before["sessions"]) != 2 || len(before["requests"]) != 1 || len(before["responses"]) != 1 {
+	if len(before["sessions"]) != 3 || len(before["requests"]) != 1 || len(before["responses"]) != 1 {
 		t.Fatalf("seed record is not as expected: %v", before)
 	}
 
@@ -503,9 +513,13 @@ func TestBadInputChangesNothing(t *testing.T) {
 		{"mcp: required argument missing", "POST", tool("browser_navigate", `{`+sid+`}`), nil, toolErr(proxy.EINVALID)},
 		{"mcp: unknown session_id", "POST", tool("browser_snapshot", `{"session_id":"`+unknownID+`"}`), nil, toolErr(proxy.ESESSIONMISSING)},
 		{"mcp: malformed session_id", "POST", tool("browser_snapshot", `{"session_id":"../x"}`), nil, toolErr(proxy.ESESSIONMISSING)},
-		{"mcp: closed session_id", "POST", tool("browser_snapshot", `{"session_id":"`+closed.ID+`"}`), nil, toolErr(proxy.ESESSIONCLOSED)},
+		{"mcp: closed session_id", "POST", tool("browser_snapshot", `{"session_id":"`+mcpClosed.ID+`"}`), nil, toolErr(proxy.ESESSIONCLOSED)},
+		{"mcp: another client's session_id", "POST", tool("browser_snapshot", `{"session_id":"`+active.ID+`"}`), nil, toolErr(proxy.ESESSIONMISSING)},
+		{"mcp: another client's closed session", "POST", tool("browser_snapshot", `{"session_id":"`+closed.ID+`"}`), nil, toolErr(proxy.ESESSIONMISSING)},
+		{"mcp: another client's ref", "POST", tool(mcpserver.ToolGetContent, `{"ref_id":"`+ref+`"}`), nil, toolErr(proxy.EREFMISSING)},
 		{"mcp: close unknown session", "POST", tool(mcpserver.ToolCloseSession, `{"session_id":"`+unknownID+`"}`), nil, toolErr(proxy.ESESSIONMISSING)},
-		{"mcp: resume closed session", "POST", tool(mcpserver.ToolResumeSession, `{"session_id":"`+closed.ID+`"}`), nil, toolErr(proxy.ESESSIONCLOSED)},
+		{"mcp: resume closed session", "POST", tool(mcpserver.ToolResumeSession, `{"session_id":"`+mcpClosed.ID+`"}`), nil, toolErr(proxy.ESESSIONCLOSED)},
+		{"mcp: close another client's session", "POST", tool(mcpserver.ToolCloseSession, `{"session_id":"`+active.ID+`"}`), nil, toolErr(proxy.ESESSIONMISSING)},
 		{"mcp: get_content unknown ref", "POST", tool(mcpserver.ToolGetContent, `{"ref_id":"`+unknownID+`"}`), nil, toolErr(proxy.EREFMISSING)},
 		{"mcp: get_content ref a number", "POST", tool(mcpserver.ToolGetContent, `{"ref_id":7}`), nil, toolErr(proxy.EINVALID)},
 		{"mcp: unknown Mcp-Session-Id", "POST", rpc("tools/list", `{}`), map[string]string{"Mcp-Session-Id": unknownID}, mcpAnswer{404, 0, ""}},

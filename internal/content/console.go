@@ -79,6 +79,9 @@ func (s *Service) Console(ctx context.Context, refID, level string) (string, err
 	if _, err := parseLevel(level); err != nil {
 		return "", err // before any I/O: bad input changes and costs nothing
 	}
+	if err := s.visible(ctx, refID); err != nil {
+		return "", err
+	}
 	entries, err := s.store.ListConsole(ctx, refID)
 	if err != nil {
 		return "", fmt.Errorf("content: console %s: %w", refID, err)

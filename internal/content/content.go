@@ -32,6 +32,9 @@ type Store interface {
 	// GetCursor returns nil, nil when the ref has no cursor.
 	GetCursor(ctx context.Context, refID string) (*proxy.DiffCursor, error)
 	PutCursor(ctx context.Context, c *proxy.DiffCursor) error
+	// RefOwner returns the owner of the session a ref belongs to,
+	// EREFMISSING for an unknown ref.
+	RefOwner(ctx context.Context, refID string) (proxy.ClientID, error)
 }
 
 // Service answers get_content and get_console_content. It is safe for
@@ -74,6 +77,9 @@ type Content struct {
 // otherwise. The cursor is stored, so this survives restarts, and it is
 // updated by every read. An unknown ref is the store's EREFMISSING.
 func (s *Service) Get(ctx context.Context, refID, searchFor string, resetCursor bool) (*Content, error) {
+	if err := s.visible(ctx, refID); err != nil {
+		return nil, err
+	}
 	resp, err := s.store.GetResponse(ctx, refID)
 	if err != nil {
 		return nil, err // already a *proxy.Error (EREFMISSING) or wrapped by the store
@@ -126,6 +132,9 @@ func (s *Service) Get(ctx context.Context, refID, searchFor string, resetCursor 
 // model's next get_content into an incremental or empty read. An unknown ref
 // is EREFMISSING.
 func (s *Service) Peek(ctx context.Context, refID string) (*Content, error) {
+	if err := s.visible(ctx, refID); err != nil {
+		return nil, err
+	}
 	resp, err := s.store.GetResponse(ctx, refID)
 	if err != nil {
 		return nil, err
@@ -151,6 +160,9 @@ func textOf(resp *proxy.Response) (text string, snapshot bool) {
 // diff cursor: images are not diffed, and fetching one must not turn the
 // next get_content into an incremental read. An unknown ref is EREFMISSING.
 func (s *Service) Images(ctx context.Context, refID string) ([]proxy.Image, error) {
+	if err := s.visible(ctx, refID); err != nil {
+		return nil, err
+	}
 	if _, err := s.store.GetResponse(ctx, refID); err != nil {
 		return nil, err
 	}
@@ -159,6 +171,23 @@ func (s *Service) Images(ctx context.Context, refID string) ([]proxy.Image, erro
 		return nil, fmt.Errorf("content: images of %s: %w", refID, err)
 	}
 	return images, nil
+}
+
+// visible refuses a ref of a session the caller of ctx may not see
+// (proxy.CanSee) exactly as an unknown ref. The operator's reads skip the
+// look-up.
+func (s *Service) visible(ctx context.Context, refID string) error {
+	if _, ok := proxy.ClientFrom(ctx); !ok {
+		return nil
+	}
+	owner, err := s.store.RefOwner(ctx, refID)
+	if err != nil {
+		return err
+	}
+	if !proxy.CanSee(ctx, owner) {
+		return proxy.RefNotFound(refID)
+	}
+	return nil
 }
 
 // hashOf is the hex sha256 of s. It feeds the hash through a small buffer

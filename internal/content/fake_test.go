@@ -17,6 +17,7 @@ type fakeStore struct {
 	console   map[string][]proxy.ConsoleEntry
 	images    map[string][]proxy.Image
 	cursors   map[string]proxy.DiffCursor
+	owners    map[string]proxy.ClientID // by ref; absent: the operator's
 	puts      int
 }
 
@@ -48,6 +49,15 @@ func (f *fakeStore) GetResponse(_ context.Context, refID string) (*proxy.Respons
 	}
 	c := *r
 	return &c, nil
+}
+
+func (f *fakeStore) RefOwner(_ context.Context, refID string) (proxy.ClientID, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, ok := f.responses[refID]; !ok && !f.inFlight[refID] {
+		return "", proxy.RefNotFound(refID)
+	}
+	return f.owners[refID], nil
 }
 
 func (f *fakeStore) ListImages(_ context.Context, refID string) ([]proxy.Image, error) {

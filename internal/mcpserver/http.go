@@ -20,7 +20,7 @@ import (
 )
 
 // DefaultHTTPIdleTTL is how long an MCP session over HTTP may stay silent
-// before its transport state is dropped and its default browser session
+// before its transport state is dropped and the browser sessions it created
 // closed. It is much longer than the browser idle timeout on purpose: the
 // browser session is already suspended (worker stopped, state kept) long
 // before, and a conversation that comes back within the day keeps it.
@@ -46,7 +46,8 @@ type HTTPConfig struct {
 // HTTPHandler serves the MCP tool surface over Streamable HTTP (POST, GET
 // and DELETE on one endpoint). Each MCP session (Mcp-Session-Id) gets its
 // own default browser session on its first browser tool call; ending the
-// MCP session — DELETE, or the idle TTL — closes that browser session.
+// MCP session — DELETE, or the idle TTL — closes every browser session it
+// created.
 //
 // The MCP server is built on the first request, not at start-up: the tool
 // catalogue comes from an upstream worker, and proxy-server must come up
@@ -146,23 +147,25 @@ func (h *HTTPHandler) ready(ctx context.Context) (*server.StreamableHTTPServer, 
 	return h.http, nil
 }
 
-// endClient forgets an ended MCP session and closes its default browser
-// session, if it made one. Explicitly created sessions are the client's to
-// close; they suspend when idle like any other.
+// endClient forgets an ended MCP session and closes every browser session
+// it created (its default and the ones it made with create_new_session): a
+// client that leaves takes its sessions with it, as a bridge does when its
+// client goes away. Their history stays.
 func (h *HTTPHandler) endClient(ctx context.Context, srv *Server, mcpSessionID string) {
-	id := srv.ForgetClient(mcpSessionID)
-	if id == "" || h.closing.Load() {
+	srv.ForgetClient(mcpSessionID)
+	if h.closing.Load() {
 		return
 	}
 	// The DELETE's own context may end with the client's connection; the
 	// close must still happen.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), closeBudget)
 	defer cancel()
-	if err := h.backend.CloseSession(ctx, id); err != nil && proxy.ErrorCode(err) != proxy.ESESSIONMISSING {
-		h.log.Warn("closing the default session of an ended MCP session", "mcp_session", mcpSessionID, "session_id", id, "err", err)
+	n, err := CloseSessions(proxy.WithClient(ctx, MCPClientID(mcpSessionID)), h.backend)
+	if err != nil {
+		h.log.Warn("closing the sessions of an ended MCP session", "mcp_session", mcpSessionID, "closed", n, "err", err)
 		return
 	}
-	h.log.Info("MCP session ended; its default session is closed", "mcp_session", mcpSessionID, "session_id", id)
+	h.log.Debug("MCP session ended; its sessions are closed", "mcp_session", mcpSessionID, "closed", n)
 }
 
 // Close ends every MCP session without closing their browser sessions (the

@@ -34,7 +34,8 @@ type ContentReader interface {
 // Local is the Backend of /mcp: the session manager and the record of the
 // same process, asked directly instead of over HTTP as the bridge does. It
 // goes to exactly the methods the HTTP API handlers call, so both transports
-// answer the same.
+// answer the same. Every call acts for the MCP session it came in (acting):
+// that client sees its own sessions and refs, nobody else's.
 type Local struct {
 	sessions Sessions
 	content  ContentReader
@@ -58,50 +59,68 @@ func (l *Local) Tools(ctx context.Context) ([]Tool, error) {
 
 // CreateSession implements Backend.
 func (l *Local) CreateSession(ctx context.Context) (*proxy.Session, error) {
-	return l.sessions.Create(ctx)
+	return l.sessions.Create(acting(ctx))
 }
 
 // CloseSession implements Backend.
 func (l *Local) CloseSession(ctx context.Context, id string) error {
-	return l.sessions.Close(ctx, id)
+	return l.sessions.Close(acting(ctx), id)
 }
 
 // ResumeSession implements Backend.
 func (l *Local) ResumeSession(ctx context.Context, id string) (*proxy.Session, bool, error) {
-	return l.sessions.Resume(ctx, id)
+	return l.sessions.Resume(acting(ctx), id)
 }
 
 // ListSessions implements Backend.
 func (l *Local) ListSessions(ctx context.Context) ([]*proxy.Session, error) {
-	return l.sessions.List(ctx)
+	return l.sessions.List(acting(ctx))
 }
 
 // Call implements Backend.
 func (l *Local) Call(ctx context.Context, sessionID, tool string, params json.RawMessage) (*proxy.CallResult, error) {
-	return l.sessions.Call(ctx, session.CallRequest{SessionID: sessionID, Tool: tool, Params: params})
+	return l.sessions.Call(acting(ctx), session.CallRequest{SessionID: sessionID, Tool: tool, Params: params})
 }
 
 // Content implements Backend.
 func (l *Local) Content(ctx context.Context, refID, searchFor string, reset bool) (*content.Content, error) {
-	return l.content.Get(ctx, refID, searchFor, reset)
+	return l.content.Get(acting(ctx), refID, searchFor, reset)
 }
 
 // Console implements Backend.
 func (l *Local) Console(ctx context.Context, refID, level string) (string, error) {
-	return l.content.Console(ctx, refID, level)
+	return l.content.Console(acting(ctx), refID, level)
 }
 
 // GetSession implements Backend.
 func (l *Local) GetSession(ctx context.Context, id string) (*proxy.Session, error) {
-	return l.sessions.Get(ctx, id)
+	return l.sessions.Get(acting(ctx), id)
 }
 
 // Peek implements Backend.
 func (l *Local) Peek(ctx context.Context, refID string) (*content.Content, error) {
-	return l.content.Peek(ctx, refID)
+	return l.content.Peek(acting(ctx), refID)
 }
 
 // AddCredential implements Backend.
 func (l *Local) AddCredential(_ context.Context, value string) (string, error) {
 	return l.sessions.AddCredential(value)
+}
+
+// MCPClientID is the owner of the browser sessions an MCP session over
+// /mcp creates. mcp-go's session ids are random UUIDs, handed only to the
+// client that initialized the session.
+func MCPClientID(mcpSessionID string) proxy.ClientID {
+	return proxy.NewClientID("mcp", mcpSessionID)
+}
+
+// acting returns ctx acting for the MCP session of the request. A ctx that
+// names its client already keeps it (the end of an MCP session acts for
+// the session that ended). Without an MCP session every such call is one
+// and the same client, never the operator.
+func acting(ctx context.Context) context.Context {
+	if _, ok := proxy.ClientFrom(ctx); ok {
+		return ctx
+	}
+	return proxy.WithClient(ctx, MCPClientID(clientKey(ctx)))
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -20,8 +21,10 @@ import (
 
 // fakeBackend records what the MCP surface asks of it.
 type fakeBackend struct {
-	mu       sync.Mutex
-	created  []string
+	mu      sync.Mutex
+	created []string
+	// owners of the created sessions: the MCP session that created each.
+	owners   map[string]proxy.ClientID
 	calls    []fakeCall
 	closed   map[string]bool
 	contents map[string]*content.Content
@@ -49,12 +52,17 @@ func (b *fakeBackend) Tools(context.Context) ([]Tool, error) {
 	return Catalog([]upstream.Tool{{Name: "browser_navigate", Description: "Navigate", InputSchema: navigateSchema}}, toolset.Selection{}), nil
 }
 
-func (b *fakeBackend) CreateSession(context.Context) (*proxy.Session, error) {
+func (b *fakeBackend) CreateSession(ctx context.Context) (*proxy.Session, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	id := fmt.Sprintf("%08d-0000-4000-8000-000000000000", len(b.created)+1)
 	b.created = append(b.created, id)
-	return &proxy.Session{ID: id, State: proxy.SessionActive}, nil
+	if b.owners == nil {
+		b.owners = map[string]proxy.ClientID{}
+	}
+	owner, _ := proxy.ClientFrom(acting(ctx))
+	b.owners[id] = owner
+	return &proxy.Session{ID: id, State: proxy.SessionActive, Owner: owner}, nil
 }
 
 func (b *fakeBackend) CloseSession(_ context.Context, id string) error {
@@ -71,14 +79,20 @@ func (b *fakeBackend) ResumeSession(_ context.Context, id string) (*proxy.Sessio
 	return &proxy.Session{ID: id, State: proxy.SessionActive}, true, nil
 }
 
-func (b *fakeBackend) ListSessions(context.Context) ([]*proxy.Session, error) {
+// ListSessions lists every session, as for the operator, unless ctx names
+// a client (as the end of an MCP session does): then that client's own.
+func (b *fakeBackend) ListSessions(ctx context.Context) ([]*proxy.Session, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	var out []*proxy.Session
 	for _, id := range b.created {
-		out = append(out, &proxy.Session{ID: id, State: proxy.SessionActive})
+		out = append(out, &proxy.Session{ID: id, State: proxy.SessionActive, Owner: b.owners[id]})
 	}
-	return append(out, b.sessions...), nil
+	out = append(out, b.sessions...)
+	if _, ok := proxy.ClientFrom(ctx); ok {
+		out = slices.DeleteFunc(out, func(s *proxy.Session) bool { return !proxy.CanSee(ctx, s.Owner) })
+	}
+	return out, nil
 }
 
 func (b *fakeBackend) GetSession(ctx context.Context, id string) (*proxy.Session, error) {

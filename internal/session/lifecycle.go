@@ -263,7 +263,7 @@ func (m *Manager) unfail(ctx context.Context, id string) error {
 	}
 	unlock := m.transition(id)
 	defer unlock()
-	s, err := m.store.GetSession(ctx, id)
+	s, err := m.session(ctx, id)
 	if err != nil {
 		return err
 	}

@@ -147,8 +147,9 @@ type Manager struct {
 // touches the worker: calls on one page must not interleave, and a close must
 // wait for the call in flight.
 type live struct {
-	id  string
-	sem chan struct{}
+	id    string
+	owner proxy.ClientID // never changes
+	sem   chan struct{}
 
 	// Guarded by sem.
 	worker    Worker
@@ -435,13 +436,14 @@ func (m *Manager) Create(ctx context.Context) (*proxy.Session, error) {
 		return nil, err
 	}
 	now := m.opts.Now().UTC()
-	s := &proxy.Session{ID: uuid.NewString(), CreatedAt: now, LastActivity: now, State: proxy.SessionActive, Metadata: json.RawMessage(`{}`)}
+	owner, _ := proxy.ClientFrom(ctx)
+	s := &proxy.Session{ID: uuid.NewString(), CreatedAt: now, LastActivity: now, State: proxy.SessionActive, Metadata: json.RawMessage(`{}`), Owner: owner}
 	if err := m.store.CreateSession(ctx, s); err != nil {
 		m.unreserve()
 		m.putSpare(w)
 		return nil, fmt.Errorf("recording new session: %w", err)
 	}
-	l := &live{id: s.ID, sem: make(chan struct{}, 1), hadWorker: true, lastActivity: now}
+	l := &live{id: s.ID, owner: owner, sem: make(chan struct{}, 1), hadWorker: true, lastActivity: now}
 	l.sem <- struct{}{} // nobody can see l yet; assign wants the lock held
 	m.assign(l, w)
 	l.unlock()
@@ -486,26 +488,43 @@ func (m *Manager) withExpiry(s *proxy.Session) *proxy.Session {
 	return s
 }
 
-// Get returns one session.
+// Get returns one session the caller may see (proxy.CanSee).
 func (m *Manager) Get(ctx context.Context, id string) (*proxy.Session, error) {
 	if err := validID(id); err != nil {
 		return nil, err
 	}
-	s, err := m.store.GetSession(ctx, id)
+	s, err := m.session(ctx, id)
 	if err != nil {
 		return nil, err
 	}
 	return m.withExpiry(s), nil
 }
 
-// List returns every session, newest first.
-func (m *Manager) List(ctx context.Context) ([]*proxy.Session, error) {
-	ss, err := m.store.ListSessions(ctx)
+// session reads a session from the store for the caller of ctx: one that
+// belongs to another client is SESSION_NOT_FOUND, word for word as an
+// unknown id, so no answer tells the two apart.
+func (m *Manager) session(ctx context.Context, id string) (*proxy.Session, error) {
+	s, err := m.store.GetSession(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	for _, s := range ss {
-		m.withExpiry(s)
+	if !proxy.CanSee(ctx, s.Owner) {
+		return nil, proxy.SessionNotFound(id)
+	}
+	return s, nil
+}
+
+// List returns every session the caller may see, newest first.
+func (m *Manager) List(ctx context.Context) ([]*proxy.Session, error) {
+	all, err := m.store.ListSessions(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ss := all[:0]
+	for _, s := range all {
+		if proxy.CanSee(ctx, s.Owner) {
+			ss = append(ss, m.withExpiry(s))
+		}
 	}
 	sort.SliceStable(ss, func(i, j int) bool { return ss[i].CreatedAt.After(ss[j].CreatedAt) })
 	return ss, nil
@@ -520,7 +539,7 @@ func (m *Manager) Close(ctx context.Context, id string) error {
 	// session back between our look-up and the state change.
 	unlock := m.transition(id)
 	defer unlock()
-	s, err := m.store.GetSession(ctx, id)
+	s, err := m.session(ctx, id)
 	if err != nil {
 		return err
 	}
@@ -921,6 +940,9 @@ func (m *Manager) acquire(ctx context.Context, id string) (*live, error) {
 				return nil, withSessionID(err, id)
 			}
 		}
+		if !proxy.CanSee(ctx, l.owner) {
+			return nil, withSessionID(proxy.SessionNotFound(id), id)
+		}
 		// Counted before waiting: a session with a call queued is busy, so
 		// neither eviction nor a background save takes it from under the call.
 		l.enter()
@@ -973,7 +995,7 @@ func (m *Manager) revive(ctx context.Context, id string) (*live, error) {
 	if l != nil {
 		return l, nil // revived meanwhile
 	}
-	s, err := m.store.GetSession(ctx, id)
+	s, err := m.session(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -983,7 +1005,7 @@ func (m *Manager) revive(ctx context.Context, id string) (*live, error) {
 	if err := m.reserve(ctx); err != nil {
 		return nil, err
 	}
-	l = &live{id: id, sem: make(chan struct{}, 1), hadWorker: true, lastActivity: m.opts.Now()}
+	l = &live{id: id, owner: s.Owner, sem: make(chan struct{}, 1), hadWorker: true, lastActivity: m.opts.Now()}
 	if md := sessionMetadata(s.Metadata); md.LastURL != "" {
 		l.lastURL = md.LastURL
 	}

@@ -122,7 +122,8 @@ func (m *Manager) upstreamCall(ctx context.Context, name string, ext *toolset.To
 }
 
 // stateArgs resolves restore_state's ref_id into the state that save_state
-// call recorded, from any session.
+// call recorded, in any session of the caller's; another client's ref is
+// REF_NOT_FOUND, as an unknown one.
 func (m *Manager) stateArgs(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
 	var p struct {
 		State  json.RawMessage `json:"state"`
@@ -142,6 +143,12 @@ func (m *Manager) stateArgs(ctx context.Context, params json.RawMessage) (json.R
 	}
 	req, err := m.store.GetRequest(ctx, p.RefID)
 	if err != nil {
+		return nil, err
+	}
+	if _, err := m.session(ctx, req.SessionID); err != nil {
+		if proxy.ErrorCode(err) == proxy.ESESSIONMISSING {
+			return nil, proxy.RefNotFound(p.RefID)
+		}
 		return nil, err
 	}
 	if req.ToolName != "save_state" {

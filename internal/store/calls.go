@@ -51,7 +51,7 @@ func (db *DB) GetRequest(ctx context.Context, refID string) (*proxy.Request, err
 		Scan(&r.RefID, &r.SessionID, &r.ToolName, &params, &ts)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
-		return nil, proxy.Errorf(proxy.EREFMISSING, "ref_id %q not found", refID)
+		return nil, proxy.RefNotFound(refID)
 	case err != nil:
 		return nil, fmt.Errorf("store: get request %s: %w", refID, err)
 	}
@@ -159,7 +159,7 @@ func (db *DB) GetResponse(ctx context.Context, refID string) (*proxy.Response, e
 		Scan(&status, &result, &snapshot, &logs, &msg, &ts)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
-		return nil, proxy.Errorf(proxy.EREFMISSING, "ref_id %q not found", refID)
+		return nil, proxy.RefNotFound(refID)
 	case err != nil:
 		return nil, fmt.Errorf("store: get response %s: %w", refID, err)
 	case !status.Valid:
@@ -233,4 +233,19 @@ func (db *DB) ListImages(ctx context.Context, refID string) ([]proxy.Image, erro
 		return nil, fmt.Errorf("store: list images %s: %w", refID, err)
 	}
 	return out, nil
+}
+
+// RefOwner returns the owner of the session a ref was recorded in,
+// EREFMISSING if the ref is unknown.
+func (db *DB) RefOwner(ctx context.Context, refID string) (proxy.ClientID, error) {
+	var owner string
+	err := db.r.QueryRowContext(ctx,
+		`SELECT s.owner FROM requests r JOIN sessions s ON s.session_id = r.session_id WHERE r.ref_id = ?`, refID).Scan(&owner)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return "", proxy.RefNotFound(refID)
+	case err != nil:
+		return "", fmt.Errorf("store: owner of ref %s: %w", refID, err)
+	}
+	return proxy.ClientID(owner), nil
 }

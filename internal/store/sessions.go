@@ -34,8 +34,8 @@ func (db *DB) CreateSession(ctx context.Context, s *proxy.Session) error {
 		return proxy.Errorf(proxy.EINVALID, "session metadata is not valid JSON")
 	}
 	_, err := db.w.ExecContext(ctx,
-		`INSERT INTO sessions (session_id, created_at, last_activity, state, metadata) VALUES (?, ?, ?, ?, ?)`,
-		s.ID, formatTime(s.CreatedAt), formatTime(s.LastActivity), string(s.State), nullJSON(s.Metadata))
+		`INSERT INTO sessions (session_id, created_at, last_activity, state, metadata, owner) VALUES (?, ?, ?, ?, ?, ?)`,
+		s.ID, formatTime(s.CreatedAt), formatTime(s.LastActivity), string(s.State), nullJSON(s.Metadata), string(s.Owner))
 	switch {
 	case sqliteCode(err) == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
 		return proxy.Errorf(proxy.EINVALID, "session %q already exists", s.ID)
@@ -45,7 +45,7 @@ func (db *DB) CreateSession(ctx context.Context, s *proxy.Session) error {
 	return nil
 }
 
-const sessionColumns = `session_id, created_at, last_activity, state, metadata`
+const sessionColumns = `session_id, created_at, last_activity, state, metadata, owner`
 
 type scanner interface{ Scan(dest ...any) error }
 
@@ -53,11 +53,11 @@ func scanSession(row scanner) (*proxy.Session, error) {
 	var (
 		s                     proxy.Session
 		created, lastActivity string
-		state                 string
+		state, owner          string
 		metadata              sql.NullString
 		err1, err2            error
 	)
-	if err := row.Scan(&s.ID, &created, &lastActivity, &state, &metadata); err != nil {
+	if err := row.Scan(&s.ID, &created, &lastActivity, &state, &metadata, &owner); err != nil {
 		return nil, err
 	}
 	s.CreatedAt, err1 = parseTime(created)
@@ -67,6 +67,7 @@ func scanSession(row scanner) (*proxy.Session, error) {
 	}
 	s.State = proxy.SessionState(state)
 	s.Metadata = rawJSON(metadata)
+	s.Owner = proxy.ClientID(owner)
 	return &s, nil
 }
 
@@ -76,7 +77,7 @@ func (db *DB) GetSession(ctx context.Context, id string) (*proxy.Session, error)
 		`SELECT `+sessionColumns+` FROM sessions WHERE session_id = ?`, id))
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
-		return nil, proxy.Errorf(proxy.ESESSIONMISSING, "session %q not found", id)
+		return nil, proxy.SessionNotFound(id)
 	case err != nil:
 		return nil, fmt.Errorf("store: get session %s: %w", id, err)
 	}

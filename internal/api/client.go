@@ -1,0 +1,46 @@
+package api
+
+import (
+	"net/http"
+	"strings"
+
+	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
+)
+
+// ClientIDHeader carries the secret identity of the MCP client a request
+// acts for (mcp-bridge sends one per process). With it, the request sees
+// only that client's sessions and refs, and the sessions it creates are
+// that client's; without it, the request is the operator's and sees every
+// session. The value is never logged or stored, only its digest.
+const ClientIDHeader = "X-Mcp-Client-Id"
+
+// Bounds of a client identity: long enough that it cannot be guessed.
+const (
+	minClientID = 26 // crypto/rand.Text: 130 random bits
+	maxClientID = 128
+)
+
+// clientIdentity puts the client a request acts for into its context.
+func (s *Server) clientIdentity(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ids := r.Header.Values(ClientIDHeader)
+		if len(ids) == 0 {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if len(ids) != 1 || !validClientID(ids[0]) {
+			e := proxy.Errorf(proxy.EINVALID, "%s must be one value of %d to %d characters A-Z, a-z, 0-9, - or _", ClientIDHeader, minClientID, maxClientID)
+			e.Details = map[string]any{"field": ClientIDHeader}
+			s.writeErr(w, r, e)
+			return
+		}
+		id := proxy.NewClientID("bridge", ids[0])
+		next.ServeHTTP(w, r.WithContext(proxy.WithClient(r.Context(), id)))
+	})
+}
+
+func validClientID(v string) bool {
+	return len(v) >= minClientID && len(v) <= maxClientID && !strings.ContainsFunc(v, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_')
+	})
+}
