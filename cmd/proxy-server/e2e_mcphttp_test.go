@@ -90,6 +90,13 @@ func bridgeTools(t *testing.T, s *server) []json.RawMessage {
 	if _, err := c.Initialize(ctx, init); err != nil {
 		t.Fatalf("bridge initialize: %v", err)
 	}
+	return rawTools(ctx, t, tr)
+}
+
+// rawTools pages through tools/list on an initialised transport and returns
+// the tools as sent.
+func rawTools(ctx context.Context, t *testing.T, tr transport.Interface) []json.RawMessage {
+	t.Helper()
 	var all []json.RawMessage
 	cursor := ""
 	for page := 0; ; page++ {
@@ -99,17 +106,17 @@ func bridgeTools(t *testing.T, s *server) []json.RawMessage {
 		}
 		resp, err := tr.SendRequest(ctx, req)
 		if err != nil {
-			t.Fatalf("bridge tools/list: %v", err)
+			t.Fatalf("tools/list: %v", err)
 		}
 		if resp.Error != nil {
-			t.Fatalf("bridge tools/list: %+v", resp.Error)
+			t.Fatalf("tools/list: %+v", resp.Error)
 		}
 		var res struct {
 			Tools      []json.RawMessage `json:"tools"`
 			NextCursor string            `json:"nextCursor"`
 		}
 		if err := json.Unmarshal(resp.Result, &res); err != nil {
-			t.Fatalf("bridge tools/list result %s: %v", resp.Result, err)
+			t.Fatalf("tools/list result %s: %v", resp.Result, err)
 		}
 		all = append(all, res.Tools...)
 		if cursor = res.NextCursor; cursor == "" || page > 20 {

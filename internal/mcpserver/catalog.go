@@ -8,6 +8,8 @@ package mcpserver
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/toolset"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/upstream"
@@ -46,7 +48,12 @@ func Catalog(up []upstream.Tool, groups toolset.Selection) []Tool {
 	}
 	out := make([]Tool, 0, len(up)+6)
 	for _, t := range up {
-		out = append(out, Tool{Name: t.Name, Description: t.Description, InputSchema: withSessionID(t.InputSchema), Annotations: t.Annotations})
+		schema, rule := flattenTop(t.InputSchema)
+		desc := t.Description
+		if rule != "" {
+			desc = strings.TrimSpace(desc + " " + rule)
+		}
+		out = append(out, Tool{Name: t.Name, Description: desc, InputSchema: withSessionID(schema), Annotations: t.Annotations})
 	}
 	for _, t := range proxyTools() {
 		if groups.Has(proxyToolGroup(t.Name)) {
@@ -80,6 +87,79 @@ func withSessionID(schema json.RawMessage) json.RawMessage {
 	}
 	m["properties"] = mustJSON(props)
 	return mustJSON(m)
+}
+
+// flattenTop takes anyOf, oneOf and allOf off the top level of an input
+// schema, where clients that hand tool schemas to model APIs (Anthropic's,
+// OpenAI's) refuse them, and makes sure the top level says "type":"object".
+// The alternatives' properties join the top level (allOf's required lists
+// too); which of them a call must give comes back as a sentence for the
+// description. Nothing is enforced less: calls are still validated against
+// the tool's full schema before they reach a browser.
+func flattenTop(schema json.RawMessage) (json.RawMessage, string) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(schema, &m); err != nil || m == nil {
+		return schema, ""
+	}
+	_, typed := m["type"]
+	if typed && m["allOf"] == nil && m["anyOf"] == nil && m["oneOf"] == nil {
+		return schema, ""
+	}
+	if !typed {
+		m["type"] = json.RawMessage(`"object"`)
+	}
+	props := map[string]json.RawMessage{}
+	if raw, ok := m["properties"]; ok {
+		_ = json.Unmarshal(raw, &props)
+	}
+	var required []string
+	if raw, ok := m["required"]; ok {
+		_ = json.Unmarshal(raw, &required)
+	}
+	var rules []string
+	for _, kw := range []string{"allOf", "anyOf", "oneOf"} {
+		raw, ok := m[kw]
+		if !ok {
+			continue
+		}
+		delete(m, kw)
+		var branches []struct {
+			Properties map[string]json.RawMessage `json:"properties"`
+			Required   []string                   `json:"required"`
+		}
+		_ = json.Unmarshal(raw, &branches) // a malformed one is only dropped
+		var alts []string
+		for _, b := range branches {
+			for name, p := range b.Properties {
+				if _, taken := props[name]; !taken {
+					props[name] = p
+				}
+			}
+			if kw == "allOf" {
+				for _, r := range b.Required {
+					if !slices.Contains(required, r) {
+						required = append(required, r)
+					}
+				}
+			} else if len(b.Required) > 0 {
+				alts = append(alts, strings.Join(b.Required, "+"))
+			}
+		}
+		switch {
+		case len(alts) == 0:
+		case kw == "anyOf":
+			rules = append(rules, "Required: at least one of "+strings.Join(alts, ", ")+".")
+		default:
+			rules = append(rules, "Required: exactly one of "+strings.Join(alts, ", ")+".")
+		}
+	}
+	if len(props) > 0 {
+		m["properties"] = mustJSON(props)
+	}
+	if len(required) > 0 {
+		m["required"] = mustJSON(required)
+	}
+	return mustJSON(m), strings.Join(rules, " ")
 }
 
 func proxyTools() []Tool {

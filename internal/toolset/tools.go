@@ -34,6 +34,9 @@ func schema(props map[string]prop, required ...string) json.RawMessage {
 	return b
 }
 
+// withAnyOf requires one of the alternatives. The proxy validates calls
+// against it; the tool list carries the rule in the description instead,
+// since model APIs refuse anyOf at the top of a tool's schema.
 func withAnyOf(raw json.RawMessage, alternatives ...[]string) json.RawMessage {
 	var s map[string]any
 	_ = json.Unmarshal(raw, &s)
