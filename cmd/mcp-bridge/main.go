@@ -86,7 +86,14 @@ func (m *Main) Run(ctx context.Context, args []string, stdin io.Reader, stdout, 
 		case err != nil:
 			return err
 		default:
-			opts = append(opts, bridge.WithStarter(st.Ensure))
+			opts = append(opts, bridge.WithStarter(func(ctx context.Context) error {
+				err := st.Ensure(ctx)
+				if errors.Is(err, autostart.ErrDataDir) {
+					// Waiting will not make the directory writable.
+					return fmt.Errorf("%w: %w", bridge.ErrCannotStart, err)
+				}
+				return err
+			}))
 		}
 	}
 	client, err := bridge.NewClient(cfg.URL, cfg.Token, opts...)
@@ -101,7 +108,7 @@ func (m *Main) Run(ctx context.Context, args []string, stdin io.Reader, stdout, 
 	if err != nil {
 		return err
 	}
-	log.Info("mcp-bridge ready", "proxy", cfg.URL, "version", proxyserver.Version, "server_version", h.Version)
+	log.Debug("mcp-bridge ready", "proxy", cfg.URL, "version", proxyserver.Version, "server_version", h.Version)
 	stdio := server.NewStdioServer(srv.MCPServer())
 	err = stdio.Listen(ctx, stdin, stdout)
 	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) {
@@ -110,9 +117,16 @@ func (m *Main) Run(ctx context.Context, args []string, stdin io.Reader, stdout, 
 	return nil
 }
 
+// notReadyQuiet is how long waitReady waits for a degraded server before
+// it warns.
+const notReadyQuiet = 10 * time.Second
+
 // waitReady waits, within budget, for proxy-server to answer /health with
 // every check passing. The client already waits for a server that cannot be
-// reached (and autostarts one); this also waits out a degraded one.
+// reached (and autostarts one); this also waits out a degraded one. What
+// waiting cannot change ends it at once: something that is not a
+// proxy-server at the URL, a proxy-server refusing us, a server that
+// cannot be started.
 func waitReady(ctx context.Context, c *bridge.Client, log *slog.Logger, budget time.Duration) (*bridge.Health, error) {
 	if budget <= 0 { // no waiting at all: one look
 		h, err := c.Health(ctx)
@@ -124,10 +138,14 @@ func waitReady(ctx context.Context, c *bridge.Client, log *slog.Logger, budget t
 	ctx, cancel := context.WithTimeout(ctx, budget)
 	defer cancel()
 	delay := 200 * time.Millisecond
+	began := time.Now()
 	for {
 		h, err := c.Health(ctx)
 		if err == nil && h.OK() {
 			return h, nil
+		}
+		if bridge.Hopeless(err) {
+			return nil, err
 		}
 		if err == nil {
 			err = fmt.Errorf("proxy-server is %s: %v", h.Status, h.Checks)
@@ -135,7 +153,13 @@ func waitReady(ctx context.Context, c *bridge.Client, log *slog.Logger, budget t
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("proxy-server was not ready within %s (MCP_PROXY_RETRY_TIMEOUT): %w", budget, err)
 		}
-		log.Warn("proxy-server not ready yet", "err", err, "retry_in", delay)
+		// A server just started (autostart) is often not ready at its
+		// first answer: only a longer wait is worth a warning.
+		level := slog.LevelDebug
+		if time.Since(began) > notReadyQuiet {
+			level = slog.LevelWarn
+		}
+		log.Log(ctx, level, "proxy-server not ready yet", "err", err, "retry_in", delay)
 		select {
 		case <-ctx.Done():
 			return nil, fmt.Errorf("proxy-server was not ready within %s (MCP_PROXY_RETRY_TIMEOUT): %w", budget, err)

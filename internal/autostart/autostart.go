@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
@@ -48,6 +49,10 @@ const DefaultStartTimeout = 60 * time.Second
 // ErrNotLoopback is returned by New for a URL autostart must not act on: a
 // server elsewhere is not this machine's to start.
 var ErrNotLoopback = errors.New("autostart needs an http URL on a loopback host")
+
+// ErrDataDir is wrapped by Ensure's error when the data directory cannot be
+// made or written: no later attempt can do better.
+var ErrDataDir = errors.New("autostart: cannot write the data directory")
 
 // Config says where the server should listen and keep its files.
 type Config struct {
@@ -150,9 +155,12 @@ func (s *Starter) Ensure(ctx context.Context) error {
 		return nil
 	}
 	if err := os.MkdirAll(s.dataDir, 0o700); err != nil {
-		return fmt.Errorf("autostart: data directory: %w", err)
+		return s.dataDirError(err)
 	}
 	unlock, err := lock(ctx, filepath.Join(s.dataDir, LockFile))
+	if errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS) {
+		return s.dataDirError(err)
+	}
 	if err != nil {
 		return fmt.Errorf("autostart: %w", err)
 	}
@@ -180,6 +188,12 @@ func (s *Starter) Ensure(ctx context.Context) error {
 		return err
 	}
 	return s.waitAnswer(ctx, pid)
+}
+
+// dataDirError says which directory cannot be written, and how to choose
+// another.
+func (s *Starter) dataDirError(err error) error {
+	return fmt.Errorf("%w %s (set PROXY_DATABASE_PATH to a file in a writable directory): %w", ErrDataDir, s.dataDir, err)
 }
 
 type state int
@@ -222,7 +236,7 @@ func (s *Starter) start() (int, error) {
 	logPath := filepath.Join(s.dataDir, LogFile)
 	logf, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
-		return 0, fmt.Errorf("autostart: log file: %w", err)
+		return 0, s.dataDirError(err)
 	}
 	defer logf.Close() // the child holds its own descriptor
 	devnull, err := os.Open(os.DevNull)
@@ -248,7 +262,7 @@ func (s *Starter) start() (int, error) {
 	if err := os.WriteFile(filepath.Join(s.dataDir, PIDFile), []byte(strconv.Itoa(pid)+"\n"), 0o600); err != nil {
 		s.log.Warn("autostart: writing the pid file", "err", err)
 	}
-	s.log.Info("started proxy-server", "pid", pid, "executable", exe, "port", s.port, "database", s.dbPath, "log", logPath)
+	s.log.Debug("started proxy-server", "pid", pid, "executable", exe, "port", s.port, "database", s.dbPath, "log", logPath)
 	return pid, nil
 }
 
@@ -335,7 +349,7 @@ func (s *Starter) waitAnswer(ctx context.Context, pid int) error {
 	delay := 50 * time.Millisecond
 	for {
 		if s.check(ctx) == answering {
-			s.log.Info("proxy-server answers", "pid", pid, "url", s.base.String())
+			s.log.Debug("proxy-server answers", "pid", pid, "url", s.base.String())
 			return nil
 		}
 		if !running(pid, ServerName) {

@@ -418,3 +418,55 @@ func TestEnsureHonoursContext(t *testing.T) {
 		t.Errorf("started %v without the lock", pids)
 	}
 }
+
+// TestEnsureDataDirNotWritable: a data directory that cannot be made or
+// written is ErrDataDir at once, naming the directory, and nothing starts.
+func TestEnsureDataDirNotWritable(t *testing.T) {
+	tests := []struct {
+		name string
+		dir  func(t *testing.T) string
+	}{
+		{"a file where the directory goes", func(t *testing.T) string {
+			file := filepath.Join(t.TempDir(), "file")
+			if err := os.WriteFile(file, nil, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			return filepath.Join(file, "data")
+		}},
+		{"read-only directory", func(t *testing.T) string {
+			if os.Geteuid() == 0 {
+				t.Skip("root writes into a read-only directory")
+			}
+			dir := t.TempDir()
+			if err := os.Chmod(dir, 0o500); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = os.Chmod(dir, 0o700) })
+			return dir
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			dir := tc.dir(t)
+			s, err := New(Config{
+				URL:          "http://127.0.0.1:" + f.port,
+				DatabasePath: filepath.Join(dir, "proxy.db"),
+				Executable:   f.exe,
+				Env:          append(os.Environ(), "AUTOSTART_FAKE_SERVER=serve"),
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = s.Ensure(context.Background())
+			if !errors.Is(err, ErrDataDir) || !strings.Contains(err.Error(), dir) {
+				t.Errorf("Ensure = %v, want ErrDataDir naming %s", err, dir)
+			}
+			for _, p := range proctest.Descendants(os.Getpid()) {
+				if p.Comm == ServerName {
+					t.Errorf("started %v", p)
+				}
+			}
+		})
+	}
+}

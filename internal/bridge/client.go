@@ -120,9 +120,36 @@ type Health struct {
 // OK reports whether every check passed.
 func (h *Health) OK() bool { return h.Status == "ok" }
 
+// ErrNotProxyServer is wrapped by Health's error when something answers
+// at the URL, but not as proxy-server does: MCP_PROXY_URL names another
+// service, and no amount of waiting changes that.
+var ErrNotProxyServer = errors.New("not a proxy-server")
+
+// ErrCannotStart, wrapped by a starter's error, says that no retry can
+// help (the data directory cannot be written, say): the request fails at
+// once with that error instead of waiting out the retry timeout.
+var ErrCannotStart = errors.New("proxy-server cannot be started")
+
+// Hopeless reports whether err, from Health, is one that no wait can
+// change: anything but a server not reachable (yet), or a wait that ended.
+func Hopeless(err error) bool {
+	switch {
+	case err == nil:
+		return false
+	case errors.Is(err, ErrNotProxyServer), errors.Is(err, ErrCannotStart):
+		return true
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return false
+	}
+	var pe *proxy.Error
+	return errors.As(err, &pe) && pe.Code != proxy.EUNAVAILABLE
+}
+
 // Health asks proxy-server for its health (retrying while it cannot be
 // reached, like every request) and compares its version with ours. A
-// degraded server (503 with a health body) is an answer, not an error.
+// degraded server (503 with a health body) is an answer, not an error; an
+// answer that is neither a health body nor proxy-server's error body is
+// ErrNotProxyServer.
 func (c *Client) Health(ctx context.Context) (*Health, error) {
 	status, data, err := c.roundTrip(ctx, http.MethodGet, "/health", nil)
 	if err != nil {
@@ -133,7 +160,12 @@ func (c *Client) Health(ctx context.Context) (*Health, error) {
 		c.checkVersion(h.Version)
 		return &h, nil
 	}
-	return nil, decodeError(status, data)
+	var eb api.ErrorBody
+	if json.Unmarshal(data, &eb) == nil && eb.Error != "" {
+		return nil, decodeError(status, data) // proxy-server refused: its code says why
+	}
+	return nil, fmt.Errorf("%w: %s answered GET /health with %d %s (%.120q); check MCP_PROXY_URL",
+		ErrNotProxyServer, c.base, status, http.StatusText(status), data)
 }
 
 // checkVersion warns, once per server version, when the server runs
@@ -348,22 +380,28 @@ func (c *Client) roundTrip(ctx context.Context, method, path string, body []byte
 		now := time.Now()
 		if deadline.IsZero() {
 			deadline = now.Add(c.retryTimeout)
-			if c.retryTimeout > 0 {
+			// With a starter, nothing running is the usual start of a
+			// conversation: only the starter's failure is worth a warning.
+			if c.retryTimeout > 0 && c.starter == nil {
 				c.log.Warn("proxy-server unreachable; retrying", "proxy", c.base.String(), "err", err, "for", c.retryTimeout)
 			}
 		}
 		if c.starter != nil && !asked {
 			asked = true
+			c.log.Debug("proxy-server unreachable; starting one", "proxy", c.base.String(), "err", err)
 			sctx, cancel := context.WithDeadline(ctx, deadline)
 			serr := c.starter(sctx)
 			cancel()
 			if serr == nil {
 				continue // something answers now: send at once
 			}
-			c.log.Warn("could not start proxy-server", "err", serr)
+			if errors.Is(serr, ErrCannotStart) {
+				return 0, nil, serr
+			}
 			if ctx.Err() != nil {
 				return 0, nil, fmt.Errorf("%s %s: %w", method, path, ctx.Err())
 			}
+			c.log.Warn("could not start proxy-server; retrying", "proxy", c.base.String(), "err", serr, "for", time.Until(deadline).Round(time.Second))
 		}
 		wait := min(delay, time.Until(deadline))
 		if wait <= 0 {

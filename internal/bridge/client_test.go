@@ -351,11 +351,11 @@ func TestConfigFromEnv(t *testing.T) {
 		want    Config
 		wantErr string
 	}{
-		{"defaults", map[string]string{"HOME": "/home/u"}, Config{URL: "http://127.0.0.1:34501", LogLevel: "info", Autostart: true, RetryTimeout: 30 * time.Second, DatabasePath: "/home/u/.local/state/playwright-mcp-proxy/proxy.db"}, ""},
-		{"database in XDG_STATE_HOME", map[string]string{"HOME": "/home/u", "XDG_STATE_HOME": "/s"}, Config{URL: "http://127.0.0.1:34501", LogLevel: "info", Autostart: true, RetryTimeout: 30 * time.Second, DatabasePath: "/s/playwright-mcp-proxy/proxy.db"}, ""},
+		{"defaults", map[string]string{"HOME": "/home/u"}, Config{URL: "http://127.0.0.1:34501", LogLevel: "warn", Autostart: true, RetryTimeout: 30 * time.Second, DatabasePath: "/home/u/.local/state/playwright-mcp-proxy/proxy.db"}, ""},
+		{"database in XDG_STATE_HOME", map[string]string{"HOME": "/home/u", "XDG_STATE_HOME": "/s"}, Config{URL: "http://127.0.0.1:34501", LogLevel: "warn", Autostart: true, RetryTimeout: 30 * time.Second, DatabasePath: "/s/playwright-mcp-proxy/proxy.db"}, ""},
 		{"set", map[string]string{"MCP_PROXY_URL": "http://127.0.0.1:9", "MCP_PROXY_TOKEN": "tk", "MCP_PROXY_AUTOSTART": "0", "MCP_PROXY_RETRY_TIMEOUT": "2m", "PROXY_DATABASE_PATH": "/d/p.db"},
-			Config{URL: "http://127.0.0.1:9", Token: "tk", LogLevel: "info", Autostart: false, RetryTimeout: 2 * time.Minute, DatabasePath: "/d/p.db"}, ""},
-		{"no retry", map[string]string{"MCP_PROXY_RETRY_TIMEOUT": "0", "HOME": "/h"}, Config{URL: "http://127.0.0.1:34501", LogLevel: "info", Autostart: true, DatabasePath: "/h/.local/state/playwright-mcp-proxy/proxy.db"}, ""},
+			Config{URL: "http://127.0.0.1:9", Token: "tk", LogLevel: "warn", Autostart: false, RetryTimeout: 2 * time.Minute, DatabasePath: "/d/p.db"}, ""},
+		{"no retry", map[string]string{"MCP_PROXY_RETRY_TIMEOUT": "0", "HOME": "/h"}, Config{URL: "http://127.0.0.1:34501", LogLevel: "warn", Autostart: true, DatabasePath: "/h/.local/state/playwright-mcp-proxy/proxy.db"}, ""},
 		{"bad autostart", map[string]string{"MCP_PROXY_AUTOSTART": "maybe"}, Config{}, "MCP_PROXY_AUTOSTART"},
 		{"bad timeout", map[string]string{"MCP_PROXY_RETRY_TIMEOUT": "soon"}, Config{}, "MCP_PROXY_RETRY_TIMEOUT"},
 		{"negative timeout", map[string]string{"MCP_PROXY_RETRY_TIMEOUT": "-1s"}, Config{}, "MCP_PROXY_RETRY_TIMEOUT"},
@@ -373,5 +373,72 @@ func TestConfigFromEnv(t *testing.T) {
 				t.Errorf("ConfigFromEnv = %+v, %v; want %+v", got, err, tc.want)
 			}
 		})
+	}
+}
+
+// TestHealthNotProxyServer: an answer at the URL that is no proxy-server's
+// /health is ErrNotProxyServer; a proxy-server refusing keeps its code. No
+// wait changes either (Hopeless), unlike a server not reachable.
+func TestHealthNotProxyServer(t *testing.T) {
+	tests := []struct {
+		name     string
+		status   int
+		body     string
+		notProxy bool
+	}{
+		{"404", http.StatusNotFound, "404 page not found", true},
+		{"html", http.StatusOK, "<!doctype html><title>dev server</title>", true},
+		{"other json", http.StatusOK, `{"ok":true}`, true},
+		{"empty 503", http.StatusServiceUnavailable, "", true},
+		{"proxy-server refusing", http.StatusForbidden, `{"error":"ORIGIN_NOT_ALLOWED","message":"host not allowed"}`, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.WriteHeader(tc.status)
+				fmt.Fprint(w, tc.body)
+			}))
+			defer srv.Close()
+			c, _ := NewClient(srv.URL, "", WithRetryTimeout(time.Minute))
+			_, err := c.Health(context.Background())
+			if errors.Is(err, ErrNotProxyServer) != tc.notProxy || !Hopeless(err) {
+				t.Errorf("Health = %v; want ErrNotProxyServer %v and hopeless", err, tc.notProxy)
+			}
+		})
+	}
+	if Hopeless(&proxy.Error{Code: proxy.EUNAVAILABLE}) || Hopeless(context.DeadlineExceeded) {
+		t.Error("an unreachable server or an ended wait is not hopeless")
+	}
+}
+
+// TestStarterCannotStart: a starter saying no retry can help ends the
+// request at once with its error.
+func TestStarterCannotStart(t *testing.T) {
+	port := e2etest.FreePort(t)
+	logs := newLogWatch()
+	cannot := func(context.Context) error { return fmt.Errorf("%w: data directory /x is read-only", ErrCannotStart) }
+	c, _ := NewClient("http://127.0.0.1:"+port, "", WithRetryTimeout(time.Minute), WithStarter(cannot), WithLogger(logs.logger()))
+	began := time.Now()
+	_, err := c.Health(context.Background())
+	if !errors.Is(err, ErrCannotStart) || !strings.Contains(err.Error(), "/x") || !Hopeless(err) {
+		t.Errorf("Health = %v, want the starter's ErrCannotStart", err)
+	}
+	if took := time.Since(began); took > 10*time.Second {
+		t.Errorf("Health took %s, want it to end at once, not wait out the retry timeout", took)
+	}
+}
+
+// TestStarterQuietWhenItWorks: nothing running, a starter that brings a
+// server up: the usual first request of a conversation, worth no warning.
+func TestStarterQuietWhenItWorks(t *testing.T) {
+	port := e2etest.FreePort(t)
+	logs := newLogWatch()
+	starter := func(context.Context) error { serveOn(t, port, &fakeServer{version: "dev"}); return nil }
+	c, _ := NewClient("http://127.0.0.1:"+port, "", WithStarter(starter), WithLogger(logs.logger()))
+	if _, err := c.Health(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(logs.String(), "level=WARN") {
+		t.Errorf("a start that worked logged a warning:\n%s", logs)
 	}
 }

@@ -31,9 +31,12 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		return def
 	}
 	c := Config{
-		URL:          env("MCP_PROXY_URL", "http://127.0.0.1:34501"),
-		Token:        getenv("MCP_PROXY_TOKEN"),
-		LogLevel:     env("MCP_PROXY_LOG_LEVEL", "info"),
+		URL:   env("MCP_PROXY_URL", "http://127.0.0.1:34501"),
+		Token: getenv("MCP_PROXY_TOKEN"),
+		// Warnings only by default: MCP clients show every line of a
+		// stdio server's stderr to the user (Claude Code as "Server
+		// stderr: …"), so a normal start and run must print nothing.
+		LogLevel:     env("MCP_PROXY_LOG_LEVEL", "warn"),
 		DatabasePath: env("PROXY_DATABASE_PATH", config.DefaultDatabasePath(getenv)),
 	}
 	auto, err := strconv.ParseBool(env("MCP_PROXY_AUTOSTART", "1"))
