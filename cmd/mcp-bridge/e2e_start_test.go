@@ -215,3 +215,28 @@ func executableCopy(t *testing.T, path string) string {
 	}
 	return dst
 }
+
+// TestHelp: asked for help, the real bridge prints its usage with the
+// variables it reads on stdout and exits 0, without waiting for a server.
+func TestHelp(t *testing.T) {
+	_, bridgeBin := binaries(t)
+	for _, arg := range []string{"--help", "-h", "help"} {
+		t.Run(arg, func(t *testing.T) {
+			cmd := exec.Command(bridgeBin, arg)
+			cmd.Env = append(os.Environ(), "MCP_PROXY_URL=http://127.0.0.1:"+e2etest.FreePort(t))
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			if err := cmd.Run(); err != nil {
+				t.Fatalf("mcp-bridge %s: %v\nstderr:\n%s", arg, err, &stderr)
+			}
+			if stderr.Len() > 0 {
+				t.Errorf("help wrote to stderr:\n%s", &stderr)
+			}
+			for _, s := range []string{"MCP_PROXY_URL=", "MCP_PROXY_TOKEN=", "MCP_PROXY_AUTOSTART=", "MCP_PROXY_RETRY_TIMEOUT=", "MCP_PROXY_LOG_LEVEL=", "PROXY_DATABASE_PATH="} {
+				if !strings.Contains(stdout.String(), s) {
+					t.Errorf("help lacks %s:\n%s", s, &stdout)
+				}
+			}
+		})
+	}
+}

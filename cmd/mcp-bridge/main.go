@@ -44,6 +44,39 @@ func main() {
 	}
 }
 
+// usage is what --help prints: an MCP client launches the bridge, a user
+// reads this.
+const usage = `mcp-bridge is the stdio MCP server of playwright-mcp-proxy: an MCP client
+launches it (claude mcp add browser -- mcp-bridge) and it relays every tool to
+proxy-server over HTTP, with a browser session of its own.
+
+Usage:
+	mcp-bridge             serve MCP on stdin/stdout
+	mcp-bridge version     print the version
+	mcp-bridge --help      print this
+
+Environment:
+	MCP_PROXY_URL=http://127.0.0.1:34501
+		where proxy-server answers
+	MCP_PROXY_TOKEN=
+		bearer token sent to proxy-server (its PROXY_AUTH_TOKEN)
+	MCP_PROXY_AUTOSTART=1
+		start proxy-server serve in the background when nothing answers at a
+		loopback MCP_PROXY_URL (0 = off)
+	MCP_PROXY_RETRY_TIMEOUT=30s
+		how long to wait for a proxy-server that cannot be reached (0 = no wait)
+	MCP_PROXY_LOG_LEVEL=warn
+		debug, info, warn or error; logs go to stderr, which MCP clients show
+	PROXY_DATABASE_PATH=$XDG_STATE_HOME/playwright-mcp-proxy/proxy.db
+		(else ~/.local/state/playwright-mcp-proxy/proxy.db) the database of an
+		autostarted server; its directory holds the server's log and pid files
+	GOMAXPROCS=1
+		Go's own; one unless set
+	PROXY_*
+		an autostarted server reads the rest of its configuration from the
+		bridge's environment: see proxy-server --help
+`
+
 // Main is the bridge program.
 type Main struct {
 	// Getenv reads configuration; tests replace it.
@@ -59,8 +92,12 @@ func (m *Main) Run(ctx context.Context, args []string, stdin io.Reader, stdout, 
 		fmt.Fprintln(stdout, "mcp-bridge", proxyserver.Version)
 		return nil
 	}
+	if len(args) > 0 && (args[0] == "help" || args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
+		fmt.Fprint(stdout, usage)
+		return nil
+	}
 	if len(args) > 0 {
-		return fmt.Errorf("unexpected arguments %q: configure with MCP_PROXY_* variables", args)
+		return fmt.Errorf("unexpected arguments %q: configure with MCP_PROXY_* variables (see mcp-bridge --help)", args)
 	}
 	cfg, err := bridge.ConfigFromEnv(m.Getenv)
 	if err != nil {

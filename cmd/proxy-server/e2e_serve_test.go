@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/config"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/proctest"
 )
 
@@ -76,5 +77,50 @@ watch:
 	}
 	if _, err := os.Stat(dataDir); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("serve touched its data directory before failing on the busy port (stat: %v)", err)
+	}
+}
+
+// TestHelp: asked for help, the real binary prints its usage with every
+// PROXY_* variable on stdout and exits 0; without a command it is an error.
+func TestHelp(t *testing.T) {
+	serverBin, _ := binaries(t)
+	tests := []struct {
+		args []string
+		ok   bool
+		want []string
+	}{
+		{[]string{"--help"}, true, []string{"proxy-server serve"}},
+		{[]string{"-h"}, true, []string{"proxy-server serve"}},
+		{[]string{"help"}, true, []string{"proxy-server serve"}},
+		{[]string{"serve", "-h"}, true, []string{"-port", "-db"}},
+		{[]string{"serve", "--help"}, true, []string{"-port", "-db"}},
+		{[]string{"migrate", "-h"}, true, []string{"-db"}},
+		{nil, false, nil},
+	}
+	for _, tc := range tests {
+		t.Run(strings.Join(append([]string{"proxy-server"}, tc.args...), " "), func(t *testing.T) {
+			cmd := exec.Command(serverBin, tc.args...)
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			err := cmd.Run()
+			if (err == nil) != tc.ok {
+				t.Fatalf("exit: %v, want success %v\nstderr:\n%s", err, tc.ok, &stderr)
+			}
+			if !tc.ok {
+				return
+			}
+			if stderr.Len() > 0 {
+				t.Errorf("help wrote to stderr:\n%s", &stderr)
+			}
+			want := tc.want
+			for _, v := range config.DefaultConfig(os.Getenv).Variables() {
+				want = append(want, v.Name+"=")
+			}
+			for _, s := range want {
+				if !strings.Contains(stdout.String(), s) {
+					t.Errorf("help lacks %q:\n%s", s, &stdout)
+				}
+			}
+		})
 	}
 }

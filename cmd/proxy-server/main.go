@@ -60,17 +60,20 @@ func (m *Main) Run(ctx context.Context, args []string) error {
 	case "version":
 		fmt.Fprintln(m.Stdout, "proxy-server", proxyserver.Version)
 		return nil
-	case "", "help", "-h", "--help":
-		m.usage()
+	case "help", "-h", "-help", "--help":
+		m.usage(m.Stdout)
+		return nil
+	case "":
+		m.usage(m.Stderr)
 		return flag.ErrHelp
 	default:
-		m.usage()
+		m.usage(m.Stderr)
 		return fmt.Errorf("unknown command %q", cmd)
 	}
 }
 
-func (m *Main) usage() {
-	fmt.Fprint(m.Stderr, `proxy-server runs the playwright-mcp-proxy HTTP service.
+func (m *Main) usage(w io.Writer) {
+	fmt.Fprint(w, `proxy-server runs the playwright-mcp-proxy HTTP service.
 
 Usage:
 	proxy-server serve [flags]     start the service (configured by PROXY_* variables)
@@ -79,6 +82,34 @@ Usage:
 
 Run 'proxy-server serve -h' for the flags.
 `)
+	printEnvironment(w)
+}
+
+// printEnvironment lists the PROXY_* variables with their defaults.
+func printEnvironment(w io.Writer) {
+	fmt.Fprintln(w, "\nEnvironment (defaults shown; .env.example and the README say what each does):")
+	for _, v := range config.DefaultConfig(os.Getenv).Variables() {
+		fmt.Fprintf(w, "\t%s=%s\n", v.Name, v.Value)
+	}
+}
+
+// parseFlags parses args into fs. On -h it prints the usage, the flags and
+// the environment on stdout and returns help true: asked for, help is not
+// an error. Parse errors are returned, not printed.
+func (m *Main) parseFlags(fs *flag.FlagSet, args []string, usage string) (help bool, err error) {
+	fs.SetOutput(io.Discard)
+	err = fs.Parse(args)
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintf(m.Stdout, "Usage: %s [flags]\n\n%s\n\nFlags:\n", fs.Name(), usage)
+		fs.SetOutput(m.Stdout)
+		fs.PrintDefaults()
+		printEnvironment(m.Stdout)
+		return true, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("%w (run '%s -h' for the flags)", err, fs.Name())
+	}
+	return false, nil
 }
 
 // ServeCommand is `proxy-server serve`.
@@ -95,7 +126,6 @@ func (c *ServeCommand) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	fs := flag.NewFlagSet("proxy-server serve", flag.ContinueOnError)
-	fs.SetOutput(c.Main.Stderr)
 	fs.StringVar(&cfg.Host, "host", cfg.Host, "listen address (PROXY_HOST)")
 	fs.IntVar(&cfg.Port, "port", cfg.Port, "listen port, 0 picks one (PROXY_PORT)")
 	fs.StringVar(&cfg.DatabasePath, "db", cfg.DatabasePath, "SQLite database path (PROXY_DATABASE_PATH)")
@@ -103,7 +133,7 @@ func (c *ServeCommand) Run(ctx context.Context, args []string) error {
 	fs.IntVar(&cfg.WarmPool, "warm-pool", cfg.WarmPool, "spare workers kept ready (PROXY_WARM_POOL)")
 	fs.StringVar(&cfg.ResponseMode, "response-mode", cfg.ResponseMode, "ref or full (PROXY_RESPONSE_MODE)")
 	fs.StringVar(&cfg.LogLevel, "log-level", cfg.LogLevel, "debug, info, warn, error (PROXY_LOG_LEVEL)")
-	if err := fs.Parse(args); err != nil {
+	if help, err := c.Main.parseFlags(fs, args, "Starts the service until SIGINT or SIGTERM. Flags override the PROXY_* environment."); help || err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
@@ -123,9 +153,8 @@ func (c *MigrateCommand) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	fs := flag.NewFlagSet("proxy-server migrate", flag.ContinueOnError)
-	fs.SetOutput(c.Main.Stderr)
 	fs.StringVar(&cfg.DatabasePath, "db", cfg.DatabasePath, "SQLite database path (PROXY_DATABASE_PATH)")
-	if err := fs.Parse(args); err != nil {
+	if help, err := c.Main.parseFlags(fs, args, "Applies the database migrations and exits."); help || err != nil {
 		return err
 	}
 	db, err := store.Open(ctx, cfg.DatabasePath)

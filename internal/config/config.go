@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"strings"
 	"time"
@@ -179,6 +180,29 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: %w", ErrInvalid, err) // names PROXY_TOOLSETS
 	}
 	return nil
+}
+
+// Variable is one PROXY_* variable with its value in a Config.
+type Variable struct{ Name, Value string }
+
+// Variables lists every PROXY_* variable Config reads, with c's values, in
+// field order: usage text built from it shows the defaults and cannot miss
+// a variable added later.
+func (c Config) Variables() []Variable {
+	v := reflect.ValueOf(c)
+	var out []Variable
+	for i := range v.NumField() {
+		name := v.Type().Field(i).Tag.Get("envconfig")
+		if name == "" {
+			continue
+		}
+		val := fmt.Sprint(v.Field(i).Interface())
+		if list, ok := v.Field(i).Interface().([]string); ok {
+			val = strings.Join(list, ",")
+		}
+		out = append(out, Variable{Name: name, Value: val})
+	}
+	return out
 }
 
 // Addr is the listen address.

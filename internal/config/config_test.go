@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -131,5 +132,31 @@ func TestFromEnvIgnoresBareNames(t *testing.T) {
 	}
 	if c.Port != 34501 || c.Host != "127.0.0.1" {
 		t.Errorf("bare PORT/HOST leaked into config: %s", c.Addr())
+	}
+}
+
+// TestVariables: every field envconfig reads is listed once, with its value.
+func TestVariables(t *testing.T) {
+	c := DefaultConfig(env(map[string]string{"HOME": "/home/u"}))
+	c.BlockedDomains = []string{"a.com", "b.com"}
+	got := map[string]string{}
+	for _, v := range c.Variables() {
+		if _, dup := got[v.Name]; dup {
+			t.Errorf("%s listed twice", v.Name)
+		}
+		got[v.Name] = v.Value
+	}
+	if n := reflect.TypeOf(c).NumField(); len(got) != n {
+		t.Errorf("%d variables listed, Config has %d fields", len(got), n)
+	}
+	for name, want := range map[string]string{
+		"PROXY_PORT":            "34501",
+		"PROXY_DATABASE_PATH":   "/home/u/.local/state/playwright-mcp-proxy/proxy.db",
+		"PROXY_BLOCKED_DOMAINS": "a.com,b.com",
+		"PROXY_AUTH_TOKEN":      "",
+	} {
+		if v, ok := got[name]; !ok || v != want {
+			t.Errorf("%s = %q (listed %v), want %q", name, v, ok, want)
+		}
 	}
 }
