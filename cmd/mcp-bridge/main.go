@@ -147,7 +147,7 @@ func (m *Main) Run(ctx context.Context, args []string, stdin io.Reader, stdout, 
 	}
 	log.Debug("mcp-bridge ready", "proxy", cfg.URL, "version", proxyserver.Version, "server_version", h.Version)
 	stdio := server.NewStdioServer(srv.MCPServer())
-	err = stdio.Listen(ctx, stdin, stdout)
+	err = stdio.Listen(ctx, stdin, mcpserver.WithRPCCodes(stdout))
 	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) {
 		return err
 	}

@@ -107,7 +107,7 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 	}
-	hs.ServeHTTP(w, r)
+	hs.ServeHTTP(rpcCodeResponse{w}, r)
 }
 
 // ready builds the MCP server once; a failure is retried by the next request.

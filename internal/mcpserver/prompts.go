@@ -108,11 +108,11 @@ func (s *Server) promptHandler(p promptDef, tb toolbox) server.PromptHandlerFunc
 	return func(ctx context.Context, req mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 		args, err := p.bind(req.Params.Arguments)
 		if err != nil {
-			return nil, err
+			return nil, promptError(err)
 		}
 		text, err := p.render(ctx, s, tb, args)
 		if err != nil {
-			return nil, err
+			return nil, promptError(err)
 		}
 		return mcp.NewGetPromptResult(p.description, []mcp.PromptMessage{mcp.NewPromptMessage(mcp.RoleUser, mcp.NewTextContent(text))}), nil
 	}

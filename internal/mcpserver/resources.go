@@ -48,20 +48,20 @@ func (s *Server) addResources() {
 		mcp.WithTemplateTitle("Browser session"),
 		mcp.WithTemplateDescription("A browser session: state, last page URL and title, created_at, last_activity, expires_at (when idleness suspends it)."),
 		mcp.WithTemplateMIMEType("application/json"),
-	), s.readSession)
+	), codedRead(s.readSession))
 	s.mcp.AddResourceTemplate(mcp.NewResourceTemplate(resourceRoot+resourceRef+"/{ref_id}", "ref",
 		mcp.WithTemplateTitle("Recorded tool call"),
 		mcp.WithTemplateDescription("What a browser tool call recorded, whole: its page snapshot (yaml with element refs) or, when it has none, its result text. Reading it does not move get_content's diff cursor."),
-	), s.readRef)
+	), codedRead(s.readRef))
 	s.mcp.AddResourceTemplate(mcp.NewResourceTemplate(resourceRoot+resourceScreenshot+"/{ref_id}", "screenshot",
 		mcp.WithTemplateTitle("Screenshot of a tool call"),
 		mcp.WithTemplateDescription("The image(s) a screenshot call (browser_take_screenshot, screenshot_element) recorded, base64 with their MIME type."),
-	), s.readScreenshot)
+	), codedRead(s.readScreenshot))
 	s.mcp.AddResourceTemplate(mcp.NewResourceTemplate(resourceRoot+resourceConsole+"/{ref_id}", "console",
 		mcp.WithTemplateTitle("Console messages of a tool call"),
 		mcp.WithTemplateDescription("The browser console messages a tool call recorded, one per line: [LEVEL] message @ url:line."),
 		mcp.WithTemplateMIMEType("text/plain"),
-	), s.readConsole)
+	), codedRead(s.readConsole))
 
 	hooks := s.mcp.GetHooks()
 	if hooks == nil {
