@@ -1,7 +1,9 @@
 // Command mcp-bridge is the stdio MCP server a client launches
 // (`claude mcp add browser -- mcp-bridge`). It forwards every tool to
 // proxy-server over HTTP; each bridge process gets its own default browser
-// session, so two conversations never share a browser context. When
+// session, so two conversations never share a browser context. The sessions
+// a bridge creates are its own (no other client can name them), and it
+// closes them when its client leaves (stdin closed, SIGTERM, SIGINT). When
 // proxy-server is down it waits for it (MCP_PROXY_RETRY_TIMEOUT) and, for a
 // loopback MCP_PROXY_URL, starts one in the background (MCP_PROXY_AUTOSTART).
 // Its stdout carries MCP only; logs go to stderr.
@@ -21,6 +23,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/server"
 
+	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/autostart"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/bridge"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/logging"
@@ -148,10 +151,37 @@ func (m *Main) Run(ctx context.Context, args []string, stdin io.Reader, stdout, 
 	log.Debug("mcp-bridge ready", "proxy", cfg.URL, "version", proxyserver.Version, "server_version", h.Version)
 	stdio := server.NewStdioServer(srv.MCPServer())
 	err = stdio.Listen(ctx, stdin, mcpserver.WithRPCCodes(stdout))
+	leave(ctx, client, log)
 	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) {
 		return err
 	}
 	return nil
+}
+
+// leaveBudget bounds closing the bridge's sessions once its client is gone.
+const leaveBudget = 10 * time.Second
+
+// leave closes the sessions this bridge created, now that its client has
+// gone (stdin closed, or SIGTERM/SIGINT): nobody else can reach them, and
+// each holds a browser worker until the idle timeout. Their history stays
+// readable over the HTTP API. A server that cannot be reached is not
+// waited for nor started: it has nothing of this bridge's left to close.
+func leave(ctx context.Context, c *bridge.Client, log *slog.Logger) {
+	reason := "stdin closed"
+	if ctx.Err() != nil {
+		reason = "signal"
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), leaveBudget)
+	defer cancel()
+	n, err := mcpserver.CloseSessions(ctx, c.Once())
+	switch {
+	case proxy.ErrorCode(err) == proxy.EUNAVAILABLE:
+		log.Debug("client left; proxy-server unreachable, no sessions closed", "reason", reason, "err", err)
+	case err != nil:
+		log.Warn("closing this bridge's sessions", "reason", reason, "closed", n, "err", err)
+	default:
+		log.Debug("client left; this bridge's sessions are closed", "reason", reason, "closed", n)
+	}
 }
 
 // notReadyQuiet is how long waitReady waits for a degraded server before

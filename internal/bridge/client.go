@@ -21,6 +21,7 @@ package bridge
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -46,6 +47,10 @@ import (
 // VersionHeader carries the bridge's version on every request.
 const VersionHeader = api.BridgeVersionHeader
 
+// ClientIDHeader carries the bridge's client identity on every request: the
+// sessions a bridge creates are its own, and no other client sees them.
+const ClientIDHeader = api.ClientIDHeader
+
 // DefaultRetryTimeout bounds how long a request waits for an unreachable
 // proxy-server (MCP_PROXY_RETRY_TIMEOUT).
 const DefaultRetryTimeout = 30 * time.Second
@@ -65,6 +70,9 @@ type Client struct {
 	log          *slog.Logger
 	retryTimeout time.Duration
 	starter      func(context.Context) error
+	// clientID is this client's secret identity, random per Client: one
+	// bridge process is one MCP client.
+	clientID string
 
 	mu         sync.Mutex
 	seenServer *string // last server version compared with ours
@@ -100,7 +108,7 @@ func NewClient(baseURL, token string, opts ...Option) (*Client, error) {
 	if u.Scheme == "http" {
 		hc.Transport = &connTransport{}
 	}
-	c := &Client{base: u, token: token, http: hc, version: "dev", retryTimeout: DefaultRetryTimeout}
+	c := &Client{base: u, token: token, http: hc, version: "dev", retryTimeout: DefaultRetryTimeout, clientID: rand.Text()}
 	for _, o := range opts {
 		o(c)
 	}
@@ -108,6 +116,13 @@ func NewClient(baseURL, token string, opts ...Option) (*Client, error) {
 		c.log = slog.New(slog.DiscardHandler)
 	}
 	return c, nil
+}
+
+// Once returns a client acting as the same MCP client that sends each
+// request once: no waiting for an unreachable server, no autostart. For
+// leaving, when a server that is gone has nothing left to close.
+func (c *Client) Once() *Client {
+	return &Client{base: c.base, token: c.token, http: c.http, version: c.version, log: c.log, clientID: c.clientID}
 }
 
 // Health is proxy-server's answer to GET /health.
@@ -448,6 +463,7 @@ func (c *Client) send(ctx context.Context, method, path string, body []byte) (st
 	}
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set(VersionHeader, c.version)
+	req.Header.Set(ClientIDHeader, c.clientID)
 	if c.token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.token)
 	}

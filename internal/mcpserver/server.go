@@ -219,7 +219,7 @@ func (s *Server) defaultSession(ctx context.Context, stale string) (string, erro
 		return "", err
 	}
 	d.id = sess.ID
-	s.log.Info("default session created", "mcp_session", key, "session_id", sess.ID)
+	s.log.Debug("default session created", "mcp_session", key, "session_id", sess.ID)
 	return d.id, nil
 }
 

@@ -18,7 +18,11 @@ package session
 //     session busy the answer is MAX_SESSIONS_REACHED, and the held calls
 //     still complete;
 //  7. an id naming no session is SESSION_NOT_FOUND for Get, Call, Close and
-//     Resume, and changes nothing.
+//     Resume, and changes nothing;
+//  8. a session of another MCP client is, to the caller, exactly an id
+//     naming no session (the same error, word for word, and absent from
+//     List), whatever its state, and nothing changes; its owner and the
+//     operator still see it.
 //
 // Each rapid run gets its own Manager (IdleTimeout 0 unless a property needs
 // it, WarmPool 0) with the fake worker/spawner of manager_test.go, over a
@@ -33,6 +37,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -1428,5 +1433,92 @@ func TestPropUnknownIDIsNotFound(tt *testing.T) {
 		}
 		_, err = h.m.Get(ctx, id)
 		wantCode(t, fmt.Sprintf("Get(%q) after the other operations", id), err, proxy.ESESSIONMISSING)
+	})
+}
+
+// Property 8: ownership. Sessions are created by random clients (two MCP
+// clients and the operator) and left active, suspended or closed; every
+// client then tries every operation on every session.
+func TestPropOtherClientsSessionIsNotFound(tt *testing.T) {
+	db := propDB(tt)
+	clients := []proxy.ClientID{"", proxy.NewClientID("bridge", "a"), proxy.NewClientID("mcp", "b")}
+	as := func(ctx context.Context, c proxy.ClientID) context.Context {
+		if c == "" {
+			return ctx // the operator
+		}
+		return proxy.WithClient(ctx, c)
+	}
+	rapid.Check(tt, func(t *rapid.T) {
+		h := newPropHarness(tt, t, db, Options{MaxSessions: 4})
+		ctx, cancel := opCtx()
+		defer cancel()
+		owner := map[string]proxy.ClientID{}
+		var ids []string
+		for i := range rapid.IntRange(1, 4).Draw(t, "sessions") {
+			c := rapid.SampledFrom(clients).Draw(t, fmt.Sprintf("owner_%d", i))
+			s, err := h.m.Create(as(ctx, c))
+			if err != nil {
+				t.Fatal(err)
+			}
+			owner[s.ID], ids = c, append(ids, s.ID)
+			switch rapid.SampledFrom([]string{"active", "suspended", "closed"}).Draw(t, fmt.Sprintf("state_%d", i)) {
+			case "suspended":
+				h.suspend(s.ID)
+			case "closed":
+				if err := h.m.Close(as(ctx, c), s.ID); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		states := func() string {
+			out := ""
+			for _, id := range ids {
+				out += fmt.Sprintf("%s=%s ", id, h.get(id).State) // the operator's view
+			}
+			live, reserved := h.liveState()
+			return fmt.Sprintf("%slive=%d reserved=%d workers=%d", out, len(live), reserved, len(h.sp.all()))
+		}
+		before := states()
+
+		// What every operation answers about an id, as one comparable text.
+		answers := func(ctx context.Context, id string) string {
+			show := func(err error) string {
+				e := proxy.AsError(err)
+				return fmt.Sprintf("%s %q %v %v %q", e.Code, e.Message, e.Details, e.Retryable, e.Suggestion)
+			}
+			_, gerr := h.m.Get(ctx, id)
+			_, cerr := h.m.Call(ctx, CallRequest{SessionID: id, Tool: "browser_snapshot"})
+			_, _, rerr := h.m.Resume(ctx, id)
+			xerr := h.m.Close(ctx, id)
+			return fmt.Sprintf("get: %s\ncall: %s\nresume: %s\nclose: %s", show(gerr), show(cerr), show(rerr), show(xerr))
+		}
+		for _, viewer := range clients {
+			vctx := as(ctx, viewer)
+			list, err := h.m.List(vctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			listed := map[string]bool{}
+			for _, s := range list {
+				listed[s.ID] = true
+			}
+			for _, id := range ids {
+				visible := viewer == "" || owner[id] == viewer
+				if listed[id] != visible {
+					t.Fatalf("client %.8q lists session %s (owner %.8q): %v, want %v", viewer, id, owner[id], listed[id], visible)
+				}
+				if visible {
+					continue
+				}
+				unknown := uuid.NewString()
+				want := strings.ReplaceAll(answers(vctx, unknown), unknown, id)
+				if got := answers(vctx, id); got != want {
+					t.Fatalf("client %.8q on another client's session %s:\n%s\nwant, as for an unknown id:\n%s", viewer, id, got, want)
+				}
+			}
+		}
+		if after := states(); after != before {
+			t.Fatalf("other clients' operations changed the manager:\nbefore %s\nafter  %s", before, after)
+		}
 	})
 }
