@@ -166,6 +166,16 @@ func (m *mcpClient) read(uri string) string {
 	return "contents: " + string(b)
 }
 
+// ownershipServer starts a proxy-server for these tests and returns the
+// test's pages, the server's port and its API's base URL.
+func ownershipServer(t *testing.T) (pages, port, api string) {
+	t.Helper()
+	requireBrowser(t)
+	pages, port = site(t), e2etest.FreePort(t)
+	startServer(t, port, filepath.Join(t.TempDir(), "proxy.db"))
+	return pages, port, "http://127.0.0.1:" + port
+}
+
 // holdings are one client's session ids and refs.
 type holdings struct {
 	sessions, refs []string
@@ -176,14 +186,7 @@ type holdings struct {
 // any tool, resource or endpoint, gets exactly what an id that does not
 // exist gets, and the HTTP API used directly (the operator) sees them all.
 func TestSessionsBelongToTheirClient(t *testing.T) {
-	requireBrowser(t)
-	if testing.Short() {
-		t.Skip("end-to-end test: real proxy-server, bridges, Chromium")
-	}
-	pages := site(t)
-	port := e2etest.FreePort(t)
-	startServer(t, port, filepath.Join(t.TempDir(), "proxy.db"))
-	api := "http://127.0.0.1:" + port
+	pages, port, api := ownershipServer(t)
 
 	clients := []*mcpClient{startClientBridge(t, "bridge-a", port), startClientBridge(t, "bridge-b", port), startHTTPClient(t, "mcp-c", port)}
 	held := map[*mcpClient]*holdings{}
@@ -380,14 +383,7 @@ func TestSessionsBelongToTheirClient(t *testing.T) {
 // SIGINT each make the bridge close every session it made (workers gone,
 // history kept); a SIGKILLed bridge leaves its session to the idle timeout.
 func TestBridgeClosesItsSessionsWhenItsClientLeaves(t *testing.T) {
-	requireBrowser(t)
-	if testing.Short() {
-		t.Skip("end-to-end test: real proxy-server, bridges, Chromium")
-	}
-	pages := site(t)
-	port := e2etest.FreePort(t)
-	startServer(t, port, filepath.Join(t.TempDir(), "proxy.db"))
-	api := "http://127.0.0.1:" + port
+	pages, port, api := ownershipServer(t)
 
 	leaves := []struct {
 		name   string
