@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -147,7 +148,46 @@ func TestBridgeDataDirNotWritable(t *testing.T) {
 		"XDG_STATE_HOME="+state,
 		"PROXY_DATABASE_PATH=",
 	)
-	stdin, err := cmd.StdinPipe() // held open: the client is still there
+	msg := failsAtOnce(t, cmd)
+	if !strings.Contains(msg, "cannot write the data directory "+dataDir) || strings.Count(msg, "\n") > 0 {
+		t.Errorf("stderr is not one fatal line naming %s:\n%s", dataDir, msg)
+	}
+}
+
+// TestBridgeServerCannotStart: an autostarted server that exits before it
+// answers (here its database path is a directory) fails the bridge at once
+// with the server's own last log lines, instead of a wait for the whole
+// retry timeout that ends in a dial error.
+func TestBridgeServerCannotStart(t *testing.T) {
+	requireBrowser(t)
+	_, bridgeBin := binaries(t)
+	dataDir := t.TempDir()
+	db := filepath.Join(dataDir, "proxy.db")
+	if err := os.Mkdir(db, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bridgeBin)
+	cmd.Env = append(os.Environ(),
+		"MCP_PROXY_URL=http://127.0.0.1:"+e2etest.FreePort(t),
+		"MCP_PROXY_AUTOSTART=1",
+		"MCP_PROXY_RETRY_TIMEOUT=5m",
+		"PROXY_DATABASE_PATH="+db,
+	)
+	msg := failsAtOnce(t, cmd)
+	if !strings.Contains(msg, "exited before answering") || !strings.Contains(msg, db) {
+		t.Errorf("stderr does not say that the server exited, with its log naming %s:\n%s", db, msg)
+	}
+	if _, err := os.Stat(filepath.Join(dataDir, autostart.PIDFile)); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the pid file of the exited server is left (%v)", err)
+	}
+}
+
+// failsAtOnce runs a bridge whose client stays (stdin held open) and
+// returns its stderr, failing the test unless it exits non-zero within
+// 10 s having written nothing on stdout, the MCP channel.
+func failsAtOnce(t *testing.T, cmd *exec.Cmd) string {
+	t.Helper()
+	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,16 +213,13 @@ func TestBridgeDataDirNotWritable(t *testing.T) {
 	if !errors.As(waitErr, &exit) || exit.ExitCode() == 0 {
 		t.Errorf("mcp-bridge ended with %v, want a non-zero exit", waitErr)
 	}
-	msg := strings.TrimSpace(stderr.String())
-	if !strings.Contains(msg, "cannot write the data directory "+dataDir) || strings.Count(msg, "\n") > 0 {
-		t.Errorf("stderr is not one fatal line naming %s:\n%s", dataDir, msg)
-	}
 	if took > 10*time.Second {
 		t.Errorf("mcp-bridge took %s to fail, want at once", took.Round(time.Millisecond))
 	}
 	if stdout.Len() > 0 {
 		t.Errorf("mcp-bridge wrote %q to stdout, the MCP channel", stdout.String())
 	}
+	return strings.TrimSpace(stderr.String())
 }
 
 // executableCopy copies the binary at path into a directory anyone may

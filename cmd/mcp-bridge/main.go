@@ -128,8 +128,9 @@ func (m *Main) Run(ctx context.Context, args []string, stdin io.Reader, stdout, 
 		default:
 			opts = append(opts, bridge.WithStarter(func(ctx context.Context) error {
 				err := st.Ensure(ctx)
-				if errors.Is(err, autostart.ErrDataDir) {
-					// Waiting will not make the directory writable.
+				if errors.Is(err, autostart.ErrDataDir) || errors.Is(err, autostart.ErrExited) {
+					// Waiting will not make the directory writable, nor
+					// a server that failed at start-up start.
 					return fmt.Errorf("%w: %w", bridge.ErrCannotStart, err)
 				}
 				return err

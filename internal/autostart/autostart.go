@@ -54,6 +54,12 @@ var ErrNotLoopback = errors.New("autostart needs an http URL on a loopback host"
 // made or written: no later attempt can do better.
 var ErrDataDir = errors.New("autostart: cannot write the data directory")
 
+// ErrExited is wrapped by Ensure's error when the server it started (or
+// found starting) exited without ever answering, and nothing else answers
+// either: it failed at start-up, and would fail the same way again. The
+// error carries the last lines of its log, which say why.
+var ErrExited = errors.New("autostart: proxy-server exited before answering")
+
 // Config says where the server should listen and keep its files.
 type Config struct {
 	// URL is MCP_PROXY_URL; its port (and loopback host) are passed to the
@@ -356,8 +362,8 @@ func (s *Starter) waitAnswer(ctx context.Context, pid int) error {
 			if s.check(ctx) == answering { // lost a race to a server started by hand
 				return nil
 			}
-			return fmt.Errorf("autostart: proxy-server (pid %d) exited before answering; last lines of %s:\n%s",
-				pid, logPath, tail(logPath, 15))
+			s.forgetPID(pid)
+			return fmt.Errorf("%w (pid %d); last lines of %s:\n%s", ErrExited, pid, logPath, tail(logPath, 15))
 		}
 		select {
 		case <-ctx.Done():
@@ -366,6 +372,16 @@ func (s *Starter) waitAnswer(ctx context.Context, pid int) error {
 		case <-time.After(delay):
 		}
 		delay = min(delay*2, 500*time.Millisecond)
+	}
+}
+
+// forgetPID removes the pid file when it names pid, a server that is gone:
+// it must not send anyone to kill or wait for that pid. Ensure holds the
+// lock, so no other start writes the file meanwhile.
+func (s *Starter) forgetPID(pid int) {
+	path := filepath.Join(s.dataDir, PIDFile)
+	if b, err := os.ReadFile(path); err == nil && strings.TrimSpace(string(b)) == strconv.Itoa(pid) {
+		_ = os.Remove(path)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -353,8 +354,13 @@ func TestEnsureLeavesAnsweringServerAlone(t *testing.T) {
 func TestEnsureReportsServerThatExits(t *testing.T) {
 	f := newFixture(t)
 	err := f.starter(t, "fail").Ensure(context.Background())
-	if err == nil || !strings.Contains(err.Error(), "exited before answering") || !strings.Contains(err.Error(), "cannot open the database") {
-		t.Fatalf("Ensure with a failing server = %v; want the exit and the log's last lines", err)
+	if !errors.Is(err, ErrExited) || !strings.Contains(err.Error(), "cannot open the database") {
+		t.Fatalf("Ensure with a failing server = %v; want ErrExited and the log's last lines", err)
+	}
+	// The pid file would send a user to kill, or the next bridge to wait
+	// for, a process that is gone.
+	if _, err := os.Stat(filepath.Join(f.dir, PIDFile)); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the pid file of the exited server is still there (%v)", err)
 	}
 }
 
