@@ -190,9 +190,16 @@ func TestSessionsBelongToTheirClient(t *testing.T) {
 
 	clients := []*mcpClient{startClientBridge(t, "bridge-a", port), startClientBridge(t, "bridge-b", port), startHTTPClient(t, "mcp-c", port)}
 	held := map[*mcpClient]*holdings{}
-	for _, c := range clients {
+	for i, c := range clients {
 		h := &holdings{}
 		held[c] = h
+		// A first call that is refused costs no session.
+		if text, isErr, err := c.call("browser_navigate", map[string]any{"url": 5}); err != nil || !isErr || !strings.Contains(text, `"error":"INVALID_PARAMETERS"`) {
+			t.Errorf("%s: a first browser_navigate with a number for url = %s, %v; want INVALID_PARAMETERS", c.name, text, err)
+		}
+		if got := listIDs(t, api, nil); len(got) != 2*i {
+			t.Errorf("%s: after a refused first call the server has sessions %v, want the %d of the clients before", c.name, got, 2*i)
+		}
 		// A default session with a page and a cookie of its own, and a
 		// second session made explicitly.
 		var nav proxy.CallResult

@@ -40,6 +40,8 @@ type Sessions interface {
 	Close(ctx context.Context, id string) error
 	Resume(ctx context.Context, id string) (*proxy.Session, bool, error)
 	Call(ctx context.Context, req session.CallRequest) (*proxy.CallResult, error)
+	// Validate refuses a call as Call would before it reaches a session.
+	Validate(ctx context.Context, tool string, params json.RawMessage) error
 	Tools(ctx context.Context) ([]upstream.Tool, error)
 	// AddCredential puts a value in the credential vault and returns the
 	// placeholder that stands for it in tool calls.
@@ -153,6 +155,7 @@ func New(sessions Sessions, content Content, opts ...Option) *Server {
 		r.Delete("/sessions/{id}", s.handleCloseSession)
 		r.Post("/sessions/{id}/resume", s.handleResumeSession)
 		r.Post("/call", s.handleCall)
+		r.Post("/call/validate", s.handleValidate)
 		r.Get("/content/{ref}", s.handleContent)
 		r.Get("/console/{ref}", s.handleConsole)
 		r.Post("/credentials", s.handleAddCredential)
@@ -331,6 +334,28 @@ func (s *Server) handleCall(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.writeJSON(w, http.StatusOK, res)
+}
+
+// ValidateBody is the body of POST /call/validate: a call without its
+// session.
+type ValidateBody struct {
+	Tool   string          `json:"tool"`
+	Params json.RawMessage `json:"params"`
+}
+
+// handleValidate answers whether a call would be refused before it reaches
+// a session (200 {"valid":true}, or the error the call would get).
+func (s *Server) handleValidate(w http.ResponseWriter, r *http.Request) {
+	var body ValidateBody
+	if err := decodeBody(r, &body, false); err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	if err := s.sessions.Validate(r.Context(), body.Tool, body.Params); err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	s.writeJSON(w, http.StatusOK, map[string]bool{"valid": true})
 }
 
 // ContentBody is the JSON form of GET /content (Accept: application/json).

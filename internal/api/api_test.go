@@ -49,6 +49,7 @@ func (f *fakeSessions) Call(_ context.Context, r session.CallRequest) (*proxy.Ca
 	}
 	return &proxy.CallResult{RefID: "r1", SessionID: r.SessionID, Status: proxy.StatusSuccess}, nil
 }
+func (f *fakeSessions) Validate(context.Context, string, json.RawMessage) error { return nil }
 func (f *fakeSessions) Tools(context.Context) ([]upstream.Tool, error) {
 	return []upstream.Tool{{Name: "browser_snapshot", InputSchema: json.RawMessage(`{"type":"object"}`)}}, nil
 }

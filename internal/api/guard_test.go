@@ -414,6 +414,17 @@ func TestBadInputChangesNothing(t *testing.T) {
 		{"call: malformed session", "POST", "/call", `{"session_id":"../x","tool":"browser_snapshot"}`, nil, answer{404, proxy.ESESSIONMISSING}},
 		{"call: closed session", "POST", "/call", `{"session_id":"` + closed.ID + `","tool":"browser_snapshot"}`, nil, answer{410, proxy.ESESSIONCLOSED}},
 
+		// POST /call/validate: what a call would get before its session
+		{"validate: malformed", "POST", "/call/validate", `{"tool":`, nil, invalid},
+		{"validate: session_id given", "POST", "/call/validate", `{"session_id":"` + active.ID + `","tool":"browser_snapshot"}`, nil, invalid},
+		{"validate: missing tool", "POST", "/call/validate", `{}`, nil, invalid},
+		{"validate: param of the wrong type", "POST", "/call/validate", `{"tool":"browser_navigate","params":{"url":42}}`, nil, invalid},
+		{"validate: required param missing", "POST", "/call/validate", `{"tool":"browser_navigate","params":{}}`, nil, invalid},
+		{"validate: params array", "POST", "/call/validate", `{"tool":"browser_navigate","params":[]}`, nil, invalid},
+		{"validate: unknown tool", "POST", "/call/validate", `{"tool":"browser_rm_rf"}`, nil, answer{404, proxy.ETOOLMISSING}},
+		{"validate: a valid call", "POST", "/call/validate", `{"tool":"browser_navigate","params":{"url":"http://127.0.0.1/"}}`, nil, answer{200, ""}},
+		{"validate: GET", "GET", "/call/validate", "", nil, answer{405, proxy.EINVALID}},
+
 		// POST /credentials
 		{"credentials: empty", "POST", "/credentials", ``, nil, invalid},
 		{"credentials: malformed", "POST", "/credentials", `{"value":`, nil, invalid},
@@ -511,6 +522,10 @@ func TestBadInputChangesNothing(t *testing.T) {
 		{"mcp: session_id a number", "POST", tool("browser_snapshot", `{"session_id":42}`), nil, toolErr(proxy.EINVALID)},
 		{"mcp: argument of the wrong type", "POST", tool("browser_navigate", `{`+sid+`,"url":42}`), nil, toolErr(proxy.EINVALID)},
 		{"mcp: required argument missing", "POST", tool("browser_navigate", `{`+sid+`}`), nil, toolErr(proxy.EINVALID)},
+		// The MCP session has no default session yet: a refused first call
+		// must not make one.
+		{"mcp: first call, argument of the wrong type", "POST", tool("browser_navigate", `{"url":42}`), nil, toolErr(proxy.EINVALID)},
+		{"mcp: first call, required argument missing", "POST", tool("browser_navigate", `{}`), nil, toolErr(proxy.EINVALID)},
 		{"mcp: unknown session_id", "POST", tool("browser_snapshot", `{"session_id":"`+unknownID+`"}`), nil, toolErr(proxy.ESESSIONMISSING)},
 		{"mcp: malformed session_id", "POST", tool("browser_snapshot", `{"session_id":"../x"}`), nil, toolErr(proxy.ESESSIONMISSING)},
 		{"mcp: closed session_id", "POST", tool("browser_snapshot", `{"session_id":"`+mcpClosed.ID+`"}`), nil, toolErr(proxy.ESESSIONCLOSED)},

@@ -256,6 +256,11 @@ func (c *Client) Call(ctx context.Context, sessionID, tool string, params json.R
 	return &res, nil
 }
 
+// Validate implements mcpserver.Backend.
+func (c *Client) Validate(ctx context.Context, tool string, params json.RawMessage) error {
+	return c.do(ctx, http.MethodPost, "/call/validate", api.ValidateBody{Tool: tool, Params: params}, nil)
+}
+
 // Content implements mcpserver.Backend.
 func (c *Client) Content(ctx context.Context, refID, searchFor string, reset bool) (*content.Content, error) {
 	q := url.Values{"format": {"json"}}

@@ -20,6 +20,7 @@ type Sessions interface {
 	Close(ctx context.Context, id string) error
 	Resume(ctx context.Context, id string) (*proxy.Session, bool, error)
 	Call(ctx context.Context, req session.CallRequest) (*proxy.CallResult, error)
+	Validate(ctx context.Context, tool string, params json.RawMessage) error
 	Tools(ctx context.Context) ([]upstream.Tool, error)
 	AddCredential(value string) (placeholder string, err error)
 }
@@ -80,6 +81,11 @@ func (l *Local) ListSessions(ctx context.Context) ([]*proxy.Session, error) {
 // Call implements Backend.
 func (l *Local) Call(ctx context.Context, sessionID, tool string, params json.RawMessage) (*proxy.CallResult, error) {
 	return l.sessions.Call(acting(ctx), session.CallRequest{SessionID: sessionID, Tool: tool, Params: params})
+}
+
+// Validate implements Backend.
+func (l *Local) Validate(ctx context.Context, tool string, params json.RawMessage) error {
+	return l.sessions.Validate(acting(ctx), tool, params)
 }
 
 // Content implements Backend.

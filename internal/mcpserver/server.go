@@ -26,6 +26,9 @@ type Backend interface {
 	ResumeSession(ctx context.Context, id string) (s *proxy.Session, restored bool, err error)
 	ListSessions(ctx context.Context) ([]*proxy.Session, error)
 	Call(ctx context.Context, sessionID, tool string, params json.RawMessage) (*proxy.CallResult, error)
+	// Validate refuses a call as Call would before it reaches a session,
+	// without naming one.
+	Validate(ctx context.Context, tool string, params json.RawMessage) error
 	Content(ctx context.Context, refID, searchFor string, reset bool) (*content.Content, error)
 	Console(ctx context.Context, refID, level string) (string, error)
 	// GetSession returns one session (SESSION_NOT_FOUND when unknown).
@@ -164,6 +167,13 @@ func (s *Server) callUpstream(ctx context.Context, tool string, req mcp.CallTool
 	}
 	id := explicit
 	if id == "" {
+		if id = s.DefaultSessionOf(clientKey(ctx)); id == "" {
+			// The conversation's first call: one that is refused anyway
+			// must not cost it a browser session.
+			if err := s.backend.Validate(ctx, tool, raw); err != nil {
+				return errorResult(err), nil
+			}
+		}
 		if id, err = s.defaultSession(ctx, ""); err != nil {
 			return errorResult(err), nil
 		}

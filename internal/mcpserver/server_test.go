@@ -135,6 +135,8 @@ func (b *fakeBackend) Call(_ context.Context, sessionID, tool string, params jso
 	return &proxy.CallResult{RefID: "ref-1", SessionID: sessionID, Status: proxy.StatusSuccess, Metadata: proxy.CallMetadata{Tool: tool}}, nil
 }
 
+func (b *fakeBackend) Validate(context.Context, string, json.RawMessage) error { return nil }
+
 func (b *fakeBackend) Content(_ context.Context, ref, _ string, _ bool) (*content.Content, error) {
 	b.mu.Lock()
 	b.contentReads++

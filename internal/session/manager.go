@@ -671,32 +671,14 @@ func (m *Manager) toolLabel(name string) string {
 // call is Call; stored is the bytes recorded from upstream's answer, or -1
 // when the call was refused before it reached a worker.
 func (m *Manager) call(ctx context.Context, req CallRequest) (*proxy.CallResult, int, error) {
-	if err := m.checkOpen(); err != nil {
-		return nil, -1, err
-	}
-	params, err := NormaliseParams(req.Params)
-	if err != nil {
-		return nil, -1, err
-	}
 	refID := req.RequestID
 	if refID == "" {
 		refID = uuid.NewString()
 	} else if err := validRef(refID); err != nil {
 		return nil, -1, err
 	}
-	if req.Tool == "" {
-		return nil, -1, proxy.Errorf(proxy.EINVALID, "tool is required")
-	}
-	tool, ext, err := m.resolveTool(ctx, req.Tool)
+	params, ext, err := m.admissible(ctx, req)
 	if err != nil {
-		return nil, -1, err
-	}
-	// Before the session is touched: a refused call wakes no worker and
-	// leaves no request row.
-	if err := m.schemas.check(tool, params); err != nil {
-		return nil, -1, err
-	}
-	if err := m.checkPolicy(ctx, req, tool, params); err != nil {
 		return nil, -1, err
 	}
 	l, err := m.acquire(ctx, req.SessionID)
@@ -767,6 +749,52 @@ func (m *Manager) call(ctx context.Context, req CallRequest) (*proxy.CallResult,
 	}
 	res.Metadata.Restored = restored
 	return res, stored, nil
+}
+
+// admissible runs the checks a call must pass before its session is
+// touched, so that a refused call wakes no worker and leaves no request
+// row: the tool exists and is switched on, its arguments fit its schema,
+// the policy allows them. It returns the arguments normalised and, for one
+// of the proxy's own tools, its definition.
+func (m *Manager) admissible(ctx context.Context, req CallRequest) (json.RawMessage, *toolset.Tool, error) {
+	if err := m.checkOpen(); err != nil {
+		return nil, nil, err
+	}
+	params, err := NormaliseParams(req.Params)
+	if err != nil {
+		return nil, nil, err
+	}
+	if req.Tool == "" {
+		return nil, nil, proxy.Errorf(proxy.EINVALID, "tool is required")
+	}
+	tool, ext, err := m.resolveTool(ctx, req.Tool)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := m.schemas.check(tool, params); err != nil {
+		return nil, nil, err
+	}
+	if err := m.checkPolicy(ctx, req, tool, params); err != nil {
+		return nil, nil, err
+	}
+	return params, ext, nil
+}
+
+// Validate refuses a call exactly as Call would before it reaches a
+// session, without naming one: a conversation's first call goes to a
+// default session created for it, and a call that is refused anyway must
+// not cost a session and a worker. A refusal counts as Call's do.
+func (m *Manager) Validate(ctx context.Context, tool string, params json.RawMessage) error {
+	params, ext, err := m.admissible(ctx, CallRequest{Tool: tool, Params: params})
+	if err == nil {
+		// The proxy's own tools build their program from the arguments,
+		// which can refuse them too.
+		_, err = m.upstreamCall(ctx, tool, ext, m.revealCredentials(params))
+	}
+	if err != nil && m.opts.Observer != nil {
+		m.opts.Observer.ObserveRefused(m.toolLabel(tool), proxy.ErrorCode(err))
+	}
+	return err
 }
 
 // forward sends one call to l's worker. A worker found dead before the
