@@ -89,6 +89,10 @@ Run 'proxy-server serve -h' for the flags.
 func printEnvironment(w io.Writer) {
 	fmt.Fprintln(w, "\nEnvironment (defaults shown; .env.example and the README say what each does):")
 	for _, v := range config.DefaultConfig(os.Getenv).Variables() {
+		if v.Unset != "" && (v.Value == "" || v.Value == "0") {
+			fmt.Fprintf(w, "\t%s=%s\t(%s)\n", v.Name, v.Value, v.Unset)
+			continue
+		}
 		fmt.Fprintf(w, "\t%s=%s\n", v.Name, v.Value)
 	}
 }

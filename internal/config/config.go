@@ -30,7 +30,8 @@ const (
 	BrowserModePerSession = "per-session"
 )
 
-// Config is proxy-server's configuration. Field tags name the PROXY_* variables.
+// Config is proxy-server's configuration. Field tags name the PROXY_*
+// variables (envconfig) and say what an empty or zero value means (unset).
 type Config struct {
 	Host               string        `envconfig:"PROXY_HOST"`
 	Port               int           `envconfig:"PROXY_PORT"`
@@ -40,31 +41,31 @@ type Config struct {
 	WarmPool           int           `envconfig:"PROXY_WARM_POOL"`
 	PingInterval       time.Duration `envconfig:"PROXY_PING_INTERVAL"`
 	BrowserMode        string        `envconfig:"PROXY_BROWSER_MODE"`
-	BrowserExecutable  string        `envconfig:"PROXY_BROWSER_EXECUTABLE"`
-	BrowserCDPEndpoint string        `envconfig:"PROXY_BROWSER_CDP_ENDPOINT"`
+	BrowserExecutable  string        `envconfig:"PROXY_BROWSER_EXECUTABLE" unset:"the Chromium found on this machine"`
+	BrowserCDPEndpoint string        `envconfig:"PROXY_BROWSER_CDP_ENDPOINT" unset:"launch a local browser"`
 	Headless           bool          `envconfig:"PROXY_HEADLESS"`
 	// BrowserOptimizeMemory trades some page speed for less memory per
 	// session (V8 --optimize-for-size in Chromium's renderers).
 	BrowserOptimizeMemory  bool          `envconfig:"PROXY_BROWSER_OPTIMIZE_MEMORY"`
-	PlaywrightMCPCommand   string        `envconfig:"PROXY_PLAYWRIGHT_MCP_COMMAND"`
+	PlaywrightMCPCommand   string        `envconfig:"PROXY_PLAYWRIGHT_MCP_COMMAND" unset:"the pinned @playwright/mcp in the project's node_modules"`
 	PlaywrightArgs         string        `envconfig:"PROXY_PLAYWRIGHT_ARGS"`
 	ResponseMode           string        `envconfig:"PROXY_RESPONSE_MODE"`
-	AuthToken              string        `envconfig:"PROXY_AUTH_TOKEN"`
-	AllowedOrigins         []string      `envconfig:"PROXY_ALLOWED_ORIGINS"`
-	AllowedDomains         []string      `envconfig:"PROXY_ALLOWED_DOMAINS"`
+	AuthToken              string        `envconfig:"PROXY_AUTH_TOKEN" unset:"no token required"`
+	AllowedOrigins         []string      `envconfig:"PROXY_ALLOWED_ORIGINS" unset:"loopback origins only"`
+	AllowedDomains         []string      `envconfig:"PROXY_ALLOWED_DOMAINS" unset:"every domain not blocked"`
 	BlockedDomains         []string      `envconfig:"PROXY_BLOCKED_DOMAINS"`
 	EnableScriptEvaluation bool          `envconfig:"PROXY_ENABLE_SCRIPT_EVALUATION"`
 	EnableFileUpload       bool          `envconfig:"PROXY_ENABLE_FILE_UPLOAD"`
 	EnableFileURLs         bool          `envconfig:"PROXY_ENABLE_FILE_URLS"` // DESIGN.md: "no file:// unless enabled"; it names no switch
 	MaxScreenshotBytes     int64         `envconfig:"PROXY_MAX_SCREENSHOT_BYTES"`
 	SecretsFile            string        `envconfig:"PROXY_SECRETS_FILE"`
-	Toolsets               []string      `envconfig:"PROXY_TOOLSETS"`
-	InlineResultMax        int           `envconfig:"PROXY_INLINE_RESULT_MAX"`
+	Toolsets               []string      `envconfig:"PROXY_TOOLSETS" unset:"the default tool groups"`
+	InlineResultMax        int           `envconfig:"PROXY_INLINE_RESULT_MAX" unset:"metadata only"`
 	MaxBodyBytes           int64         `envconfig:"PROXY_MAX_BODY_BYTES"`
 	CallTimeout            time.Duration `envconfig:"PROXY_CALL_TIMEOUT"`
 	// MaxConcurrentCalls bounds tool calls running in the browser at once;
 	// 0 means twice the number of CPUs.
-	MaxConcurrentCalls int    `envconfig:"PROXY_MAX_CONCURRENT_CALLS"`
+	MaxConcurrentCalls int    `envconfig:"PROXY_MAX_CONCURRENT_CALLS" unset:"twice the number of CPUs"`
 	LogLevel           string `envconfig:"PROXY_LOG_LEVEL"`
 	LogFormat          string `envconfig:"PROXY_LOG_FORMAT"`
 }
@@ -183,7 +184,12 @@ func (c Config) Validate() error {
 }
 
 // Variable is one PROXY_* variable with its value in a Config.
-type Variable struct{ Name, Value string }
+type Variable struct {
+	Name, Value string
+	// Unset is what an empty (or zero) value means, when it means more
+	// than nothing (the `unset` tag).
+	Unset string
+}
 
 // Variables lists every PROXY_* variable Config reads, with c's values, in
 // field order: usage text built from it shows the defaults and cannot miss
@@ -200,7 +206,7 @@ func (c Config) Variables() []Variable {
 		if list, ok := v.Field(i).Interface().([]string); ok {
 			val = strings.Join(list, ",")
 		}
-		out = append(out, Variable{Name: name, Value: val})
+		out = append(out, Variable{Name: name, Value: val, Unset: v.Type().Field(i).Tag.Get("unset")})
 	}
 	return out
 }

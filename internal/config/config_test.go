@@ -139,12 +139,16 @@ func TestFromEnvIgnoresBareNames(t *testing.T) {
 func TestVariables(t *testing.T) {
 	c := DefaultConfig(env(map[string]string{"HOME": "/home/u"}))
 	c.BlockedDomains = []string{"a.com", "b.com"}
-	got := map[string]string{}
+	got, unset := map[string]string{}, map[string]string{}
 	for _, v := range c.Variables() {
 		if _, dup := got[v.Name]; dup {
 			t.Errorf("%s listed twice", v.Name)
 		}
-		got[v.Name] = v.Value
+		got[v.Name], unset[v.Name] = v.Value, v.Unset
+	}
+	// What empty means is said where it is not nothing.
+	if unset["PROXY_TOOLSETS"] == "" || unset["PROXY_AUTH_TOKEN"] == "" || unset["PROXY_PORT"] != "" {
+		t.Errorf("unset meanings: %v", unset)
 	}
 	if n := reflect.TypeOf(c).NumField(); len(got) != n {
 		t.Errorf("%d variables listed, Config has %d fields", len(got), n)
