@@ -40,6 +40,10 @@ type Session struct {
 	ExpiresAt time.Time `json:"expires_at,omitzero"`
 	WorkerPID int       `json:"worker_pid,omitempty"`
 	RSSBytes  int64     `json:"rss_bytes,omitempty"`
+	// RestartsLeft is how many more crashes of its own worker a live
+	// session survives within the restart window (crashes of the shared
+	// browser do not count); at 0 the next one puts it in the error state.
+	RestartsLeft *int `json:"restarts_left,omitempty"`
 }
 
 // Request is a tool call as received, written before it is forwarded.

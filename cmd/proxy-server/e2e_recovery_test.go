@@ -205,9 +205,10 @@ func dumpRows(t *testing.T, db *sql.DB) map[string][]string {
 
 // health is GET /health's answer.
 type health struct {
-	Status   string
-	Checks   map[string]string
-	Counters map[string]int64
+	Status       string
+	Checks       map[string]string
+	Counters     map[string]int64
+	RestartsLeft map[string]int `json:"restarts_left"`
 }
 
 // healthOf reads GET /health (200 or 503: the body says which checks fail).
@@ -428,8 +429,19 @@ func TestKill9WorkerAndBrowser(t *testing.T) {
 	s := startServer(t, "", nil)
 	db := openRO(t, s.DBPath)
 
+	// restartsLeft is a session's restart budget as GET /sessions/{id} shows it.
+	restartsLeft := func(t *testing.T, id string) int {
+		t.Helper()
+		sess := s.getSession(t, id)
+		if sess.RestartsLeft == nil {
+			t.Fatalf("GET /sessions/%s shows no restarts_left: %+v", id, sess)
+		}
+		return *sess.RestartsLeft
+	}
+	var crashed string // the session whose own worker was killed
 	t.Run("worker", func(t *testing.T) {
 		id := s.createSession(t)
+		crashed = id
 		prepare(t, s, db, pages, id, "worker")
 		before := healthOf(t, s.URL).Counters
 		pid := s.getSession(t, id).WorkerPID
@@ -449,6 +461,10 @@ func TestKill9WorkerAndBrowser(t *testing.T) {
 		if h.Checks["workers"] != "ok" {
 			t.Errorf("/health workers = %q after the restart, want ok", h.Checks["workers"])
 		}
+		// Its own crash used one restart of its budget, and says so.
+		if n := restartsLeft(t, id); n != 2 || h.RestartsLeft[id] != 2 {
+			t.Errorf("after its worker's kill: restarts_left %d, /health restarts_left %v; want 2 for %s", n, h.RestartsLeft, id)
+		}
 	})
 
 	t.Run("chromium", func(t *testing.T) {
@@ -467,6 +483,19 @@ func TestKill9WorkerAndBrowser(t *testing.T) {
 		checkRestored(t, s, pages, b, "beta")
 		if nb := mainChromium(t); nb == browser {
 			t.Errorf("chromium %d still the browser", nb)
+		}
+		// A browser crash is no crash of the sessions' own: their budgets
+		// are as they were.
+		for id, want := range map[string]int{a: 3, b: 3, crashed: 2} {
+			if id == "" {
+				continue // the worker subtest did not run
+			}
+			if n := restartsLeft(t, id); n != want {
+				t.Errorf("session %s after the browser's kill: restarts_left %d, want %d", id, n, want)
+			}
+		}
+		if h := healthOf(t, s.URL); len(h.RestartsLeft) > 1 {
+			t.Errorf("/health restarts_left = %v after the browser's kill, want at most the worker-killed session", h.RestartsLeft)
 		}
 	})
 }

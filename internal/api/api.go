@@ -75,6 +75,7 @@ type Server struct {
 	router       chi.Router
 	version      string
 	counters     func() any
+	details      []healthDetail
 	groups       toolset.Selection
 	// bridgeVersions remembers the mcp-bridge versions already warned about.
 	bridgeVersions sync.Map
@@ -106,6 +107,17 @@ func WithHealthCheck(name string, f HealthFunc) Option {
 
 // WithCounters adds supervision counters (restarts, crashes, …) to /health.
 func WithCounters(f func() any) Option { return func(s *Server) { s.counters = f } }
+
+// WithHealthDetail adds what f returns to /health under name (a top-level
+// key beside status, checks and counters).
+func WithHealthDetail(name string, f func() any) Option {
+	return func(s *Server) { s.details = append(s.details, healthDetail{name, f}) }
+}
+
+type healthDetail struct {
+	name string
+	f    func() any
+}
 
 // WithToolsets sets the tool groups GET /tools lists (PROXY_TOOLSETS); by
 // default toolset.DefaultGroups.
@@ -222,6 +234,9 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 	body := map[string]any{"status": status, "checks": checks, "version": s.version}
 	if s.counters != nil {
 		body["counters"] = s.counters()
+	}
+	for _, d := range s.details {
+		body[d.name] = d.f()
 	}
 	s.writeJSON(w, code, body)
 }

@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -207,6 +208,7 @@ func Serve(ctx context.Context, cfg config.Config, opts Options) error {
 		api.WithHealthCheck("workers", mgr.CheckWorkers),
 		api.WithHealthCheck("circuit_breaker", host.CheckCircuitBreaker),
 		api.WithCounters(func() any { return mgr.Stats() }),
+		api.WithHealthDetail("restarts_left", func() any { return mgr.RestartsLeft() }),
 		api.WithAuthToken(cfg.AuthToken),
 		api.WithAllowedOrigins(cfg.AllowedOrigins),
 		api.WithAllowedHosts(cfg.Host),
@@ -245,11 +247,32 @@ func Serve(ctx context.Context, cfg config.Config, opts Options) error {
 
 // workerCommand is PROXY_PLAYWRIGHT_MCP_COMMAND split on spaces, or node on
 // the pinned package in node_modules.
+//
+// Workers run in a directory of their own, so a relative path in the
+// command would be looked up there and never found: each one that names a
+// file in the project directory (else in the working directory) is made
+// absolute, as the default command's path is.
 func workerCommand(cfg config.Config, root string) ([]string, error) {
+	dir, candidates := projectDir(root)
 	if cfg.PlaywrightMCPCommand != "" {
-		return strings.Fields(cfg.PlaywrightMCPCommand), nil
+		bases := []string{}
+		if dir != "" {
+			bases = append(bases, dir)
+		}
+		if wd, err := os.Getwd(); err == nil {
+			bases = append(bases, wd)
+		}
+		return absolutePaths(strings.Fields(cfg.PlaywrightMCPCommand), bases), nil
 	}
-	candidates := []string{}
+	if dir == "" {
+		return nil, fmt.Errorf("@playwright/mcp not found in node_modules of %v: run `npm ci` in the project directory or set PROXY_PLAYWRIGHT_MCP_COMMAND", candidates)
+	}
+	return upstream.DefaultCommand(dir), nil
+}
+
+// projectDir is the directory whose node_modules holds the pinned
+// @playwright/mcp, "" when none is found; candidates are where it looked.
+func projectDir(root string) (dir string, candidates []string) {
 	for _, r := range []string{root, ProjectRoot} {
 		if r != "" {
 			candidates = append(candidates, r)
@@ -268,12 +291,37 @@ func workerCommand(cfg config.Config, root string) ([]string, error) {
 		for dir := start; ; dir = filepath.Dir(dir) {
 			cmd := upstream.DefaultCommand(dir)
 			if _, err := os.Stat(cmd[len(cmd)-1]); err == nil {
-				return cmd, nil
+				return dir, candidates
 			}
 			if filepath.Dir(dir) == dir {
 				break
 			}
 		}
 	}
-	return nil, fmt.Errorf("@playwright/mcp not found in node_modules of %v: run `npm ci` in the project directory or set PROXY_PLAYWRIGHT_MCP_COMMAND", candidates)
+	return "", candidates
+}
+
+// absolutePaths returns command with each relative path that names an
+// existing file below one of bases (the first that has it) made absolute.
+// Flags, and anything that is no file there ("-e", a package name, inline
+// code), are left as they are; so is a program name without a slash, which
+// is looked up in PATH.
+func absolutePaths(command, bases []string) []string {
+	out := slices.Clone(command)
+	for i, f := range out {
+		if f == "" || strings.HasPrefix(f, "-") || filepath.IsAbs(f) {
+			continue
+		}
+		if i == 0 && !strings.ContainsRune(f, filepath.Separator) {
+			continue
+		}
+		for _, base := range bases {
+			p := filepath.Join(base, f)
+			if _, err := os.Stat(p); err == nil {
+				out[i] = p
+				break
+			}
+		}
+	}
+	return out
 }

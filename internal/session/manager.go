@@ -160,8 +160,10 @@ type live struct {
 	// restored: a new worker got the saved state and no call has said so
 	// yet (a background restart cannot tell anyone itself).
 	restored bool
-	diedAt   time.Time   // when it was noticed
-	restarts []time.Time // replacements after crashes, for the budget
+	diedAt   time.Time // when it was noticed
+	// excused: the worker was lost with the shared browser, through no
+	// fault of its own or its page's; its restart uses none of the budget.
+	excused bool
 
 	// Guarded by mu, readable without waiting for a call in flight.
 	mu           sync.Mutex
@@ -173,6 +175,7 @@ type live struct {
 	saving       bool // a background save is scheduled or running
 	pinging      bool
 	pingFailures int
+	restarts     []time.Time // replacements after crashes of its own, for the budget
 }
 
 // New returns a Manager and starts its warm pool. Close it with Shutdown.
@@ -481,6 +484,8 @@ func (m *Manager) withExpiry(s *proxy.Session) *proxy.Session {
 		if w != nil {
 			s.WorkerPID, s.RSSBytes = w.PID(), w.RSS()
 		}
+		left := l.restartsLeft(m.opts.Now())
+		s.RestartsLeft = &left
 	}
 	if m.opts.IdleTimeout > 0 && (s.State == proxy.SessionActive || s.State == proxy.SessionSuspended) {
 		s.ExpiresAt = s.LastActivity.Add(m.opts.IdleTimeout)
@@ -1066,7 +1071,7 @@ func (m *Manager) ensureWorker(ctx context.Context, l *live) (restored bool, err
 		return false, err
 	}
 	m.assign(l, w)
-	l.crashed = false
+	l.crashed, l.excused = false, false
 	l.clearPings()
 	if err := m.store.UpdateSessionState(ctx, l.id, proxy.SessionActive); err != nil {
 		m.log.WarnContext(ctx, "marking session active", "session_id", l.id, "err", err)

@@ -33,6 +33,8 @@ type fakeWorker struct {
 	ping func(ctx context.Context) error
 	// saveGate, when set, holds SaveState until it is closed.
 	saveGate chan struct{}
+	// lostBrowser makes its end one of the shared browser's (LostBrowser).
+	lostBrowser atomic.Bool
 
 	mu           sync.Mutex
 	url          string // set by browser_navigate's "url" argument
@@ -83,7 +85,8 @@ func (w *fakeWorker) Ping(ctx context.Context) error {
 		return nil
 	}
 }
-func (w *fakeWorker) RSS() int64 { return 1 << 20 }
+func (w *fakeWorker) RSS() int64        { return 1 << 20 }
+func (w *fakeWorker) LostBrowser() bool { return w.lostBrowser.Load() }
 
 // SaveState reports the URL this fake "visited" so tests can see it come back.
 func (w *fakeWorker) SaveState(context.Context) (json.RawMessage, error) {

@@ -129,6 +129,26 @@ func (m *Manager) Stats() Stats {
 	}
 }
 
+// RestartsLeft names the live sessions that have used some of their
+// restart budget, with what is left of it (never nil): at 0 the next crash
+// of a session's own worker puts it in the error state.
+func (m *Manager) RestartsLeft() map[string]int {
+	out := map[string]int{}
+	m.mu.Lock()
+	lives := make([]*live, 0, len(m.live))
+	for _, l := range m.live {
+		lives = append(lives, l)
+	}
+	m.mu.Unlock()
+	now := m.opts.Now()
+	for _, l := range lives {
+		if left := l.restartsLeft(now); left < restartLimit {
+			out[l.id] = left
+		}
+	}
+	return out
+}
+
 // closing reports whether Shutdown has begun.
 func (m *Manager) closing() bool {
 	select {
@@ -190,7 +210,8 @@ func (m *Manager) restartSoon(l *live) {
 		ctx, cancel := context.WithTimeout(context.Background(), limit)
 		defer cancel()
 		if _, err := m.ensureWorker(ctx, l); err != nil {
-			m.log.Warn("restarting session worker failed", "session_id", l.id, "attempt", len(l.restarts), "of", restartLimit, "err", err)
+			left := l.restartsLeft(m.opts.Now())
+			m.log.Warn("restarting session worker failed", "session_id", l.id, "attempt", restartLimit-left, "of", restartLimit, "restarts_left", left, "err", err)
 		}
 	}()
 }
@@ -199,6 +220,7 @@ func (m *Manager) restartSoon(l *live) {
 // lock.
 func (m *Manager) workerLost(l *live) {
 	if w := l.worker; w != nil {
+		l.excused = lostBrowser(w)
 		l.setWorker(nil)
 		closeWorker(w, m.log) // reaps it and removes its output dir
 	}
@@ -218,8 +240,39 @@ func (m *Manager) workerLost(l *live) {
 // state after restartLimit attempts instead of retrying forever, each call
 // waiting out a longer backoff; the browser host's circuit breaker covers
 // the case where no worker at all can start.
+//
+// A worker lost with the shared browser (LostBrowser) is excused: a browser
+// crash takes every session's worker down at once, through no fault of
+// theirs, and the host relaunches the browser itself; such a restart waits
+// for no backoff and uses none of the budget.
 func (m *Manager) allowRestart(ctx context.Context, l *live) error {
+	if l.excused {
+		return nil
+	}
 	now := m.opts.Now()
+	used := restartLimit - l.restartsLeft(now)
+	if used >= restartLimit {
+		m.fail(ctx, l, fmt.Sprintf("its worker died %d times within %s", used+1, restartWindow))
+		return failedErr(l.id)
+	}
+	if wait := l.diedAt.Add(m.opts.restartBackoff << used).Sub(now); wait > 0 {
+		if err := m.sleep(ctx, wait); err != nil {
+			return &proxy.Error{Code: proxy.EUNAVAILABLE, Message: "the session's browser worker is restarting after a crash", Retryable: true,
+				Suggestion: "Retry in a few seconds.", Details: map[string]any{"session_id": l.id}}
+		}
+	}
+	l.mu.Lock()
+	l.restarts = append(l.restarts, m.opts.Now())
+	l.mu.Unlock()
+	return nil
+}
+
+// restartsLeft is how many more times l's worker may die of its own
+// within the restart window before the session goes to the error state.
+// It forgets restarts older than the window.
+func (l *live) restartsLeft(now time.Time) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	recent := l.restarts[:0]
 	for _, t := range l.restarts {
 		if now.Sub(t) < restartWindow {
@@ -227,18 +280,16 @@ func (m *Manager) allowRestart(ctx context.Context, l *live) error {
 		}
 	}
 	l.restarts = recent
-	if len(recent) >= restartLimit {
-		m.fail(ctx, l, fmt.Sprintf("its worker died %d times within %s", len(recent)+1, restartWindow))
-		return failedErr(l.id)
-	}
-	if wait := l.diedAt.Add(m.opts.restartBackoff << len(recent)).Sub(now); wait > 0 {
-		if err := m.sleep(ctx, wait); err != nil {
-			return &proxy.Error{Code: proxy.EUNAVAILABLE, Message: "the session's browser worker is restarting after a crash", Retryable: true,
-				Suggestion: "Retry in a few seconds.", Details: map[string]any{"session_id": l.id}}
-		}
-	}
-	l.restarts = append(l.restarts, m.opts.Now())
-	return nil
+	return restartLimit - len(recent)
+}
+
+// browserLoss is implemented by workers that tell whether they were
+// stopped because the shared browser died (upstream.Worker).
+type browserLoss interface{ LostBrowser() bool }
+
+func lostBrowser(w Worker) bool {
+	b, ok := w.(browserLoss)
+	return ok && b.LostBrowser()
 }
 
 // sleep waits d or until ctx ends (Options.sleep in tests, which record the
@@ -264,11 +315,15 @@ func (m *Manager) restarted(l *live, w Worker) {
 	// The ping failures are cleared only once w is assigned.
 	reason := "its worker exited"
 	l.mu.Lock()
-	if l.pingFailures >= pingFailLimit {
+	switch {
+	case l.excused:
+		reason = "the shared browser exited"
+	case l.pingFailures >= pingFailLimit:
 		reason = fmt.Sprintf("its worker did not answer %d pings in a row", pingFailLimit)
 	}
 	l.mu.Unlock()
-	m.log.Info("session worker restarted", "session_id", l.id, "attempt", len(l.restarts), "of", restartLimit,
+	left := l.restartsLeft(m.opts.Now())
+	m.log.Info("session worker restarted", "session_id", l.id, "attempt", restartLimit-left, "of", restartLimit, "restarts_left", left,
 		"reason", reason, "worker_pid", w.PID(), "down_for", m.opts.Now().Sub(l.diedAt).Round(time.Millisecond))
 	// The stored state stayed active during the restart; the session is
 	// usable again from here.

@@ -519,6 +519,57 @@ func TestRestartBackoffAndBudgetWindow(t *testing.T) {
 	}
 }
 
+// TestBrowserCrashesUseNoRestartBudget: workers lost with the shared
+// browser are replaced at once, as often as it happens, and leave the
+// session's restart budget whole; a crash of the session's own worker then
+// uses one restart, which the session and the counters show.
+func TestBrowserCrashesUseNoRestartBudget(t *testing.T) {
+	ctx := context.Background()
+	clock := newFakeClock()
+	var sl sleeps
+	m, sp, _ := newManager(t, Options{Now: clock.Now, sleep: sl.sleep})
+	s, err := m.Create(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	left := func() int {
+		t.Helper()
+		got, err := m.Get(ctx, s.ID)
+		if err != nil || got.RestartsLeft == nil {
+			t.Fatalf("Get = %+v, %v; want restarts_left", got, err)
+		}
+		return *got.RestartsLeft
+	}
+	if n := left(); n != restartLimit {
+		t.Fatalf("restarts_left of a new session = %d, want %d", n, restartLimit)
+	}
+	for i := 1; i <= restartLimit+2; i++ {
+		w := workerOf(t, m, sp, s.ID)
+		w.lostBrowser.Store(true)
+		w.die()
+		waitFor(t, fmt.Sprintf("restart %d", i), func() bool { return m.Stats().WorkerRestarts == int64(i) })
+	}
+	if st := stateOf(t, m, s.ID); st != proxy.SessionActive {
+		t.Fatalf("after %d browser crashes the session is %s, want active", restartLimit+2, st)
+	}
+	if n, low := left(), m.RestartsLeft(); n != restartLimit || len(low) != 0 || len(sl.got()) != 0 {
+		t.Errorf("after browser crashes: restarts_left %d, sessions low on restarts %v, backoffs %v; want %d, none, none", n, low, sl.got(), restartLimit)
+	}
+
+	workerOf(t, m, sp, s.ID).die() // its own crash
+	waitFor(t, "the restart after its own crash", func() bool { return m.Stats().WorkerRestarts == restartLimit+3 })
+	if n, low := left(), m.RestartsLeft(); n != restartLimit-1 || low[s.ID] != restartLimit-1 {
+		t.Errorf("after its own crash: restarts_left %d, sessions low on restarts %v; want %d for %s", n, low, restartLimit-1, s.ID)
+	}
+	if diff := cmp.Diff([]time.Duration{time.Second}, sl.got()); diff != "" {
+		t.Errorf("restart delays (-want +got):\n%s", diff)
+	}
+	res, err := m.Call(ctx, CallRequest{SessionID: s.ID, Tool: "browser_snapshot"})
+	if err != nil || !res.Metadata.Restored {
+		t.Errorf("call after the restarts = %+v, %v; want success with restored", res, err)
+	}
+}
+
 // TestCallDuringFailingRestartGets503: a call that arrives while a restart
 // is under way waits for it; when the restart fails (its spawn fails, or it
 // is still spawning at its time limit) the call is not left hanging, even

@@ -520,6 +520,7 @@ func (h *Host) watch(w *Worker, b *Browser) bool {
 		case <-b.Done():
 		}
 		h.log.Warn("browser exited; stopping a worker connected to it", "worker_pid", w.PID(), "browser_pid", b.PID())
+		w.lostBrowser.Store(true)
 		ctx, cancel := context.WithTimeout(context.Background(), watchStopTimeout)
 		defer cancel()
 		_ = w.Close(ctx)

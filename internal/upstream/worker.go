@@ -129,8 +129,11 @@ type Worker struct {
 	// stdoutEOF: the worker's stdout ended, so it is exiting or gone and
 	// a request written now could never be answered.
 	stdoutEOF atomic.Bool
-	nextID    atomic.Int64
-	lifeStop  context.CancelFunc
+	// lostBrowser: stopped because the shared browser it was attached to
+	// died, not for anything of its own.
+	lostBrowser atomic.Bool
+	nextID      atomic.Int64
+	lifeStop    context.CancelFunc
 
 	closeOnce sync.Once
 	closeErr  error
@@ -569,6 +572,11 @@ func (w *Worker) ExitErr() error { return w.proc.exitStatus() }
 
 // Stderr returns the last 64 KB the worker wrote to stderr.
 func (w *Worker) Stderr() string { return w.stderr.String() }
+
+// LostBrowser reports whether the worker was stopped because the shared
+// browser it was attached to died: its end says nothing about the worker
+// or the page it served, so it is no crash of the session's own.
+func (w *Worker) LostBrowser() bool { return w.lostBrowser.Load() }
 
 // Close stops the worker: close its stdin (it exits on EOF), wait up to 2 s,
 // SIGTERM its process group, wait up to 2 s, SIGKILL the group, reap; then
