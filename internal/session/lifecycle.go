@@ -118,6 +118,7 @@ func (m *Manager) suspendLocked(ctx context.Context, l *live, reason string) {
 		budget, cancelBudget = shutdownBudget(ctx)
 	}
 	defer cancelBudget()
+	orig := ctx
 	ctx = context.WithoutCancel(ctx) // the record of the suspend is always written
 	if w := l.worker; w != nil {
 		sctx, cancel := context.WithTimeout(budget, saveStateTimeout)
@@ -127,9 +128,13 @@ func (m *Manager) suspendLocked(ctx context.Context, l *live, reason string) {
 			m.closeBrowser(budget, w)
 		}
 		// Off the session first, so the watcher does not take the exit
-		// for a crash.
+		// for a crash. At shutdown the stop ends with its budget.
 		l.setWorker(nil)
-		closeWorker(w, m.log)
+		stop := context.Background()
+		if reason == reasonShutdown {
+			stop = orig
+		}
+		stopWorker(stop, w, m.log)
 	}
 	l.retired = true
 	// The stored state changes before the handle leaves m.live, so whoever

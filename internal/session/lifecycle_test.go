@@ -351,6 +351,64 @@ func TestShutdownSavesClosesBrowserThenStops(t *testing.T) {
 // when the shutdown's budget (less the stop reserve) is spent, or when the
 // shutdown is cancelled; browser_close is then skipped, the worker stopped
 // and the session still left suspended.
+// TestShutdownStopsWorkersWithinBudget: however the budget is spent before
+// a worker is stopped (a call in flight that does not end, a save that
+// takes all it may), the stop gets what is left of the shutdown's budget,
+// not a budget of its own that would run past it.
+func TestShutdownStopsWorkersWithinBudget(t *testing.T) {
+	tests := []struct {
+		name    string
+		prepare func(w *closingWorker, started chan<- struct{})
+		call    bool // a call is in flight when the shutdown begins
+	}{
+		{"a call in flight", func(w *closingWorker, started chan<- struct{}) {
+			w.answer = func(string, json.RawMessage) (json.RawMessage, error) {
+				close(started)
+				<-w.done // a call only the worker's stop ends
+				return nil, upstream.ErrWorkerExited
+			}
+		}, true},
+		{"a save that takes its whole share", func(w *closingWorker, started chan<- struct{}) {
+			w.save = func(ctx context.Context) error {
+				close(started)
+				<-ctx.Done()
+				return ctx.Err()
+			}
+		}, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			started := make(chan struct{})
+			sp := &closingWorkers{t: t, prepare: func(w *closingWorker) { tc.prepare(w, started) }}
+			m, _ := newManagerWith(t, sp, Options{})
+			s, err := m.Create(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.call {
+				go func() { _, _ = m.Call(ctx, CallRequest{SessionID: s.ID, Tool: "browser_click"}) }()
+				<-started
+			}
+			sctx, cancel := context.WithTimeout(ctx, shutdownStopReserve+100*time.Millisecond)
+			defer cancel()
+			done := make(chan error, 1)
+			go func() { done <- m.Shutdown(sctx) }()
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+			_, deadlines, _ := sp.all()[0].seen()
+			shutdownDL, _ := sctx.Deadline()
+			if dl, ok := deadlines["stop"]; !ok || dl.After(shutdownDL) {
+				t.Errorf("the worker's stop had deadline %v (set: %v), after the shutdown's %v", dl, ok, shutdownDL)
+			}
+			if got := stateOf(t, m, s.ID); got != proxy.SessionSuspended {
+				t.Errorf("session is %s after shutdown, want suspended", got)
+			}
+		})
+	}
+}
+
 func TestShutdownSaveEndsWithBudget(t *testing.T) {
 	tests := []struct {
 		name string

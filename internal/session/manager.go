@@ -1130,9 +1130,13 @@ func (m *Manager) Shutdown(ctx context.Context) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			// Wait for the call in flight, but not past the budget; then
-			// save the state so the session resumes after a restart.
-			if l.lock(ctx) == nil {
+			// Wait for the call in flight, but not into the part of the
+			// budget kept for stopping the worker; then save the state so
+			// the session resumes after a restart.
+			lctx, cancel := shutdownBudget(ctx)
+			err := l.lock(lctx)
+			cancel()
+			if err == nil {
 				if !l.retired {
 					m.suspendLocked(ctx, l, reasonShutdown)
 				}
@@ -1140,7 +1144,7 @@ func (m *Manager) Shutdown(ctx context.Context) error {
 				return
 			}
 			if w := l.currentWorker(); w != nil {
-				closeWorker(w, m.log)
+				stopWorker(ctx, w, m.log)
 			}
 			if err := m.store.UpdateSessionState(context.WithoutCancel(ctx), l.id, proxy.SessionSuspended); err != nil {
 				m.log.Warn("suspending session at shutdown", "session_id", l.id, "err", err)
@@ -1151,7 +1155,7 @@ func (m *Manager) Shutdown(ctx context.Context) error {
 		select {
 		case w := <-m.pool:
 			wg.Add(1)
-			go func() { defer wg.Done(); closeWorker(w, m.log) }()
+			go func() { defer wg.Done(); stopWorker(ctx, w, m.log) }()
 			continue
 		default:
 		}
@@ -1164,8 +1168,13 @@ func (m *Manager) Shutdown(ctx context.Context) error {
 	return nil
 }
 
-func closeWorker(w Worker, log *slog.Logger) {
-	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Second)
+func closeWorker(w Worker, log *slog.Logger) { stopWorker(context.Background(), w, log) }
+
+// stopWorker stops w within ctx, and 8 s at most: a ctx about to end cuts
+// the polite steps of the stop short, down to SIGKILL (at shutdown, what
+// is left of its budget).
+func stopWorker(ctx context.Context, w Worker, log *slog.Logger) {
+	ctx, cancel := context.WithTimeout(ctx, 8*time.Second)
 	defer cancel()
 	if err := w.Close(ctx); err != nil {
 		log.Warn("stopping worker", "worker_pid", w.PID(), "err", err)
