@@ -124,3 +124,82 @@ func TestHelp(t *testing.T) {
 		})
 	}
 }
+
+// TestServeWorkerCommand: PROXY_PLAYWRIGHT_MCP_COMMAND set to its documented
+// default, a path relative to the project, works from any working
+// directory (workers run in their own), and with PROXY_WARM_POOL=0 too.
+func TestServeWorkerCommand(t *testing.T) {
+	for _, pool := range []string{"0", "1"} {
+		t.Run("PROXY_WARM_POOL="+pool, func(t *testing.T) {
+			s := runBinary(t, filepath.Join(t.TempDir(), "p.db"), map[string]string{
+				"PROXY_PLAYWRIGHT_MCP_COMMAND": "node node_modules/@playwright/mcp/cli.js",
+				"PROXY_WARM_POOL":              pool,
+			})
+			if wd, _ := os.Getwd(); fileExists(filepath.Join(wd, "node_modules")) {
+				t.Fatalf("the server runs in %s, which has node_modules: the test would not show where the path resolves", wd)
+			}
+			res := s.call(t, s.createSession(t), "browser_navigate", map[string]any{"url": site(t) + "/"})
+			if res.Status != "success" {
+				t.Fatalf("browser_navigate = %+v", res)
+			}
+			if h := healthOf(t, s.URL); h.Status != "ok" {
+				t.Errorf("/health = %+v, want ok", h)
+			}
+		})
+	}
+}
+
+// TestServeFailsOnBadWorkerCommand: a worker command that cannot start
+// makes the real binary exit non-zero before it serves, naming the command
+// and saying what went wrong, and leaves no process behind.
+func TestServeFailsOnBadWorkerCommand(t *testing.T) {
+	requireBrowser(t)
+	serverBin, _ := binaries(t)
+	tests := []struct {
+		name, command string
+		want          string // in the message besides the command
+	}{
+		{"no such program", "/nonexistent/bin/playwright-mcp --flag", "no such file or directory"},
+		{"no such module", "node node_modules/@playwright/mcp/no-such-cli.js", "Cannot find module"},
+		{"not an MCP server", "false", "upstream worker exited"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cmd := exec.Command(serverBin, "serve", "-port", "0", "-db", filepath.Join(t.TempDir(), "p.db"))
+			cmd.Env = append(os.Environ(), "PROXY_HOST=127.0.0.1", "PROXY_PLAYWRIGHT_MCP_COMMAND="+tc.command)
+			var out bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &out
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			var waitErr error
+			select {
+			case waitErr = <-done:
+			case <-time.After(45 * time.Second): // a bound on a hang
+				_ = cmd.Process.Kill()
+				<-done
+				t.Fatalf("serve with worker command %q was still running after 45s:\n%s", tc.command, &out)
+			}
+			var exit *exec.ExitError
+			if !errors.As(waitErr, &exit) || exit.ExitCode() == 0 {
+				t.Errorf("serve ended with %v, want a non-zero exit", waitErr)
+			}
+			msg := out.String()
+			for _, s := range []string{tc.command, tc.want} {
+				if !strings.Contains(msg, s) {
+					t.Errorf("serve's message lacks %q:\n%s", s, msg)
+				}
+			}
+			if strings.Contains(msg, "proxy-server listening") {
+				t.Errorf("serve announced it was listening before failing:\n%s", msg)
+			}
+		})
+	}
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}

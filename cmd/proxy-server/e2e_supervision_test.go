@@ -7,6 +7,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
@@ -21,12 +22,23 @@ import (
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/upstream"
 )
 
-// TestCircuitBreakerFailsFast: with a worker command that always fails,
-// session creates fail with a retryable 503 after their retries; once the
-// breaker opens they fail fast, and /health names it.
+// TestCircuitBreakerFailsFast: with a worker command that fails after the
+// first start (serve refuses one that never starts), session creates fail
+// with a retryable 503 after their retries; once the breaker opens they
+// fail fast, and /health names it.
 func TestCircuitBreakerFailsFast(t *testing.T) {
 	requireBrowser(t)
-	s := runBinary(t, filepath.Join(t.TempDir(), "p.db"), map[string]string{"PROXY_PLAYWRIGHT_MCP_COMMAND": "node -e process.exit(1)"})
+	dir := t.TempDir()
+	script := filepath.Join(dir, "worker.sh")
+	started := filepath.Join(dir, "started")
+	body := fmt.Sprintf("#!/bin/sh\nif [ -e %q ]; then echo 'broken after its first start' >&2; exit 1; fi\n: > %q\nexec node %q \"$@\"\n",
+		started, started, filepath.Join(projectRoot(t), "node_modules/@playwright/mcp/cli.js"))
+	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s := runBinary(t, filepath.Join(dir, "p.db"), map[string]string{"PROXY_PLAYWRIGHT_MCP_COMMAND": script})
+	// The worker serve started first serves the first session.
+	s.createSession(t)
 
 	create := func() (proxy.Error, int, time.Duration) {
 		t.Helper()

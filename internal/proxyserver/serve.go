@@ -151,6 +151,18 @@ func Serve(ctx context.Context, cfg config.Config, opts Options) error {
 		}
 	}()
 
+	// One worker before serving: a command that cannot start fails serve
+	// here, with what the worker said, instead of leaving a server whose
+	// every session fails. The manager gets it as its first worker.
+	spawn, err := startFirstWorker(ctx, host, command, log)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil // asked to stop while starting
+		}
+		return err
+	}
+	defer spawn.close() // after the manager's Shutdown, before the host's Close
+
 	// The metrics read the manager on each scrape; the manager reports
 	// calls to them as they end.
 	var mgr *session.Manager
@@ -161,13 +173,7 @@ func Serve(ctx context.Context, cfg config.Config, opts Options) error {
 		Breaker:        host.CheckCircuitBreaker,
 		DatabaseBytes:  db.SizeBytes,
 	})
-	mgr = session.New(db, session.SpawnFunc(func(ctx context.Context) (session.Worker, error) {
-		w, err := host.Spawn(ctx)
-		if err != nil {
-			return nil, err
-		}
-		return worker{w}, nil
-	}), session.Options{
+	mgr = session.New(db, spawn, session.Options{
 		MaxSessions:        cfg.MaxSessions,
 		IdleTimeout:        cfg.SessionIdleTimeout,
 		WarmPool:           cfg.WarmPool,
@@ -243,6 +249,22 @@ func Serve(ctx context.Context, cfg config.Config, opts Options) error {
 		log.Warn("http shutdown", "err", err)
 	}
 	return nil
+}
+
+// firstWorkerLimit bounds the start of the first worker: a command that
+// never answers MCP must not hold serve forever.
+const firstWorkerLimit = time.Minute
+
+// startFirstWorker starts one worker with command, and returns the spawner
+// that hands it out first.
+func startFirstWorker(ctx context.Context, host *upstream.Host, command []string, log *slog.Logger) (*spawner, error) {
+	sctx, cancel := context.WithTimeout(ctx, firstWorkerLimit)
+	defer cancel()
+	w, err := host.Spawn(sctx)
+	if err != nil {
+		return nil, fmt.Errorf("the @playwright/mcp worker command %q (PROXY_PLAYWRIGHT_MCP_COMMAND) did not start: %w", strings.Join(command, " "), err)
+	}
+	return &spawner{host: host, log: log, first: w}, nil
 }
 
 // workerCommand is PROXY_PLAYWRIGHT_MCP_COMMAND split on spaces, or node on
