@@ -379,11 +379,21 @@ await page.context().route(args.url_pattern, route => {
 });
 return { success: true, url_pattern: args.url_pattern };`},
 		{Name: "set_offline", Group: GroupNetwork,
-			Description: "Take this session offline (every request fails) or back online. Returns {success, offline}.",
+			Description: "Take this session offline (every request fails, the browser's HTTP cache included) or back online. Returns {success, offline}.",
 			InputSchema: schema(map[string]prop{"offline": {"type": "boolean", "description": "true: offline; false: online."}}, "offline"),
 			body: `const ctx = page.context();
 await ctx.setOffline(args.offline);
 ctx.__pwproxyOffline = args.offline;
+// Chromium serves cached pages while offline. Playwright turns the HTTP
+// cache off while any route is set, so a route that changes nothing is
+// kept while offline and removed when back online.
+if (args.offline && !ctx.__pwproxyOfflineRoute) {
+  ctx.__pwproxyOfflineRoute = route => route.fallback();
+  await ctx.route('**/*', ctx.__pwproxyOfflineRoute);
+} else if (!args.offline && ctx.__pwproxyOfflineRoute) {
+  await ctx.unroute('**/*', ctx.__pwproxyOfflineRoute);
+  ctx.__pwproxyOfflineRoute = undefined;
+}
 const net = ctx.__pwproxyNet;
 if (net) {
   // set_throttling's own emulation would otherwise override this.
