@@ -17,3 +17,15 @@ func TestMCPErrorCodesOverStdio(t *testing.T) {
 	b.initialize(t, "rpc-codes")
 	e2etest.CheckRPCCodes(t, b.c.GetTransport())
 }
+
+// Integers above 2^53 in tool arguments keep their digits through the
+// bridge.
+func TestBigIntegersOverStdio(t *testing.T) {
+	requireBrowser(t)
+	port := e2etest.FreePort(t)
+	db := filepath.Join(t.TempDir(), "proxy.db")
+	startServer(t, port, db)
+	b := startBridge(t, "MCP_PROXY_URL=http://127.0.0.1:"+port, "MCP_PROXY_AUTOSTART=0")
+	b.initialize(t, "big-integers")
+	e2etest.CheckBigIntegers(t, b.c, db)
+}

@@ -13,3 +13,10 @@ func TestMCPErrorCodesOverHTTP(t *testing.T) {
 	m := dialMCP(t, s.URL+"/mcp")
 	e2etest.CheckRPCCodes(t, m.c.GetTransport())
 }
+
+// Integers above 2^53 in tool arguments keep their digits over /mcp.
+func TestBigIntegersOverHTTP(t *testing.T) {
+	s := startServer(t, "", nil)
+	m := dialMCP(t, s.URL+"/mcp")
+	e2etest.CheckBigIntegers(t, m.c, s.DBPath)
+}

@@ -145,25 +145,9 @@ func (s *Server) handler(t Tool) server.ToolHandlerFunc {
 }
 
 func (s *Server) callUpstream(ctx context.Context, tool string, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	// Arguments of the wrong shape are refused here: read as absent, they
-	// would send the call to the default session (creating it).
-	if _, ok := req.Params.Arguments.(map[string]any); !ok && req.Params.Arguments != nil {
-		return errorResult(proxy.Errorf(proxy.EINVALID, "arguments must be a JSON object")), nil
-	}
-	args := req.GetArguments()
-	explicit, ok := args["session_id"].(string)
-	if !ok && args["session_id"] != nil {
-		return errorResult(proxy.Errorf(proxy.EINVALID, "session_id must be a string")), nil
-	}
-	params := make(map[string]any, len(args))
-	for k, v := range args {
-		if k != "session_id" {
-			params[k] = v
-		}
-	}
-	raw, err := json.Marshal(params)
+	explicit, raw, err := upstreamArguments(req)
 	if err != nil {
-		return errorResult(proxy.Errorf(proxy.EINVALID, "arguments do not encode as JSON: %v", err)), nil
+		return errorResult(err), nil
 	}
 	id := explicit
 	if id == "" {
@@ -198,6 +182,40 @@ func (s *Server) callUpstream(ctx context.Context, tool string, req mcp.CallTool
 	out := jsonResult(res)
 	out.IsError = res.Status == proxy.StatusError
 	return out, nil
+}
+
+// upstreamArguments splits a call's arguments into the session_id they
+// name, if any, and the params for the tool. It reads the arguments as they
+// came over the wire: decoded into map[string]any, an integer above 2^53
+// would reach the browser and the record with other digits. Arguments of
+// the wrong shape are refused: read as absent, they would send the call to
+// the default session (creating it).
+func upstreamArguments(req mcp.CallToolRequest) (sessionID string, params json.RawMessage, err error) {
+	raw := req.Params.RawArguments
+	if len(raw) == 0 && req.Params.Arguments != nil { // built in-process, not decoded
+		if raw, err = json.Marshal(req.Params.Arguments); err != nil {
+			return "", nil, proxy.Errorf(proxy.EINVALID, "arguments do not encode as JSON: %v", err)
+		}
+	}
+	args := map[string]json.RawMessage{}
+	if len(raw) > 0 {
+		if err := json.Unmarshal(raw, &args); err != nil {
+			return "", nil, proxy.Errorf(proxy.EINVALID, "arguments must be a JSON object")
+		}
+		if args == nil { // null
+			args = map[string]json.RawMessage{}
+		}
+	}
+	if v, ok := args["session_id"]; ok {
+		if err := json.Unmarshal(v, &sessionID); err != nil {
+			return "", nil, proxy.Errorf(proxy.EINVALID, "session_id must be a string")
+		}
+		delete(args, "session_id")
+	}
+	if params, err = json.Marshal(args); err != nil {
+		return "", nil, proxy.Errorf(proxy.EINVALID, "arguments do not encode as JSON: %v", err)
+	}
+	return sessionID, params, nil
 }
 
 func staleDefault(err error) bool {

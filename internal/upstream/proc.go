@@ -119,6 +119,15 @@ func (p *process) exited() bool {
 	}
 }
 
+// dying reports whether the process exited or is about to (procDying):
+// a request written to it now would never be read.
+func (p *process) dying() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	// Once reaped, the pid may belong to another process.
+	return p.reaped || procDying(p.pid)
+}
+
 // stop takes the process group down: optional polite step (e.g. closing
 // stdin) already done by the caller, then wait, SIGTERM, wait, SIGKILL, reap.
 // ctx ending skips the polite waits but never the kill and reap.

@@ -3,7 +3,11 @@
 package upstream
 
 import (
+	"bytes"
 	"errors"
+	"io/fs"
+	"os"
+	"strconv"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -33,4 +37,35 @@ func waitExited(pid int) error {
 			return err
 		}
 	}
+}
+
+// procDying reports whether process pid, not yet reaped by us, will never
+// read another request: it is a zombie, or SIGKILL is pending, which
+// nothing can block or catch. After a kill -9 the process takes a moment
+// (its memory is torn down first) before its pipes close; a request
+// written then would be taken for one the worker received.
+func procDying(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return errors.Is(err, fs.ErrNotExist)
+	}
+	const sigkill = uint64(1) << (unix.SIGKILL - 1)
+	for line := range bytes.Lines(b) {
+		key, val, ok := bytes.Cut(line, []byte(":"))
+		if !ok {
+			continue
+		}
+		val = bytes.TrimSpace(val)
+		switch string(key) {
+		case "State":
+			if len(val) > 0 && (val[0] == 'Z' || val[0] == 'X') {
+				return true
+			}
+		case "SigPnd", "ShdPnd":
+			if mask, err := strconv.ParseUint(string(val), 16, 64); err == nil && mask&sigkill != 0 {
+				return true
+			}
+		}
+	}
+	return false
 }

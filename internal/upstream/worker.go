@@ -418,7 +418,7 @@ func (w *Worker) request(ctx context.Context, method string, params any) (json.R
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("upstream %s: %w", method, err)
 	}
-	if w.stdoutEOF.Load() || w.proc.exited() {
+	if w.stdoutEOF.Load() || w.proc.dying() {
 		return nil, &workerExitedError{cause: ErrNotDelivered, code: proxy.Errorf(proxy.EUNAVAILABLE, "upstream worker exited")}
 	}
 	id := w.newID()
