@@ -31,6 +31,10 @@ type Worker interface {
 	OutputDir() string
 	Done() <-chan struct{}
 	Close(ctx context.Context) error
+	// Kill stops the worker at once, without Close's polite steps: for a
+	// worker that answers nothing. Like Close it reaps the process and
+	// removes OutputDir.
+	Kill(ctx context.Context) error
 	// SaveState captures what the session needs to come back in another
 	// worker (URL, cookies, localStorage) as opaque JSON.
 	SaveState(ctx context.Context) (json.RawMessage, error)

@@ -26,6 +26,7 @@ type fakeWorker struct {
 	done   chan struct{}
 	once   sync.Once
 	closed atomic.Bool
+	killed atomic.Bool // stopped with Kill, not Close
 	calls  atomic.Int32
 	// answer returns the raw result of a call; nil answers a snapshot.
 	answer func(name string, args json.RawMessage) (json.RawMessage, error)
@@ -114,6 +115,12 @@ func (w *fakeWorker) OutputDir() string     { return w.dir }
 func (w *fakeWorker) Done() <-chan struct{} { return w.done }
 func (w *fakeWorker) die()                  { w.once.Do(func() { close(w.done) }) }
 func (w *fakeWorker) Close(context.Context) error {
+	w.closed.Store(true)
+	w.die()
+	return nil
+}
+func (w *fakeWorker) Kill(context.Context) error {
+	w.killed.Store(true)
 	w.closed.Store(true)
 	w.die()
 	return nil

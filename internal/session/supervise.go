@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"sync/atomic"
 	"time"
 
@@ -406,9 +407,20 @@ func (m *Manager) ping(l *live, w Worker, timeout time.Duration) {
 	}
 	m.log.Error("worker does not answer pings; killing it", "session_id", l.id, "worker_pid", w.PID())
 	m.stats.hung.Add(1)
-	// Close reaps the whole group; the watcher in assign then sees the exit
+	// Kill reaps the whole group; the watcher in assign then sees the exit
 	// while w is still the session's worker and restarts it.
-	closeWorker(w, m.log)
+	killWorker(w, m.log)
+}
+
+// killWorker stops a worker that answers nothing at once: the polite steps
+// of a stop (stdin closed, SIGTERM, each waited for) would only delay its
+// replacement.
+func killWorker(w Worker, log *slog.Logger) {
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Second)
+	defer cancel()
+	if err := w.Kill(ctx); err != nil {
+		log.Warn("killing worker", "worker_pid", w.PID(), "err", err)
+	}
 }
 
 // markDirty notes that a call may have changed browser state worth saving

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 const (
@@ -55,7 +57,8 @@ type process struct {
 
 	mu      sync.Mutex // guards reaped: signals must not reach a recycled pgid
 	reaped  bool
-	exitErr error // written before done is closed
+	sent    []syscall.Signal // signals sent to the group, in order
+	exitErr error            // written before done is closed
 }
 
 // startProcess starts cmd (which must have SysProcAttr from sysProcAttr and
@@ -106,7 +109,20 @@ func (p *process) signalGroup(sig syscall.Signal) {
 	defer p.mu.Unlock()
 	if !p.reaped {
 		_ = syscall.Kill(-p.pid, sig)
+		p.sent = append(p.sent, sig)
 	}
+}
+
+// signals names the signals sent to the group so far, in order: how a
+// stop ended (none: the process exited by itself).
+func (p *process) signals() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make([]string, len(p.sent))
+	for i, s := range p.sent {
+		out[i] = unix.SignalName(s)
+	}
+	return out
 }
 
 // exited reports whether the process has been reaped.
@@ -139,6 +155,11 @@ func (p *process) stop(ctx context.Context, politeWait bool) error {
 	if p.waitFor(ctx, stopStepTimeout) {
 		return nil
 	}
+	return p.kill()
+}
+
+// kill SIGKILLs the process group at once and waits for the reap.
+func (p *process) kill() error {
 	p.signalGroup(syscall.SIGKILL)
 	select {
 	case <-p.done:

@@ -582,13 +582,28 @@ func (w *Worker) LostBrowser() bool { return w.lostBrowser.Load() }
 // SIGTERM its process group, wait up to 2 s, SIGKILL the group, reap; then
 // remove OutputDir. ctx ending skips the waits, never the kill. Safe to call
 // more than once, concurrently, and after the worker crashed.
-func (w *Worker) Close(ctx context.Context) error {
+func (w *Worker) Close(ctx context.Context) error { return w.stop(ctx, false) }
+
+// Kill stops the worker at once: SIGKILL its process group, reap, remove
+// OutputDir. It is for a worker that answers nothing (one that failed its
+// pings), on which Close's polite steps would only wait out their time.
+// Kill and Close share one stop: whichever comes first decides how the
+// worker ends, and the other waits for it.
+func (w *Worker) Kill(ctx context.Context) error { return w.stop(ctx, true) }
+
+func (w *Worker) stop(ctx context.Context, kill bool) error {
 	w.closeOnce.Do(func() {
 		start := time.Now()
 		w.closed.Store(true)
-		// Closes stdin and unblocks in-flight calls with ErrTransportClosed.
-		_ = w.client.Close()
-		stopErr := w.proc.stop(ctx, true)
+		var stopErr error
+		if kill {
+			stopErr = w.proc.kill()
+			_ = w.client.Close()
+		} else {
+			// Closes stdin and unblocks in-flight calls with ErrTransportClosed.
+			_ = w.client.Close()
+			stopErr = w.proc.stop(ctx, true)
+		}
 		// A grandchild that inherited stdout could keep the transport's
 		// reader waiting for EOF forever; our end is no longer needed.
 		closeFiles(w.stdoutR)
@@ -604,7 +619,8 @@ func (w *Worker) Close(ctx context.Context) error {
 			rmErr = fmt.Errorf("remove worker output dir: %w", err)
 		}
 		w.closeErr = errors.Join(stopErr, rmErr)
-		w.logger.Info("upstream worker stopped", "exit", w.proc.exitStatus(), "took", time.Since(start).Round(time.Millisecond))
+		w.logger.Info("upstream worker stopped", "killed", kill, "signals", w.proc.signals(), "exit", w.proc.exitStatus(),
+			"took", time.Since(start).Round(time.Millisecond))
 	})
 	return w.closeErr
 }

@@ -74,6 +74,9 @@ func (w *Worker) PID() int                   { return w.PIDValue }
 func (w *Worker) OutputDir() string          { return w.Dir }
 func (w *Worker) Done() <-chan struct{}      { return w.done }
 
+// Kill ends the worker as Close does.
+func (w *Worker) Kill(ctx context.Context) error { return w.Close(ctx) }
+
 // Close ends the worker; Done is closed after it.
 func (w *Worker) Close(context.Context) error {
 	w.once.Do(func() { close(w.done) })
