@@ -22,8 +22,107 @@ func firstHangs(sp *fakeSpawner, how func(ctx context.Context) error) {
 	}
 }
 
-// failAtOnce is a ping that fails.
+// failAtOnce and hang are the two ways a worker fails a ping.
 func failAtOnce(context.Context) error { return errNoAnswer }
+
+func hang(ctx context.Context) error {
+	<-ctx.Done() // a stopped process never answers
+	return ctx.Err()
+}
+
+// TestHungSpareIsKilledAndReplaced: a spare in the warm pool is pinged
+// like a session's idle worker; once it has failed its pings it is killed
+// (not stopped politely) and another spare takes its place, which the next
+// create gets.
+func TestHungSpareIsKilledAndReplaced(t *testing.T) {
+	ctx := context.Background()
+	m, sp, _ := newManager(t, Options{WarmPool: 1, PingInterval: 5 * time.Millisecond})
+	firstHangs(sp, failAtOnce)
+	waitFor(t, "the first spare", func() bool { return len(sp.all()) == 1 })
+	hung := sp.all()[0]
+	waitFor(t, "the hung spare killed", hung.killed.Load)
+	waitFor(t, "a second spare in the pool", func() bool { return len(sp.all()) == 2 && len(m.pool) == 1 })
+	s, err := m.Create(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := workerOf(t, m, sp, s.ID).pid, sp.all()[1].pid; got != want {
+		t.Errorf("create got worker %d, want the new spare %d", got, want)
+	}
+	if got := m.Stats().WorkersHung; got != 1 {
+		t.Errorf("workers hung = %d, want 1", got)
+	}
+}
+
+// TestHandOutCheckSkipsHungSpare: a spare that does not answer a ping
+// when it is handed out (between two rounds of the ping loop, or with the
+// loop off) is killed, and the create gets a worker that answers.
+func TestHandOutCheckSkipsHungSpare(t *testing.T) {
+	tests := []struct {
+		name string
+		ping func(ctx context.Context) error
+	}{
+		{"ping fails", failAtOnce},
+		{"ping hangs past the hand-out timeout", hang},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			m, sp, _ := newManager(t, Options{WarmPool: 1, handOutPing: 10 * time.Millisecond})
+			firstHangs(sp, tc.ping)
+			waitFor(t, "the spare in the pool", func() bool { return len(m.pool) == 1 })
+			hung := sp.all()[0]
+			s, err := m.Create(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := workerOf(t, m, sp, s.ID); got == hung {
+				t.Fatalf("create got the spare %d that did not answer its ping", hung.pid)
+			}
+			if !hung.killed.Load() {
+				t.Errorf("the spare that did not answer was not killed (closed: %v)", hung.closed.Load())
+			}
+			if got := m.Stats().WorkersHung; got != 1 {
+				t.Errorf("workers hung = %d, want 1", got)
+			}
+		})
+	}
+}
+
+// TestHandOutCheckGivenUpSparesWorker: a create whose caller gives up
+// during the hand-out ping says nothing about the spare: it is not killed
+// nor counted as hung.
+func TestHandOutCheckGivenUpSparesWorker(t *testing.T) {
+	m, sp, _ := newManager(t, Options{WarmPool: 1})
+	ctx, cancel := context.WithCancel(context.Background())
+	pinged := make(chan struct{})
+	var once atomic.Bool
+	sp.prepare = func(w *fakeWorker) {
+		w.ping = func(pctx context.Context) error {
+			if once.CompareAndSwap(false, true) {
+				close(pinged)
+				<-pctx.Done()
+				return pctx.Err()
+			}
+			return nil
+		}
+	}
+	waitFor(t, "the spare in the pool", func() bool { return len(m.pool) == 1 })
+	spare := sp.all()[0]
+	go func() {
+		<-pinged
+		cancel()
+	}()
+	if _, err := m.Create(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("create whose caller gave up = %v, want context.Canceled", err)
+	}
+	if spare.killed.Load() {
+		t.Error("the spare was killed because its caller gave up")
+	}
+	if got := m.Stats().WorkersHung; got != 0 {
+		t.Errorf("workers hung = %d, want 0", got)
+	}
+}
 
 // TestHungSessionWorkerIsKilled: a session worker that failed its pings is
 // killed at once (Kill), not stopped politely: Close would wait for a

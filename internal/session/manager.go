@@ -116,6 +116,9 @@ type Options struct {
 	restartTimeLimit time.Duration
 	// saveDelay is the quiet time before a background state save.
 	saveDelay time.Duration
+	// handOutPing bounds the ping a pooled worker must answer before a
+	// session gets it (default handOutPingTimeout).
+	handOutPing time.Duration
 }
 
 // Manager maps session ids to live workers and records every call.
@@ -137,6 +140,10 @@ type Manager struct {
 
 	pool     chan Worker
 	poolKick chan struct{}
+	// spares are the workers in pool, with their pings (guarded by mu). A
+	// worker is in spares before it enters the pool and leaves it when
+	// taken out: whoever removes it owns it.
+	spares   map[Worker]*spare
 	upstream chan struct{} // admission to upstream calls; nil: unbounded
 	stop     context.CancelFunc
 	done     <-chan struct{} // closed by Shutdown: background work ends
@@ -221,6 +228,7 @@ func New(store Store, spawner Spawner, opts Options) *Manager {
 		live:        make(map[string]*live),
 		transitions: make(map[string]*transitionLock),
 		pool:        make(chan Worker, max(opts.WarmPool, 1)),
+		spares:      make(map[Worker]*spare),
 		poolKick:    make(chan struct{}, 1),
 		upstream:    sem,
 		stop:        cancel,
@@ -248,6 +256,7 @@ func (m *Manager) fillPool(ctx context.Context) {
 	defer m.bg.Done()
 	backoff := time.Second
 	for {
+		m.dropDeadSpares()
 		if len(m.pool) < m.opts.WarmPool {
 			w, err := m.spawner.Spawn(ctx)
 			if err != nil {
@@ -265,10 +274,12 @@ func (m *Manager) fillPool(ctx context.Context) {
 			}
 			backoff = time.Second
 			m.noteTools(w)
+			m.addSpare(w)
 			select {
 			case m.pool <- w:
 				continue
 			default:
+				m.takeSpare(w)
 				closeWorker(w, m.log)
 			}
 		}
@@ -280,18 +291,29 @@ func (m *Manager) fillPool(ctx context.Context) {
 	}
 }
 
-// worker returns a ready worker: a warm one if any, else a fresh spawn.
+// worker returns a ready worker: a warm one that answers a ping if any,
+// else a fresh spawn.
 func (m *Manager) worker(ctx context.Context) (Worker, error) {
 	for {
 		select {
 		case w := <-m.pool:
 			m.kickPool()
+			if !m.takeSpare(w) {
+				continue // its pings failed: the ping loop is killing it
+			}
 			select {
 			case <-w.Done():
 				continue // died while waiting in the pool
 			default:
+			}
+			if m.answers(ctx, w) {
 				return w, nil
 			}
+			if err := ctx.Err(); err != nil {
+				m.putSpare(w) // the caller gave up; the worker may be fine
+				return nil, fmt.Errorf("waiting for a warm browser worker: %w", err)
+			}
+			continue
 		default:
 		}
 		m.kickPool()
@@ -405,10 +427,12 @@ func (m *Manager) putSpare(w Worker) {
 	down := m.shutdown
 	m.mu.Unlock()
 	if !down {
+		m.addSpare(w)
 		select {
 		case m.pool <- w:
 			return
 		default:
+			m.takeSpare(w)
 		}
 	}
 	closeWorker(w, m.log)

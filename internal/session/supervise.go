@@ -355,9 +355,10 @@ func failedErr(id string) error {
 		Details:    map[string]any{"session_id": id}}
 }
 
-// pingLoop pings every idle session's worker each interval. Three
-// consecutive failures mean the worker hangs (a busy worker is not
-// pinged: busy is not dead); it is killed, and the crash path replaces it.
+// pingLoop pings every idle session's worker, and every spare in the warm
+// pool, each interval. Three consecutive failures mean the worker hangs (a
+// busy worker is not pinged: busy is not dead); it is killed, and the
+// crash path replaces it (the pool filler, a spare).
 func (m *Manager) pingLoop(interval time.Duration) {
 	defer m.tasks.Done()
 	timeout := min(max(interval, minPingTimeout), maxPingTimeout)
@@ -385,6 +386,13 @@ func (m *Manager) pingLoop(interval time.Duration) {
 				defer m.tasks.Done()
 				defer l.endPing()
 				m.ping(l, w, timeout)
+			}()
+		}
+		for _, w := range m.sparesToPing() {
+			m.tasks.Add(1)
+			go func() {
+				defer m.tasks.Done()
+				m.pingSpare(w, timeout)
 			}()
 		}
 	}
@@ -421,6 +429,154 @@ func killWorker(w Worker, log *slog.Logger) {
 	if err := w.Kill(ctx); err != nil {
 		log.Warn("killing worker", "worker_pid", w.PID(), "err", err)
 	}
+}
+
+// spare is the ping record of a worker in the warm pool.
+type spare struct {
+	pinging  bool
+	failures int
+}
+
+// addSpare records w as a spare; call it before w enters the pool.
+func (m *Manager) addSpare(w Worker) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.spares[w] = &spare{}
+}
+
+// takeSpare claims w, a spare: false means another owner (the ping loop
+// killing it) claimed it first.
+func (m *Manager) takeSpare(w Worker) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	_, ok := m.spares[w]
+	delete(m.spares, w)
+	return ok
+}
+
+// sparesToPing marks the spares whose last ping is over as pinging.
+func (m *Manager) sparesToPing() []Worker {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var ws []Worker
+	for w, s := range m.spares {
+		if !s.pinging {
+			s.pinging = true
+			ws = append(ws, w)
+		}
+	}
+	return ws
+}
+
+// pingSpare pings a spare in the pool. One that exited, or failed
+// pingFailLimit pings in a row, is taken out of the spares, killed and
+// replaced: a create must never get it. A spare handed out meanwhile is
+// its session's now, and the result is dropped.
+func (m *Manager) pingSpare(w Worker, timeout time.Duration) {
+	var err error
+	select {
+	case <-w.Done():
+		err = upstream.ErrWorkerExited
+	default:
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		err = w.Ping(ctx)
+		cancel()
+	}
+	exited := false
+	select {
+	case <-w.Done():
+		exited = true
+	default:
+	}
+	m.mu.Lock()
+	s, ok := m.spares[w]
+	if !ok {
+		m.mu.Unlock()
+		return
+	}
+	s.pinging = false
+	if err == nil {
+		s.failures = 0
+		m.mu.Unlock()
+		return
+	}
+	s.failures++
+	failures := s.failures
+	drop := exited || failures >= pingFailLimit
+	if drop {
+		delete(m.spares, w)
+	}
+	m.mu.Unlock()
+	switch {
+	case exited:
+		m.log.Warn("spare worker exited; replacing it", "worker_pid", w.PID())
+		closeWorker(w, m.log) // reaps it and removes its output dir
+	case drop:
+		m.log.Error("spare worker does not answer pings; killing it", "worker_pid", w.PID(), "failures", failures, "err", err)
+		m.stats.hung.Add(1)
+		killWorker(w, m.log)
+	default:
+		m.log.Warn("spare worker ping failed", "worker_pid", w.PID(), "failures", failures, "err", err)
+		return
+	}
+	m.kickPool() // the filler drops it from the pool and starts another
+}
+
+// dropDeadSpares takes the spares that have exited (killed by the ping
+// loop, or crashed) out of the pool, so that the filler replaces them
+// instead of counting them as ready. Live ones go back.
+func (m *Manager) dropDeadSpares() {
+	for range len(m.pool) {
+		var w Worker
+		select {
+		case w = <-m.pool:
+		default:
+			return
+		}
+		select {
+		case <-w.Done():
+			if m.takeSpare(w) {
+				closeWorker(w, m.log) // reaps it and removes its output dir
+			}
+			continue
+		default:
+		}
+		select {
+		case m.pool <- w:
+		default: // refilled meanwhile by putSpare: one spare too many
+			if m.takeSpare(w) {
+				closeWorker(w, m.log)
+			}
+		}
+	}
+}
+
+// handOutPingTimeout bounds the ping a warm worker must answer before a
+// session gets it: an idle worker answers at once, and a create should
+// rather spawn a new one than hand out one that hangs.
+const handOutPingTimeout = time.Second
+
+// answers reports whether w, a spare about to be handed out, answers a
+// ping within handOutPingTimeout; one that does not is killed. A failure
+// because ctx ended says nothing about w, which is left alone.
+func (m *Manager) answers(ctx context.Context, w Worker) bool {
+	timeout := m.opts.handOutPing
+	if timeout <= 0 {
+		timeout = handOutPingTimeout
+	}
+	pctx, cancel := context.WithTimeout(ctx, timeout)
+	err := w.Ping(pctx)
+	cancel()
+	if err == nil {
+		return true
+	}
+	if ctx.Err() != nil {
+		return false
+	}
+	m.log.Warn("warm worker did not answer its ping when handed out; killing it", "worker_pid", w.PID(), "err", err)
+	m.stats.hung.Add(1)
+	killWorker(w, m.log)
+	return false
 }
 
 // markDirty notes that a call may have changed browser state worth saving
