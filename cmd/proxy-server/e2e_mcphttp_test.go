@@ -125,36 +125,47 @@ func rawTools(ctx context.Context, t *testing.T, tr transport.Interface) []json.
 	}
 }
 
-// TestStreamableHTTPWithOfficialSDK connects the official MCP TypeScript SDK
-// to /mcp twice: two MCP sessions, two isolated default browser sessions,
-// the same tool definitions as a real mcp-bridge lists, and a terminated MCP
-// session closes its browser session.
-func TestStreamableHTTPWithOfficialSDK(t *testing.T) {
+// requireSDK skips a test of the official MCP TypeScript SDK when it or
+// node is absent.
+func requireSDK(t *testing.T) {
+	t.Helper()
 	requireBrowser(t)
-	root := projectRoot(t)
-	if _, err := os.Stat(filepath.Join(root, "node_modules/@modelcontextprotocol/sdk/package.json")); err != nil {
+	if _, err := os.Stat(filepath.Join(projectRoot(t), "node_modules/@modelcontextprotocol/sdk/package.json")); err != nil {
 		t.Skip("node_modules/@modelcontextprotocol/sdk is missing: run `npm ci` (make test does)")
 	}
-	node, err := exec.LookPath("node")
-	if err != nil {
+	if _, err := exec.LookPath("node"); err != nil {
 		t.Skip("node is not on PATH")
 	}
-	s := startServer(t, "", nil)
-	pages := site(t)
+}
 
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+// runSDK runs a script of testdata that drives /mcp with the SDK, within
+// limit, and decodes the one JSON object it prints into out.
+func runSDK(t *testing.T, out any, limit time.Duration, script string, args ...string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	var stdout, stderr bytes.Buffer
-	cmd := exec.CommandContext(ctx, node, "testdata/mcp_http_client.mjs", s.URL+"/mcp", pages)
+	cmd := exec.CommandContext(ctx, "node", append([]string{script}, args...)...)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	cmd.WaitDelay = 5 * time.Second
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("SDK client: %v\nstdout: %s\nstderr: %s", err, stdout.String(), stderr.String())
 	}
-	var got struct{ A, B sdkClient }
-	if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
+	if err := json.Unmarshal(stdout.Bytes(), out); err != nil {
 		t.Fatalf("SDK client output %q: %v\nstderr: %s", stdout.String(), err, stderr.String())
 	}
+}
+
+// TestStreamableHTTPWithOfficialSDK connects the official MCP TypeScript SDK
+// to /mcp twice: two MCP sessions, two isolated default browser sessions,
+// the same tool definitions as a real mcp-bridge lists, and a terminated MCP
+// session closes its browser session.
+func TestStreamableHTTPWithOfficialSDK(t *testing.T) {
+	requireSDK(t)
+	s := startServer(t, "", nil)
+	pages := site(t)
+	var got struct{ A, B sdkClient }
+	runSDK(t, &got, 4*time.Minute, "testdata/mcp_http_client.mjs", s.URL+"/mcp", pages)
 	a, b := got.A, got.B
 
 	if a.MCPSessionID == "" || b.MCPSessionID == "" || a.MCPSessionID == b.MCPSessionID {
@@ -215,6 +226,57 @@ func TestStreamableHTTPWithOfficialSDK(t *testing.T) {
 		var sess proxy.Session
 		if code := do(t, "GET", s.URL+"/sessions/"+tc.id, nil, &sess); code != http.StatusOK || sess.State != tc.state {
 			t.Errorf("GET /sessions/%s = %d, state %q: want %q", tc.id, code, sess.State, tc.state)
+		}
+	}
+}
+
+// TestEndedMCPSessionWithOfficialSDK: the official MCP TypeScript SDK ends
+// an MCP session (DELETE, 200); ending it again is refused with 404, as any
+// request naming an ended session is. A method the transport does not have
+// is 405 with Allow and a JSON-RPC error body.
+func TestEndedMCPSessionWithOfficialSDK(t *testing.T) {
+	requireSDK(t)
+	s := startServer(t, "", nil)
+	type ending struct {
+		OK      bool   `json:"ok"`
+		Status  int    `json:"status"`
+		Message string `json:"message"`
+	}
+	var got struct {
+		MCPSessionID  string `json:"mcp_session_id"`
+		First, Second ending
+	}
+	runSDK(t, &got, 2*time.Minute, "testdata/mcp_http_end_twice.mjs", s.URL+"/mcp")
+	if got.MCPSessionID == "" || !got.First.OK {
+		t.Errorf("ending MCP session %q: %+v, want it ended", got.MCPSessionID, got.First)
+	}
+	if got.Second.OK || got.Second.Status != http.StatusNotFound {
+		t.Errorf("ending MCP session %q again: %+v, want refused with 404", got.MCPSessionID, got.Second)
+	}
+
+	for _, method := range []string{http.MethodPut, http.MethodPatch} {
+		req, err := http.NewRequest(method, s.URL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var body struct {
+			JSONRPC string `json:"jsonrpc"`
+			Error   *struct {
+				Code    int    `json:"code"`
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		derr := json.NewDecoder(resp.Body).Decode(&body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != "GET, HEAD, POST, DELETE" ||
+			derr != nil || body.JSONRPC != "2.0" || body.Error == nil || !strings.Contains(body.Error.Message, method) {
+			t.Errorf("%s /mcp = %d Allow %q, body %+v (%v); want 405 with Allow and a JSON-RPC error naming the method",
+				method, resp.StatusCode, resp.Header.Get("Allow"), body, derr)
 		}
 	}
 }

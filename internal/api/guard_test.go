@@ -196,6 +196,10 @@ const (
 	rpcInvalidRequest = mcp.INVALID_REQUEST  // -32600: JSON, but not a JSON-RPC request
 	rpcNoMethod       = mcp.METHOD_NOT_FOUND // -32601
 	rpcInvalidParams  = mcp.INVALID_PARAMS   // -32602: params of the wrong shape, unknown tool
+	// The transport errors the handler answers itself, with the codes of
+	// the official TypeScript SDK's server.
+	rpcTransportError  = -32000 // a method the transport does not have
+	rpcSessionNotFound = -32001 // DELETE of an unknown or ended Mcp-Session-Id
 )
 
 // sendMCP posts one JSON-RPC body to /mcp with hdr and reads the answer.
@@ -491,8 +495,9 @@ func TestBadInputChangesNothing(t *testing.T) {
 	//     below);
 	//   - transport errors are mcp-go's plain-text answers: an unknown or
 	//     missing Mcp-Session-Id 404, an unsupported protocol version or
-	//     content type 400, another HTTP method 404; DELETE of an unknown
-	//     Mcp-Session-Id is 200 (nothing to end).
+	//     content type 400; but DELETE of an unknown Mcp-Session-Id is a
+	//     JSON-RPC error with 404 too, and another HTTP method one with 405
+	//     (and Allow).
 	rpc := func(method, params string) string {
 		return `{"jsonrpc":"2.0","id":7,"method":"` + method + `","params":` + params + `}`
 	}
@@ -541,8 +546,8 @@ func TestBadInputChangesNothing(t *testing.T) {
 		{"mcp: no Mcp-Session-Id", "POST", tool("browser_snapshot", `{`+sid+`}`), map[string]string{"Mcp-Session-Id": ""}, mcpAnswer{404, 0, ""}},
 		{"mcp: unsupported protocol version", "POST", rpc("tools/list", `{}`), map[string]string{"Mcp-Protocol-Version": "1999-01-01"}, mcpAnswer{400, 0, ""}},
 		{"mcp: wrong content type", "POST", rpc("tools/list", `{}`), map[string]string{"Content-Type": "text/plain"}, mcpAnswer{400, 0, ""}},
-		{"mcp: DELETE unknown Mcp-Session-Id", "DELETE", "", map[string]string{"Mcp-Session-Id": unknownID}, mcpAnswer{200, 0, ""}},
-		{"mcp: PUT", "PUT", rpc("tools/list", `{}`), nil, mcpAnswer{404, 0, ""}},
+		{"mcp: DELETE unknown Mcp-Session-Id", "DELETE", "", map[string]string{"Mcp-Session-Id": unknownID}, mcpAnswer{404, rpcSessionNotFound, ""}},
+		{"mcp: PUT", "PUT", rpc("tools/list", `{}`), nil, mcpAnswer{405, rpcTransportError, ""}},
 	}
 	for _, tc := range mcpTests {
 		t.Run(tc.name, func(t *testing.T) {

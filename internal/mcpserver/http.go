@@ -57,6 +57,10 @@ type HTTPHandler struct {
 	cfg     HTTPConfig
 	log     *slog.Logger
 
+	// ids knows the Mcp-Session-Ids issued and ended, for the answers
+	// mcp-go gets wrong (DELETE of an unknown one).
+	ids *server.InsecureStatefulSessionIdManager
+
 	mu   sync.Mutex
 	srv  *Server
 	http *server.StreamableHTTPServer
@@ -74,10 +78,41 @@ func NewHTTPHandler(b Backend, cfg HTTPConfig) *HTTPHandler {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	return &HTTPHandler{backend: b, cfg: cfg, log: cfg.Logger}
+	return &HTTPHandler{backend: b, cfg: cfg, log: cfg.Logger, ids: &server.InsecureStatefulSessionIdManager{}}
 }
 
+// allowedMethods are the methods of the Streamable HTTP transport (HEAD as
+// GET without a body).
+const allowedMethods = "GET, HEAD, POST, DELETE"
+
+// JSON-RPC codes of transport errors, which the MCP spec leaves unnamed:
+// those the official TypeScript SDK's server answers.
+const (
+	rpcTransportError  = -32000
+	rpcSessionNotFound = -32001
+)
+
 func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch r.Method {
+	case http.MethodGet, http.MethodHead, http.MethodPost:
+	case http.MethodDelete:
+		// mcp-go answers 200 to a DELETE of any id, known or not; every
+		// other request naming an unknown or ended session gets 404.
+		id := r.Header.Get(server.HeaderKeySessionID)
+		if id == "" {
+			writeRPCError(w, http.StatusBadRequest, rpcTransportError, "DELETE needs the Mcp-Session-Id header of the session to end")
+			return
+		}
+		if ended, err := h.ids.Validate(id); err != nil || ended {
+			writeRPCError(w, http.StatusNotFound, rpcSessionNotFound, "unknown or ended Mcp-Session-Id")
+			return
+		}
+	default:
+		// mcp-go answers other methods with a plain-text 404.
+		w.Header().Set("Allow", allowedMethods)
+		writeRPCError(w, http.StatusMethodNotAllowed, rpcTransportError, fmt.Sprintf("method %s is not allowed on the MCP endpoint (allowed: %s)", r.Method, allowedMethods))
+		return
+	}
 	if h.closing.Load() {
 		writeRPCError(w, http.StatusServiceUnavailable, mcp.INTERNAL_ERROR, "proxy-server is shutting down")
 		return
@@ -134,7 +169,7 @@ func (h *HTTPHandler) ready(ctx context.Context) (*server.StreamableHTTPServer, 
 	h.http = server.NewStreamableHTTPServer(srv.MCPServer(),
 		// Unknown or terminated Mcp-Session-Ids get 404 (the default
 		// manager would accept them and make a stray default session).
-		server.WithStateful(true),
+		server.WithSessionIdManager(h.ids),
 		// Without a TTL the state of clients that vanish without DELETE
 		// is never dropped.
 		server.WithSessionIdleTTL(h.cfg.IdleTTL),

@@ -281,6 +281,25 @@ func (f *flakyTools) Tools(ctx context.Context) ([]Tool, error) {
 	return f.fakeBackend.Tools(ctx)
 }
 
+// sendHTTP sends one raw request to /mcp, naming sessionID when not "".
+func sendHTTP(t *testing.T, method, url, sessionID, body string) *http.Response {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if sessionID != "" {
+		req.Header.Set("Mcp-Session-Id", sessionID)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
 func TestHTTPRefusesBadRequests(t *testing.T) {
 	b := &flakyTools{}
 	url := serveHTTP(t, NewHTTPHandler(b, HTTPConfig{Logger: quiet(), MaxBodyBytes: 1 << 10}))
@@ -296,19 +315,7 @@ func TestHTTPRefusesBadRequests(t *testing.T) {
 		{"oversize body", "POST", "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"x":"` + strings.Repeat("a", 2<<10) + `"}}`, http.StatusBadRequest},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			req, err := http.NewRequest(tc.method, url, strings.NewReader(tc.body))
-			if err != nil {
-				t.Fatal(err)
-			}
-			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set("Accept", "application/json, text/event-stream")
-			if tc.sessionID != "" {
-				req.Header.Set("Mcp-Session-Id", tc.sessionID)
-			}
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
+			resp := sendHTTP(t, tc.method, url, tc.sessionID, tc.body)
 			defer resp.Body.Close()
 			var body map[string]any
 			_ = json.NewDecoder(resp.Body).Decode(&body)
@@ -317,6 +324,61 @@ func TestHTTPRefusesBadRequests(t *testing.T) {
 			}
 			if tc.name == "oversize body" && body["error"] == nil {
 				t.Errorf("oversize body answered %v, want a JSON-RPC error", body)
+			}
+		})
+	}
+}
+
+// TestHTTPTransportErrors: the answers mcp-go's transport gets wrong are
+// JSON-RPC errors with the right status: a method the transport does not
+// have is 405 with Allow, and a DELETE that names no live MCP session 404
+// (or 400 without the header), as any other request naming one is.
+func TestHTTPTransportErrors(t *testing.T) {
+	url := serveHTTP(t, NewHTTPHandler(&fakeBackend{}, HTTPConfig{Logger: quiet()}))
+	ended := dialHTTP(t, url)
+	endedID := ended.tr.GetSessionId()
+	if err := ended.Close(); err != nil { // DELETE
+		t.Fatal(err)
+	}
+	live := dialHTTP(t, url).tr.GetSessionId()
+	type answer struct {
+		Status  int
+		Allow   string
+		RPCCode int
+	}
+	tests := []struct {
+		name, method, sessionID string
+		want                    answer
+	}{
+		{"PUT", http.MethodPut, "", answer{http.StatusMethodNotAllowed, allowedMethods, rpcTransportError}},
+		{"PATCH with a live session", http.MethodPatch, live, answer{http.StatusMethodNotAllowed, allowedMethods, rpcTransportError}},
+		{"OPTIONS", http.MethodOptions, "", answer{http.StatusMethodNotAllowed, allowedMethods, rpcTransportError}},
+		{"DELETE unknown Mcp-Session-Id", http.MethodDelete, "mcp-session-6f1c1d2e-0000-4000-8000-000000000000", answer{http.StatusNotFound, "", rpcSessionNotFound}},
+		{"DELETE malformed Mcp-Session-Id", http.MethodDelete, "x", answer{http.StatusNotFound, "", rpcSessionNotFound}},
+		{"DELETE ended Mcp-Session-Id", http.MethodDelete, endedID, answer{http.StatusNotFound, "", rpcSessionNotFound}},
+		{"DELETE no Mcp-Session-Id", http.MethodDelete, "", answer{http.StatusBadRequest, "", rpcTransportError}},
+		{"POST ended Mcp-Session-Id", http.MethodPost, endedID, answer{http.StatusNotFound, "", 0}}, // mcp-go's own
+		{"DELETE live Mcp-Session-Id", http.MethodDelete, live, answer{http.StatusOK, "", 0}},
+		{"DELETE it again", http.MethodDelete, live, answer{http.StatusNotFound, "", rpcSessionNotFound}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			resp := sendHTTP(t, tc.method, url, tc.sessionID, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+			defer resp.Body.Close()
+			got := answer{Status: resp.StatusCode, Allow: resp.Header.Get("Allow")}
+			if strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+				var body struct {
+					Error struct{ Code int } `json:"error"`
+				}
+				if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+					t.Fatalf("JSON answer: %v", err)
+				}
+				got.RPCCode = body.Error.Code
+			} else if tc.want.RPCCode != 0 {
+				t.Errorf("answered with Content-Type %q, want a JSON-RPC error", resp.Header.Get("Content-Type"))
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("%s /mcp (-want +got):\n%s", tc.method, diff)
 			}
 		})
 	}
