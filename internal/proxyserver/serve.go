@@ -48,7 +48,8 @@ type Options struct {
 	// connections (tests use port 0).
 	OnListen func(addr string)
 	// Root is where node_modules is found when PROXY_PLAYWRIGHT_MCP_COMMAND
-	// is empty; "" means next to the executable, then the working directory.
+	// is empty, and what relative paths in it are relative to; "" means next
+	// to the executable, then the working directory.
 	Root string
 }
 
