@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/config"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/e2etest"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/proctest"
 )
 
@@ -202,4 +204,24 @@ func TestServeFailsOnBadWorkerCommand(t *testing.T) {
 func fileExists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil
+}
+
+// TestServeWithRemoteBrowserDown: a remote browser (PROXY_BROWSER_CDP_ENDPOINT)
+// that does not answer at start is no reason not to serve: the server comes
+// up degraded, /health says why, and calls get a retryable 503 until the
+// browser answers. (A worker command that cannot start does stop serve.)
+func TestServeWithRemoteBrowserDown(t *testing.T) {
+	requireBrowser(t)
+	s := startServer(t, "", map[string]string{"PROXY_BROWSER_CDP_ENDPOINT": "http://127.0.0.1:" + e2etest.FreePort(t)})
+	h := healthOf(t, s.URL)
+	if h.Status != "degraded" {
+		t.Errorf("/health = %+v, want degraded", h)
+	}
+	var eb struct {
+		Error     string `json:"error"`
+		Retryable bool   `json:"retryable"`
+	}
+	if code := do(t, "POST", s.URL+"/sessions", nil, &eb); code != http.StatusServiceUnavailable || eb.Error != "UPSTREAM_UNAVAILABLE" || !eb.Retryable {
+		t.Errorf("POST /sessions = %d %+v, want 503 UPSTREAM_UNAVAILABLE, retryable", code, eb)
+	}
 }

@@ -155,7 +155,7 @@ func Serve(ctx context.Context, cfg config.Config, opts Options) error {
 	// One worker before serving: a command that cannot start fails serve
 	// here, with what the worker said, instead of leaving a server whose
 	// every session fails. The manager gets it as its first worker.
-	spawn, err := startFirstWorker(ctx, host, command, log)
+	spawn, err := startFirstWorker(ctx, host, command, cfg.BrowserCDPEndpoint != "", log)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil // asked to stop while starting
@@ -257,12 +257,18 @@ func Serve(ctx context.Context, cfg config.Config, opts Options) error {
 const firstWorkerLimit = time.Minute
 
 // startFirstWorker starts one worker with command, and returns the spawner
-// that hands it out first.
-func startFirstWorker(ctx context.Context, host *upstream.Host, command []string, log *slog.Logger) (*spawner, error) {
+// that hands it out first. A remote browser that does not answer yet is no
+// reason not to serve: the server starts degraded (/health says why) and
+// recovers when the browser comes; workers that cannot start are.
+func startFirstWorker(ctx context.Context, host *upstream.Host, command []string, remote bool, log *slog.Logger) (*spawner, error) {
 	sctx, cancel := context.WithTimeout(ctx, firstWorkerLimit)
 	defer cancel()
 	w, err := host.Spawn(sctx)
-	if err != nil {
+	switch {
+	case err != nil && remote && errors.Is(err, upstream.ErrNoBrowser):
+		log.Warn("the remote browser (PROXY_BROWSER_CDP_ENDPOINT) does not answer; serving degraded until it does", "err", err)
+		return &spawner{host: host, log: log}, nil
+	case err != nil:
 		return nil, fmt.Errorf("the @playwright/mcp worker command %q (PROXY_PLAYWRIGHT_MCP_COMMAND) did not start: %w", strings.Join(command, " "), err)
 	}
 	return &spawner{host: host, log: log, first: w}, nil

@@ -124,6 +124,11 @@ type browserExit struct {
 // ErrHostClosed is returned by Spawn after Close.
 var ErrHostClosed = errors.New("browser host is closed")
 
+// ErrNoBrowser is wrapped by Spawn's error when the worker itself started
+// but could not reach its browser: the browser's fault, not the worker
+// command's.
+var ErrNoBrowser = errors.New("the worker could not reach the browser")
+
 // NewHost returns a Host; Start launches its browser.
 func NewHost(cfg HostConfig) *Host {
 	log := cfg.Logger
@@ -495,7 +500,7 @@ func (h *Host) spawnOnce(ctx context.Context) (*Worker, error) {
 	}
 	if err := connect(ctx, w); err != nil {
 		stop()
-		return nil, fmt.Errorf("connecting worker %d to the browser: %w", w.PID(), err)
+		return nil, fmt.Errorf("%w (worker %d): %w", ErrNoBrowser, w.PID(), err)
 	}
 	return w, nil
 }
