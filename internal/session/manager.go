@@ -277,6 +277,7 @@ func (m *Manager) fillPool(ctx context.Context) {
 			m.addSpare(w)
 			select {
 			case m.pool <- w:
+				m.log.Debug("spare worker ready", "worker_pid", w.PID())
 				continue
 			default:
 				m.takeSpare(w)
