@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -143,7 +144,10 @@ type Manager struct {
 	// spares are the workers in pool, with their pings (guarded by mu). A
 	// worker is in spares before it enters the pool and leaves it when
 	// taken out: whoever removes it owns it.
-	spares   map[Worker]*spare
+	spares map[Worker]*spare
+	// spareLost: the ping loop dropped a spare that is still in pool.
+	spareLost atomic.Bool
+
 	upstream chan struct{} // admission to upstream calls; nil: unbounded
 	stop     context.CancelFunc
 	done     <-chan struct{} // closed by Shutdown: background work ends

@@ -519,13 +519,19 @@ func (m *Manager) pingSpare(w Worker, timeout time.Duration) {
 		m.log.Warn("spare worker ping failed", "worker_pid", w.PID(), "failures", failures, "err", err)
 		return
 	}
+	m.spareLost.Store(true)
 	m.kickPool() // the filler drops it from the pool and starts another
 }
 
 // dropDeadSpares takes the spares that have exited (killed by the ping
 // loop, or crashed) out of the pool, so that the filler replaces them
-// instead of counting them as ready. Live ones go back.
+// instead of counting them as ready. Live ones go back. It runs only once
+// the ping loop lost a spare: while the live ones are out, a create would
+// find the pool empty.
 func (m *Manager) dropDeadSpares() {
+	if !m.spareLost.Swap(false) {
+		return
+	}
 	for range len(m.pool) {
 		var w Worker
 		select {
