@@ -36,8 +36,9 @@ func hang(ctx context.Context) error {
 // create gets.
 func TestHungSpareIsKilledAndReplaced(t *testing.T) {
 	ctx := context.Background()
-	m, sp, _ := newManager(t, Options{WarmPool: 1, PingInterval: 5 * time.Millisecond})
-	firstHangs(sp, failAtOnce)
+	sp := &fakeSpawner{t: t}
+	firstHangs(sp, failAtOnce) // before the pool's first spawn
+	m, _ := newManagerWith(t, sp, Options{WarmPool: 1, PingInterval: 5 * time.Millisecond})
 	waitFor(t, "the first spare", func() bool { return len(sp.all()) == 1 })
 	hung := sp.all()[0]
 	waitFor(t, "the hung spare killed", hung.killed.Load)
@@ -68,8 +69,9 @@ func TestHandOutCheckSkipsHungSpare(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
-			m, sp, _ := newManager(t, Options{WarmPool: 1, handOutPing: 10 * time.Millisecond})
-			firstHangs(sp, tc.ping)
+			sp := &fakeSpawner{t: t}
+			firstHangs(sp, tc.ping) // before the pool's first spawn
+			m, _ := newManagerWith(t, sp, Options{WarmPool: 1, handOutPing: 10 * time.Millisecond})
 			waitFor(t, "the spare in the pool", func() bool { return len(m.pool) == 1 })
 			hung := sp.all()[0]
 			s, err := m.Create(ctx)
@@ -93,10 +95,10 @@ func TestHandOutCheckSkipsHungSpare(t *testing.T) {
 // during the hand-out ping says nothing about the spare: it is not killed
 // nor counted as hung.
 func TestHandOutCheckGivenUpSparesWorker(t *testing.T) {
-	m, sp, _ := newManager(t, Options{WarmPool: 1})
 	ctx, cancel := context.WithCancel(context.Background())
 	pinged := make(chan struct{})
 	var once atomic.Bool
+	sp := &fakeSpawner{t: t}
 	sp.prepare = func(w *fakeWorker) {
 		w.ping = func(pctx context.Context) error {
 			if once.CompareAndSwap(false, true) {
@@ -107,6 +109,7 @@ func TestHandOutCheckGivenUpSparesWorker(t *testing.T) {
 			return nil
 		}
 	}
+	m, _ := newManagerWith(t, sp, Options{WarmPool: 1}) // after prepare: the pool spawns at once
 	waitFor(t, "the spare in the pool", func() bool { return len(m.pool) == 1 })
 	spare := sp.all()[0]
 	go func() {
@@ -129,8 +132,9 @@ func TestHandOutCheckGivenUpSparesWorker(t *testing.T) {
 // worker that reads nothing to act on stdin closing, then on SIGTERM.
 func TestHungSessionWorkerIsKilled(t *testing.T) {
 	ctx := context.Background()
-	m, sp, _ := newManager(t, Options{PingInterval: 5 * time.Millisecond, restartBackoff: time.Millisecond})
-	firstHangs(sp, failAtOnce)
+	sp := &fakeSpawner{t: t}
+	firstHangs(sp, failAtOnce) // before the pool's first spawn
+	m, _ := newManagerWith(t, sp, Options{PingInterval: 5 * time.Millisecond, restartBackoff: time.Millisecond})
 	s, err := m.Create(ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -205,7 +205,8 @@ func TestResumeIsExplicitAndIdempotent(t *testing.T) {
 
 // closingWorker is a fake worker that offers browser_close and records, in
 // order, the state saves, browser_close calls and stops it sees, with the
-// deadline of each one's context.
+// deadline of each one's first context (a real worker's later stops do
+// nothing).
 type closingWorker struct {
 	*fakeWorker
 	// save, if set, runs inside SaveState; its error fails the save.
@@ -225,7 +226,9 @@ func (w *closingWorker) note(ev string, ctx context.Context) {
 		if w.deadlines == nil {
 			w.deadlines = map[string]time.Time{}
 		}
-		w.deadlines[ev] = dl
+		if _, seen := w.deadlines[ev]; !seen {
+			w.deadlines[ev] = dl
+		}
 	}
 }
 
@@ -386,9 +389,15 @@ func TestShutdownStopsWorkersWithinBudget(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			called := make(chan struct{})
 			if tc.call {
-				go func() { _, _ = m.Call(ctx, CallRequest{SessionID: s.ID, Tool: "browser_click"}) }()
+				go func() {
+					defer close(called)
+					_, _ = m.Call(ctx, CallRequest{SessionID: s.ID, Tool: "browser_click"})
+				}()
 				<-started
+			} else {
+				close(called)
 			}
 			sctx, cancel := context.WithTimeout(ctx, shutdownStopReserve+100*time.Millisecond)
 			defer cancel()
@@ -397,6 +406,7 @@ func TestShutdownStopsWorkersWithinBudget(t *testing.T) {
 			if err := <-done; err != nil {
 				t.Fatal(err)
 			}
+			<-called
 			_, deadlines, _ := sp.all()[0].seen()
 			shutdownDL, _ := sctx.Deadline()
 			if dl, ok := deadlines["stop"]; !ok || dl.After(shutdownDL) {

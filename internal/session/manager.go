@@ -138,6 +138,8 @@ type Manager struct {
 	discovery   *toolDiscovery // the worker start learning tools, if any
 	readOnly    map[string]bool
 	shutdown    bool
+	// tasksEnding: Shutdown waits for the background tasks; no more start.
+	tasksEnding bool
 
 	pool     chan Worker
 	poolKick chan struct{}
@@ -386,8 +388,13 @@ func (m *Manager) upstreamTools(ctx context.Context) ([]upstream.Tool, error) {
 	if d == nil {
 		d = &toolDiscovery{done: make(chan struct{})}
 		m.discovery = d
-		m.tasks.Add(1)
-		go m.discoverTools(d)
+		if m.tasksEnding {
+			d.err = errShuttingDown()
+			close(d.done)
+		} else {
+			m.tasks.Add(1)
+			go m.discoverTools(d)
+		}
 	}
 	m.mu.Unlock()
 	select {
@@ -496,10 +503,14 @@ func (m *Manager) checkOpen() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.shutdown {
-		return &proxy.Error{Code: proxy.EUNAVAILABLE, Message: "proxy-server is shutting down", Retryable: true,
-			Suggestion: "Retry once the server is back."}
+		return errShuttingDown()
 	}
 	return nil
+}
+
+func errShuttingDown() error {
+	return &proxy.Error{Code: proxy.EUNAVAILABLE, Message: "proxy-server is shutting down", Retryable: true,
+		Suggestion: "Retry once the server is back."}
 }
 
 // withExpiry fills the derived fields of s. For a live session the
@@ -1196,7 +1207,10 @@ func (m *Manager) Shutdown(ctx context.Context) error {
 	}
 	wg.Wait()
 	// Watchers, pings and saves end on m.done; a restart in progress ends
-	// once its spawn does.
+	// once its spawn does. None starts from here on (goTask).
+	m.mu.Lock()
+	m.tasksEnding = true
+	m.mu.Unlock()
 	m.tasks.Wait()
 	return nil
 }

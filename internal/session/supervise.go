@@ -168,9 +168,7 @@ func (m *Manager) assign(l *live, w Worker) {
 		m.restarted(l, w)
 	}
 	l.setWorker(w)
-	m.tasks.Add(1)
-	go func() {
-		defer m.tasks.Done()
+	m.goTask(func() {
 		select {
 		case <-w.Done():
 		case <-m.done:
@@ -181,16 +179,33 @@ func (m *Manager) assign(l *live, w Worker) {
 		}
 		m.log.Warn("session worker exited", "session_id", l.id, "worker_pid", w.PID())
 		m.restartSoon(l)
+	})
+}
+
+// goTask runs f in the background as one of the manager's tasks, unless
+// Shutdown is already waiting for them to end: a restart or save started
+// after that would outlive the shutdown (and adding to a WaitGroup at zero
+// while it is waited on is a race). It reports whether f runs.
+func (m *Manager) goTask(f func()) bool {
+	m.mu.Lock()
+	if m.tasksEnding {
+		m.mu.Unlock()
+		return false
+	}
+	m.tasks.Add(1)
+	m.mu.Unlock()
+	go func() {
+		defer m.tasks.Done()
+		f()
 	}()
+	return true
 }
 
 // restartSoon replaces l's dead worker in the background, so that the next
 // call finds the session ready. Calls that arrive meanwhile queue on the
 // session's lock and are served once the restart is done.
 func (m *Manager) restartSoon(l *live) {
-	m.tasks.Add(1)
-	go func() {
-		defer m.tasks.Done()
+	m.goTask(func() {
 		select {
 		case l.sem <- struct{}{}:
 		case <-m.done:
@@ -214,7 +229,7 @@ func (m *Manager) restartSoon(l *live) {
 			left := l.restartsLeft(m.opts.Now())
 			m.log.Warn("restarting session worker failed", "session_id", l.id, "attempt", restartLimit-left, "of", restartLimit, "restarts_left", left, "err", err)
 		}
-	}()
+	})
 }
 
 // workerLost records that l's worker died under it. The caller holds l's
@@ -609,14 +624,11 @@ func (m *Manager) saveSoon(l *live) {
 	}
 	l.saving = true
 	l.mu.Unlock()
-	m.tasks.Add(1)
-	go func() {
-		defer m.tasks.Done()
-		again := m.saveNow(l)
-		if again {
+	m.goTask(func() {
+		if m.saveNow(l) {
 			m.saveSoon(l)
 		}
-	}()
+	})
 }
 
 // saveNow runs one background save once the session has been quiet for
