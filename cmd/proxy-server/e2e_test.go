@@ -27,6 +27,7 @@ import (
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/e2etest"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/proctest"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/proxyserver"
 )
 
 // bins are proxy-server and mcp-bridge, built once for the tests that need
@@ -555,6 +556,54 @@ func TestBridgesAreIsolated(t *testing.T) {
 	}
 	if len(defaults) != 1 || !defaults[r1.SessionID] {
 		t.Errorf("list_sessions from bridge one: want only its own session %s, marked default (not %s): %s", r1.SessionID, r2.SessionID, text)
+	}
+}
+
+// TestSIGTERMWithCallInFlight: a call that does not end, on a worker that
+// answers nothing (stopped), does not hold the shutdown past its budget:
+// the call gets the budget less what stopping the worker needs, and the
+// worker is then stopped (killed) within what is left.
+func TestSIGTERMWithCallInFlight(t *testing.T) {
+	pages := site(t)
+	b := runBinary(t, filepath.Join(t.TempDir(), "p.db"), nil)
+	id := b.createSession(t)
+	b.call(t, id, "browser_navigate", map[string]string{"url": pages + "/index.html"})
+	worker := b.getSession(t, id).WorkerPID
+	descendants := proctest.Descendants(b.cmd.Process.Pid)
+	go func() {
+		// Answered (or cut) only at shutdown; its outcome is not the point.
+		body := map[string]any{"session_id": id, "tool": "browser_evaluate", "params": map[string]string{"function": "() => new Promise(() => {})"}}
+		raw, _ := json.Marshal(body)
+		resp, err := http.Post(b.URL+"/call", "application/json", bytes.NewReader(raw))
+		if err == nil {
+			resp.Body.Close()
+		}
+	}()
+	time.Sleep(500 * time.Millisecond) // the call is in the worker
+	// A stopped worker ignores its stdin closing and SIGTERM alike.
+	if err := syscall.Kill(-worker, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Kill(-worker, syscall.SIGCONT)
+
+	start := time.Now()
+	if err := b.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	// The budget, and a margin for reaping and closing the database: a
+	// bound on the contract, not a measure of speed.
+	bound := proxyserver.ShutdownBudget + 2*time.Second
+	select {
+	case <-b.exited:
+		t.Logf("SIGTERM → exit in %s", time.Since(start).Round(time.Millisecond))
+	case <-time.After(bound):
+		t.Errorf("proxy-server did not stop within %s of SIGTERM with a call in flight on a stopped worker\nlog:\n%s", bound, b.log())
+		<-b.exited
+	}
+	left := proctest.WaitGone(3*time.Second, func() []proctest.Proc { return proctest.StillAlive(descendants) })
+	if len(left) > 0 {
+		t.Errorf("left behind after SIGTERM: %v", left)
+		proctest.KillAll(left)
 	}
 }
 

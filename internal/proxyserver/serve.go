@@ -38,8 +38,15 @@ var (
 	ProjectRoot = ""
 )
 
-// ShutdownBudget bounds a graceful shutdown (DESIGN.md: browsers 5 s, workers 2 s + kill).
+// ShutdownBudget bounds a graceful shutdown, from the signal to the last
+// worker stopped: calls in flight, then each session's browser_close, state
+// save and worker stop share it.
 const ShutdownBudget = 8 * time.Second
+
+// stopReserve is the part of ShutdownBudget that calls in flight never
+// get: the sessions' stop needs it to stop a worker that ignores its stdin
+// (SIGTERM, then SIGKILL).
+const stopReserve = 3 * time.Second
 
 // Options are the parts of a run that are not configuration.
 type Options struct {
@@ -188,9 +195,15 @@ func Serve(ctx context.Context, cfg config.Config, opts Options) error {
 		Toolset:            groups,
 		Logger:             log,
 	})
-	// Whatever happens below, no worker outlives Serve.
+	// Whatever happens below, no worker outlives Serve: by the shutdown's
+	// deadline once one began, else within a budget of its own.
+	var stopBy time.Time
 	defer func() {
-		cctx, cancel := context.WithTimeout(context.Background(), ShutdownBudget)
+		deadline := stopBy
+		if deadline.IsZero() {
+			deadline = time.Now().Add(ShutdownBudget)
+		}
+		cctx, cancel := context.WithDeadline(context.Background(), deadline)
 		defer cancel()
 		if err := mgr.Shutdown(cctx); err != nil {
 			log.Error("stopping sessions", "err", err)
@@ -242,10 +255,12 @@ func Serve(ctx context.Context, cfg config.Config, opts Options) error {
 		return fmt.Errorf("http server stopped: %w", err)
 	}
 	log.Info("shutting down")
-	sctx, cancel := context.WithTimeout(context.Background(), ShutdownBudget)
+	stopBy = time.Now().Add(ShutdownBudget)
+	sctx, cancel := context.WithDeadline(context.Background(), stopBy.Add(-stopReserve))
 	defer cancel()
-	// Stop accepting first; calls in flight get the budget to finish, then
-	// the deferred Shutdown/Close calls stop workers, browser and database.
+	// Stop accepting first; calls in flight get the budget less the
+	// reserve to finish, then the deferred Shutdown/Close calls stop
+	// workers (by stopBy), browser and database.
 	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
 		log.Warn("http shutdown", "err", err)
 	}
