@@ -194,24 +194,9 @@ func failsAtOnce(t *testing.T, cmd *exec.Cmd) string {
 	defer stdin.Close()
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	began := time.Now()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	var waitErr error
-	select {
-	case waitErr = <-done:
-	case <-time.After(60 * time.Second): // a bound on a hang
-		_ = cmd.Process.Kill()
-		<-done
-		t.Fatalf("mcp-bridge was still running after 60s; stderr:\n%s", &stderr)
-	}
-	took := time.Since(began)
-	var exit *exec.ExitError
-	if !errors.As(waitErr, &exit) || exit.ExitCode() == 0 {
-		t.Errorf("mcp-bridge ended with %v, want a non-zero exit", waitErr)
+	took := e2etest.ExitsNonZero(t, cmd, 60*time.Second)
+	if t.Failed() {
+		t.Logf("stderr:\n%s", &stderr)
 	}
 	if took > 10*time.Second {
 		t.Errorf("mcp-bridge took %s to fail, want at once", took.Round(time.Millisecond))

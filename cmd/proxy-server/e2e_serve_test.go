@@ -171,23 +171,7 @@ func TestServeFailsOnBadWorkerCommand(t *testing.T) {
 			cmd.Env = append(os.Environ(), "PROXY_HOST=127.0.0.1", "PROXY_PLAYWRIGHT_MCP_COMMAND="+tc.command)
 			var out bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &out, &out
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			done := make(chan error, 1)
-			go func() { done <- cmd.Wait() }()
-			var waitErr error
-			select {
-			case waitErr = <-done:
-			case <-time.After(45 * time.Second): // a bound on a hang
-				_ = cmd.Process.Kill()
-				<-done
-				t.Fatalf("serve with worker command %q was still running after 45s:\n%s", tc.command, &out)
-			}
-			var exit *exec.ExitError
-			if !errors.As(waitErr, &exit) || exit.ExitCode() == 0 {
-				t.Errorf("serve ended with %v, want a non-zero exit", waitErr)
-			}
+			e2etest.ExitsNonZero(t, cmd, 45*time.Second)
 			msg := out.String()
 			for _, s := range []string{tc.command, tc.want} {
 				if !strings.Contains(msg, s) {

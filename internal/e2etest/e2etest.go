@@ -6,6 +6,7 @@
 package e2etest
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/proctest"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/upstream"
@@ -113,4 +115,32 @@ func FreePort(t testing.TB) string {
 	defer ln.Close()
 	_, port, _ := net.SplitHostPort(ln.Addr().String())
 	return port
+}
+
+// ExitsNonZero starts cmd (its output already directed), waits for it to
+// exit and fails the test unless it exits with a non-zero status. bound is
+// a bound on a hang, not a measure of speed: past it the process is killed
+// and the test stops. It returns how long the process ran.
+func ExitsNonZero(t *testing.T, cmd *exec.Cmd, bound time.Duration) time.Duration {
+	t.Helper()
+	began := time.Now()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(bound):
+		_ = cmd.Process.Kill()
+		<-done
+		t.Fatalf("%s was still running after %s", cmd.Path, bound)
+	}
+	took := time.Since(began)
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() == 0 {
+		t.Errorf("%s ended with %v, want a non-zero exit", cmd.Path, err)
+	}
+	return took
 }
