@@ -382,6 +382,8 @@ type ContentBody struct {
 	// Snapshot is true when Text is (a view of) the page snapshot, false
 	// when it is the result text.
 	Snapshot bool `json:"snapshot,omitempty"`
+	// NoMatch is true when search_for matched nothing (Text is "").
+	NoMatch bool `json:"no_match,omitempty"`
 }
 
 // ImageBody is one stored image, base64 encoded.
@@ -424,7 +426,7 @@ func (s *Server) handleContent(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if wantsJSON(r) {
-		body := ContentBody{RefID: ref, Text: c.Text, Unchanged: c.Unchanged, Snapshot: c.Snapshot}
+		body := ContentBody{RefID: ref, Text: c.Text, Unchanged: c.Unchanged, Snapshot: c.Snapshot, NoMatch: c.NoMatch}
 		for _, im := range c.Images {
 			body.Images = append(body.Images, ImageBody{MimeType: im.MimeType, Data: base64.StdEncoding.EncodeToString(im.Data)})
 		}
@@ -435,6 +437,9 @@ func (s *Server) handleContent(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Image-Count", strconv.Itoa(len(c.Images)))
 	if c.Unchanged {
 		w.Header().Set("X-Content-Unchanged", "true")
+	}
+	if c.NoMatch {
+		w.Header().Set("X-Search-No-Match", "true")
 	}
 	_, _ = io.WriteString(w, c.Text)
 }

@@ -284,7 +284,7 @@ func (c *Client) content(ctx context.Context, refID string, q url.Values) (*cont
 	if err := c.do(ctx, http.MethodGet, "/content/"+url.PathEscape(refID)+"?"+q.Encode(), nil, &body); err != nil {
 		return nil, err
 	}
-	out := &content.Content{Text: body.Text, Unchanged: body.Unchanged, Snapshot: body.Snapshot}
+	out := &content.Content{Text: body.Text, Unchanged: body.Unchanged, Snapshot: body.Snapshot, NoMatch: body.NoMatch}
 	for _, im := range body.Images {
 		data, err := base64.StdEncoding.DecodeString(im.Data)
 		if err != nil {

@@ -64,18 +64,25 @@ type Content struct {
 	// Snapshot is true when the ref has a page snapshot (yaml) and Text is
 	// (a view of) it; false when Text comes from the result text.
 	Snapshot bool
+	// NoMatch is true when a search found nothing (Text is then ""): an
+	// answer of its own, never to be taken for an unchanged read.
+	NoMatch bool
 }
 
 // Get returns the content of refID: its page snapshot, or the text of its
-// result when it has none, narrowed to the lines matching searchFor (see
-// Search) when searchFor is not empty.
+// result when it has none, or, when searchFor is not empty, the lines of it
+// that match searchFor (see Search).
 //
-// The diff cursor of the ref makes repeated reads cheap: the first read (or
-// any read with resetCursor) returns the whole view; a later read returns ""
-// with Unchanged if the view is the same as last time, only the new tail if
-// the view grew by appending to what was last returned, and the whole view
-// otherwise. The cursor is stored, so this survives restarts, and it is
-// updated by every read. An unknown ref is the store's EREFMISSING.
+// The diff cursor of the ref makes repeated reads of the whole cheap: the
+// first read (or any read with resetCursor) returns the whole view; a later
+// read returns "" with Unchanged if the view is the same as last time, only
+// the new tail if the view grew by appending to what was last returned, and
+// the whole view otherwise. The cursor is stored, so this survives
+// restarts, and every such read updates it.
+//
+// A search is not a diff: it answers its matches every time, with NoMatch
+// when there are none, and neither reads nor moves the cursor (nor comes
+// with the ref's images). An unknown ref is the store's EREFMISSING.
 func (s *Service) Get(ctx context.Context, refID, searchFor string, resetCursor bool) (*Content, error) {
 	if err := s.visible(ctx, refID); err != nil {
 		return nil, err
@@ -85,10 +92,11 @@ func (s *Service) Get(ctx context.Context, refID, searchFor string, resetCursor 
 		return nil, err // already a *proxy.Error (EREFMISSING) or wrapped by the store
 	}
 	text, snapshot := textOf(resp)
-	view := text
 	if searchFor != "" {
-		view = Search(text, searchFor)
+		hits := Search(text, searchFor)
+		return &Content{Text: hits, Snapshot: snapshot, NoMatch: hits == ""}, nil
 	}
+	view := text
 	hash := hashOf(view)
 
 	// Read, compare and store the cursor as one step per ref: parallel tool

@@ -31,6 +31,7 @@ type read struct {
 
 	want       string
 	unchanged  bool
+	noMatch    bool
 	wantImages bool
 }
 
@@ -56,25 +57,34 @@ func TestGetDiffSequences(t *testing.T) {
 			{reset: true, want: snap, wantImages: true},
 			{unchanged: true},
 		}},
-		{"search view, then full view", []read{
-			{search: "button", want: buttonView, wantImages: true},
-			{search: "BUTTON", unchanged: true},
+		// A search is not a diff: it neither reads nor moves the cursor.
+		{"the same search twice answers twice, and the full view is still a first read", []read{
+			{search: "button", want: buttonView},
+			{search: "BUTTON", want: buttonView},
 			{want: snap, wantImages: true},
+			{unchanged: true},
+			{search: "button", want: buttonView},
 			{unchanged: true},
 		}},
 		{"switching searches returns each view whole", []read{
-			{search: "button", want: buttonView, wantImages: true},
-			{search: "link", want: linkView, wantImages: true},
-			{search: "link", unchanged: true},
-			{search: "button", want: buttonView, wantImages: true},
+			{search: "button", want: buttonView},
+			{search: "link", want: linkView},
+			{search: "link", want: linkView},
+			{search: "button", want: buttonView},
 		}},
-		{"search with no match is empty, then unchanged", []read{
-			{search: "nothing-like-this", want: "", wantImages: true},
-			{search: "nothing-like-this", unchanged: true},
+		{"a later, wider search keeps what an earlier one returned", []read{
+			{setSnapshot: ptr("- heading \"Alpha heading\" [level=1] [ref=e1]\n- paragraph [ref=e2]: Beta paragraph\n"), search: "Alpha",
+				want: "- heading \"Alpha heading\" [level=1] [ref=e1]\n"},
+			{search: "Alpha", want: "- heading \"Alpha heading\" [level=1] [ref=e1]\n"},
+			{search: "a", want: "- heading \"Alpha heading\" [level=1] [ref=e1]\n- paragraph [ref=e2]: Beta paragraph\n"},
+		}},
+		{"search with no match says so, every time", []read{
+			{search: "nothing-like-this", noMatch: true},
+			{search: "nothing-like-this", noMatch: true},
 		}},
 		{"reset with a search", []read{
-			{search: "button", want: buttonView, wantImages: true},
-			{search: "button", reset: true, want: buttonView, wantImages: true},
+			{search: "button", want: buttonView},
+			{search: "button", reset: true, want: buttonView},
 		}},
 		{"append-only growth returns the tail", []read{
 			{setSnapshot: ptr("- a\n- b\n"), want: "- a\n- b\n", wantImages: true},
@@ -83,9 +93,10 @@ func TestGetDiffSequences(t *testing.T) {
 			{setSnapshot: ptr("- a\n- b\n- c\n- d\n- e\n"), want: "- d\n- e\n"},
 			{reset: true, want: "- a\n- b\n- c\n- d\n- e\n", wantImages: true},
 		}},
-		{"a search view that prefixes the full view grows into it", []read{
-			{setSnapshot: ptr("- a\n- b\n"), search: "- a", want: "- a\n", wantImages: true},
-			{want: "- b\n"},
+		{"a search between two reads leaves the tail to the second", []read{
+			{setSnapshot: ptr("- a\n- b\n"), want: "- a\n- b\n", wantImages: true},
+			{setSnapshot: ptr("- a\n- b\n- c\n"), search: "- a", want: "- a\n"},
+			{want: "- c\n"},
 		}},
 		{"changed or shrunk view is returned whole", []read{
 			{setSnapshot: ptr("- a\n- b\n"), want: "- a\n- b\n", wantImages: true},
@@ -113,7 +124,7 @@ func TestGetDiffSequences(t *testing.T) {
 				if err != nil {
 					t.Fatalf("read %d: %v", i, err)
 				}
-				want := &content.Content{Text: rd.want, Unchanged: rd.unchanged, Snapshot: resp.PageSnapshot != ""}
+				want := &content.Content{Text: rd.want, Unchanged: rd.unchanged, NoMatch: rd.noMatch, Snapshot: resp.PageSnapshot != ""}
 				if rd.wantImages {
 					want.Images = images
 				}
@@ -121,8 +132,14 @@ func TestGetDiffSequences(t *testing.T) {
 					t.Fatalf("read %d (search %q, reset %v) (-want +got):\n%s", i, rd.search, rd.reset, diff)
 				}
 			}
-			if fs.puts != len(tt.reads) {
-				t.Errorf("cursor written %d times for %d reads, want once per read", fs.puts, len(tt.reads))
+			plain := 0
+			for _, rd := range tt.reads {
+				if rd.search == "" {
+					plain++
+				}
+			}
+			if fs.puts != plain {
+				t.Errorf("cursor written %d times for %d reads without a search, want once per such read", fs.puts, plain)
 			}
 		})
 	}
@@ -134,10 +151,10 @@ func TestGetCursorContents(t *testing.T) {
 	fs.setResponse(proxy.Response{RefID: "r", Status: proxy.StatusSuccess, PageSnapshot: "- a\n- b\n"})
 	svc := content.New(fs)
 	before := time.Now()
-	if _, err := svc.Get(t.Context(), "r", "b", false); err != nil {
+	if _, err := svc.Get(t.Context(), "r", "", false); err != nil {
 		t.Fatal(err)
 	}
-	view := "- b\n"
+	view := "- a\n- b\n"
 	sum := sha256.Sum256([]byte(view))
 	got := fs.cursors["r"]
 	want := proxy.DiffCursor{RefID: "r", CursorPosition: len(view), LastSnapshotHash: hex.EncodeToString(sum[:]), LastRead: got.LastRead}
@@ -271,8 +288,8 @@ func TestCursorSurvivesRestart(t *testing.T) {
 	}{
 		{"", false, &content.Content{Unchanged: true, Snapshot: true}},
 		{"", true, &content.Content{Text: snap, Images: []proxy.Image{}, Snapshot: true}},
-		{"button", false, &content.Content{Text: content.Search(snap, "button"), Images: []proxy.Image{}, Snapshot: true}},
-		{"button", false, &content.Content{Unchanged: true, Snapshot: true}},
+		{"button", false, &content.Content{Text: content.Search(snap, "button"), Snapshot: true}},
+		{"", false, &content.Content{Unchanged: true, Snapshot: true}}, // the search moved no cursor
 	}
 	for i, rd := range reads {
 		got, err := svc.Get(ctx, "r", rd.search, rd.reset)

@@ -185,7 +185,7 @@ func proxyTools() []Tool {
 			Description: "List browser sessions with their state (active, suspended, closed, error), creation time and last activity.",
 			InputSchema: obj(map[string]any{})},
 		{Name: ToolGetContent, Proxy: true,
-			Description: "Read what a browser tool call recorded: the page snapshot (yaml with element refs) of ref_id, or its result text, or its screenshot. The first read returns everything; later reads of the same ref return only what changed (empty when nothing did). search_for returns only matching lines with their yaml ancestors.",
+			Description: "Read what a browser tool call recorded: the page snapshot (yaml with element refs) of ref_id, or its result text, or its screenshot. The first read returns everything; later reads of the same ref return only what changed (empty when nothing did). search_for returns only matching lines with their yaml ancestors, every time it is asked, or says there is no match; a search does not change what the next read without it returns.",
 			InputSchema: obj(map[string]any{
 				"ref_id":       str("ref_id returned by a browser tool call."),
 				"search_for":   str("Case-insensitive text; only matching lines (with their ancestors) are returned."),

@@ -344,9 +344,18 @@ func (s *Server) getContent(ctx context.Context, req mcp.CallToolRequest) (*mcp.
 	if err != nil {
 		return errorResult(proxy.Errorf(proxy.EINVALID, "%v", err)), nil
 	}
-	c, err := s.backend.Content(ctx, ref, req.GetString("search_for", ""), req.GetBool("reset_cursor", false))
+	search := req.GetString("search_for", "")
+	c, err := s.backend.Content(ctx, ref, search, req.GetBool("reset_cursor", false))
 	if err != nil {
 		return errorResult(err), nil
+	}
+	if c.NoMatch {
+		// Said in words: an empty answer reads as "unchanged".
+		what := "result text"
+		if c.Snapshot {
+			what = "page snapshot"
+		}
+		return mcp.NewToolResultText(fmt.Sprintf("no match for %q in the %s of ref %s", search, what, ref)), nil
 	}
 	out := &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(c.Text)}}
 	for _, im := range c.Images {
