@@ -43,11 +43,6 @@ var (
 // save and worker stop share it.
 const ShutdownBudget = 8 * time.Second
 
-// stopReserve is the part of ShutdownBudget that calls in flight never
-// get: the sessions' stop needs it to stop a worker that ignores its stdin
-// (SIGTERM, then SIGKILL).
-const stopReserve = 3 * time.Second
-
 // Options are the parts of a run that are not configuration.
 type Options struct {
 	Logger *slog.Logger
@@ -256,10 +251,10 @@ func Serve(ctx context.Context, cfg config.Config, opts Options) error {
 	}
 	log.Info("shutting down")
 	stopBy = time.Now().Add(ShutdownBudget)
-	sctx, cancel := context.WithDeadline(context.Background(), stopBy.Add(-stopReserve))
+	sctx, cancel := context.WithDeadline(context.Background(), stopBy.Add(-session.ShutdownStopReserve))
 	defer cancel()
-	// Stop accepting first; calls in flight get the budget less the
-	// reserve to finish, then the deferred Shutdown/Close calls stop
+	// Stop accepting first; calls in flight get the budget less what
+	// stopping the workers needs to finish, then the deferred Shutdown/Close calls stop
 	// workers (by stopBy), browser and database.
 	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
 		log.Warn("http shutdown", "err", err)

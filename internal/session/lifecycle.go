@@ -15,12 +15,13 @@ const (
 	saveStateTimeout    = 15 * time.Second
 	restoreStateTimeout = 30 * time.Second
 	shutdownCloseBudget = 5 * time.Second
-	// shutdownStopReserve is the part of the shutdown budget kept for
-	// stopping the worker (close stdin, SIGTERM, 2 s, SIGKILL): the state
-	// save and browser_close at shutdown end that long before the
-	// deadline, however long they would take otherwise.
-	shutdownStopReserve = 3 * time.Second
 )
+
+// ShutdownStopReserve is the part of a shutdown's budget kept for stopping
+// the workers (close stdin, SIGTERM, SIGKILL): a call in flight is waited
+// for, and the state save and browser_close at shutdown run, only until
+// that long before the deadline, however long they would take otherwise.
+const ShutdownStopReserve = 3 * time.Second
 
 // reserve takes one of the MaxSessions live slots, suspending the least
 // recently used idle session when they are all taken. A session with a call
@@ -154,11 +155,11 @@ func (m *Manager) suspendLocked(ctx context.Context, l *live, reason string) {
 // context is also closed politely.
 const reasonShutdown = "shutdown"
 
-// shutdownBudget is ctx ending shutdownStopReserve before its deadline
+// shutdownBudget is ctx ending ShutdownStopReserve before its deadline
 // (as ctx when it has none).
 func shutdownBudget(ctx context.Context) (context.Context, context.CancelFunc) {
 	if dl, ok := ctx.Deadline(); ok {
-		return context.WithDeadline(ctx, dl.Add(-shutdownStopReserve))
+		return context.WithDeadline(ctx, dl.Add(-ShutdownStopReserve))
 	}
 	return context.WithCancel(ctx)
 }

@@ -319,7 +319,7 @@ func TestShutdownSavesClosesBrowserThenStops(t *testing.T) {
 	sctx, cancel := context.WithTimeout(ctx, 8*time.Second)
 	defer cancel()
 	deadline, _ := sctx.Deadline()
-	last := deadline.Add(-shutdownStopReserve)
+	last := deadline.Add(-ShutdownStopReserve)
 	if err := m.Shutdown(sctx); err != nil {
 		t.Fatal(err)
 	}
@@ -399,7 +399,7 @@ func TestShutdownStopsWorkersWithinBudget(t *testing.T) {
 			} else {
 				close(called)
 			}
-			sctx, cancel := context.WithTimeout(ctx, shutdownStopReserve+100*time.Millisecond)
+			sctx, cancel := context.WithTimeout(ctx, ShutdownStopReserve+100*time.Millisecond)
 			defer cancel()
 			done := make(chan error, 1)
 			go func() { done <- m.Shutdown(sctx) }()
@@ -429,7 +429,7 @@ func TestShutdownSaveEndsWithBudget(t *testing.T) {
 		wantDeadline bool // the save had the shutdown's deadline less the reserve
 	}{
 		// The save's share ends 50 ms after the shutdown begins.
-		{"budget spent", shutdownStopReserve + 50*time.Millisecond, context.DeadlineExceeded, true},
+		{"budget spent", ShutdownStopReserve + 50*time.Millisecond, context.DeadlineExceeded, true},
 		{"shutdown cancelled", 0, context.Canceled, false},
 	}
 	for _, tc := range tests {
@@ -471,8 +471,8 @@ func TestShutdownSaveEndsWithBudget(t *testing.T) {
 				t.Errorf("the save ended with %v, want %v", saveErr, tc.wantErr)
 			}
 			dl, ok := deadlines["save"]
-			if shutdownDL, _ := sctx.Deadline(); tc.wantDeadline && (!ok || !dl.Equal(shutdownDL.Add(-shutdownStopReserve))) {
-				t.Errorf("save deadline = %v (set: %v), want the shutdown's %v less %v", dl, ok, shutdownDL, shutdownStopReserve)
+			if shutdownDL, _ := sctx.Deadline(); tc.wantDeadline && (!ok || !dl.Equal(shutdownDL.Add(-ShutdownStopReserve))) {
+				t.Errorf("save deadline = %v (set: %v), want the shutdown's %v less %v", dl, ok, shutdownDL, ShutdownStopReserve)
 			}
 			if got := stateOf(t, m, s.ID); got != proxy.SessionSuspended {
 				t.Errorf("session is %s after shutdown, want suspended", got)

@@ -30,7 +30,7 @@ func (db *DB) InsertRequest(ctx context.Context, r *proxy.Request) error {
 	})
 	switch code := sqliteCode(err); {
 	case code == sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY:
-		return proxy.Errorf(proxy.ESESSIONMISSING, "session %q not found", r.SessionID)
+		return proxy.SessionNotFound(r.SessionID)
 	case code == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
 		return proxy.Errorf(proxy.EINVALID, "ref_id %q is already recorded", r.RefID)
 	case err != nil:

@@ -142,7 +142,7 @@ func (db *DB) updateSession(ctx context.Context, what, id, query string, args ..
 		return fmt.Errorf("store: %s %s: %w", what, id, err)
 	}
 	if n == 0 {
-		return proxy.Errorf(proxy.ESESSIONMISSING, "session %q not found", id)
+		return proxy.SessionNotFound(id)
 	}
 	return nil
 }

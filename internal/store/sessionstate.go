@@ -36,7 +36,7 @@ func (db *DB) SaveSessionState(ctx context.Context, sessionID string, state json
 		sessionID, nullJSON(state), formatTime(at))
 	switch {
 	case sqliteCode(err) == sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY:
-		return proxy.Errorf(proxy.ESESSIONMISSING, "session %q not found", sessionID)
+		return proxy.SessionNotFound(sessionID)
 	case err != nil:
 		return fmt.Errorf("store: save session state %s: %w", sessionID, err)
 	}
@@ -61,7 +61,7 @@ func (db *DB) LoadSessionState(ctx context.Context, sessionID string) (json.RawM
 		  WHERE s.session_id = ?`, sessionID).Scan(&id, &state, &savedAt)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
-		return nil, time.Time{}, proxy.Errorf(proxy.ESESSIONMISSING, "session %q not found", sessionID)
+		return nil, time.Time{}, proxy.SessionNotFound(sessionID)
 	case err != nil:
 		return nil, time.Time{}, fmt.Errorf("store: load session state %s: %w", sessionID, err)
 	case !savedAt.Valid:
