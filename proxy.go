@@ -135,6 +135,24 @@ type CallMetadata struct {
 	Result            string `json:"result,omitempty"`
 }
 
+// Changes is what a call did to the page, so that the model needs no second
+// read to see the effect of an action.
+type Changes struct {
+	// NewPage: the snapshot is of another page than the session's previous
+	// one (another URL, or none before); Text is then the page itself.
+	NewPage      bool `json:"new_page,omitempty"`
+	TitleChanged bool `json:"title_changed,omitempty"`
+	// Lines added, removed and changed (element lines whose ref held).
+	Added   int `json:"added"`
+	Removed int `json:"removed"`
+	Changed int `json:"changed"`
+	// Text is the summary, one line each: "+ line", "- line",
+	// "~ line (was …)"; or the new page's yaml. Empty when nothing changed
+	// or when it is Over the byte budget.
+	Text string `json:"text,omitempty"`
+	Over bool   `json:"over,omitempty"`
+}
+
 // CallResult is the call response of DESIGN.md: the ref and its metadata.
 type CallResult struct {
 	RefID     string       `json:"ref_id"`
@@ -151,6 +169,11 @@ type CallResult struct {
 	ErrorCode  string `json:"error_code,omitempty"`
 	Retryable  *bool  `json:"retryable,omitempty"`
 	Suggestion string `json:"suggestion,omitempty"`
+
+	// Changes is what the call did to the page, against the session's
+	// previous snapshot: given when the call asked for it and the tool
+	// reported the page.
+	Changes *Changes `json:"changes,omitempty"`
 
 	// Upstream is the raw upstream result; set only in PROXY_RESPONSE_MODE=full,
 	// where the bridge hands it to the model unchanged.

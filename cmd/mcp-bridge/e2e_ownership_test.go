@@ -28,6 +28,7 @@ import (
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/e2etest"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/mcpserver"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/proctest"
 )
 
@@ -130,6 +131,35 @@ func (m *mcpClient) call(name string, args map[string]any) (string, bool, error)
 	return text.String(), res.IsError, nil
 }
 
+// browser runs a browser tool that must succeed and reads its answer.
+func (m *mcpClient) browser(t *testing.T, name string, args map[string]any) mcpserver.Parsed {
+	t.Helper()
+	text, isErr, err := m.call(name, args)
+	if err != nil || isErr {
+		t.Fatalf("%s: %s %v = %s (%v)\nlog:\n%s", m.name, name, args, text, err, m.logs)
+	}
+	res, err := mcpserver.ParseAnswer(text)
+	if err != nil {
+		t.Fatalf("%s: %s: %v", m.name, name, err)
+	}
+	return res
+}
+
+// defaultSession is the session list_sessions marks as this client's
+// default: the one its calls without a session_id go to.
+func (m *mcpClient) defaultSession(t *testing.T) string {
+	t.Helper()
+	text, _, err := m.call("list_sessions", nil)
+	if err != nil {
+		t.Fatalf("%s: list_sessions: %v", m.name, err)
+	}
+	id, err := e2etest.DefaultSession(text)
+	if err != nil {
+		t.Fatalf("%s: %v", m.name, err)
+	}
+	return id
+}
+
 // mustCall runs a tool that must succeed and decodes its JSON answer.
 func (m *mcpClient) mustCall(t *testing.T, name string, args map[string]any, out any) {
 	t.Helper()
@@ -202,17 +232,15 @@ func TestSessionsBelongToTheirClient(t *testing.T) {
 		}
 		// A default session with a page and a cookie of its own, and a
 		// second session made explicitly.
-		var nav proxy.CallResult
-		c.mustCall(t, "browser_navigate", map[string]any{"url": pages + "/"}, &nav)
-		var ev proxy.CallResult
-		c.mustCall(t, "browser_evaluate", map[string]any{"function": "() => { document.cookie = 'owner=" + c.name + "'; return document.cookie }"}, &ev)
-		var saved proxy.CallResult
-		c.mustCall(t, "save_state", map[string]any{}, &saved)
+		nav := c.browser(t, "browser_navigate", map[string]any{"url": pages + "/"})
+		ev := c.browser(t, "browser_evaluate", map[string]any{"function": "() => { document.cookie = 'owner=" + c.name + "'; return document.cookie }"})
+		saved := c.browser(t, "save_state", map[string]any{})
+		defaultID := c.defaultSession(t)
 		var created struct {
 			SessionID string `json:"session_id"`
 		}
 		c.mustCall(t, "create_new_session", nil, &created)
-		h.sessions = []string{nav.SessionID, created.SessionID}
+		h.sessions = []string{defaultID, created.SessionID}
 		h.refs = []string{nav.RefID, ev.RefID, saved.RefID}
 	}
 
@@ -331,8 +359,7 @@ func TestSessionsBelongToTheirClient(t *testing.T) {
 		}
 		// Its own things are all there.
 		viewer.mustCall(t, "get_content", map[string]any{"ref_id": held[viewer].refs[0], "search_for": "First"}, nil)
-		var own proxy.CallResult
-		viewer.mustCall(t, "browser_evaluate", map[string]any{"session_id": held[viewer].sessions[0], "function": "() => document.cookie"}, &own)
+		viewer.browser(t, "browser_evaluate", map[string]any{"session_id": held[viewer].sessions[0], "function": "() => document.cookie"})
 	}
 
 	// The HTTP API: a client identity with no sessions sees none of
@@ -405,13 +432,13 @@ func TestBridgeClosesItsSessionsWhenItsClientLeaves(t *testing.T) {
 	for _, tc := range leaves {
 		t.Run(tc.name, func(t *testing.T) {
 			m := startClientBridge(t, "bridge", port)
-			var nav proxy.CallResult
-			m.mustCall(t, "browser_navigate", map[string]any{"url": pages + "/"}, &nav)
+			nav := m.browser(t, "browser_navigate", map[string]any{"url": pages + "/"})
+			defaultID := m.defaultSession(t)
 			var created struct {
 				SessionID string `json:"session_id"`
 			}
 			m.mustCall(t, "create_new_session", nil, &created)
-			ids := []string{nav.SessionID, created.SessionID}
+			ids := []string{defaultID, created.SessionID}
 			var pids []int
 			for _, id := range ids {
 				var s proxy.Session

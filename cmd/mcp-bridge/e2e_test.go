@@ -10,7 +10,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -29,9 +28,9 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
-	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/autostart"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/e2etest"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/mcpserver"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/proctest"
 )
 
@@ -225,31 +224,53 @@ func (b *bridgeProc) initialize(t *testing.T, name string) {
 	}
 }
 
-// navigate calls browser_navigate on the bridge's default session.
-func (b *bridgeProc) navigate(url string) (proxy.CallResult, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	req := mcp.CallToolRequest{}
-	req.Params.Name = "browser_navigate"
-	req.Params.Arguments = map[string]any{"url": url}
-	res, err := b.c.CallTool(ctx, req)
-	if err != nil {
-		return proxy.CallResult{}, err
-	}
-	var text strings.Builder
-	for _, part := range res.Content {
-		if tc, ok := part.(mcp.TextContent); ok {
-			text.WriteString(tc.Text)
-		}
-	}
-	var out proxy.CallResult
-	if err := json.Unmarshal([]byte(text.String()), &out); err != nil || res.IsError || out.Status != proxy.StatusSuccess {
-		return out, fmt.Errorf("browser_navigate answered %s (isError=%v)", text.String(), res.IsError)
-	}
-	return out, nil
+// navigated is what a navigation's answer says, and the session it went to.
+type navigated struct {
+	mcpserver.Parsed
+	// SessionID is the bridge's default session as list_sessions names it
+	// after the call (answers do not repeat it).
+	SessionID string
 }
 
-func (b *bridgeProc) mustNavigate(t *testing.T, url string) proxy.CallResult {
+// navigate calls browser_navigate on the bridge's default session.
+func (b *bridgeProc) navigate(url string) (navigated, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	call := func(tool string, args map[string]any) (string, error) {
+		req := mcp.CallToolRequest{}
+		req.Params.Name = tool
+		req.Params.Arguments = args
+		res, err := b.c.CallTool(ctx, req)
+		if err != nil {
+			return "", err
+		}
+		var text strings.Builder
+		for _, part := range res.Content {
+			if tc, ok := part.(mcp.TextContent); ok {
+				text.WriteString(tc.Text)
+			}
+		}
+		if res.IsError {
+			return "", fmt.Errorf("%s answered %s (isError)", tool, text.String())
+		}
+		return text.String(), nil
+	}
+	var out navigated
+	text, err := call("browser_navigate", map[string]any{"url": url})
+	if err != nil {
+		return out, err
+	}
+	if out.Parsed, err = mcpserver.ParseAnswer(text); err != nil {
+		return out, err
+	}
+	if text, err = call("list_sessions", nil); err != nil {
+		return out, err
+	}
+	out.SessionID, err = e2etest.DefaultSession(text)
+	return out, err
+}
+
+func (b *bridgeProc) mustNavigate(t *testing.T, url string) navigated {
 	t.Helper()
 	res, err := b.navigate(url)
 	if err != nil {
@@ -272,7 +293,7 @@ func TestBridgeStartedBeforeServer(t *testing.T) {
 	startServer(t, port, filepath.Join(t.TempDir(), "proxy.db"))
 	b.initialize(t, "early-bridge")
 	res := b.mustNavigate(t, pages+"/")
-	if res.Metadata.PageTitle != "First page" || res.SessionID == "" {
+	if res.PageTitle != "First page" || res.SessionID == "" {
 		t.Errorf("navigate = %+v, want the first page in a session", res)
 	}
 }
@@ -290,7 +311,7 @@ func TestBridgeAcrossServerRestart(t *testing.T) {
 
 	first.stop(t)
 	type result struct {
-		res proxy.CallResult
+		res navigated
 		err error
 	}
 	done := make(chan result, 1)
@@ -314,11 +335,11 @@ func TestBridgeAcrossServerRestart(t *testing.T) {
 	if r.res.SessionID != before.SessionID {
 		t.Errorf("session after restart = %s, want the same default session %s", r.res.SessionID, before.SessionID)
 	}
-	if r.res.Metadata.PageTitle != "Second page" || !r.res.Metadata.Restored {
+	if r.res.PageTitle != "Second page" || !r.res.Restored {
 		t.Errorf("call after restart = %+v, want the second page with restored=true", r.res)
 	}
 	// And the session goes on normally.
-	if again := b.mustNavigate(t, pages+"/"); again.SessionID != before.SessionID || again.Metadata.Restored {
+	if again := b.mustNavigate(t, pages+"/"); again.SessionID != before.SessionID || again.Restored {
 		t.Errorf("next call = %+v, want the same session, not restored again", again)
 	}
 }
@@ -376,7 +397,7 @@ func TestAutostartStartsOneServer(t *testing.T) {
 	}
 
 	one, two := bridges[0].mustNavigate(t, pages+"/"), bridges[1].mustNavigate(t, pages+"/two")
-	if one.Metadata.PageTitle != "First page" || two.Metadata.PageTitle != "Second page" || one.SessionID == two.SessionID {
+	if one.PageTitle != "First page" || two.PageTitle != "Second page" || one.SessionID == two.SessionID {
 		t.Errorf("bridges answered %+v and %+v; want each its page in its own session", one, two)
 	}
 

@@ -19,6 +19,8 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/e2etest"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/mcpserver"
 )
 
 // mcpClient is one MCP session on /mcp, with mcp-go's client.
@@ -76,18 +78,26 @@ func (m *mcpClient) callText(tool string, args map[string]any) string {
 	return text.Text
 }
 
-// browser calls a browser tool and returns its call result.
-func (m *mcpClient) browser(tool string, args map[string]any) proxy.CallResult {
+// browser calls a browser tool and returns what its answer says.
+func (m *mcpClient) browser(tool string, args map[string]any) mcpserver.Parsed {
 	m.t.Helper()
-	var res proxy.CallResult
 	text := m.callText(tool, args)
-	if err := json.Unmarshal([]byte(text), &res); err != nil {
+	res, err := mcpserver.ParseAnswer(text)
+	if err != nil || res.Error != "" {
 		m.t.Fatalf("%s answered %q: %v", tool, text, err)
 	}
-	if res.Status != proxy.StatusSuccess {
-		m.t.Fatalf("%s = %+v", tool, res)
-	}
 	return res
+}
+
+// defaultSession is the id of this client's default session, the one its
+// browser calls without a session_id go to.
+func (m *mcpClient) defaultSession() string {
+	m.t.Helper()
+	id, err := e2etest.DefaultSession(m.callText("list_sessions", nil))
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	return id
 }
 
 func (m *mcpClient) read(uri string) ([]mcp.ResourceContents, error) {
@@ -150,9 +160,10 @@ func TestResourcesOverMCP(t *testing.T) {
 	// No scale: zod lists its defaulted scale as required, and /mcp must
 	// still accept the call as upstream does.
 	shot := m.browser("browser_take_screenshot", map[string]any{})
-	if !shot.Metadata.HasImage || shot.SessionID != nav.SessionID {
-		t.Fatalf("screenshot = %+v, want an image in the session of the navigation", shot)
+	if !shot.Image {
+		t.Fatalf("screenshot = %+v, want an image", shot)
 	}
+	sessionID := m.defaultSession()
 
 	ctx, cancel := m.ctx()
 	defer cancel()
@@ -160,7 +171,7 @@ func TestResourcesOverMCP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sessionURI := "playwright:///session/" + nav.SessionID
+	sessionURI := "playwright:///session/" + sessionID
 	var listed *mcp.Resource
 	for i, r := range list.Resources {
 		if r.URI == sessionURI {
@@ -179,7 +190,7 @@ func TestResourcesOverMCP(t *testing.T) {
 	if text := m.readText(sessionURI); text.MIMEType != "application/json" || json.Unmarshal([]byte(text.Text), &sess) != nil {
 		t.Fatalf("session resource %q is not JSON", text.Text)
 	}
-	if sess["session_id"] != nav.SessionID || sess["state"] != "active" || sess["last_url"] != pages+"/" || sess["last_title"] != "Test Home" ||
+	if sess["session_id"] != sessionID || sess["state"] != "active" || sess["last_url"] != pages+"/" || sess["last_title"] != "Test Home" ||
 		sess["created_at"] == nil || sess["last_activity"] == nil || sess["expires_at"] == nil || sess["default"] != true {
 		t.Errorf("session resource = %v", sess)
 	}
@@ -189,8 +200,8 @@ func TestResourcesOverMCP(t *testing.T) {
 	var snap string
 	for range 2 {
 		ref := m.readText("playwright:///ref/" + nav.RefID)
-		if ref.MIMEType != "application/yaml" || !strings.Contains(ref.Text, `button "Search now" [ref=`) || len(ref.Text) != nav.Metadata.SnapshotBytes {
-			t.Fatalf("ref resource = %s, %d bytes; want the %d-byte yaml snapshot", ref.MIMEType, len(ref.Text), nav.Metadata.SnapshotBytes)
+		if ref.MIMEType != "application/yaml" || !strings.Contains(ref.Text, `button "Search now" [ref=`) {
+			t.Fatalf("ref resource = %s, %d bytes; want the yaml snapshot:\n%s", ref.MIMEType, len(ref.Text), ref.Text)
 		}
 		snap = ref.Text
 	}
@@ -278,13 +289,13 @@ func TestResourcesPromptsAndCredentialVault(t *testing.T) {
 	// Typed into the field and submitted: the page sets its title from
 	// the field's value.
 	typed := m.browser("browser_type", map[string]any{"element": "Search query", "target": "#q", "text": placeholder, "submit": true})
-	if want := "Submitted " + placeholder; typed.Metadata.PageTitle != want {
-		t.Errorf("title after submitting the placeholder = %q, want %q (the page got the password, the answer shows the placeholder)", typed.Metadata.PageTitle, want)
+	if want := "Submitted " + placeholder; typed.PageTitle != want {
+		t.Errorf("title after submitting the placeholder = %q, want %q (the page got the password, the answer shows the placeholder)", typed.PageTitle, want)
 	}
 	// Inside code: the browser runs it with the password.
 	set := m.browser("browser_evaluate", map[string]any{"function": "() => { document.title = '" + placeholder + "'; return 'ok'; }"})
-	if set.Metadata.PageTitle != placeholder {
-		t.Errorf("title after browser_evaluate = %q, want the placeholder", set.Metadata.PageTitle)
+	if set.PageTitle != placeholder {
+		t.Errorf("title after browser_evaluate = %q, want the placeholder", set.PageTitle)
 	}
 	// The page holds the real password: its length and code units match,
 	// and neither call carries the password itself.

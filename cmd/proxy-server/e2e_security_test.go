@@ -16,6 +16,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/mcpserver"
 )
 
 // TestRequestDefences runs a server with PROXY_AUTH_TOKEN set and checks the
@@ -155,12 +156,25 @@ func TestRequestDefences(t *testing.T) {
 			mtext.WriteString(tc.Text)
 		}
 	}
-	var mnav proxy.CallResult
-	if err := json.Unmarshal([]byte(mtext.String()), &mnav); err != nil || mres.IsError || mnav.Status != proxy.StatusSuccess || mnav.Metadata.PageTitle != "Test Home" {
+	mnav, err := mcpserver.ParseAnswer(mtext.String())
+	if err != nil || mres.IsError || mnav.Error != "" || mnav.PageTitle != "Test Home" {
 		t.Errorf("browser_navigate over /mcp with the token = %q (isError=%v, %v)", mtext.String(), mres.IsError, err)
 	}
-	if mnav.SessionID == "" || mnav.SessionID == sess.ID {
-		t.Errorf("/mcp call went to session %q: want its own default session, not %s", mnav.SessionID, sess.ID)
+	lreq := mcp.CallToolRequest{}
+	lreq.Params.Name = "list_sessions"
+	lres, err := mc.CallTool(mctx, lreq)
+	if err != nil || lres.IsError || len(lres.Content) == 0 {
+		t.Fatalf("list_sessions over /mcp with the token: %v %+v", err, lres)
+	}
+	var listed struct {
+		Sessions []struct {
+			ID      string `json:"session_id"`
+			Default bool   `json:"default"`
+		} `json:"sessions"`
+	}
+	if tc, ok := lres.Content[0].(mcp.TextContent); !ok || json.Unmarshal([]byte(tc.Text), &listed) != nil || len(listed.Sessions) != 1 ||
+		!listed.Sessions[0].Default || listed.Sessions[0].ID == sess.ID {
+		t.Errorf("/mcp sessions = %+v: want its own default session only, not %s", listed, sess.ID)
 	}
 
 	// A real bridge with MCP_PROXY_TOKEN drives the browser.
@@ -192,8 +206,7 @@ func TestRequestDefences(t *testing.T) {
 			text.WriteString(tc.Text)
 		}
 	}
-	var call proxy.CallResult
-	if err := json.Unmarshal([]byte(text.String()), &call); err != nil || res.IsError || call.Status != proxy.StatusSuccess {
+	if call, err := mcpserver.ParseAnswer(text.String()); err != nil || res.IsError || call.Error != "" {
 		t.Fatalf("browser_navigate through a bridge with the token = %q (isError=%v, %v)", text.String(), res.IsError, err)
 	}
 }

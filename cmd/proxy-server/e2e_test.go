@@ -26,6 +26,7 @@ import (
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/e2etest"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/mcpserver"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/proctest"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/proxyserver"
 )
@@ -474,14 +475,31 @@ func TestBridgesAreIsolated(t *testing.T) {
 		}
 		return sb.String(), res.IsError
 	}
-	title := func(c *client.Client, url string) proxy.CallResult {
+	title := func(c *client.Client, url string) mcpserver.Parsed {
 		t.Helper()
 		text, isErr := callText(c, "browser_navigate", map[string]any{"url": url})
-		var res proxy.CallResult
-		if err := json.Unmarshal([]byte(text), &res); err != nil || isErr {
+		res, err := mcpserver.ParseAnswer(text)
+		if err != nil || isErr {
 			t.Fatalf("navigate answered %q (isError=%v): %v", text, isErr, err)
 		}
 		return res
+	}
+	type listing struct {
+		Sessions []struct {
+			ID      string `json:"session_id"`
+			Default bool   `json:"default"`
+		} `json:"sessions"`
+	}
+	// defaultSession is the session list_sessions marks as the client's
+	// default: the answers of browser tools do not repeat it.
+	defaultSession := func(c *client.Client) string {
+		t.Helper()
+		text, _ := callText(c, "list_sessions", nil)
+		id, err := e2etest.DefaultSession(text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return id
 	}
 
 	one, two := connect("conversation-1"), connect("conversation-2")
@@ -510,20 +528,21 @@ func TestBridgesAreIsolated(t *testing.T) {
 
 	r1 := title(one, pages+"/set.html?v=one")
 	title(two, pages+"/set.html?v=two")
-	if got := title(one, pages+"/read.html"); got.Metadata.PageTitle != "ls=one;ck=who=one" {
-		t.Errorf("bridge one reads %q", got.Metadata.PageTitle)
+	if got := title(one, pages+"/read.html"); got.PageTitle != "ls=one;ck=who=one" {
+		t.Errorf("bridge one reads %q", got.PageTitle)
 	}
 	r2 := title(two, pages+"/read.html")
-	if r2.Metadata.PageTitle != "ls=two;ck=who=two" {
-		t.Errorf("bridge two reads %q", r2.Metadata.PageTitle)
+	if r2.PageTitle != "ls=two;ck=who=two" {
+		t.Errorf("bridge two reads %q", r2.PageTitle)
 	}
-	if r1.SessionID == r2.SessionID {
-		t.Errorf("both bridges used session %s", r1.SessionID)
+	s1, s2 := defaultSession(one), defaultSession(two)
+	if s1 == s2 {
+		t.Errorf("both bridges used session %s", s1)
 	}
 
 	// get_content through the bridge: first full, then empty.
 	text, isErr := callText(one, "get_content", map[string]any{"ref_id": r1.RefID})
-	if isErr || !strings.Contains(text, "[ref=") && r1.Metadata.HasSnapshot {
+	if isErr || !strings.Contains(text, "[ref=") && strings.HasPrefix(r1.Body, "snapshot") {
 		t.Errorf("get_content = %q (isError=%v)", text, isErr)
 	}
 	if text, _ := callText(one, "get_content", map[string]any{"ref_id": r1.RefID}); text != "" {
@@ -541,12 +560,7 @@ func TestBridgesAreIsolated(t *testing.T) {
 	// list_sessions shows this conversation's own session, marked default,
 	// and not the other's.
 	text, _ = callText(one, "list_sessions", nil)
-	var listed struct {
-		Sessions []struct {
-			ID      string `json:"session_id"`
-			Default bool   `json:"default"`
-		} `json:"sessions"`
-	}
+	var listed listing
 	if err := json.Unmarshal([]byte(text), &listed); err != nil {
 		t.Fatalf("list_sessions = %q: %v", text, err)
 	}
@@ -554,8 +568,8 @@ func TestBridgesAreIsolated(t *testing.T) {
 	for _, x := range listed.Sessions {
 		defaults[x.ID] = x.Default
 	}
-	if len(defaults) != 1 || !defaults[r1.SessionID] {
-		t.Errorf("list_sessions from bridge one: want only its own session %s, marked default (not %s): %s", r1.SessionID, r2.SessionID, text)
+	if len(defaults) != 1 || !defaults[s1] {
+		t.Errorf("list_sessions from bridge one: want only its own session %s, marked default (not %s): %s", s1, s2, text)
 	}
 }
 

@@ -327,6 +327,9 @@ type CallBody struct {
 	Tool      string          `json:"tool"`
 	Params    json.RawMessage `json:"params"`
 	RequestID string          `json:"request_id,omitempty"`
+	// Changes asks for "changes" in the answer: what the call did to the
+	// page against the session's previous snapshot (what MCP clients see).
+	Changes bool `json:"changes,omitempty"`
 }
 
 func (s *Server) handleCall(w http.ResponseWriter, r *http.Request) {
@@ -343,7 +346,7 @@ func (s *Server) handleCall(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	res, err := s.sessions.Call(r.Context(), session.CallRequest{SessionID: body.SessionID, Tool: body.Tool, Params: body.Params, RequestID: body.RequestID})
+	res, err := s.sessions.Call(r.Context(), session.CallRequest{SessionID: body.SessionID, Tool: body.Tool, Params: body.Params, RequestID: body.RequestID, Changes: body.Changes})
 	if err != nil {
 		s.writeErr(w, r, err)
 		return

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/mcpserver"
 )
 
 // BytesTargetPct is issue 7's target for the bytes scenario: what the model
@@ -415,18 +417,16 @@ func SnapshotYAML(text string) string {
 	return yaml
 }
 
-// RefIDOf returns the ref_id of a proxy call answer (the call-response JSON).
+// RefIDOf returns the ref_id of a proxy call answer (its "ref:" line).
 func RefIDOf(text string) (string, error) {
-	var r struct {
-		RefID string `json:"ref_id"`
-	}
-	if err := json.Unmarshal([]byte(text), &r); err != nil || r.RefID == "" {
+	p, err := mcpserver.ParseAnswer(text)
+	if err != nil {
 		if len(text) > 200 {
 			text = text[:200] + "…"
 		}
 		return "", fmt.Errorf("no ref_id in the answer %q", text)
 	}
-	return r.RefID, nil
+	return p.RefID, nil
 }
 
 // EvaluateResult returns the value in the "### Result" section of a

@@ -249,7 +249,7 @@ func (c *Client) ListSessions(ctx context.Context) ([]*proxy.Session, error) {
 // Call implements mcpserver.Backend.
 func (c *Client) Call(ctx context.Context, sessionID, tool string, params json.RawMessage) (*proxy.CallResult, error) {
 	var res proxy.CallResult
-	body := api.CallBody{SessionID: sessionID, Tool: tool, Params: params}
+	body := api.CallBody{SessionID: sessionID, Tool: tool, Params: params, Changes: true}
 	if err := c.do(ctx, http.MethodPost, "/call", body, &res); err != nil {
 		return nil, err
 	}

@@ -46,23 +46,26 @@ type Config struct {
 	Headless           bool          `envconfig:"PROXY_HEADLESS"`
 	// BrowserOptimizeMemory trades some page speed for less memory per
 	// session (V8 --optimize-for-size in Chromium's renderers).
-	BrowserOptimizeMemory  bool          `envconfig:"PROXY_BROWSER_OPTIMIZE_MEMORY"`
-	PlaywrightMCPCommand   string        `envconfig:"PROXY_PLAYWRIGHT_MCP_COMMAND" unset:"the pinned @playwright/mcp in the project's node_modules"`
-	PlaywrightArgs         string        `envconfig:"PROXY_PLAYWRIGHT_ARGS"`
-	ResponseMode           string        `envconfig:"PROXY_RESPONSE_MODE"`
-	AuthToken              string        `envconfig:"PROXY_AUTH_TOKEN" unset:"no token required"`
-	AllowedOrigins         []string      `envconfig:"PROXY_ALLOWED_ORIGINS" unset:"loopback origins only"`
-	AllowedDomains         []string      `envconfig:"PROXY_ALLOWED_DOMAINS" unset:"every domain not blocked"`
-	BlockedDomains         []string      `envconfig:"PROXY_BLOCKED_DOMAINS"`
-	EnableScriptEvaluation bool          `envconfig:"PROXY_ENABLE_SCRIPT_EVALUATION"`
-	EnableFileUpload       bool          `envconfig:"PROXY_ENABLE_FILE_UPLOAD"`
-	EnableFileURLs         bool          `envconfig:"PROXY_ENABLE_FILE_URLS"` // DESIGN.md: "no file:// unless enabled"; it names no switch
-	MaxScreenshotBytes     int64         `envconfig:"PROXY_MAX_SCREENSHOT_BYTES"`
-	SecretsFile            string        `envconfig:"PROXY_SECRETS_FILE"`
-	Toolsets               []string      `envconfig:"PROXY_TOOLSETS" unset:"the default tool groups"`
-	InlineResultMax        int           `envconfig:"PROXY_INLINE_RESULT_MAX" unset:"metadata only"`
-	MaxBodyBytes           int64         `envconfig:"PROXY_MAX_BODY_BYTES"`
-	CallTimeout            time.Duration `envconfig:"PROXY_CALL_TIMEOUT"`
+	BrowserOptimizeMemory  bool     `envconfig:"PROXY_BROWSER_OPTIMIZE_MEMORY"`
+	PlaywrightMCPCommand   string   `envconfig:"PROXY_PLAYWRIGHT_MCP_COMMAND" unset:"the pinned @playwright/mcp in the project's node_modules"`
+	PlaywrightArgs         string   `envconfig:"PROXY_PLAYWRIGHT_ARGS"`
+	ResponseMode           string   `envconfig:"PROXY_RESPONSE_MODE"`
+	AuthToken              string   `envconfig:"PROXY_AUTH_TOKEN" unset:"no token required"`
+	AllowedOrigins         []string `envconfig:"PROXY_ALLOWED_ORIGINS" unset:"loopback origins only"`
+	AllowedDomains         []string `envconfig:"PROXY_ALLOWED_DOMAINS" unset:"every domain not blocked"`
+	BlockedDomains         []string `envconfig:"PROXY_BLOCKED_DOMAINS"`
+	EnableScriptEvaluation bool     `envconfig:"PROXY_ENABLE_SCRIPT_EVALUATION"`
+	EnableFileUpload       bool     `envconfig:"PROXY_ENABLE_FILE_UPLOAD"`
+	EnableFileURLs         bool     `envconfig:"PROXY_ENABLE_FILE_URLS"` // DESIGN.md: "no file:// unless enabled"; it names no switch
+	MaxScreenshotBytes     int64    `envconfig:"PROXY_MAX_SCREENSHOT_BYTES"`
+	SecretsFile            string   `envconfig:"PROXY_SECRETS_FILE"`
+	Toolsets               []string `envconfig:"PROXY_TOOLSETS" unset:"the default tool groups"`
+	InlineResultMax        int      `envconfig:"PROXY_INLINE_RESULT_MAX" unset:"metadata only"`
+	// ChangesMax bounds the summary of what a call changed on the page that
+	// its MCP answer carries; 0 keeps the counts only.
+	ChangesMax   int           `envconfig:"PROXY_CHANGES_MAX" unset:"counts only, no lines"`
+	MaxBodyBytes int64         `envconfig:"PROXY_MAX_BODY_BYTES"`
+	CallTimeout  time.Duration `envconfig:"PROXY_CALL_TIMEOUT"`
 	// MaxConcurrentCalls bounds tool calls running in the browser at once;
 	// 0 means twice the number of CPUs.
 	MaxConcurrentCalls int    `envconfig:"PROXY_MAX_CONCURRENT_CALLS" unset:"twice the number of CPUs"`
@@ -93,6 +96,7 @@ func DefaultConfig(getenv func(string) string) Config {
 		EnableFileUpload:       true,
 		MaxScreenshotBytes:     10 << 20,
 		MaxBodyBytes:           2 << 20,
+		ChangesMax:             1000,
 		CallTimeout:            120 * time.Second,
 		LogLevel:               "info",
 		LogFormat:              "text",
@@ -164,6 +168,8 @@ func (c Config) Validate() error {
 		return bad("RESPONSE_MODE", "%q is not ref or full", c.ResponseMode)
 	case c.InlineResultMax < 0:
 		return bad("INLINE_RESULT_MAX", "must not be negative")
+	case c.ChangesMax < 0:
+		return bad("CHANGES_MAX", "must not be negative (0 = counts only)")
 	case c.MaxBodyBytes < 1024:
 		return bad("MAX_BODY_BYTES", "must be at least 1024")
 	case c.CallTimeout <= 0:

@@ -10,6 +10,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/mcpserver"
 	_ "modernc.org/sqlite" // reads the record beside a running server
 )
 
@@ -50,10 +52,8 @@ func CheckBigIntegers(t *testing.T, c *client.Client, dbPath string) {
 					text.WriteString(tc.Text)
 				}
 			}
-			var out struct {
-				RefID string `json:"ref_id"`
-			}
-			if err := json.Unmarshal([]byte(text.String()), &out); err != nil || out.RefID == "" {
+			out, err := mcpserver.ParseAnswer(text.String())
+			if err != nil {
 				t.Fatalf("%s answered %q, want a call result with a ref_id", tc.tool, text.String())
 			}
 			var params string

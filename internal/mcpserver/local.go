@@ -80,7 +80,7 @@ func (l *Local) ListSessions(ctx context.Context) ([]*proxy.Session, error) {
 
 // Call implements Backend.
 func (l *Local) Call(ctx context.Context, sessionID, tool string, params json.RawMessage) (*proxy.CallResult, error) {
-	return l.sessions.Call(acting(ctx), session.CallRequest{SessionID: sessionID, Tool: tool, Params: params})
+	return l.sessions.Call(acting(ctx), session.CallRequest{SessionID: sessionID, Tool: tool, Params: params, Changes: true})
 }
 
 // Validate implements Backend.

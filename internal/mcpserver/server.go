@@ -179,7 +179,7 @@ func (s *Server) callUpstream(ctx context.Context, tool string, req mcp.CallTool
 			return out, nil
 		}
 	}
-	out := jsonResult(res)
+	out := mcp.NewToolResultText(Answer(res))
 	out.IsError = res.Status == proxy.StatusError
 	return out, nil
 }

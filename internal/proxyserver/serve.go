@@ -185,6 +185,7 @@ func Serve(ctx context.Context, cfg config.Config, opts Options) error {
 		MaxConcurrentCalls: cfg.ConcurrentCalls(),
 		FullResponses:      cfg.ResponseMode == config.ResponseModeFull,
 		InlineResultMax:    cfg.InlineResultMax,
+		ChangesMax:         changesMax(cfg.ChangesMax),
 		Observer:           met,
 		Policy:             pol,
 		Toolset:            groups,
@@ -363,4 +364,13 @@ func absolutePaths(command, bases []string) []string {
 		}
 	}
 	return out
+}
+
+// changesMax maps PROXY_CHANGES_MAX (0: counts only) onto the manager's
+// option, whose zero value is its default.
+func changesMax(n int) int {
+	if n == 0 {
+		return -1
+	}
+	return n
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/google/uuid"
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/content"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/toolset"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/upstream"
 )
@@ -97,8 +98,13 @@ type Options struct {
 	MaxConcurrentCalls int
 	FullResponses      bool // PROXY_RESPONSE_MODE=full
 	InlineResultMax    int
-	Logger             *slog.Logger
-	Now                func() time.Time
+	// ChangesMax bounds, in bytes, the summary of what a call changed on
+	// the page that comes with its answer (PROXY_CHANGES_MAX); past it the
+	// answer carries the counts only. 0 takes DefaultChangesMax, below 0
+	// keeps counts only.
+	ChangesMax int
+	Logger     *slog.Logger
+	Now        func() time.Time
 	// Observer, if set, learns the outcome of every forwarded call.
 	Observer Observer
 	// Policy, if set, refuses calls (navigation policy, switched-off tools)
@@ -173,7 +179,11 @@ type live struct {
 	hadWorker bool
 	retired   bool // closed, suspended or failed: this handle is out of m.live
 	lastURL   string
-	crashed   bool // the worker died under the session
+	// lastPage is the page of the session's last snapshot, what the next
+	// call's changes are measured against; zero when its refs no longer
+	// hold (a new worker).
+	lastPage content.Page
+	crashed  bool // the worker died under the session
 	// restored: a new worker got the saved state and no call has said so
 	// yet (a background restart cannot tell anyone itself).
 	restored bool
@@ -661,6 +671,9 @@ type CallRequest struct {
 	Tool      string
 	Params    json.RawMessage
 	RequestID string // optional; becomes the ref_id
+	// Changes asks for the summary of what the call did to the page
+	// (CallResult.Changes), what MCP answers show.
+	Changes bool
 }
 
 // Call forwards a tool call to the session's worker and records it.
@@ -779,6 +792,9 @@ func (m *Manager) call(ctx context.Context, req CallRequest) (*proxy.CallResult,
 
 	raw, callErr := m.forward(ctx, l, fwd.tool, fwd.params)
 	restored = restored || l.takeRestored()
+	if restored {
+		l.lastPage = content.Page{} // its refs were the old worker's
+	}
 	finished := m.opts.Now().UTC()
 	if requestWritten != nil {
 		if err := <-requestWritten; err != nil {
@@ -792,7 +808,7 @@ func (m *Manager) call(ctx context.Context, req CallRequest) (*proxy.CallResult,
 		m.markDirty(l, fwd.tool)
 	}
 
-	res, stored, err := m.record(recCtx, l, refID, req.Tool, fwd, raw, finished)
+	res, stored, err := m.record(recCtx, l, refID, req.Tool, fwd, raw, finished, req.Changes)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -867,7 +883,7 @@ func (m *Manager) forward(ctx context.Context, l *live, tool string, params json
 }
 
 // record parses and ingests what the worker returned and writes the response.
-func (m *Manager) record(ctx context.Context, l *live, refID, tool string, fwd forwarded, raw json.RawMessage, at time.Time) (*proxy.CallResult, int, error) {
+func (m *Manager) record(ctx context.Context, l *live, refID, tool string, fwd forwarded, raw json.RawMessage, at time.Time, changes bool) (*proxy.CallResult, int, error) {
 	resp := &proxy.Response{RefID: refID, Status: proxy.StatusSuccess, Result: fwd.scrub(string(raw)), Timestamp: at}
 	res := &proxy.CallResult{RefID: refID, SessionID: l.id, Status: proxy.StatusSuccess, Timestamp: at, Metadata: proxy.CallMetadata{Tool: tool}}
 
@@ -954,7 +970,33 @@ func (m *Manager) record(ctx context.Context, l *live, refID, tool string, fwd f
 	if m.opts.FullResponses {
 		res.Upstream = json.RawMessage(resp.Result) // masked, as stored
 	}
+	if parsed.PageURL != "" {
+		page := content.Page{URL: parsed.PageURL, Title: parsed.PageTitle, Snapshot: ing.Snapshot} // masked, as stored
+		if changes && !m.opts.FullResponses {
+			res.Changes = content.Changes(l.lastPage, page, m.changesMax())
+		}
+		if page.Snapshot == "" && page.URL == l.lastPage.URL {
+			page.Snapshot = l.lastPage.Snapshot // still the latest of this page
+		}
+		l.lastPage = page
+	}
 	return res, stored, nil
+}
+
+// DefaultChangesMax is the byte budget of a call's change summary when
+// Options.ChangesMax is 0: a status line, a few added elements or a small
+// page fit; a big new page does not and is read by ref.
+const DefaultChangesMax = 1000
+
+func (m *Manager) changesMax() int {
+	switch n := m.opts.ChangesMax; {
+	case n == 0:
+		return DefaultChangesMax
+	case n < 0:
+		return 0
+	default:
+		return n
+	}
 }
 
 // recordFailure stores a call that got no upstream answer and maps the

@@ -1,0 +1,146 @@
+package content
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
+)
+
+const shopBefore = `- generic [active] [ref=e1]:
+  - heading "Shop" [level=1] [ref=e2]
+  - paragraph [ref=e3]: "Cart: 0"
+  - list [ref=e4]:
+    - listitem [ref=e5]:
+      - text: Product 1
+      - button "Add to cart" [ref=e6]
+    - listitem [ref=e7]:
+      - text: Product 2
+      - button "Add to cart" [ref=e8]
+  - link "next" [ref=e9] [cursor=pointer]:
+    - /url: /b.html
+`
+
+func TestChanges(t *testing.T) {
+	const url = "http://127.0.0.1/shop"
+	page := func(snap string) Page { return Page{URL: url, Title: "Shop", Snapshot: snap} }
+	tests := []struct {
+		name       string
+		prev, next Page
+		budget     int
+		want       proxy.Changes
+	}{
+		{
+			name: "first snapshot of the session is the page itself",
+			prev: Page{}, next: page("- heading \"Shop\" [ref=e2]\n"), budget: 1000,
+			want: proxy.Changes{NewPage: true, TitleChanged: true, Added: 1, Text: `- heading "Shop" [ref=e2]`},
+		},
+		{
+			name: "a new page over the budget gives its size only",
+			prev: page(shopBefore), next: Page{URL: url + "/b", Title: "Shop", Snapshot: shopBefore}, budget: 100,
+			want: proxy.Changes{NewPage: true, Added: 12, Over: true},
+		},
+		{
+			name: "the same snapshot changed nothing",
+			prev: page(shopBefore), next: page(shopBefore), budget: 1000,
+			want: proxy.Changes{},
+		},
+		{
+			name: "a click: status line changes, the clicked button is renamed, focus moves",
+			prev: page(shopBefore),
+			next: page(strings.NewReplacer(
+				`- generic [active] [ref=e1]:`, `- generic [ref=e1]:`,
+				`"Cart: 0"`, `"Cart: 1"`,
+				`- button "Add to cart" [ref=e8]`, `- button "Remove" [active] [ref=e10]`,
+			).Replace(shopBefore)),
+			budget: 1000,
+			want: proxy.Changes{Added: 1, Removed: 1, Changed: 1,
+				Text: "~ paragraph [ref=e3]: \"Cart: 1\" (was \"Cart: 0\")\n+ button \"Remove\" [active] [ref=e10]\n- button \"Add to cart\" [ref=e8]"},
+		},
+		{
+			name: "an added subtree keeps its shape; a removed one shows its top line",
+			prev: page(shopBefore),
+			next: page(strings.Replace(shopBefore, `    - listitem [ref=e7]:
+      - text: Product 2
+      - button "Add to cart" [ref=e8]
+`, `    - listitem [ref=e11]:
+      - text: Product 3
+      - button "Add to cart" [ref=e12]
+`, 1)),
+			budget: 1000,
+			want: proxy.Changes{Added: 3, Removed: 3,
+				Text: "+ listitem [ref=e11]:\n+   text: Product 3\n+   button \"Add to cart\" [ref=e12]\n- listitem [ref=e7]:"},
+		},
+		{
+			name:   "a checkbox that lost its mark",
+			prev:   page("- checkbox \"News\" [checked] [ref=e4]\n"),
+			next:   page("- checkbox \"News\" [ref=e4]\n"),
+			budget: 1000,
+			want:   proxy.Changes{Changed: 1, Text: `~ checkbox "News" [ref=e4] (was [checked])`},
+		},
+		{
+			name:   "a field that got a value",
+			prev:   page("- textbox \"Email\" [ref=e5]\n"),
+			next:   page("- textbox \"Email\" [ref=e5]: ada@example.com\n"),
+			budget: 1000,
+			want:   proxy.Changes{Changed: 1, Text: `~ textbox "Email" [ref=e5]: ada@example.com (was empty)`},
+		},
+		{
+			name:   "focus alone is no change",
+			prev:   page("- textbox \"Email\" [ref=e5]\n"),
+			next:   page("- textbox \"Email\" [active] [ref=e5]\n"),
+			budget: 1000,
+			want:   proxy.Changes{},
+		},
+		{
+			name:   "repeated text lines under one element are counted",
+			prev:   page("- list [ref=e1]:\n  - text: a\n  - text: a\n"),
+			next:   page("- list [ref=e1]:\n  - text: a\n  - text: a\n  - text: a\n"),
+			budget: 1000,
+			want:   proxy.Changes{Added: 1, Text: "+ text: a"},
+		},
+		{
+			name:   "a summary over the budget keeps its counts",
+			prev:   page(shopBefore),
+			next:   page(strings.ReplaceAll(shopBefore, "Add to cart", "Buy")),
+			budget: 40,
+			want:   proxy.Changes{Changed: 2, Over: true},
+		},
+		{
+			name: "a call without a snapshot says only whether the page changed",
+			prev: page(shopBefore), next: Page{URL: url + "/b", Title: "B"}, budget: 1000,
+			want: proxy.Changes{NewPage: true, TitleChanged: true},
+		},
+		{
+			name: "a call without a snapshot on the same page",
+			prev: page(shopBefore), next: Page{URL: url, Title: "Shop"}, budget: 1000,
+			want: proxy.Changes{},
+		},
+		{
+			name: "a title change on the same URL is said",
+			prev: page(shopBefore), next: Page{URL: url, Title: "Shop (1)", Snapshot: shopBefore}, budget: 1000,
+			want: proxy.Changes{TitleChanged: true},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := Changes(tt.prev, tt.next, tt.budget)
+			if diff := cmp.Diff(tt.want, *got); diff != "" {
+				t.Errorf("Changes (-want +got):\n%s", diff)
+			}
+			if !got.Over && len(got.Text) > tt.budget {
+				t.Errorf("Text is %d bytes, over the budget of %d", len(got.Text), tt.budget)
+			}
+		})
+	}
+}
+
+func TestFormatBytes(t *testing.T) {
+	for n, want := range map[int]string{0: "0 B", 999: "999 B", 1000: "1.0 KB", 48213: "48.2 KB"} {
+		if got := FormatBytes(n); got != want {
+			t.Errorf("FormatBytes(%d) = %q, want %q", n, got, want)
+		}
+	}
+}

@@ -1,0 +1,92 @@
+package mcpserver
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
+)
+
+func TestAnswer(t *testing.T) {
+	yes := true
+	const ref = "3232f408-800e-4da1-9874-6d0bb8795a7f"
+	ok := func(md proxy.CallMetadata, ch *proxy.Changes) *proxy.CallResult {
+		md.Tool = "browser_click"
+		return &proxy.CallResult{RefID: ref, SessionID: "s", Status: proxy.StatusSuccess, Metadata: md, Changes: ch}
+	}
+	page := proxy.CallMetadata{PageURL: "http://127.0.0.1:8080/", PageTitle: "Shop", HasSnapshot: true, SnapshotBytes: 356}
+	tests := []struct {
+		name string
+		res  *proxy.CallResult
+		want string
+	}{
+		{"a small new page comes whole",
+			ok(page, &proxy.Changes{NewPage: true, TitleChanged: true, Added: 1, Text: `- heading "Shop" [ref=e2]`}),
+			"ref: " + ref + "\npage: Shop http://127.0.0.1:8080/\nsnapshot:\n- heading \"Shop\" [ref=e2]"},
+		{"a big new page gives its size",
+			ok(proxy.CallMetadata{PageURL: "http://127.0.0.1:8080/", PageTitle: "Shop", HasSnapshot: true, SnapshotBytes: 48213}, &proxy.Changes{NewPage: true, Added: 900, Over: true}),
+			"ref: " + ref + "\npage: Shop http://127.0.0.1:8080/\nsnapshot: 48.2 KB, read with get_content"},
+		{"a click that changed a line on the same page",
+			ok(page, &proxy.Changes{Changed: 1, Text: `~ paragraph [ref=e3]: "Cart: 1" (was "Cart: 0")`}),
+			"ref: " + ref + "\nchanges: +0 -0 ~1\n~ paragraph [ref=e3]: \"Cart: 1\" (was \"Cart: 0\")"},
+		{"nothing changed",
+			ok(page, &proxy.Changes{}),
+			"ref: " + ref + "\nchanges: none"},
+		{"too many changes to list",
+			ok(page, &proxy.Changes{Added: 120, Removed: 30, Changed: 4, Over: true}),
+			"ref: " + ref + "\nchanges: +120 -30 ~4, too many to list: read with get_content"},
+		{"no snapshot: no page and no changes",
+			ok(proxy.CallMetadata{PageURL: "http://x/", ConsoleErrorCount: 2, HasImage: true, Result: "42"}, nil),
+			"ref: " + ref + "\nconsole: 2 errors\nresult: 42\nimage: get_content(ref_id) returns it"},
+		{"a proxy tool's value and a restore",
+			&proxy.CallResult{RefID: ref, Status: proxy.StatusSuccess, Value: json.RawMessage(`{"rows":2}`), Metadata: proxy.CallMetadata{Restored: true}},
+			"ref: " + ref + "\nrestored: true (refs from before the restore are stale)\nvalue: {\"rows\":2}"},
+		{"an error with its code and what to do",
+			&proxy.CallResult{RefID: ref, Status: proxy.StatusError, Error: "no element\nmatches ref e9", ErrorCode: "ELEMENT_NOT_FOUND", Retryable: &yes, Suggestion: "Take a new snapshot."},
+			"error: ELEMENT_NOT_FOUND (retryable): no element matches ref e9\nsuggestion: Take a new snapshot.\nref: " + ref},
+		{"an error without a code",
+			&proxy.CallResult{RefID: ref, Status: proxy.StatusError, Error: "net::ERR_CONNECTION_REFUSED"},
+			"error: net::ERR_CONNECTION_REFUSED\nref: " + ref},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := Answer(tt.res)
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Fatalf("Answer (-want +got):\n%s", diff)
+			}
+			p, err := ParseAnswer(got)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.RefID != tt.res.RefID {
+				t.Errorf("ParseAnswer ref = %q, want %q", p.RefID, tt.res.RefID)
+			}
+			if ch := tt.res.Changes; ch != nil && ch.NewPage && (p.PageURL != tt.res.Metadata.PageURL || p.PageTitle != tt.res.Metadata.PageTitle) {
+				t.Errorf("ParseAnswer page = %q %q, want %q %q", p.PageTitle, p.PageURL, tt.res.Metadata.PageTitle, tt.res.Metadata.PageURL)
+			}
+			if (p.Error != "") != (tt.res.Status == proxy.StatusError) {
+				t.Errorf("ParseAnswer error = %q for status %s", p.Error, tt.res.Status)
+			}
+		})
+	}
+}
+
+// The answer must cost the model less than the JSON it replaces, which
+// carried every field on every call.
+func TestAnswerIsSmallerThanTheJSON(t *testing.T) {
+	res := &proxy.CallResult{RefID: "3232f408-800e-4da1-9874-6d0bb8795a7f", SessionID: "f772e912-d37f-41b0-87ee-fc3a04bfc3ae", Status: proxy.StatusSuccess,
+		Metadata: proxy.CallMetadata{Tool: "browser_click", PageURL: "http://127.0.0.1:8080/", PageTitle: "Shop", HasSnapshot: true, SnapshotBytes: 356, HasConsoleLogs: true},
+		Changes:  &proxy.Changes{Changed: 1, Text: `~ paragraph [ref=e3]: "Cart: 1" (was "Cart: 0")`}}
+	js, _ := json.Marshal(res)
+	if a := Answer(res); len(a)*2 > len(js) {
+		t.Errorf("answer is %d bytes, the JSON %d: want at most half\n%s", len(a), len(js), a)
+	}
+}
+
+func TestParseAnswerWithoutRef(t *testing.T) {
+	if _, err := ParseAnswer(`{"error":"SESSION_NOT_FOUND"}`); err == nil {
+		t.Error("ParseAnswer of an error body: want an error")
+	}
+}
