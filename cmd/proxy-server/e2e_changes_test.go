@@ -102,3 +102,38 @@ func TestActionsAnswerWithWhatTheyChanged(t *testing.T) {
 		t.Errorf("/call with changes:true after a snapshot of the same page = %v, want changes with nothing added", asked)
 	}
 }
+
+// TestFullResponseMode: with PROXY_RESPONSE_MODE=full an MCP client gets
+// upstream's own answer unchanged (and no change summary), and the call is
+// still recorded whole.
+func TestFullResponseMode(t *testing.T) {
+	s := startServer(t, "", map[string]string{"PROXY_RESPONSE_MODE": "full"})
+	pages := site(t)
+	m := dialMCP(t, s.URL+"/mcp")
+
+	got := m.callText("browser_navigate", map[string]any{"url": pages + "/changes.html"})
+	for _, want := range []string{"### Ran Playwright code", "- Page URL: " + pages + "/changes.html", "- Page Title: Cart", "### Snapshot"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("full-mode answer lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "ref: ") || strings.Contains(got, "changes:") {
+		t.Errorf("full-mode answer carries the proxy's own lines:\n%s", got)
+	}
+	var listed struct {
+		Sessions []proxy.Session `json:"sessions"`
+	}
+	if code := do(t, "GET", s.URL+"/sessions", nil, &listed); code != http.StatusOK || len(listed.Sessions) != 1 {
+		t.Fatalf("GET /sessions = %d %v", code, listed)
+	}
+	var res proxy.CallResult
+	if code := do(t, "POST", s.URL+"/call", map[string]any{"session_id": listed.Sessions[0].ID, "tool": "browser_snapshot", "changes": true}, &res); code != http.StatusOK {
+		t.Fatalf("POST /call = %d", code)
+	}
+	if !strings.Contains(string(res.Upstream), "Cart: 0 items") || res.Changes != nil {
+		t.Errorf("/call in full mode = upstream %d bytes, changes %+v; want upstream's answer and no summary", len(res.Upstream), res.Changes)
+	}
+	if text := do(t, "GET", s.URL+"/content/"+res.RefID, nil, nil); text != http.StatusOK {
+		t.Errorf("GET /content of a full-mode call = %d", text)
+	}
+}
