@@ -369,9 +369,18 @@ func (s *Server) getConsole(ctx context.Context, req mcp.CallToolRequest) (*mcp.
 	if err != nil {
 		return errorResult(proxy.Errorf(proxy.EINVALID, "%v", err)), nil
 	}
-	text, err := s.backend.Console(ctx, ref, req.GetString("level", ""))
+	level := req.GetString("level", "")
+	text, err := s.backend.Console(ctx, ref, level)
 	if err != nil {
 		return errorResult(err), nil
+	}
+	if text == "" {
+		// Said in words, as a search with no match is.
+		what := "console messages"
+		if level != "" {
+			what = "console messages at level " + level + " or above"
+		}
+		text = fmt.Sprintf("no %s for ref %s", what, ref)
 	}
 	return mcp.NewToolResultText(text), nil
 }

@@ -317,3 +317,27 @@ func TestToolErrorsCarryTheCode(t *testing.T) {
 		t.Errorf("get_content without ref_id succeeded")
 	}
 }
+
+// An empty console read is said in words: "" would read as a non-answer.
+func TestConsoleSaysWhenThereIsNothing(t *testing.T) {
+	b := &fakeBackend{contents: map[string]*content.Content{"quiet": {Text: "x"}, "loud": {Text: "y"}},
+		console: map[string]string{"loud": "[ERROR] boom @ http://127.0.0.1/:3\n"}}
+	s, err := New(context.Background(), b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := connect(t, s)
+	tests := []struct {
+		args map[string]any
+		want string
+	}{
+		{map[string]any{"ref_id": "quiet"}, "no console messages for ref quiet"},
+		{map[string]any{"ref_id": "quiet", "level": "error"}, "no console messages at level error or above for ref quiet"},
+		{map[string]any{"ref_id": "loud", "level": "error"}, "[ERROR] boom @ http://127.0.0.1/:3\n"},
+	}
+	for _, tt := range tests {
+		if got, isErr := call(t, c, ToolGetConsole, tt.args); got != tt.want || isErr {
+			t.Errorf("get_console_content(%v) = %q (isError=%v), want %q", tt.args, got, isErr, tt.want)
+		}
+	}
+}
