@@ -7,11 +7,13 @@ package session
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -735,7 +737,7 @@ func (m *Manager) toolLabel(name string) string {
 func (m *Manager) call(ctx context.Context, req CallRequest) (*proxy.CallResult, int, error) {
 	refID := req.RequestID
 	if refID == "" {
-		refID = uuid.NewString()
+		refID = NewRefID()
 	} else if err := validRef(refID); err != nil {
 		return nil, -1, err
 	}
@@ -1440,6 +1442,14 @@ func validRef(ref string) error {
 		return proxy.Errorf(proxy.EINVALID, "request_id must be a UUID: %v", err)
 	}
 	return nil
+}
+
+// NewRefID returns the id of a stored call: 16 characters of base32, 80
+// random bits. Short, because the model reads one in every answer and
+// writes it back to read the call; unguessable, though ownership already
+// hides one client's refs from every other.
+func NewRefID() string {
+	return strings.ToLower(rand.Text()[:16])
 }
 
 // SpawnFunc adapts a function to Spawner.
