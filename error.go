@@ -140,7 +140,7 @@ func suggestion(code string) string {
 	case EUNAUTHORIZED:
 		return "Send Authorization: Bearer <PROXY_AUTH_TOKEN> (mcp-bridge: set MCP_PROXY_TOKEN)."
 	case EELEMENTMISSING:
-		return "Nothing matches yet: check the selector against the page (get_content with search_for, find_elements), wait with wait_for_selector, or pass a longer timeout; after restored=true take a new snapshot, old element refs are stale."
+		return "Nothing matches yet: find the element again (get_content with search_for on the last ref, or a new snapshot), wait for it (browser_wait_for), or pass a longer timeout; after restored: true, refs from before are stale."
 	case ENOTINTERACTIVE:
 		return "The element exists but is hidden, disabled, covered or moving: scroll to it, close what covers it, wait until it is enabled, or act on another match."
 	case EINVALIDSELECTOR:
