@@ -14,6 +14,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -50,7 +51,7 @@ type Sessions interface {
 
 // Content is what the API needs to read the record.
 type Content interface {
-	Get(ctx context.Context, refID, searchFor string, resetCursor bool) (*content.Content, error)
+	Get(ctx context.Context, refID string, search content.Query, resetCursor bool) (*content.Content, error)
 	Console(ctx context.Context, refID, level string) (string, error)
 	// Images returns a ref's stored images without touching its diff cursor.
 	Images(ctx context.Context, refID string) ([]proxy.Image, error)
@@ -408,6 +409,11 @@ func (s *Server) handleContent(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
+	search, err := parseSearch(q)
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
 	if img := q.Get("image"); img != "" {
 		s.serveImage(w, r, ref, img)
 		return
@@ -416,13 +422,13 @@ func (s *Server) handleContent(w http.ResponseWriter, r *http.Request) {
 	if peek {
 		// A peek is a look from elsewhere (an MCP resource read): the whole
 		// content, and the diff cursor is neither read nor moved.
-		if reset || q.Get("search_for") != "" {
+		if reset || search.Text != "" {
 			s.writeErr(w, r, proxy.Errorf(proxy.EINVALID, "peek=true returns the whole content and leaves the diff cursor alone; it takes neither search_for nor reset_cursor"))
 			return
 		}
 		c, err = s.content.Peek(r.Context(), ref)
 	} else {
-		c, err = s.content.Get(r.Context(), ref, q.Get("search_for"), reset)
+		c, err = s.content.Get(r.Context(), ref, search, reset)
 	}
 	if err != nil {
 		s.writeErr(w, r, err)
@@ -513,6 +519,19 @@ func (s *Server) handleAddCredential(w http.ResponseWriter, r *http.Request) {
 
 func wantsJSON(r *http.Request) bool {
 	return strings.Contains(r.Header.Get("Accept"), "application/json") || r.URL.Query().Get("format") == "json"
+}
+
+// parseSearch reads search_for and its options regex and case_sensitive.
+func parseSearch(q url.Values) (content.Query, error) {
+	out := content.Query{Text: q.Get("search_for")}
+	var err error
+	if out.Regex, err = parseBool(q.Get("regex"), "regex"); err != nil {
+		return out, err
+	}
+	if out.CaseSensitive, err = parseBool(q.Get("case_sensitive"), "case_sensitive"); err != nil {
+		return out, err
+	}
+	return out, nil
 }
 
 func parseBool(v, name string) (bool, error) {

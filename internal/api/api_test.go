@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -72,14 +73,17 @@ func (fakeContent) Peek(_ context.Context, ref string) (*content.Content, error)
 	return &content.Content{Text: "whole snapshot", Snapshot: true, Images: []proxy.Image{{MimeType: "image/png", Data: []byte("PNG")}}}, nil
 }
 
-func (fakeContent) Get(_ context.Context, ref, search string, reset bool) (*content.Content, error) {
+func (fakeContent) Get(_ context.Context, ref string, search content.Query, reset bool) (*content.Content, error) {
 	if ref != "r1" {
 		return nil, proxy.Errorf(proxy.EREFMISSING, "no ref %s", ref)
 	}
-	return &content.Content{Text: "snapshot search=" + search, Images: []proxy.Image{{MimeType: "image/png", Data: []byte("PNG")}}}, nil
+	if search.Regex || search.CaseSensitive {
+		return &content.Content{Text: fmt.Sprintf("snapshot search=%s regex=%t case_sensitive=%t", search.Text, search.Regex, search.CaseSensitive)}, nil
+	}
+	return &content.Content{Text: "snapshot search=" + search.Text, Images: []proxy.Image{{MimeType: "image/png", Data: []byte("PNG")}}}, nil
 }
 func (f fakeContent) Images(ctx context.Context, ref string) ([]proxy.Image, error) {
-	c, err := f.Get(ctx, ref, "", true)
+	c, err := f.Get(ctx, ref, content.Query{}, true)
 	if err != nil {
 		return nil, err
 	}
@@ -110,6 +114,8 @@ func TestErrorMapping(t *testing.T) {
 		{"unknown session", "GET", "/sessions/nope", ``, 404, proxy.ESESSIONMISSING},
 		{"unknown ref", "GET", "/content/nope", ``, 404, proxy.EREFMISSING},
 		{"bad bool", "GET", "/content/r1?reset_cursor=yes!", ``, 400, proxy.EINVALID},
+		{"bad regex bool", "GET", "/content/r1?search_for=x&regex=maybe", ``, 400, proxy.EINVALID},
+		{"bad case_sensitive bool", "GET", "/content/r1?search_for=x&case_sensitive=yes", ``, 400, proxy.EINVALID},
 		{"bad image", "GET", "/content/r1?image=-1", ``, 400, proxy.EINVALID},
 		{"missing image", "GET", "/content/r1?image=3", ``, 404, proxy.EREFMISSING},
 		{"bad level", "GET", "/console/r1?level=loud", ``, 400, proxy.EINVALID},
@@ -152,6 +158,8 @@ func TestContentForms(t *testing.T) {
 		{"peek text", "/content/r1?peek=true", "", "whole snapshot", "text/plain; charset=utf-8"},
 		{"peek json", "/content/r1?peek=1", "application/json", `{"ref_id":"r1","text":"whole snapshot","unchanged":false,"images":[{"mime_type":"image/png","data":"UE5H"}],"snapshot":true}` + "\n", "application/json"},
 		{"peek false is a read", "/content/r1?peek=false&search_for=Go", "", "snapshot search=Go", "text/plain; charset=utf-8"},
+		{"search options", "/content/r1?search_for=G.&regex=true&case_sensitive=1", "", "snapshot search=G. regex=true case_sensitive=true", "text/plain; charset=utf-8"},
+		{"search options false", "/content/r1?search_for=Go&regex=false&case_sensitive=false", "", "snapshot search=Go", "text/plain; charset=utf-8"},
 		{"image", "/content/r1?image=0", "", "PNG", "image/png"},
 		{"console", "/console/r1?level=error", "", "[ERROR] x", "text/plain; charset=utf-8"},
 	}

@@ -262,10 +262,16 @@ func (c *Client) Validate(ctx context.Context, tool string, params json.RawMessa
 }
 
 // Content implements mcpserver.Backend.
-func (c *Client) Content(ctx context.Context, refID, searchFor string, reset bool) (*content.Content, error) {
+func (c *Client) Content(ctx context.Context, refID string, search content.Query, reset bool) (*content.Content, error) {
 	q := url.Values{"format": {"json"}}
-	if searchFor != "" {
-		q.Set("search_for", searchFor)
+	if search.Text != "" {
+		q.Set("search_for", search.Text)
+		if search.Regex {
+			q.Set("regex", "true")
+		}
+		if search.CaseSensitive {
+			q.Set("case_sensitive", "true")
+		}
 	}
 	if reset {
 		q.Set("reset_cursor", "true")

@@ -20,7 +20,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/api"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/content"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/e2etest"
 )
 
@@ -440,5 +444,48 @@ func TestStarterQuietWhenItWorks(t *testing.T) {
 	}
 	if strings.Contains(logs.String(), "level=WARN") {
 		t.Errorf("a start that worked logged a warning:\n%s", logs)
+	}
+}
+
+// TestContentSendsTheSearch: the bridge puts a search and its options in
+// the query of GET /content as the HTTP API reads them, and brings back
+// its no-match answer.
+func TestContentSendsTheSearch(t *testing.T) {
+	var got url.Values
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = r.URL.Query()
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(api.ContentBody{RefID: "r1", NoMatch: got.Get("search_for") == "zz", Snapshot: true})
+	}))
+	defer srv.Close()
+	c, err := NewClient(srv.URL, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name  string
+		q     content.Query
+		reset bool
+		want  url.Values
+	}{
+		{"no search", content.Query{}, false, url.Values{"format": {"json"}}},
+		{"options without a search are not sent", content.Query{Regex: true, CaseSensitive: true}, true, url.Values{"format": {"json"}, "reset_cursor": {"true"}}},
+		{"text", content.Query{Text: "Product 7"}, false, url.Values{"format": {"json"}, "search_for": {"Product 7"}}},
+		{"regex, case-sensitive", content.Query{Text: `^\s*- button`, Regex: true, CaseSensitive: true}, false,
+			url.Values{"format": {"json"}, "search_for": {`^\s*- button`}, "regex": {"true"}, "case_sensitive": {"true"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := c.Content(context.Background(), "r1", tt.q, tt.reset); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("query (-want +got):\n%s", diff)
+			}
+		})
+	}
+	res, err := c.Content(context.Background(), "r1", content.Query{Text: "zz"}, false)
+	if err != nil || !res.NoMatch || !res.Snapshot {
+		t.Errorf("Content(no match) = %+v, %v; want NoMatch and Snapshot", res, err)
 	}
 }

@@ -18,33 +18,45 @@ func BenchmarkSearch(b *testing.B) {
 		{"ascii", "button"},
 		{"ascii_rare", "espresso-pro"},
 		{"non_ascii", "カート"},
+		{"case_sensitive", "Espresso"},
+		{"regex", `espresso-\w+$`},
 	} {
+		query := content.Query{Text: q.query, CaseSensitive: q.name == "case_sensitive", Regex: q.name == "regex"}
 		b.Run(q.name, func(b *testing.B) {
 			b.SetBytes(int64(len(snap)))
 			b.ReportAllocs()
 			for b.Loop() {
-				content.Search(snap, q.query)
+				if _, err := content.Search(snap, query); err != nil {
+					b.Fatal(err)
+				}
 			}
 		})
 	}
 }
 
 // BenchmarkGetDiff is a repeated get_content on a 1 MB snapshot: after the
-// first read every read is "unchanged", which costs a hash of the view.
+// first read every read is "unchanged", which costs a hash of the view; a
+// search is no diff and answers its matches every time.
 func BenchmarkGetDiff(b *testing.B) {
 	snap := bigSnapshot(b, mb)
 	run := func(b *testing.B, s content.Store, search string) {
 		svc := content.New(s)
 		ctx := context.Background()
-		if _, err := svc.Get(ctx, "r", search, false); err != nil {
+		q := content.Query{Text: search}
+		if _, err := svc.Get(ctx, "r", q, false); err != nil {
 			b.Fatal(err)
 		}
 		b.SetBytes(int64(len(snap)))
 		b.ReportAllocs()
 		for b.Loop() {
-			c, err := svc.Get(ctx, "r", search, false)
-			if err != nil || !c.Unchanged {
-				b.Fatalf("Get = %+v, %v; want unchanged", c, err)
+			c, err := svc.Get(ctx, "r", q, false)
+			switch {
+			case err != nil:
+				b.Fatal(err)
+			case search == "" && !c.Unchanged:
+				b.Fatalf("Get = %+v; want unchanged", c)
+			case search != "" && (c.NoMatch || c.Text == ""):
+				b.Fatalf("Get(search %q) = %+v; want matches", search, c)
 			}
 		}
 	}

@@ -1,7 +1,8 @@
 // Package content owns what the model reads back from the record: the text
 // of a ref (page snapshot, or result text when there is no snapshot),
-// snapshot search with yaml ancestors, the per-ref diff cursor, and console
-// filtering (get_content and get_console_content in DESIGN.md).
+// snapshot search (matches with their yaml ancestors and neighbourhood),
+// the per-ref diff cursor, and console filtering (get_content and
+// get_console_content in DESIGN.md).
 //
 // It reads responses, console entries and images and must never write
 // anything but diff cursors: the record itself is immutable once stored.
@@ -70,8 +71,8 @@ type Content struct {
 }
 
 // Get returns the content of refID: its page snapshot, or the text of its
-// result when it has none, or, when searchFor is not empty, the lines of it
-// that match searchFor (see Search).
+// result when it has none, or, when search.Text is not empty, what a search
+// of it shows (see Search).
 //
 // The diff cursor of the ref makes repeated reads of the whole cheap: the
 // first read (or any read with resetCursor) returns the whole view; a later
@@ -82,8 +83,16 @@ type Content struct {
 //
 // A search is not a diff: it answers its matches every time, with NoMatch
 // when there are none, and neither reads nor moves the cursor (nor comes
-// with the ref's images). An unknown ref is the store's EREFMISSING.
-func (s *Service) Get(ctx context.Context, refID, searchFor string, resetCursor bool) (*Content, error) {
+// with the ref's images). An unknown ref is the store's EREFMISSING, an
+// invalid regular expression EINVALID.
+func (s *Service) Get(ctx context.Context, refID string, search Query, resetCursor bool) (*Content, error) {
+	var m *matcher
+	if search.Text != "" {
+		var err error
+		if m, err = search.compile(); err != nil {
+			return nil, err
+		}
+	}
 	if err := s.visible(ctx, refID); err != nil {
 		return nil, err
 	}
@@ -92,8 +101,8 @@ func (s *Service) Get(ctx context.Context, refID, searchFor string, resetCursor 
 		return nil, err // already a *proxy.Error (EREFMISSING) or wrapped by the store
 	}
 	text, snapshot := textOf(resp)
-	if searchFor != "" {
-		hits := Search(text, searchFor)
+	if m != nil {
+		hits := m.search(text)
 		return &Content{Text: hits, Snapshot: snapshot, NoMatch: hits == ""}, nil
 	}
 	view := text

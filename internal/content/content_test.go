@@ -37,11 +37,29 @@ type read struct {
 
 func ptr(s string) *string { return &s }
 
+// alphaBeta has its heading and paragraph far enough apart that a search
+// for the first does not show the second as its neighbour (alphaBetaAlpha);
+// a later search for "a", which matches both, must still show the heading.
+const (
+	alphaBeta      = "- heading \"Alpha heading\" [level=1] [ref=e1]\n- text: one\n- text: two\n- text: three\n- text: four\n- paragraph [ref=e2]: Beta paragraph\n"
+	alphaBetaAlpha = "- heading \"Alpha heading\" [level=1] [ref=e1]\n- text: one\n- text: two\n- text: three\n...\n"
+)
+
+func mustSearch(t testing.TB, text, query string) string {
+	t.Helper()
+	got, err := content.Search(text, content.Query{Text: query})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
 func TestGetDiffSequences(t *testing.T) {
 	t.Parallel()
-	snap := "- generic [ref=e1]:\n  - heading \"Title\" [level=1] [ref=e2]\n  - button \"Click me\" [ref=e4]\n  - link \"Home\" [ref=e5]:\n    - /url: /\n"
-	buttonView := content.Search(snap, "button")
-	linkView := content.Search(snap, "link")
+	snap := "- generic [ref=e1]:\n  - heading \"Title\" [level=1] [ref=e2]\n  - button \"Click me\" [ref=e4]\n" +
+		"  - paragraph: one\n  - paragraph: two\n  - paragraph: three\n  - paragraph: four\n  - link \"Home\" [ref=e5]:\n    - /url: /\n"
+	buttonView := mustSearch(t, snap, "button")
+	linkView := mustSearch(t, snap, "link")
 	if strings.HasPrefix(snap, buttonView) {
 		t.Fatal("test data: the button view must not be a prefix of the full view")
 	}
@@ -73,10 +91,9 @@ func TestGetDiffSequences(t *testing.T) {
 			{search: "button", want: buttonView},
 		}},
 		{"a later, wider search keeps what an earlier one returned", []read{
-			{setSnapshot: ptr("- heading \"Alpha heading\" [level=1] [ref=e1]\n- paragraph [ref=e2]: Beta paragraph\n"), search: "Alpha",
-				want: "- heading \"Alpha heading\" [level=1] [ref=e1]\n"},
-			{search: "Alpha", want: "- heading \"Alpha heading\" [level=1] [ref=e1]\n"},
-			{search: "a", want: "- heading \"Alpha heading\" [level=1] [ref=e1]\n- paragraph [ref=e2]: Beta paragraph\n"},
+			{setSnapshot: ptr(alphaBeta), search: "Alpha", want: alphaBetaAlpha},
+			{search: "Alpha", want: alphaBetaAlpha},
+			{search: "a", want: alphaBeta},
 		}},
 		{"search with no match says so, every time", []read{
 			{search: "nothing-like-this", noMatch: true},
@@ -94,8 +111,8 @@ func TestGetDiffSequences(t *testing.T) {
 			{reset: true, want: "- a\n- b\n- c\n- d\n- e\n", wantImages: true},
 		}},
 		{"a search between two reads leaves the tail to the second", []read{
-			{setSnapshot: ptr("- a\n- b\n"), want: "- a\n- b\n", wantImages: true},
-			{setSnapshot: ptr("- a\n- b\n- c\n"), search: "- a", want: "- a\n"},
+			{setSnapshot: ptr("- a:\n  - a1\n- b\n"), want: "- a:\n  - a1\n- b\n", wantImages: true},
+			{setSnapshot: ptr("- a:\n  - a1\n- b\n- c\n"), search: "a1", want: "- a:\n  - a1\n"},
 			{want: "- c\n"},
 		}},
 		{"changed or shrunk view is returned whole", []read{
@@ -120,7 +137,7 @@ func TestGetDiffSequences(t *testing.T) {
 					resp.PageSnapshot = *rd.setSnapshot
 					fs.setResponse(resp)
 				}
-				got, err := svc.Get(t.Context(), "r", rd.search, rd.reset)
+				got, err := svc.Get(t.Context(), "r", content.Query{Text: rd.search}, rd.reset)
 				if err != nil {
 					t.Fatalf("read %d: %v", i, err)
 				}
@@ -151,7 +168,7 @@ func TestGetCursorContents(t *testing.T) {
 	fs.setResponse(proxy.Response{RefID: "r", Status: proxy.StatusSuccess, PageSnapshot: "- a\n- b\n"})
 	svc := content.New(fs)
 	before := time.Now()
-	if _, err := svc.Get(t.Context(), "r", "", false); err != nil {
+	if _, err := svc.Get(t.Context(), "r", content.Query{}, false); err != nil {
 		t.Fatal(err)
 	}
 	view := "- a\n- b\n"
@@ -188,7 +205,7 @@ func TestGetResultText(t *testing.T) {
 			}
 			fs := newFakeStore()
 			fs.setResponse(proxy.Response{RefID: "r", Status: proxy.StatusSuccess, Result: tt.result})
-			got, err := content.New(fs).Get(t.Context(), "r", "", false)
+			got, err := content.New(fs).Get(t.Context(), "r", content.Query{}, false)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -206,7 +223,7 @@ func TestGetErrors(t *testing.T) {
 	svc := content.New(fs)
 	for _, ref := range []string{"unknown", "running"} {
 		t.Run(ref, func(t *testing.T) {
-			_, err := svc.Get(t.Context(), ref, "", false)
+			_, err := svc.Get(t.Context(), ref, content.Query{}, false)
 			if code := proxy.ErrorCode(err); code != proxy.EREFMISSING {
 				t.Fatalf("Get(%s) error = %v (code %q), want %s", ref, err, code, proxy.EREFMISSING)
 			}
@@ -231,7 +248,7 @@ func TestGetConcurrentSameRef(t *testing.T) {
 	)
 	for range 32 {
 		wg.Go(func() {
-			c, err := svc.Get(context.Background(), "r", "", false)
+			c, err := svc.Get(context.Background(), "r", content.Query{}, false)
 			if err != nil {
 				t.Error(err)
 				return
@@ -264,7 +281,7 @@ func TestCursorSurvivesRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	seed(t, db, "r", snap, []proxy.ConsoleEntry{{Level: "error", Message: "boom"}})
-	got, err := content.New(db).Get(ctx, "r", "", false)
+	got, err := content.New(db).Get(ctx, "r", content.Query{}, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -288,11 +305,11 @@ func TestCursorSurvivesRestart(t *testing.T) {
 	}{
 		{"", false, &content.Content{Unchanged: true, Snapshot: true}},
 		{"", true, &content.Content{Text: snap, Images: []proxy.Image{}, Snapshot: true}},
-		{"button", false, &content.Content{Text: content.Search(snap, "button"), Snapshot: true}},
+		{"button", false, &content.Content{Text: mustSearch(t, snap, "button"), Snapshot: true}},
 		{"", false, &content.Content{Unchanged: true, Snapshot: true}}, // the search moved no cursor
 	}
 	for i, rd := range reads {
-		got, err := svc.Get(ctx, "r", rd.search, rd.reset)
+		got, err := svc.Get(ctx, "r", content.Query{Text: rd.search}, rd.reset)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -300,7 +317,7 @@ func TestCursorSurvivesRestart(t *testing.T) {
 			t.Errorf("read %d after restart (-want +got):\n%s", i, diff)
 		}
 	}
-	if _, err := svc.Get(ctx, "nope", "", false); proxy.ErrorCode(err) != proxy.EREFMISSING {
+	if _, err := svc.Get(ctx, "nope", content.Query{}, false); proxy.ErrorCode(err) != proxy.EREFMISSING {
 		t.Errorf("unknown ref on the real store: %v, want %s", err, proxy.EREFMISSING)
 	}
 	out, err := svc.Console(ctx, "r", "")
@@ -383,7 +400,7 @@ func TestPeekLeavesTheCursorAlone(t *testing.T) {
 			svc := content.New(fs)
 			ctx := t.Context()
 			if tt.readFirst {
-				if _, err := svc.Get(ctx, tt.ref, "", false); err != nil {
+				if _, err := svc.Get(ctx, tt.ref, content.Query{}, false); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -402,7 +419,7 @@ func TestPeekLeavesTheCursorAlone(t *testing.T) {
 			if tt.wantNext == nil {
 				return
 			}
-			next, err := svc.Get(ctx, tt.ref, "", false)
+			next, err := svc.Get(ctx, tt.ref, content.Query{}, false)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -27,7 +27,7 @@ type Sessions interface {
 
 // ContentReader reads the record (content.Service).
 type ContentReader interface {
-	Get(ctx context.Context, refID, searchFor string, resetCursor bool) (*content.Content, error)
+	Get(ctx context.Context, refID string, search content.Query, resetCursor bool) (*content.Content, error)
 	Console(ctx context.Context, refID, level string) (string, error)
 	Peek(ctx context.Context, refID string) (*content.Content, error)
 }
@@ -89,8 +89,8 @@ func (l *Local) Validate(ctx context.Context, tool string, params json.RawMessag
 }
 
 // Content implements Backend.
-func (l *Local) Content(ctx context.Context, refID, searchFor string, reset bool) (*content.Content, error) {
-	return l.content.Get(acting(ctx), refID, searchFor, reset)
+func (l *Local) Content(ctx context.Context, refID string, search content.Query, reset bool) (*content.Content, error) {
+	return l.content.Get(acting(ctx), refID, search, reset)
 }
 
 // Console implements Backend.

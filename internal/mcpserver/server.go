@@ -29,7 +29,7 @@ type Backend interface {
 	// Validate refuses a call as Call would before it reaches a session,
 	// without naming one.
 	Validate(ctx context.Context, tool string, params json.RawMessage) error
-	Content(ctx context.Context, refID, searchFor string, reset bool) (*content.Content, error)
+	Content(ctx context.Context, refID string, search content.Query, reset bool) (*content.Content, error)
 	Console(ctx context.Context, refID, level string) (string, error)
 	// GetSession returns one session (SESSION_NOT_FOUND when unknown).
 	GetSession(ctx context.Context, id string) (*proxy.Session, error)
@@ -344,7 +344,13 @@ func (s *Server) getContent(ctx context.Context, req mcp.CallToolRequest) (*mcp.
 	if err != nil {
 		return errorResult(proxy.Errorf(proxy.EINVALID, "%v", err)), nil
 	}
-	search := req.GetString("search_for", "")
+	search := content.Query{Text: req.GetString("search_for", "")}
+	if search.Regex, err = optionalBool(req, "regex"); err != nil {
+		return errorResult(err), nil
+	}
+	if search.CaseSensitive, err = optionalBool(req, "case_sensitive"); err != nil {
+		return errorResult(err), nil
+	}
 	c, err := s.backend.Content(ctx, ref, search, req.GetBool("reset_cursor", false))
 	if err != nil {
 		return errorResult(err), nil
@@ -355,7 +361,7 @@ func (s *Server) getContent(ctx context.Context, req mcp.CallToolRequest) (*mcp.
 		if c.Snapshot {
 			what = "page snapshot"
 		}
-		return mcp.NewToolResultText(fmt.Sprintf("no match for %q in the %s of ref %s", search, what, ref)), nil
+		return mcp.NewToolResultText(fmt.Sprintf("no match for %q in the %s of ref %s", search.Text, what, ref)), nil
 	}
 	out := &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(c.Text)}}
 	for _, im := range c.Images {
@@ -383,6 +389,20 @@ func (s *Server) getConsole(ctx context.Context, req mcp.CallToolRequest) (*mcp.
 		text = fmt.Sprintf("no %s for ref %s", what, ref)
 	}
 	return mcp.NewToolResultText(text), nil
+}
+
+// optionalBool is the boolean argument key, false when absent. Unlike
+// GetBool it refuses a value that is not one, so that a mistyped option
+// is not read as false without a word.
+func optionalBool(req mcp.CallToolRequest, key string) (bool, error) {
+	v, ok := req.GetArguments()[key]
+	if !ok || v == nil {
+		return false, nil
+	}
+	if b, ok := v.(bool); ok {
+		return b, nil
+	}
+	return false, proxy.Errorf(proxy.EINVALID, "%s must be true or false, got %v", key, v)
 }
 
 // errorResult is a tool error carrying the documented error body, so the

@@ -35,7 +35,9 @@ type fakeBackend struct {
 	console  map[string]string
 	// contentReads counts get_content reads: the ones that move a cursor.
 	contentReads int
-	credentials  []string
+	// searches are the queries of the get_content reads, in order.
+	searches    []content.Query
+	credentials []string
 }
 
 type fakeCall struct {
@@ -137,9 +139,10 @@ func (b *fakeBackend) Call(_ context.Context, sessionID, tool string, params jso
 
 func (b *fakeBackend) Validate(context.Context, string, json.RawMessage) error { return nil }
 
-func (b *fakeBackend) Content(_ context.Context, ref, _ string, _ bool) (*content.Content, error) {
+func (b *fakeBackend) Content(_ context.Context, ref string, q content.Query, _ bool) (*content.Content, error) {
 	b.mu.Lock()
 	b.contentReads++
+	b.searches = append(b.searches, q)
 	b.mu.Unlock()
 	if c, ok := b.contents[ref]; ok {
 		return c, nil
@@ -295,6 +298,60 @@ func TestResumeSessionTool(t *testing.T) {
 	}
 	if text, isErr := call(t, c, ToolResumeSession, map[string]any{}); !isErr {
 		t.Errorf("resume_session without session_id succeeded: %s", text)
+	}
+}
+
+// TestGetContentSearchOptions: search_for, regex and case_sensitive reach
+// the backend as one query; an option that is not a boolean is refused
+// before it does; no match is said in words.
+func TestGetContentSearchOptions(t *testing.T) {
+	b := &fakeBackend{contents: map[string]*content.Content{
+		"r1": {Text: "- button \"Go\" [ref=e2]\n", Snapshot: true},
+		"r2": {NoMatch: true, Snapshot: true},
+	}}
+	s, err := New(context.Background(), b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := connect(t, s)
+	tests := []struct {
+		name    string
+		args    map[string]any
+		want    string
+		wantErr string
+		query   *content.Query
+	}{
+		{name: "plain", args: map[string]any{"ref_id": "r1", "search_for": "go"},
+			want: "- button \"Go\" [ref=e2]\n", query: &content.Query{Text: "go"}},
+		{name: "regex, case-sensitive", args: map[string]any{"ref_id": "r1", "search_for": "G.", "regex": true, "case_sensitive": true},
+			want: "- button \"Go\" [ref=e2]\n", query: &content.Query{Text: "G.", Regex: true, CaseSensitive: true}},
+		{name: "no match", args: map[string]any{"ref_id": "r2", "search_for": "zz", "regex": false},
+			want: `no match for "zz" in the page snapshot of ref r2`, query: &content.Query{Text: "zz"}},
+		{name: "regex not a boolean", args: map[string]any{"ref_id": "r1", "search_for": "x", "regex": "yes"}, wantErr: proxy.EINVALID},
+		{name: "case_sensitive not a boolean", args: map[string]any{"ref_id": "r1", "search_for": "x", "case_sensitive": 1}, wantErr: proxy.EINVALID},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b.mu.Lock()
+			b.searches = nil
+			b.mu.Unlock()
+			text, isErr := call(t, c, ToolGetContent, tt.args)
+			if tt.wantErr != "" {
+				var body map[string]any
+				if err := json.Unmarshal([]byte(text), &body); err != nil || !isErr || body["error"] != tt.wantErr {
+					t.Errorf("get_content(%v) = %s (isError=%v), want %s", tt.args, text, isErr, tt.wantErr)
+				}
+				return
+			}
+			if isErr || text != tt.want {
+				t.Errorf("get_content(%v) = %q (isError=%v), want %q", tt.args, text, isErr, tt.want)
+			}
+			b.mu.Lock()
+			defer b.mu.Unlock()
+			if diff := cmp.Diff([]content.Query{*tt.query}, b.searches); diff != "" {
+				t.Errorf("queries (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
 
