@@ -59,8 +59,10 @@ const elision = "..."
 //     first itemLines lines when it has more), and a matching leaf with up
 //     to siblingLines lines on each side of it within its parent.
 //
-// Lines keep their original bytes and order and none is repeated; a line
-// "..." at some indentation marks where a block shown in part goes on.
+// Lines keep their original bytes and order and none is repeated, but a
+// line shown only as context longer than contextMax bytes is cut and ends
+// in "…"; a line "..." at some indentation marks where a block shown in
+// part goes on.
 // At most MaxMatches matches are shown; a last line "# N more matches: …"
 // counts the others. No match gives ""; an empty q.Text gives yamlText
 // unchanged. An invalid regular expression is INVALID_PARAMETERS.
@@ -84,7 +86,11 @@ func (m *matcher) search(text string) string {
 	for _, h := range hits {
 		pieces = h.neighbourhood(text, pieces)
 	}
-	return render(text, pieces, more)
+	matched := make(map[int]bool, len(hits))
+	for _, h := range hits {
+		matched[h.line.start] = true
+	}
+	return render(text, pieces, matched, more)
 }
 
 // matcher decides whether a line matches a query.
@@ -347,9 +353,16 @@ func prevLine(text string, off int) (line, bool) {
 	return line{}, false
 }
 
+// contextMax bounds a line shown only as context (an ancestor or a
+// neighbour, not a match): its ref and name come first and are kept, the
+// rest of a long text (a paragraph beside the sentence searched for) is
+// cut, since it would cost more than the match itself.
+const contextMax = 120
+
 // render writes the pieces in document order, each line once, a marker
 // only where its line is left out, and the count of matches not shown.
-func render(text string, ps []piece, more int) string {
+// Lines that are not matches are cut at contextMax bytes.
+func render(text string, ps []piece, matched map[int]bool, more int) string {
 	slices.SortStableFunc(ps, func(a, b piece) int {
 		if a.off != b.off {
 			return a.off - b.off
@@ -392,7 +405,11 @@ func render(text string, ps []piece, more int) string {
 			continue
 		}
 		flush()
-		b.WriteString(text[p.off:p.end])
+		l := text[p.off:p.end]
+		if body := strings.TrimRight(l, "\r\n"); !matched[p.off] && len(body) > contextMax {
+			l = truncateUTF8(body, contextMax) + "…\n"
+		}
+		b.WriteString(l)
 	}
 	flush()
 	if more > 0 {
