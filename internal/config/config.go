@@ -184,7 +184,7 @@ func (c Config) Validate() error {
 		return bad("LOG_FORMAT", "%q is not text or json", c.LogFormat)
 	}
 	if _, err := toolset.Select(c.Toolsets); err != nil {
-		return fmt.Errorf("%w: %w", ErrInvalid, err) // names PROXY_TOOLSETS
+		return fmt.Errorf("%w: PROXY_TOOLSETS: %w", ErrInvalid, err)
 	}
 	return nil
 }

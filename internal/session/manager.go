@@ -113,8 +113,9 @@ type Options struct {
 	// before they are recorded or forwarded, and masks secrets in all that
 	// is recorded or returned; nil allows everything.
 	Policy Policy
-	// Toolset is the tool groups listed and callable (PROXY_TOOLSETS); the
-	// zero value is toolset.DefaultGroups.
+	// Toolset is the tool groups listed and callable (PROXY_TOOLSETS) for
+	// requests that carry no choice of their own (toolset.WithSelection);
+	// the zero value is toolset.DefaultGroups.
 	Toolset toolset.Selection
 	// restartBackoff is the first restart delay (tests shorten it).
 	restartBackoff time.Duration
@@ -370,7 +371,7 @@ func (m *Manager) Tools(ctx context.Context) ([]upstream.Tool, error) {
 	if err != nil {
 		return nil, err
 	}
-	return m.listed(tools), nil
+	return m.listed(ctx, tools), nil
 }
 
 // toolDiscoveryLimit bounds the worker start that learns upstream's tools.
@@ -720,7 +721,7 @@ func (m *Manager) Call(ctx context.Context, req CallRequest) (*proxy.CallResult,
 // proxy's own), else "unknown": the metrics' label values stay a fixed set
 // whatever names clients send.
 func (m *Manager) toolLabel(name string) string {
-	if defined(name) {
+	if _, own := toolset.All().Lookup(name); own {
 		return name
 	}
 	m.mu.Lock()

@@ -11,23 +11,33 @@ import (
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/upstream"
 )
 
-// listed is what Tools shows: upstream's tools when their group is selected
-// (without those the policy switched off), then the proxy's own tools of
-// the selected groups — only if upstream can run their programs.
-func (m *Manager) listed(tools []upstream.Tool) []upstream.Tool {
+// listed is what Tools shows for the selection ctx acts under: upstream's
+// tools of the selected groups (without those the policy switched off),
+// then the proxy's own tools of the selected groups — only if upstream can
+// run their programs.
+func (m *Manager) listed(ctx context.Context, tools []upstream.Tool) []upstream.Tool {
+	sel := m.selection(ctx)
 	var out []upstream.Tool
-	if m.opts.Toolset.Has(toolset.GroupUpstream) {
-		out = visibleTools(m.opts.Policy, tools)
+	for _, t := range visibleTools(m.opts.Policy, tools) {
+		if sel.Has(toolset.UpstreamGroup(t.Name)) {
+			out = append(out, t)
+		}
 	}
 	if !hasTool(tools, toolset.RunTool) {
 		return out
 	}
-	for _, t := range m.opts.Toolset.Tools() {
+	for _, t := range sel.Tools() {
 		if m.opts.Policy.ToolEnabled(t.Name) {
 			out = append(out, upstream.Tool{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema, Annotations: t.Annotations()})
 		}
 	}
 	return out
+}
+
+// selection is the tool groups a request lists and calls: its client's own
+// choice, else the server's.
+func (m *Manager) selection(ctx context.Context) toolset.Selection {
+	return toolset.FromContext(ctx, m.opts.Toolset)
 }
 
 func hasTool(tools []upstream.Tool, name string) bool {
@@ -40,15 +50,20 @@ func hasTool(tools []upstream.Tool, name string) bool {
 }
 
 // resolveTool finds the tool a call names: one of the proxy's own (ext is
-// then set) or upstream's. A tool of a group the server does not list is
-// not found, like any unknown name.
+// then set) or upstream's. A tool of a group the request's selection does
+// not hold is not found, like any unknown name.
 func (m *Manager) resolveTool(ctx context.Context, name string) (upstream.Tool, *toolset.Tool, error) {
 	notFound := func(why string) (upstream.Tool, *toolset.Tool, error) {
 		e := proxy.Errorf(proxy.ETOOLMISSING, "%s", why)
 		e.Details = map[string]any{"tool": name}
 		return upstream.Tool{}, nil, e
 	}
-	if ext, ok := m.opts.Toolset.Lookup(name); ok {
+	sel := m.selection(ctx)
+	unselected := func(group string) (upstream.Tool, *toolset.Tool, error) {
+		return notFound("tool " + name + " is in tool group " + group + ", which is not selected (" + sel.String() +
+			"); the server selects groups with PROXY_TOOLSETS, a client its own (mcp-bridge --toolsets, /mcp?toolsets=)")
+	}
+	if ext, ok := sel.Lookup(name); ok {
 		_, runner, err := m.lookupTool(ctx, toolset.RunTool)
 		if err != nil {
 			return upstream.Tool{}, nil, err
@@ -63,24 +78,15 @@ func (m *Manager) resolveTool(ctx context.Context, name string) (upstream.Tool, 
 		return upstream.Tool{}, nil, err
 	}
 	if !ok {
-		if defined(name) {
-			return notFound("tool " + name + " is not enabled on this server: its group is not in PROXY_TOOLSETS (" + m.opts.Toolset.String() + ")")
+		if ext, own := toolset.All().Lookup(name); own {
+			return unselected(ext.Group)
 		}
 		return notFound("no tool named " + quote(name))
 	}
-	if !m.opts.Toolset.Has(toolset.GroupUpstream) {
-		return notFound("upstream's tools are not enabled on this server: the upstream group is not in PROXY_TOOLSETS (" + m.opts.Toolset.String() + ")")
+	if g := toolset.UpstreamGroup(name); !sel.Has(g) {
+		return unselected(g)
 	}
 	return tool, nil, nil
-}
-
-func defined(name string) bool {
-	for _, n := range toolset.Names() {
-		if n == name {
-			return true
-		}
-	}
-	return false
 }
 
 func quote(s string) string { b, _ := json.Marshal(s); return string(b) }

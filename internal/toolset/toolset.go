@@ -1,7 +1,8 @@
 // Package toolset owns the proxy's own browser tools — the selector-based
 // navigation, interaction, extraction, state, network and element tools of
-// seeds 001 and 003 — and the choice of tool groups a server lists
-// (PROXY_TOOLSETS).
+// seeds 001 and 003 — the tool groups every listed tool belongs to, and the
+// choice of groups: the server's (PROXY_TOOLSETS) and a client's own, which
+// travels with its requests in their context.
 //
 // Each tool is a fixed Playwright program that the session manager runs in
 // the caller's own worker through upstream's browser_run_code_unsafe, so it
@@ -15,6 +16,7 @@
 package toolset
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -22,11 +24,13 @@ import (
 	"strings"
 )
 
-// Tool groups. Upstream, session and content are the tools that exist
-// without this package (upstream's browser_* tools, the session tools,
-// get_content and get_console_content); the rest are defined here.
+// Tool groups. Upstream, storage, session and content are the tools that
+// exist without this package (upstream's browser_* tools, its cookie and
+// web-storage tools, the session tools, get_content and
+// get_console_content); the rest are defined here.
 const (
 	GroupUpstream    = "upstream"
+	GroupStorage     = "storage"
 	GroupSession     = "session"
 	GroupContent     = "content"
 	GroupNavigation  = "navigation"
@@ -38,14 +42,44 @@ const (
 )
 
 // allGroups in listing order.
-var allGroups = []string{GroupUpstream, GroupSession, GroupContent, GroupNavigation, GroupInteraction, GroupExtraction, GroupState, GroupNetwork, GroupElements}
+var allGroups = []string{GroupUpstream, GroupStorage, GroupSession, GroupContent, GroupNavigation, GroupInteraction, GroupExtraction, GroupState, GroupNetwork, GroupElements}
 
 // DefaultGroups is the selection when PROXY_TOOLSETS is empty: short, since
-// every listed tool costs the model tokens on every turn.
-var DefaultGroups = []string{GroupUpstream, GroupSession, GroupContent, GroupExtraction, GroupState}
+// every listed tool costs the model tokens on every turn. The proxy's own
+// groups mostly do what upstream's tools already do, with selectors.
+var DefaultGroups = []string{GroupUpstream, GroupSession, GroupContent}
 
 // Groups lists every group name, for help texts and validation.
 func Groups() []string { return slices.Clone(allGroups) }
+
+// storageTools are upstream's tools of its storage capability (--caps=
+// storage, which every worker gets): few tasks need them, and together they
+// would weigh as much as the rest of upstream's list.
+var storageTools = []string{"browser_storage_state", "browser_set_storage_state"}
+
+// storagePrefixes name the families of upstream's storage capability, so a
+// tool upstream adds to one of them joins its group.
+var storagePrefixes = []string{"browser_cookie_", "browser_localstorage_", "browser_sessionstorage_"}
+
+// UpstreamGroup is the group of one of upstream's tools: GroupStorage for
+// its cookie and web-storage tools, GroupUpstream for every other.
+func UpstreamGroup(name string) string {
+	if slices.Contains(storageTools, name) {
+		return GroupStorage
+	}
+	for _, p := range storagePrefixes {
+		if strings.HasPrefix(name, p) {
+			return GroupStorage
+		}
+	}
+	return GroupUpstream
+}
+
+// All selects every group.
+func All() Selection {
+	s, _ := Select([]string{"all"}) // always parses
+	return s
+}
 
 // RunTool is the upstream tool every program runs through.
 const RunTool = "browser_run_code_unsafe"
@@ -78,8 +112,9 @@ type Selection struct {
 	tools  []*Tool // the selected ones, in catalogue order
 }
 
-// Select parses PROXY_TOOLSETS: group names, "all", or empty for
-// DefaultGroups. An unknown name is an error naming it.
+// Select parses a choice of groups (PROXY_TOOLSETS, or a client's): group
+// names, "all", or none for DefaultGroups. An unknown name is an error
+// naming it and every group.
 func Select(names []string) (Selection, error) {
 	s := Selection{groups: map[string]bool{}}
 	named := false
@@ -96,7 +131,7 @@ func Select(names []string) (Selection, error) {
 			continue
 		}
 		if !slices.Contains(allGroups, n) {
-			return Selection{}, fmt.Errorf("PROXY_TOOLSETS: unknown tool group %q (groups: %s, or all)", n, strings.Join(allGroups, ", "))
+			return Selection{}, fmt.Errorf("unknown tool group %q (groups: %s, or all)", n, strings.Join(allGroups, ", "))
 		}
 		s.groups[n] = true
 	}
@@ -111,6 +146,35 @@ func Select(names []string) (Selection, error) {
 		}
 	}
 	return s, nil
+}
+
+// Choice parses a client's own choice, a comma list of groups or "all". A
+// list that names no group is no choice (ok false): the server's selection
+// applies, not DefaultGroups.
+func Choice(list string) (s Selection, ok bool, err error) {
+	names := strings.Split(list, ",")
+	if !slices.ContainsFunc(names, func(n string) bool { return strings.TrimSpace(n) != "" }) {
+		return Selection{}, false, nil
+	}
+	s, err = Select(names)
+	return s, err == nil, err
+}
+
+type selectionKey struct{}
+
+// WithSelection returns ctx carrying a client's own choice of groups, which
+// replaces the server's for whatever that request lists or calls.
+func WithSelection(ctx context.Context, s Selection) context.Context {
+	return context.WithValue(ctx, selectionKey{}, s)
+}
+
+// FromContext is the selection a request acts under: its client's own
+// choice, else def (the server's).
+func FromContext(ctx context.Context, def Selection) Selection {
+	if s, ok := ctx.Value(selectionKey{}).(Selection); ok && !s.Empty() {
+		return s
+	}
+	return def
 }
 
 // Has reports whether group is selected.

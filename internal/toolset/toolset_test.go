@@ -1,6 +1,7 @@
 package toolset
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"os"
@@ -20,9 +21,10 @@ func TestSelect(t *testing.T) {
 		want    string
 		wantErr string
 	}{
-		{in: nil, want: "upstream,session,content,extraction,state"},
-		{in: []string{" "}, want: "upstream,session,content,extraction,state"},
-		{in: []string{"all"}, want: "upstream,session,content,navigation,interaction,extraction,state,network,elements"},
+		{in: nil, want: "upstream,session,content"},
+		{in: []string{" "}, want: "upstream,session,content"},
+		{in: []string{"all"}, want: "upstream,storage,session,content,navigation,interaction,extraction,state,network,elements"},
+		{in: []string{"storage", "EXTRACTION"}, want: "storage,extraction"},
 		{in: []string{"Navigation", " elements "}, want: "navigation,elements"},
 		{in: []string{"upstream", "nope"}, wantErr: `unknown tool group "nope"`},
 	}
@@ -47,6 +49,87 @@ func TestSelect(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A client's choice: a list naming no group leaves the server's selection
+// in force (not the defaults); an unknown group is an error naming every
+// group.
+func TestChoice(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    string // "" with ok false
+		wantErr string
+	}{
+		{in: ""},
+		{in: " , ,"},
+		{in: "all", want: "upstream,storage,session,content,navigation,interaction,extraction,state,network,elements"},
+		{in: "storage,extraction", want: "storage,extraction"},
+		{in: " session ", want: "session"},
+		{in: "storage,cookies", wantErr: `unknown tool group "cookies" (groups: upstream, storage, session, content, navigation, interaction, extraction, state, network, elements, or all)`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			s, ok, err := Choice(tt.in)
+			if tt.wantErr != "" {
+				if err == nil || err.Error() != tt.wantErr {
+					t.Fatalf("Choice(%q) error = %v, want %q", tt.in, err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ok != (tt.want != "") || s.String() != tt.want {
+				t.Errorf("Choice(%q) = %q, %v; want %q", tt.in, s.String(), ok, tt.want)
+			}
+		})
+	}
+}
+
+// A request's own choice replaces the server's; without one, or with an
+// empty one, the server's applies.
+func TestFromContext(t *testing.T) {
+	server, _ := Select([]string{"upstream"})
+	client, _ := Select([]string{"storage"})
+	tests := []struct {
+		name string
+		ctx  context.Context
+		want string
+	}{
+		{"no choice", context.Background(), "upstream"},
+		{"own choice", WithSelection(context.Background(), client), "storage"},
+		{"zero choice", WithSelection(context.Background(), Selection{}), "upstream"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := FromContext(tt.ctx, server).String(); got != tt.want {
+				t.Errorf("FromContext = %s, want %s", got, tt.want)
+			}
+		})
+	}
+}
+
+// Upstream's cookie and web-storage tools are the storage group, its
+// future ones of those families too; every other upstream tool is upstream.
+func TestUpstreamGroup(t *testing.T) {
+	tests := map[string]string{
+		"browser_cookie_list":           GroupStorage,
+		"browser_cookie_set":            GroupStorage,
+		"browser_localstorage_get":      GroupStorage,
+		"browser_sessionstorage_clear":  GroupStorage,
+		"browser_storage_state":         GroupStorage,
+		"browser_set_storage_state":     GroupStorage,
+		"browser_cookie_export_someday": GroupStorage,
+		"browser_click":                 GroupUpstream,
+		"browser_find":                  GroupUpstream,
+		"browser_storage":               GroupUpstream,
+		"browser_pdf_save":              GroupUpstream,
+	}
+	for name, want := range tests {
+		if got := UpstreamGroup(name); got != want {
+			t.Errorf("UpstreamGroup(%s) = %s, want %s", name, got, want)
+		}
 	}
 }
 
