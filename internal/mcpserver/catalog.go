@@ -16,7 +16,8 @@ import (
 )
 
 // Tool is one tool as exposed to MCP clients, schema kept as raw JSON so
-// nothing the upstream declared (oneOf, $schema, descriptions) is lost.
+// that no keyword a call is checked against (nested anyOf, enums, bounds)
+// is lost on the way.
 type Tool struct {
 	Name        string          `json:"name"`
 	Description string          `json:"description,omitempty"`
@@ -24,6 +25,9 @@ type Tool struct {
 	Annotations json.RawMessage `json:"annotations,omitempty"`
 	// Proxy marks the proxy's own tools (they take no default session).
 	Proxy bool `json:"x-proxy,omitempty"`
+	// Group is the tool group the tool belongs to (set by Catalog; not
+	// sent: a client's choice of groups is made on its server).
+	Group string `json:"-"`
 }
 
 // Names of the proxy's own tools.
@@ -36,27 +40,36 @@ const (
 	ToolGetConsole    = "get_console_content"
 )
 
-const sessionIDDescription = "Browser session to use. Omit it to use this conversation's own default session, created on first use."
+// sessionIDDescription is short: every browser tool carries it.
+const sessionIDDescription = "Omit for your default session"
 
 // Catalog returns the exposed tool list: the session's tools (upstream's and
 // the proxy's browser tools, as the session manager lists them), each with
 // an optional session_id property, then the session and content tools of
-// the groups selected (a zero Selection: the default groups).
+// the groups selected (a zero Selection: the default groups). Upstream's
+// tools are described concisely (conciseUpstream).
 func Catalog(up []upstream.Tool, groups toolset.Selection) []Tool {
 	if groups.Empty() {
 		groups, _ = toolset.Select(nil) // the defaults always parse
 	}
+	own := toolset.All()
 	out := make([]Tool, 0, len(up)+6)
 	for _, t := range up {
-		schema, rule := flattenTop(t.InputSchema)
-		desc := t.Description
+		desc, schema := t.Description, t.InputSchema
+		group := toolset.UpstreamGroup(t.Name)
+		if ext, ok := own.Lookup(t.Name); ok {
+			group = ext.Group
+		} else {
+			desc, schema = conciseUpstream(t.Name, desc, schema)
+		}
+		schema, rule := flattenTop(schema)
 		if rule != "" {
 			desc = strings.TrimSpace(desc + " " + rule)
 		}
-		out = append(out, Tool{Name: t.Name, Description: desc, InputSchema: withSessionID(schema), Annotations: t.Annotations})
+		out = append(out, Tool{Name: t.Name, Description: desc, InputSchema: withSessionID(schema), Annotations: t.Annotations, Group: group})
 	}
 	for _, t := range proxyTools() {
-		if groups.Has(proxyToolGroup(t.Name)) {
+		if t.Group = proxyToolGroup(t.Name); groups.Has(t.Group) {
 			out = append(out, t)
 		}
 	}
@@ -173,16 +186,16 @@ func proxyTools() []Tool {
 	}
 	return []Tool{
 		{Name: ToolCreateSession, Proxy: true,
-			Description: "Create a new isolated browser session (its own cookies, storage and tabs). Returns {\"session_id\"}; pass it as session_id to browser tools. Not needed for ordinary use: every conversation already gets its own default session.",
+			Description: "New isolated browser session (own cookies, storage, tabs); pass its session_id to browser tools. Rarely needed: you have a default one.",
 			InputSchema: obj(map[string]any{})},
 		{Name: ToolCloseSession, Proxy: true,
-			Description: "Close a browser session and stop its browser context. Its recorded history stays readable with get_content.",
+			Description: "Close a browser session; its history stays readable.",
 			InputSchema: obj(map[string]any{"session_id": str("The session to close.")}, "session_id")},
 		{Name: ToolResumeSession, Proxy: true,
-			Description: "Bring a suspended session back now (any call on it does so too), in a new browser worker with its URL, cookies and localStorage. Returns {\"session_id\",\"state\",\"restored\"}; restored=true means element refs from earlier snapshots are stale. Also retries a session in the error state.",
+			Description: "Bring a suspended or failed session back now (any call does too), with its URL, cookies and localStorage. restored=true: earlier element refs are stale.",
 			InputSchema: obj(map[string]any{"session_id": str("The session to resume.")}, "session_id")},
 		{Name: ToolListSessions, Proxy: true,
-			Description: "List browser sessions with their state (active, suspended, closed, error), creation time and last activity.",
+			Description: "List browser sessions: state, creation, last activity.",
 			InputSchema: obj(map[string]any{})},
 		{Name: ToolGetContent, Proxy: true,
 			Description: "Read what a browser tool call recorded: the page snapshot (yaml with element refs) of ref_id, or its result text, or its screenshot. The first read returns everything; later reads of the same ref return only what changed (empty when nothing did). search_for returns each matching line with its ancestors and neighbourhood (e.g. the list item or table row it is in, with its buttons), at most 20 matches, or says there is no match; a search does not change what the next read without it returns.",
@@ -194,7 +207,7 @@ func proxyTools() []Tool {
 				"reset_cursor":   map[string]string{"type": "boolean", "description": "Return the full content again instead of only changes."},
 			}, "ref_id")},
 		{Name: ToolGetConsole, Proxy: true,
-			Description: "Read the browser console messages recorded for ref_id, optionally only those at level or more severe (debug < info < warn < error).",
+			Description: "Console messages recorded for ref_id, at level or more severe.",
 			InputSchema: obj(map[string]any{
 				"ref_id": str("ref_id returned by a browser tool call."),
 				"level":  map[string]any{"type": "string", "enum": []string{"debug", "info", "warn", "error"}, "description": "Minimum severity."},

@@ -47,11 +47,21 @@ type fakeCall struct {
 
 var navigateSchema = json.RawMessage(`{"type":"object","properties":{"url":{"type":"string","description":"The URL"}},"required":["url"],"$schema":"http://json-schema.org/draft-07/schema#"}`)
 
-func (b *fakeBackend) Tools(context.Context) ([]Tool, error) {
-	if b.tools != nil {
-		return Catalog(b.tools, toolset.Selection{}), nil
+// Tools lists, as the session manager and Local do, the tools of the
+// groups the request selects (else the defaults).
+func (b *fakeBackend) Tools(ctx context.Context) ([]Tool, error) {
+	sel := toolset.FromContext(ctx, toolset.Selection{})
+	up := b.tools
+	if up == nil {
+		up = []upstream.Tool{{Name: "browser_navigate", Description: "Navigate", InputSchema: navigateSchema}}
 	}
-	return Catalog([]upstream.Tool{{Name: "browser_navigate", Description: "Navigate", InputSchema: navigateSchema}}, toolset.Selection{}), nil
+	var listed []upstream.Tool
+	for _, t := range up {
+		if sel.Empty() || sel.Has(toolset.UpstreamGroup(t.Name)) {
+			listed = append(listed, t)
+		}
+	}
+	return Catalog(listed, sel), nil
 }
 
 func (b *fakeBackend) CreateSession(ctx context.Context) (*proxy.Session, error) {
@@ -204,6 +214,8 @@ func call(t *testing.T, c *client.Client, tool string, args map[string]any) (str
 	return res.Content[0].(mcp.TextContent).Text, res.IsError
 }
 
+// What a call may give stays as upstream declared it; the dialect URI goes
+// and the optional session_id joins.
 func TestCatalogKeepsUpstreamSchema(t *testing.T) {
 	tools := Catalog([]upstream.Tool{{Name: "browser_navigate", InputSchema: navigateSchema}}, toolset.Selection{})
 	var got map[string]any
@@ -212,7 +224,6 @@ func TestCatalogKeepsUpstreamSchema(t *testing.T) {
 	}
 	want := map[string]any{
 		"type":     "object",
-		"$schema":  "http://json-schema.org/draft-07/schema#",
 		"required": []any{"url"},
 		"properties": map[string]any{
 			"url":        map[string]any{"type": "string", "description": "The URL"},
