@@ -42,6 +42,11 @@ type mcpClient struct {
 	exit chan struct{}
 }
 
+// ownershipToolsets are the tool groups the clients of these tests choose:
+// the defaults and the state tools, whose save_state refs restore_state
+// takes from any session of the client.
+const ownershipToolsets = "upstream,session,content,state"
+
 // startClientBridge starts mcp-bridge on the server at port and
 // initializes it, keeping its process at hand for signals.
 func startClientBridge(t *testing.T, name, port string) *mcpClient {
@@ -49,7 +54,7 @@ func startClientBridge(t *testing.T, name, port string) *mcpClient {
 	_, bridgeBin := binaries(t)
 	m := &mcpClient{name: name, logs: &logWatch{}, exit: make(chan struct{})}
 	started := make(chan struct{})
-	tr := transport.NewStdioWithOptions(bridgeBin, []string{"MCP_PROXY_URL=http://127.0.0.1:" + port, "MCP_PROXY_AUTOSTART=0", "MCP_PROXY_LOG_LEVEL=debug"}, nil,
+	tr := transport.NewStdioWithOptions(bridgeBin, []string{"MCP_PROXY_URL=http://127.0.0.1:" + port, "MCP_PROXY_AUTOSTART=0", "MCP_PROXY_LOG_LEVEL=debug"}, []string{"--toolsets=" + ownershipToolsets},
 		transport.WithCommandFunc(func(ctx context.Context, command string, env, args []string) (*exec.Cmd, error) {
 			m.cmd = exec.CommandContext(ctx, command, args...)
 			m.cmd.Env = append(os.Environ(), env...)
@@ -85,7 +90,7 @@ func startClientBridge(t *testing.T, name, port string) *mcpClient {
 // startHTTPClient connects an MCP client to the server's /mcp endpoint.
 func startHTTPClient(t *testing.T, name, port string) *mcpClient {
 	t.Helper()
-	c, err := client.NewStreamableHttpClient("http://127.0.0.1:" + port + "/mcp")
+	c, err := client.NewStreamableHttpClient("http://127.0.0.1:" + port + "/mcp?toolsets=" + ownershipToolsets)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"strings"
 	"syscall"
 	"time"
 
@@ -54,9 +55,16 @@ launches it (claude mcp add browser -- mcp-bridge) and it relays every tool to
 proxy-server over HTTP, with a browser session of its own.
 
 Usage:
-	mcp-bridge             serve MCP on stdin/stdout
-	mcp-bridge version     print the version
-	mcp-bridge --help      print this
+	mcp-bridge                       serve MCP on stdin/stdout
+	mcp-bridge --toolsets=LIST       the same, with these tool groups
+	mcp-bridge version               print the version
+	mcp-bridge --help                print this
+
+	--toolsets LIST (or MCP_PROXY_TOOLSETS; the flag wins)
+		the tool groups this client lists and may call, instead of the
+		server's PROXY_TOOLSETS: a comma list of upstream, storage, session,
+		content, navigation, interaction, extraction, state, network,
+		elements, or all
 
 Environment:
 	MCP_PROXY_URL=http://127.0.0.1:34501
@@ -68,6 +76,8 @@ Environment:
 		loopback MCP_PROXY_URL (0 = off)
 	MCP_PROXY_RETRY_TIMEOUT=30s
 		how long to wait for a proxy-server that cannot be reached (0 = no wait)
+	MCP_PROXY_TOOLSETS=
+		this client's tool groups (as --toolsets); empty: the server's
 	MCP_PROXY_LOG_LEVEL=warn
 		debug, info, warn or error; logs go to stderr, which MCP clients show
 	PROXY_DATABASE_PATH=$XDG_STATE_HOME/playwright-mcp-proxy/proxy.db
@@ -99,11 +109,11 @@ func (m *Main) Run(ctx context.Context, args []string, stdin io.Reader, stdout, 
 		fmt.Fprint(stdout, usage)
 		return nil
 	}
-	if len(args) > 0 {
-		return fmt.Errorf("unexpected arguments %q: configure with MCP_PROXY_* variables (see mcp-bridge --help)", args)
-	}
 	cfg, err := bridge.ConfigFromEnv(m.Getenv)
 	if err != nil {
+		return err
+	}
+	if err := parseArgs(args, &cfg); err != nil {
 		return err
 	}
 	log := logging.New(stderr, cfg.LogLevel, "text")
@@ -111,6 +121,7 @@ func (m *Main) Run(ctx context.Context, args []string, stdin io.Reader, stdout, 
 		bridge.WithVersion(proxyserver.Version),
 		bridge.WithLogger(log),
 		bridge.WithRetryTimeout(cfg.RetryTimeout),
+		bridge.WithToolsets(cfg.Toolsets),
 	}
 	if cfg.Autostart {
 		st, err := autostart.New(autostart.Config{
@@ -155,6 +166,29 @@ func (m *Main) Run(ctx context.Context, args []string, stdin io.Reader, stdout, 
 	leave(ctx, client, log)
 	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) {
 		return err
+	}
+	return nil
+}
+
+// parseArgs reads the flags: --toolsets (also -toolsets, with its value
+// after = or as the next argument). Everything else is configured with
+// MCP_PROXY_* variables.
+func parseArgs(args []string, cfg *bridge.Config) error {
+	for i := 0; i < len(args); i++ {
+		name, value, inline := strings.Cut(args[i], "=")
+		if name != "--toolsets" && name != "-toolsets" {
+			return fmt.Errorf("unexpected arguments %q: the only flag is --toolsets; configure the rest with MCP_PROXY_* variables (see mcp-bridge --help)", args[i:])
+		}
+		if !inline {
+			if i+1 == len(args) {
+				return fmt.Errorf("%s needs a value: a comma list of tool groups, or all", name)
+			}
+			i++
+			value = args[i]
+		}
+		if err := cfg.SetToolsets("--toolsets", value); err != nil {
+			return err
+		}
 	}
 	return nil
 }

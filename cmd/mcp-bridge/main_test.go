@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/bridge"
 )
 
 // TestRunFailures: configuration errors, an unreachable server and a URL
@@ -64,6 +66,63 @@ func TestRunFailures(t *testing.T) {
 			}
 			if stdout.Len() > 0 {
 				t.Errorf("Run wrote %q to stdout, the MCP channel", stdout.String())
+			}
+		})
+	}
+}
+
+// --toolsets chooses this client's tool groups (over MCP_PROXY_TOOLSETS);
+// anything else, or an unknown group, ends Run at once, before any request.
+func TestToolsetsFlag(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    []string
+		env     string
+		want    string
+		wantErr string
+	}{
+		{name: "none", want: ""},
+		{name: "env", env: "storage", want: "storage"},
+		{name: "flag with =", args: []string{"--toolsets=storage,extraction"}, want: "storage,extraction"},
+		{name: "flag then value", args: []string{"--toolsets", "all"}, want: "all"},
+		{name: "single dash", args: []string{"-toolsets=storage"}, want: "storage"},
+		{name: "flag wins over env", args: []string{"--toolsets=extraction"}, env: "storage", want: "extraction"},
+		{name: "unknown group", args: []string{"--toolsets=storage,cookies"}, wantErr: `--toolsets: unknown tool group "cookies" (groups: upstream, storage,`},
+		{name: "unknown group in env", env: "cookies", wantErr: `MCP_PROXY_TOOLSETS: unknown tool group "cookies"`},
+		{name: "no value", args: []string{"--toolsets"}, wantErr: "--toolsets needs a value"},
+		{name: "other argument", args: []string{"--url=x"}, wantErr: `unexpected arguments ["--url=x"]`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env := map[string]string{"MCP_PROXY_TOOLSETS": tt.env}
+			cfg, err := bridge.ConfigFromEnv(func(k string) string { return env[k] })
+			if err == nil {
+				err = parseArgs(tt.args, &cfg)
+			}
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tt.wantErr)
+				}
+				// Run refuses it the same way, without reaching anything.
+				var stdout, stderr bytes.Buffer
+				m := &Main{Getenv: func(k string) string {
+					return map[string]string{"MCP_PROXY_TOOLSETS": tt.env, "MCP_PROXY_URL": "http://192.0.2.1:9", "MCP_PROXY_AUTOSTART": "0"}[k]
+				}}
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				defer cancel()
+				if err := m.Run(ctx, tt.args, strings.NewReader(""), &stdout, &stderr); err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Errorf("Run = %v, want %q", err, tt.wantErr)
+				}
+				if ctx.Err() != nil || stdout.Len() > 0 {
+					t.Errorf("Run waited (%v) or wrote %q to stdout", ctx.Err(), stdout.String())
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cfg.Toolsets != tt.want {
+				t.Errorf("toolsets %q, want %q", cfg.Toolsets, tt.want)
 			}
 		})
 	}

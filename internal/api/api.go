@@ -120,8 +120,9 @@ type healthDetail struct {
 	f    func() any
 }
 
-// WithToolsets sets the tool groups GET /tools lists (PROXY_TOOLSETS); by
-// default toolset.DefaultGroups.
+// WithToolsets sets the tool groups GET /tools lists (PROXY_TOOLSETS) when
+// the request makes no choice of its own (ToolsetsHeader); by default
+// toolset.DefaultGroups.
 func WithToolsets(g toolset.Selection) Option { return func(s *Server) { s.groups = g } }
 
 // WithVersion sets the version reported by /health.
@@ -157,11 +158,11 @@ func New(sessions Sessions, content Content, opts ...Option) *Server {
 		r.Handle(m.pattern, m.h)
 	}
 	r.Get("/health", s.handleHealth)
-	r.Get("/tools", s.handleTools)
+	r.With(s.toolsets).Get("/tools", s.handleTools)
 	// /mcp (mounted above) acts for its own MCP sessions, never for a
 	// header its caller sends.
 	r.Group(func(r chi.Router) {
-		r.Use(s.clientIdentity)
+		r.Use(s.clientIdentity, s.toolsets)
 		r.Post("/sessions", s.handleCreateSession)
 		r.Get("/sessions", s.handleListSessions)
 		r.Get("/sessions/{id}", s.handleGetSession)
@@ -248,7 +249,7 @@ func (s *Server) handleTools(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	s.writeJSON(w, http.StatusOK, map[string]any{"tools": mcpserver.Catalog(up, s.groups)})
+	s.writeJSON(w, http.StatusOK, map[string]any{"tools": mcpserver.Catalog(up, toolset.FromContext(r.Context(), s.groups))})
 }
 
 func (s *Server) handleCreateSession(w http.ResponseWriter, r *http.Request) {

@@ -15,7 +15,9 @@ import (
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/content"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/mcpserver"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/session"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/toolset"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/upstream"
 )
 
@@ -94,6 +96,44 @@ func (fakeContent) Console(_ context.Context, ref, level string) (string, error)
 		return "", proxy.Errorf(proxy.EINVALID, "bad level")
 	}
 	return "[ERROR] x", nil
+}
+
+// GET /tools lists the groups of the request's own choice, else the
+// server's.
+func TestToolsHeaderChoosesGroups(t *testing.T) {
+	server, _ := toolset.Select([]string{"upstream", "content"})
+	srv := New(&fakeSessions{}, fakeContent{}, WithToolsets(server))
+	tests := []struct {
+		header string
+		want   []string
+	}{
+		{"", []string{"browser_snapshot", mcpserver.ToolGetContent, mcpserver.ToolGetConsole}},
+		{"upstream,session", []string{"browser_snapshot", mcpserver.ToolCreateSession, mcpserver.ToolCloseSession, mcpserver.ToolResumeSession, mcpserver.ToolListSessions}},
+		{" , ", []string{"browser_snapshot", mcpserver.ToolGetContent, mcpserver.ToolGetConsole}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.header, func(t *testing.T) {
+			req := newRequest(http.MethodGet, "/tools", nil)
+			if tt.header != "" {
+				req.Header.Set(ToolsetsHeader, tt.header)
+			}
+			rec := httptest.NewRecorder()
+			srv.ServeHTTP(rec, req)
+			var body struct {
+				Tools []struct{ Name string }
+			}
+			if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil || rec.Code != http.StatusOK {
+				t.Fatalf("GET /tools = %d %s (%v)", rec.Code, rec.Body, err)
+			}
+			var got []string
+			for _, tl := range body.Tools {
+				got = append(got, tl.Name)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("tools (-want +got):\n%s", diff)
+			}
+		})
+	}
 }
 
 func TestErrorMapping(t *testing.T) {

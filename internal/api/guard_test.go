@@ -429,6 +429,13 @@ func TestBadInputChangesNothing(t *testing.T) {
 		{"validate: a valid call", "POST", "/call/validate", `{"tool":"browser_navigate","params":{"url":"http://127.0.0.1/"}}`, nil, answer{200, ""}},
 		{"validate: GET", "GET", "/call/validate", "", nil, answer{405, proxy.EINVALID}},
 
+		// a client's choice of tool groups (X-Mcp-Toolsets)
+		{"tools: unknown group", "GET", "/tools", "", map[string]string{ToolsetsHeader: "upstream,cookies"}, invalid},
+		{"call: unknown group", "POST", "/call", call(``), map[string]string{ToolsetsHeader: "cookies"}, invalid},
+		{"validate: unknown group", "POST", "/call/validate", `{"tool":"browser_snapshot"}`, map[string]string{ToolsetsHeader: "cookies"}, invalid},
+		{"call: tool of a group not chosen", "POST", "/call", call(``), map[string]string{ToolsetsHeader: "storage"}, answer{404, proxy.ETOOLMISSING}},
+		{"validate: tool of a group not chosen", "POST", "/call/validate", `{"tool":"browser_snapshot"}`, map[string]string{ToolsetsHeader: "session,content"}, answer{404, proxy.ETOOLMISSING}},
+
 		// POST /credentials
 		{"credentials: empty", "POST", "/credentials", ``, nil, invalid},
 		{"credentials: malformed", "POST", "/credentials", `{"value":`, nil, invalid},

@@ -51,6 +51,9 @@ const VersionHeader = api.BridgeVersionHeader
 // sessions a bridge creates are its own, and no other client sees them.
 const ClientIDHeader = api.ClientIDHeader
 
+// ToolsetsHeader carries the bridge's choice of tool groups.
+const ToolsetsHeader = api.ToolsetsHeader
+
 // DefaultRetryTimeout bounds how long a request waits for an unreachable
 // proxy-server (MCP_PROXY_RETRY_TIMEOUT).
 const DefaultRetryTimeout = 30 * time.Second
@@ -73,6 +76,9 @@ type Client struct {
 	// clientID is this client's secret identity, random per Client: one
 	// bridge process is one MCP client.
 	clientID string
+	// toolsets is this client's choice of tool groups, sent with every
+	// request ("": the server's).
+	toolsets string
 
 	mu         sync.Mutex
 	seenServer *string // last server version compared with ours
@@ -95,6 +101,11 @@ func WithRetryTimeout(d time.Duration) Option { return func(c *Client) { c.retry
 // WithStarter sets a function called (once per request) when proxy-server
 // cannot be reached, before retrying: autostart's Ensure.
 func WithStarter(f func(context.Context) error) Option { return func(c *Client) { c.starter = f } }
+
+// WithToolsets sets the client's own choice of tool groups (a comma list,
+// or all), sent with every request: the server lists, and accepts calls
+// of, those groups instead of its own PROXY_TOOLSETS.
+func WithToolsets(list string) Option { return func(c *Client) { c.toolsets = list } }
 
 // NewClient returns a client of the proxy-server at baseURL.
 func NewClient(baseURL, token string, opts ...Option) (*Client, error) {
@@ -122,7 +133,7 @@ func NewClient(baseURL, token string, opts ...Option) (*Client, error) {
 // request once: no waiting for an unreachable server, no autostart. For
 // leaving, when a server that is gone has nothing left to close.
 func (c *Client) Once() *Client {
-	return &Client{base: c.base, token: c.token, http: c.http, version: c.version, log: c.log, clientID: c.clientID}
+	return &Client{base: c.base, token: c.token, http: c.http, version: c.version, log: c.log, clientID: c.clientID, toolsets: c.toolsets}
 }
 
 // Health is proxy-server's answer to GET /health.
@@ -475,6 +486,9 @@ func (c *Client) send(ctx context.Context, method, path string, body []byte) (st
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set(VersionHeader, c.version)
 	req.Header.Set(ClientIDHeader, c.clientID)
+	if c.toolsets != "" {
+		req.Header.Set(ToolsetsHeader, c.toolsets)
+	}
 	if c.token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.token)
 	}

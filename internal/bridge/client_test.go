@@ -363,6 +363,9 @@ func TestConfigFromEnv(t *testing.T) {
 		{"bad autostart", map[string]string{"MCP_PROXY_AUTOSTART": "maybe"}, Config{}, "MCP_PROXY_AUTOSTART"},
 		{"bad timeout", map[string]string{"MCP_PROXY_RETRY_TIMEOUT": "soon"}, Config{}, "MCP_PROXY_RETRY_TIMEOUT"},
 		{"negative timeout", map[string]string{"MCP_PROXY_RETRY_TIMEOUT": "-1s"}, Config{}, "MCP_PROXY_RETRY_TIMEOUT"},
+		{"toolsets", map[string]string{"MCP_PROXY_TOOLSETS": " storage,extraction ", "HOME": "/h"},
+			Config{URL: "http://127.0.0.1:34501", LogLevel: "warn", Autostart: true, RetryTimeout: 30 * time.Second, DatabasePath: "/h/.local/state/playwright-mcp-proxy/proxy.db", Toolsets: "storage,extraction"}, ""},
+		{"unknown toolset", map[string]string{"MCP_PROXY_TOOLSETS": "storage,cookies"}, Config{}, `MCP_PROXY_TOOLSETS: unknown tool group "cookies" (groups: upstream, storage,`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -375,6 +378,60 @@ func TestConfigFromEnv(t *testing.T) {
 			}
 			if err != nil || got != tc.want {
 				t.Errorf("ConfigFromEnv = %+v, %v; want %+v", got, err, tc.want)
+			}
+		})
+	}
+}
+
+// The client's choice of tool groups travels with every request, the ones
+// of leaving too; without one, no header leaves the choice to the server.
+func TestToolsetsTravelWithEveryRequest(t *testing.T) {
+	for _, toolsets := range []string{"storage,extraction", ""} {
+		t.Run(toolsets, func(t *testing.T) {
+			var mu sync.Mutex
+			seen := map[string][]string{}
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				mu.Lock()
+				seen[r.Method+" "+r.URL.Path] = r.Header.Values(ToolsetsHeader)
+				mu.Unlock()
+				w.Header().Set("Content-Type", "application/json")
+				switch r.URL.Path {
+				case "/tools":
+					fmt.Fprint(w, `{"tools":[]}`)
+				case "/sessions":
+					fmt.Fprint(w, `{"sessions":[]}`)
+				default:
+					json.NewEncoder(w).Encode(proxy.CallResult{RefID: "r1", SessionID: "s1", Status: proxy.StatusSuccess})
+				}
+			}))
+			defer srv.Close()
+			c, err := NewClient(srv.URL, "", WithToolsets(toolsets))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := context.Background()
+			if _, err := c.Tools(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Validate(ctx, "browser_localstorage_get", json.RawMessage(`{}`)); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := c.Call(ctx, "s1", "browser_localstorage_get", json.RawMessage(`{}`)); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := c.Once().ListSessions(ctx); err != nil {
+				t.Fatal(err)
+			}
+			var want []string
+			if toolsets != "" {
+				want = []string{toolsets}
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			for _, req := range []string{"GET /tools", "POST /call/validate", "POST /call", "GET /sessions"} {
+				if diff := cmp.Diff(want, seen[req]); diff != "" {
+					t.Errorf("%s %s (-want +got):\n%s", req, ToolsetsHeader, diff)
+				}
 			}
 		})
 	}

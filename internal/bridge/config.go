@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/config"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/toolset"
 )
 
 // Config is mcp-bridge's configuration, read from MCP_PROXY_* variables.
@@ -16,6 +17,10 @@ type Config struct {
 	LogLevel     string        // MCP_PROXY_LOG_LEVEL
 	Autostart    bool          // MCP_PROXY_AUTOSTART
 	RetryTimeout time.Duration // MCP_PROXY_RETRY_TIMEOUT
+	// Toolsets is this client's own choice of tool groups (MCP_PROXY_TOOLSETS,
+	// or mcp-bridge --toolsets): a comma list, or all; empty leaves the
+	// choice to the server (PROXY_TOOLSETS).
+	Toolsets string
 	// DatabasePath is where an autostarted server keeps its database
 	// (PROXY_DATABASE_PATH, else proxy-server's default); its directory is
 	// the data directory of the autostart lock, pid and log files.
@@ -48,5 +53,19 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	if err != nil || c.RetryTimeout < 0 {
 		return Config{}, fmt.Errorf("MCP_PROXY_RETRY_TIMEOUT %q is not a duration such as 30s", getenv("MCP_PROXY_RETRY_TIMEOUT"))
 	}
+	if err := c.SetToolsets("MCP_PROXY_TOOLSETS", getenv("MCP_PROXY_TOOLSETS")); err != nil {
+		return Config{}, err
+	}
 	return c, nil
+}
+
+// SetToolsets sets the client's choice of tool groups from source (the
+// variable or flag it came from, for the error), refusing an unknown group
+// here rather than at the server's first answer.
+func (c *Config) SetToolsets(source, list string) error {
+	if _, _, err := toolset.Choice(list); err != nil {
+		return fmt.Errorf("%s: %w", source, err)
+	}
+	c.Toolsets = strings.TrimSpace(list)
+	return nil
 }

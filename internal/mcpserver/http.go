@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/toolset"
 )
 
 // DefaultHTTPIdleTTL is how long an MCP session over HTTP may stay silent
@@ -38,7 +40,12 @@ type HTTPConfig struct {
 	// MaxBodyBytes bounds a request body (mcp-go reads it whole, with no
 	// limit of its own); 0 means no limit here.
 	MaxBodyBytes int64
-	Logger       *slog.Logger
+	// Toolsets is the server's selection of tool groups (PROXY_TOOLSETS):
+	// what an MCP session lists and calls when its endpoint URL makes no
+	// choice of its own (/mcp?toolsets=storage,extraction). The zero value
+	// is toolset.DefaultGroups.
+	Toolsets toolset.Selection
+	Logger   *slog.Logger
 	// Options are passed to New for the MCP server.
 	Options []Option
 }
@@ -47,7 +54,9 @@ type HTTPConfig struct {
 // and DELETE on one endpoint). Each MCP session (Mcp-Session-Id) gets its
 // own default browser session on its first browser tool call; ending the
 // MCP session — DELETE, or the idle TTL — closes every browser session it
-// created.
+// created. A client chooses its tool groups with the query parameter
+// toolsets on the endpoint URL, which it sends with every request; without
+// it, the server's (HTTPConfig.Toolsets) apply.
 //
 // The MCP server is built on the first request, not at start-up: the tool
 // catalogue comes from an upstream worker, and proxy-server must come up
@@ -80,6 +89,10 @@ func NewHTTPHandler(b Backend, cfg HTTPConfig) *HTTPHandler {
 	}
 	return &HTTPHandler{backend: b, cfg: cfg, log: cfg.Logger, ids: &server.InsecureStatefulSessionIdManager{}}
 }
+
+// toolsetsParam is the query parameter of the endpoint URL that chooses the
+// client's tool groups (a comma list, or all).
+const toolsetsParam = "toolsets"
 
 // allowedMethods are the methods of the Streamable HTTP transport (HEAD as
 // GET without a body).
@@ -116,6 +129,16 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if h.closing.Load() {
 		writeRPCError(w, http.StatusServiceUnavailable, mcp.INTERNAL_ERROR, "proxy-server is shutting down")
 		return
+	}
+	if list, given := r.URL.Query()[toolsetsParam]; given {
+		sel, ok, err := toolset.Choice(strings.Join(list, ","))
+		if err != nil {
+			writeRPCError(w, http.StatusBadRequest, rpcTransportError, "query parameter "+toolsetsParam+": "+err.Error())
+			return
+		}
+		if ok {
+			r = r.WithContext(toolset.WithSelection(r.Context(), sel))
+		}
 	}
 	hs, err := h.ready(r.Context())
 	if err != nil {
@@ -160,7 +183,7 @@ func (h *HTTPHandler) ready(ctx context.Context) (*server.StreamableHTTPServer, 
 		h.endClient(ctx, srv, cs.SessionID())
 	})
 	opts := append([]Option{WithLogger(h.log)}, h.cfg.Options...)
-	opts = append(opts, WithServerOptions(server.WithHooks(hooks)))
+	opts = append(opts, WithServerOptions(server.WithHooks(hooks)), WithClientToolsets(h.cfg.Toolsets))
 	srv, err := New(ctx, h.backend, opts...)
 	if err != nil {
 		return nil, err

@@ -44,7 +44,8 @@ type Local struct {
 }
 
 // NewLocal returns a Backend over an in-process session manager and record,
-// listing the tool groups selected (PROXY_TOOLSETS).
+// listing the tool groups selected (PROXY_TOOLSETS) unless a request makes
+// its own choice (toolset.WithSelection).
 func NewLocal(s Sessions, c ContentReader, groups toolset.Selection) *Local {
 	return &Local{sessions: s, content: c, groups: groups}
 }
@@ -55,7 +56,7 @@ func (l *Local) Tools(ctx context.Context) ([]Tool, error) {
 	if err != nil {
 		return nil, err
 	}
-	return Catalog(up, l.groups), nil
+	return Catalog(up, toolset.FromContext(ctx, l.groups)), nil
 }
 
 // CreateSession implements Backend.

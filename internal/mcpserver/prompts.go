@@ -110,7 +110,7 @@ func (s *Server) promptHandler(p promptDef, tb toolbox) server.PromptHandlerFunc
 		if err != nil {
 			return nil, promptError(err)
 		}
-		text, err := p.render(ctx, s, tb, args)
+		text, err := p.render(ctx, s, tb.visible(ctx, s.visible), args)
 		if err != nil {
 			return nil, promptError(err)
 		}
@@ -217,9 +217,9 @@ func objectArg(prompt, name, raw string) ([]field, error) {
 }
 
 // toolbox is the catalogue a prompt is rendered for: tool name → input
-// schema. PROXY_TOOLSETS decides whether the proxy's selector tools
-// (navigate, fill, click, get_text…) are listed; without them the steps
-// use upstream's browser_* tools.
+// schema. The groups selected (PROXY_TOOLSETS, or the client's own) decide
+// whether the proxy's selector tools (navigate, fill, click, get_text…) are
+// listed; without them the steps use upstream's browser_* tools.
 type toolbox map[string]json.RawMessage
 
 func newToolbox(tools []Tool) toolbox {
@@ -228,6 +228,21 @@ func newToolbox(tools []Tool) toolbox {
 		tb[t.Name] = t.InputSchema
 	}
 	return tb
+}
+
+// visible is the part of tb a request may call (all of it when visible is
+// nil).
+func (tb toolbox) visible(ctx context.Context, visible func(context.Context, string) bool) toolbox {
+	if visible == nil {
+		return tb
+	}
+	out := make(toolbox, len(tb))
+	for name, schema := range tb {
+		if visible(ctx, name) {
+			out[name] = schema
+		}
+	}
+	return out
 }
 
 func (tb toolbox) has(name string) bool { _, ok := tb[name]; return ok }

@@ -13,6 +13,7 @@ import (
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/content"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/toolset"
 )
 
 // Backend is what the MCP surface needs: the HTTP client of the bridge, or
@@ -51,6 +52,11 @@ type Server struct {
 	log     *slog.Logger
 	mcp     *server.MCPServer
 
+	// visible, when set, says whether a request may list and call a tool:
+	// the server holds every group's tools for clients of different
+	// choices (WithClientToolsets).
+	visible func(ctx context.Context, name string) bool
+
 	mu       sync.Mutex
 	defaults map[string]*defaultSession
 }
@@ -72,6 +78,9 @@ type config struct {
 	log       *slog.Logger
 	version   string
 	serverOps []server.ServerOption
+	// toolsets is set by WithClientToolsets: the selection of requests
+	// that carry no choice of their own.
+	toolsets *toolset.Selection
 }
 
 // WithLogger sets the logger.
@@ -85,17 +94,42 @@ func WithServerOptions(o ...server.ServerOption) Option {
 	return func(c *config) { c.serverOps = append(c.serverOps, o...) }
 }
 
+// WithClientToolsets makes one server serve clients that each choose their
+// own tool groups: it holds every group's tools, and a request lists and
+// calls only those of the selection its context carries
+// (toolset.WithSelection), else def (the server's). A tool the catalogue
+// gives no group is always shown. Without it the server lists what the
+// backend's catalogue holds, as a bridge, which is one client, does.
+func WithClientToolsets(def toolset.Selection) Option {
+	return func(c *config) { c.toolsets = &def }
+}
+
 // New builds the MCP server with the backend's current tool catalogue.
 func New(ctx context.Context, b Backend, opts ...Option) (*Server, error) {
 	cfg := config{log: slog.Default(), version: "dev"}
 	for _, o := range opts {
 		o(&cfg)
 	}
+	if cfg.toolsets != nil {
+		ctx = toolset.WithSelection(ctx, toolset.All())
+	}
 	tools, err := b.Tools(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("fetching the tool catalogue: %w", err)
 	}
 	s := &Server{backend: b, log: cfg.log, defaults: map[string]*defaultSession{}}
+	if cfg.toolsets != nil {
+		s.visible = visibleTo(tools, *cfg.toolsets)
+		cfg.serverOps = append(cfg.serverOps, server.WithToolFilter(func(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
+			out := make([]mcp.Tool, 0, len(tools))
+			for _, t := range tools {
+				if s.visible(ctx, t.Name) {
+					out = append(out, t)
+				}
+			}
+			return out
+		}))
+	}
 	sopts := append([]server.ServerOption{
 		server.WithToolCapabilities(false),
 		server.WithResourceCapabilities(false, false),
@@ -119,6 +153,22 @@ func New(ctx context.Context, b Backend, opts ...Option) (*Server, error) {
 	s.addResources()
 	s.addPrompts(tools)
 	return s, nil
+}
+
+// visibleTo says whether a request's selection (else def) holds a tool of
+// tools.
+func visibleTo(tools []Tool, def toolset.Selection) func(ctx context.Context, name string) bool {
+	if def.Empty() {
+		def, _ = toolset.Select(nil) // the defaults always parse
+	}
+	groups := make(map[string]string, len(tools))
+	for _, t := range tools {
+		groups[t.Name] = t.Group
+	}
+	return func(ctx context.Context, name string) bool {
+		g := groups[name]
+		return g == "" || toolset.FromContext(ctx, def).Has(g)
+	}
 }
 
 // MCPServer is the underlying mcp-go server, for a transport to serve.

@@ -119,7 +119,7 @@ func Serve(ctx context.Context, cfg config.Config, opts Options) error {
 	}
 	groups, err := toolset.Select(cfg.Toolsets)
 	if err != nil {
-		return err
+		return fmt.Errorf("PROXY_TOOLSETS: %w", err)
 	}
 	command, err := workerCommand(cfg, opts.Root)
 	if err != nil {
@@ -211,7 +211,7 @@ func Serve(ctx context.Context, cfg config.Config, opts Options) error {
 	// /mcp: the bridge's tool surface in-process; each MCP session gets its
 	// own default browser session, and the sessions it creates close when
 	// it ends.
-	mcpHTTP := mcpserver.NewHTTPHandler(mcpserver.NewLocal(mgr, reader, groups), mcpserver.HTTPConfig{Logger: log, Options: []mcpserver.Option{mcpserver.WithVersion(Version)}})
+	mcpHTTP := mcpserver.NewHTTPHandler(mcpserver.NewLocal(mgr, reader, groups), mcpserver.HTTPConfig{Logger: log, Toolsets: groups, Options: []mcpserver.Option{mcpserver.WithVersion(Version)}})
 	handler := api.New(mgr, reader,
 		api.WithLogger(log),
 		api.WithVersion(Version),
