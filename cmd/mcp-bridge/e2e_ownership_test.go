@@ -51,10 +51,16 @@ const ownershipToolsets = "upstream,session,content,state"
 // initializes it, keeping its process at hand for signals.
 func startClientBridge(t *testing.T, name, port string) *mcpClient {
 	t.Helper()
+	return startBridgeWith(t, name, port, "--toolsets="+ownershipToolsets)
+}
+
+// startBridgeWith is startClientBridge with the bridge's own arguments.
+func startBridgeWith(t *testing.T, name, port string, args ...string) *mcpClient {
+	t.Helper()
 	_, bridgeBin := binaries(t)
 	m := &mcpClient{name: name, logs: &logWatch{}, exit: make(chan struct{})}
 	started := make(chan struct{})
-	tr := transport.NewStdioWithOptions(bridgeBin, []string{"MCP_PROXY_URL=http://127.0.0.1:" + port, "MCP_PROXY_AUTOSTART=0", "MCP_PROXY_LOG_LEVEL=debug"}, []string{"--toolsets=" + ownershipToolsets},
+	tr := transport.NewStdioWithOptions(bridgeBin, []string{"MCP_PROXY_URL=http://127.0.0.1:" + port, "MCP_PROXY_AUTOSTART=0", "MCP_PROXY_LOG_LEVEL=debug"}, args,
 		transport.WithCommandFunc(func(ctx context.Context, command string, env, args []string) (*exec.Cmd, error) {
 			m.cmd = exec.CommandContext(ctx, command, args...)
 			m.cmd.Env = append(os.Environ(), env...)
@@ -90,7 +96,13 @@ func startClientBridge(t *testing.T, name, port string) *mcpClient {
 // startHTTPClient connects an MCP client to the server's /mcp endpoint.
 func startHTTPClient(t *testing.T, name, port string) *mcpClient {
 	t.Helper()
-	c, err := client.NewStreamableHttpClient("http://127.0.0.1:" + port + "/mcp?toolsets=" + ownershipToolsets)
+	return startHTTPClientAt(t, name, "http://127.0.0.1:"+port+"/mcp?toolsets="+ownershipToolsets)
+}
+
+// startHTTPClientAt connects an MCP client to the MCP endpoint at url.
+func startHTTPClientAt(t *testing.T, name, url string) *mcpClient {
+	t.Helper()
+	c, err := client.NewStreamableHttpClient(url)
 	if err != nil {
 		t.Fatal(err)
 	}
