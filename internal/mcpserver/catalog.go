@@ -1,8 +1,10 @@
 // Package mcpserver owns the MCP tool surface of playwright-mcp-proxy: the
-// catalogue (every upstream tool with an optional session_id, plus the
-// proxy's own tools) and an mcp-go server that answers those tools through a
-// Backend. The same server runs behind the stdio bridge and /mcp. It never
-// talks to workers or SQLite itself: everything goes through the Backend.
+// catalogue (upstream's tools of the selected groups, described concisely,
+// each with an optional session_id, plus the proxy's own tools) and an
+// mcp-go server that answers those tools through a Backend. The same server
+// runs behind the stdio bridge and /mcp, where each client may choose its
+// own tool groups. It never talks to workers or SQLite itself: everything
+// goes through the Backend.
 package mcpserver
 
 import (

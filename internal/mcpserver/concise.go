@@ -40,6 +40,25 @@ var toolSummaries = map[string]string{
 	"browser_take_screenshot":  "Screenshot of the page or an element; act on browser_snapshot, not on this",
 	"browser_type":             "Type text into editable element",
 	"browser_wait_for":         "Wait for text to appear or disappear, or some seconds",
+
+	// The storage group's.
+	"browser_cookie_clear":          "Clear all cookies",
+	"browser_cookie_delete":         "Delete a cookie",
+	"browser_cookie_get":            "Get a cookie by name",
+	"browser_cookie_list":           "List cookies, optionally by domain and path",
+	"browser_cookie_set":            "Set a cookie",
+	"browser_localstorage_clear":    "Clear localStorage",
+	"browser_localstorage_delete":   "Delete a localStorage item",
+	"browser_localstorage_get":      "Get a localStorage item",
+	"browser_localstorage_list":     "List localStorage items",
+	"browser_localstorage_set":      "Set a localStorage item",
+	"browser_sessionstorage_clear":  "Clear sessionStorage",
+	"browser_sessionstorage_delete": "Delete a sessionStorage item",
+	"browser_sessionstorage_get":    "Get a sessionStorage item",
+	"browser_sessionstorage_list":   "List sessionStorage items",
+	"browser_sessionstorage_set":    "Set a sessionStorage item",
+	"browser_set_storage_state":     "Restore cookies and localStorage from a file, clearing them first",
+	"browser_storage_state":         "Save cookies and localStorage to a file",
 }
 
 // saveToFile is the one wording of upstream's many "filename" properties
