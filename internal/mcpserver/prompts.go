@@ -277,9 +277,9 @@ func (tb toolbox) listed(names ...string) []string {
 // howToRead reminds the model of how this proxy answers.
 func (tb toolbox) howToRead() string {
 	var b strings.Builder
-	b.WriteString("How the browser tools answer: every call returns a ref_id and metadata (page_url, page_title, console_error_count…), not the page.")
+	b.WriteString("How the browser tools answer: every call returns a ref, the page when it changed, console errors, and what the call changed on the page (+ added, - removed, ~ changed lines with element refs such as [ref=e12]); a small new page comes whole, a big one as its size.")
 	if tb.has(ToolGetContent) {
-		b.WriteString(" Read the page with get_content(ref_id, search_for): search_for returns only the matching lines, with their yaml ancestors and element refs ([ref=e12]); without it you get the whole snapshot. A screenshot's ref_id gives the image.")
+		b.WriteString(" Read the rest with get_content(ref_id, search_for): search_for returns the matching lines with their ancestors and neighbourhood (the list item or table row they are in); without it you get the whole snapshot. A screenshot's ref_id gives the image.")
 	}
 	if tb.has(ToolGetConsole) {
 		b.WriteString(" Console messages: get_console_content(ref_id, level).")
