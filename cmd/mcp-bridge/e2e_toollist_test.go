@@ -17,7 +17,6 @@ import (
 	"testing"
 	"time"
 
-	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/e2etest"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/mcpserver"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/toolset"
@@ -265,9 +264,9 @@ func TestDefaultToolList(t *testing.T) {
 				t.Errorf("%s %v = %s (%v)", name, args, text, err)
 				return text
 			}
-			var res proxy.CallResult
 			if strings.HasPrefix(name, "browser_") {
-				if json.Unmarshal([]byte(text), &res) != nil || res.Status != proxy.StatusSuccess {
+				res, err := mcpserver.ParseAnswer(text)
+				if err != nil || res.Error != "" {
 					t.Errorf("%s %v did not succeed: %s", name, args, text)
 				}
 				refs[name] = res.RefID
@@ -354,13 +353,11 @@ func TestDefaultToolList(t *testing.T) {
 				value := "v-" + strings.ReplaceAll(c.name, "/", "")
 				c.chosen.mustCall(t, "browser_navigate", map[string]any{"url": pages.URL + "/"}, nil)
 				c.chosen.mustCall(t, "browser_localstorage_set", map[string]any{"key": "k", "value": value}, nil)
-				var got proxy.CallResult
-				c.chosen.mustCall(t, "browser_localstorage_get", map[string]any{"key": "k"}, &got)
+				got := c.chosen.browser(t, "browser_localstorage_get", map[string]any{"key": "k"})
 				if text, _, _ := c.chosen.call(mcpserver.ToolGetContent, map[string]any{"ref_id": got.RefID}); !strings.Contains(text, value) {
 					t.Errorf("browser_localstorage_get read %q, want %q", text, value)
 				}
-				var ev proxy.CallResult
-				c.chosen.mustCall(t, "browser_evaluate", map[string]any{"function": "() => localStorage.getItem('k')"}, &ev)
+				ev := c.chosen.browser(t, "browser_evaluate", map[string]any{"function": "() => localStorage.getItem('k')"})
 				if text, _, _ := c.chosen.call(mcpserver.ToolGetContent, map[string]any{"ref_id": ev.RefID}); !strings.Contains(text, value) {
 					t.Errorf("the page's localStorage holds %q, want %q", text, value)
 				}
