@@ -681,6 +681,75 @@ func stdioLeakErr(cleanup bench.StopReport, stops []bench.StdioStopReport) error
 	return errors.Join(errs...)
 }
 
+// tokensFlags are the tokens scenario's flags.
+type tokensFlags struct {
+	tasks string
+}
+
+func (f *tokensFlags) register(fs *flag.FlagSet, prefix string) {
+	fs.StringVar(&f.tasks, prefix+"tasks", "", "tokens: comma-separated `list` of tasks to run (default all: "+strings.Join(bench.TokensTaskNames(), ",")+")")
+}
+
+func (f *tokensFlags) config(s bench.ServerConfig, bridge string, callTimeout time.Duration) (bench.TokensConfig, error) {
+	var tasks []string
+	if strings.TrimSpace(f.tasks) != "" {
+		for _, t := range strings.Split(f.tasks, ",") {
+			t = strings.TrimSpace(t)
+			if t == "" {
+				return bench.TokensConfig{}, fmt.Errorf("-tasks %q: an empty task name", f.tasks)
+			}
+			tasks = append(tasks, t)
+		}
+	}
+	cfg := bench.TokensConfig{Server: s, Root: s.Dir, Bridge: absUnder(s.Dir, bridge), Tasks: tasks, CallTimeout: callTimeout}
+	if err := cfg.Check(); err != nil {
+		return bench.TokensConfig{}, fmt.Errorf("-tasks: %w", err)
+	}
+	return cfg, nil
+}
+
+// runTokens runs the tokens scenario into rep.
+func runTokens(ctx context.Context, log *slog.Logger, site *bench.Site, rep *bench.Report, cfg bench.TokensConfig) error {
+	res, err := bench.RunTokens(ctx, log, site, cfg)
+	rep.Tokens = res
+	if res != nil {
+		err = errors.Join(err, stdioLeakErr(res.Cleanup, res.Stops))
+	}
+	return err
+}
+
+// TokensCommand is `bench tokens`: what a scripted agent's tool results
+// weigh on a task suite, plain @playwright/mcp (snapshot, find) against
+// the proxy.
+type TokensCommand struct {
+	Main   *Main
+	c      common
+	f      tokensFlags
+	bridge string
+}
+
+// Run parses flags and runs the tokens scenario.
+func (cmd *TokensCommand) Run(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("bench tokens", flag.ContinueOnError)
+	fs.SetOutput(cmd.Main.Stderr)
+	cmd.c.register(fs)
+	registerBridge(fs, &cmd.bridge)
+	cmd.f.register(fs, "")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if _, err := cmd.f.config(bench.ServerConfig{}, cmd.bridge, 0); err != nil {
+		return err
+	}
+	return cmd.c.run(ctx, cmd.Main, append([]string{"tokens"}, args...), func(ctx context.Context, log *slog.Logger, site *bench.Site, s bench.ServerConfig, rep *bench.Report) error {
+		cfg, err := cmd.f.config(s, cmd.bridge, cmd.c.reqTimeout)
+		if err != nil {
+			return err
+		}
+		return runTokens(ctx, log, site, rep, cfg)
+	})
+}
+
 // runOverhead runs the overhead scenario into rep.
 func runOverhead(ctx context.Context, log *slog.Logger, site *bench.Site, rep *bench.Report, cfg bench.OverheadConfig) error {
 	res, err := bench.RunOverhead(ctx, log, site, cfg)

@@ -11,6 +11,9 @@
 //	bench overhead      per-call latency through mcp-bridge → proxy-server vs
 //	                    plain @playwright/mcp, A/B alternated
 //	bench bytes         bytes to the model for a scripted task, plain vs proxy
+//	bench tokens        tool-result bytes and calls of a scripted agent on a
+//	                    task suite: plain with browser_snapshot, plain with
+//	                    browser_find, the proxy
 //	bench store         the SQLite record in process (no server): ingest rate
 //	                    with and without readers, get_content search on 1 MB
 //	bench soak          sessions with mixed traffic and idle suspensions for a
@@ -70,6 +73,8 @@ func (m *Main) Run(ctx context.Context, args []string) error {
 		return (&OverheadCommand{Main: m}).Run(ctx, rest)
 	case "bytes":
 		return (&BytesCommand{Main: m}).Run(ctx, rest)
+	case "tokens":
+		return (&TokensCommand{Main: m}).Run(ctx, rest)
 	case "store":
 		return (&StoreCommand{Main: m}).Run(ctx, rest)
 	case "soak":
@@ -97,6 +102,7 @@ Usage:
 	bench idle [flags]          one active session while 0, 10, 25, 50 others sit idle
 	bench overhead [flags]      per-call latency, mcp-bridge → proxy-server vs plain @playwright/mcp (A/B)
 	bench bytes [flags]         bytes to the model for a scripted task, plain @playwright/mcp vs the proxy
+	bench tokens [flags]        result bytes and calls of a 6-task suite: plain (snapshot), plain (find), the proxy
 	bench store [flags]         the SQLite record in process: ingest with and without readers, search on 1 MB
 	bench soak [flags]          10 sessions, mixed traffic and idle suspensions for 30 min: memory and fd trend
 	bench chart [flags]         SVG charts from the JSON of concurrency and soak

@@ -56,6 +56,9 @@ type StdioServer struct {
 	PID  int
 	// Tools is what tools/list answered at start.
 	Tools []mcp.Tool
+	// ToolsListBytes is the size of that tools/list result as received:
+	// what a client hands the model on every turn.
+	ToolsListBytes int
 
 	cfg    StdioConfig
 	log    *slog.Logger
@@ -244,6 +247,7 @@ func (s *StdioServer) initialize(ctx context.Context) error {
 		return fmt.Errorf("%s: tools/list: %w", cfg.Name, err)
 	}
 	s.Tools = tools.Tools
+	s.ToolsListBytes = int(s.lastResult.Load())
 	return nil
 }
 

@@ -28,6 +28,7 @@ type Report struct {
 	Soak        *SoakResult        `json:"soak,omitempty"`
 	Overhead    *OverheadResult    `json:"overhead,omitempty"`
 	Bytes       *BytesResult       `json:"bytes,omitempty"`
+	Tokens      *TokensResult      `json:"tokens,omitempty"`
 	Error       string             `json:"error,omitempty"`
 }
 
@@ -141,6 +142,9 @@ func (r *Report) WriteText(w io.Writer) {
 	}
 	if r.Bytes != nil {
 		r.Bytes.writeText(w)
+	}
+	if r.Tokens != nil {
+		r.Tokens.writeText(w)
 	}
 	if r.Error != "" {
 		fmt.Fprintf(w, "ERROR: %s\n", r.Error)

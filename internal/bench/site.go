@@ -38,12 +38,13 @@ var Pages = map[string]Page{
 
 // Site is the local test site on 127.0.0.1.
 type Site struct {
-	URL string
-	srv *http.Server
+	URL    string
+	srv    *http.Server
+	tokens *tokenRecord
 }
 
-// StartSite serves the form, table and catalogue pages on 127.0.0.1 on a
-// free port.
+// StartSite serves the form, table and catalogue pages, and the tokens
+// scenario's pages, on 127.0.0.1 on a free port.
 func StartSite() (*Site, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -66,7 +67,9 @@ func StartSite() (*Site, error) {
 	})
 	mux.HandleFunc("GET /{$}", serve(page("Bench site",
 		`<ul><li><a href="/form">Form</a></li><li><a href="/table">Table</a></li><li><a href="/catalogue">Catalogue</a></li></ul>`)))
-	s := &Site{URL: "http://" + ln.Addr().String(), srv: &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}}
+	tokens := &tokenRecord{}
+	registerTokenPages(mux, tokens)
+	s := &Site{URL: "http://" + ln.Addr().String(), srv: &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}, tokens: tokens}
 	go func() {
 		if err := s.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			panic(err) // Serve on a fresh listener fails only on programming errors

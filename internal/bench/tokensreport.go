@@ -1,0 +1,109 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+)
+
+func (r *TokensResult) writeText(w io.Writer) {
+	fmt.Fprintf(w, "== tokens: what a scripted agent's tool results weigh on %d tasks, three sides in one run. Counted: every tools/call result as it came off the wire (the JSON-RPC result: content and any other field), the number of calls, and each side's tools/list result (paid on every turn, not in the totals). Not counted: the checks that each task worked (the site's own record, the values it is known to show). env %v\n",
+		len(r.Tasks), r.Env)
+	fmt.Fprintf(w, "sides: %s = @playwright/mcp over stdio, reading with browser_snapshot; %s = the same with browser_find; %s = mcp-bridge → proxy-server (compact answers, get_content(ref_id, search_for), get_console_content)\n",
+		SideSnapshot, SideFind, SideProxy)
+	for _, t := range r.Tasks {
+		fmt.Fprintf(w, "  %-8s %s\n", t.Name, t.Goal)
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "side\ttask\ttool\tdetail\tbytes\tms\t")
+	for _, s := range r.Sides {
+		for _, t := range s.Tasks {
+			for _, st := range t.Steps {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%.0f\t\n", s.Side, t.Task, st.Tool, st.Detail, st.Bytes, st.MS)
+			}
+		}
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+	r.writeTable(w)
+	for _, s := range r.Sides {
+		for _, t := range s.Tasks {
+			v := "verified"
+			if !t.Verified {
+				v = "NOT VERIFIED"
+			}
+			fmt.Fprintf(w, "%s / %s: %s: %s\n", s.Side, t.Task, v, t.Verification)
+			if t.Error != "" {
+				fmt.Fprintf(w, "%s / %s: ERROR: %s\n", s.Side, t.Task, t.Error)
+			}
+		}
+		if s.Error != "" && !strings.HasPrefix(s.Error, "task ") {
+			fmt.Fprintf(w, "%s: ERROR: %s\n", s.Side, s.Error)
+		}
+	}
+	if len(r.Verdicts) == 0 {
+		fmt.Fprintln(w, "targets: not judged (a side did not complete every task)")
+	}
+	for _, v := range r.Verdicts {
+		fmt.Fprintf(w, "target: %s: %s: %s\n", v.Target, v.Measured, verdict(v.Met))
+	}
+	for _, s := range r.Stops {
+		fmt.Fprintf(w, "stdio stop: %s\n", s.Summary())
+	}
+	writeCleanup(w, r.Cleanup)
+	fmt.Fprintln(w)
+}
+
+// writeTable writes task × side: bytes and calls, the proxy against
+// plain+find, the suite's totals and the tools/list sizes.
+func (r *TokensResult) writeTable(w io.Writer) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	head := "task\t"
+	for _, s := range r.Sides {
+		head += s.Side + " bytes\tcalls\t"
+	}
+	fmt.Fprintln(tw, head+"proxy/find bytes\tverified\t")
+	find, proxy := r.side(SideFind), r.side(SideProxy)
+	ratio := func(p, f int) string {
+		if f == 0 {
+			return "-"
+		}
+		return fmt.Sprintf("%.1f %%", 100*float64(p)/float64(f))
+	}
+	for _, t := range r.Tasks {
+		row := t.Name + "\t"
+		all := true
+		for _, s := range r.Sides {
+			if tr := s.task(t.Name); tr != nil {
+				row += fmt.Sprintf("%d\t%d\t", tr.Bytes, tr.Calls)
+				all = all && tr.Verified
+			} else {
+				row += "-\t-\t"
+				all = false
+			}
+		}
+		rt := "-"
+		if find != nil && proxy != nil {
+			if ft, pt := find.task(t.Name), proxy.task(t.Name); ft != nil && pt != nil {
+				rt = ratio(pt.Bytes, ft.Bytes)
+			}
+		}
+		fmt.Fprintf(tw, "%s%s\t%s\t\n", row, rt, map[bool]string{true: "all sides", false: "NO"}[all])
+	}
+	row := "suite\t"
+	for _, s := range r.Sides {
+		row += fmt.Sprintf("%d\t%d\t", s.Bytes, s.Calls)
+	}
+	rt := "-"
+	if find != nil && proxy != nil {
+		rt = ratio(proxy.Bytes, find.Bytes)
+	}
+	fmt.Fprintf(tw, "%s%s\t\t\n", row, rt)
+	row = "tools/list\t"
+	for _, s := range r.Sides {
+		row += fmt.Sprintf("%d\t%d tools\t", s.ToolsListBytes, s.Tools)
+	}
+	fmt.Fprintf(tw, "%s\t\t\n", row)
+	tw.Flush()
+}
