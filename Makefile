@@ -67,10 +67,10 @@ clean:
 
 # Benchmarks against the real proxy-server and headless Chromium, side by
 # side with a plain @playwright/mcp (docs/BENCHMARKS.md). `make bench` runs
-# every scenario but the soak (sessions, overhead, bytes, concurrency, then
-# store) and draws the charts into bin/; `make soak` is the 30-minute soak.
-# BENCH picks one scenario instead (sessions, overhead, bytes, concurrency,
-# store, soak, idle); BENCH_ARGS passes flags, e.g.
+# every scenario but the soak (sessions, concurrency, overhead, bytes, tokens,
+# then store) and draws the charts into bin/; `make soak` is the 30-minute
+# soak. BENCH picks one scenario instead (sessions, overhead, bytes, tokens,
+# concurrency, store, soak, idle); BENCH_ARGS passes flags, e.g.
 # make bench BENCH=concurrency BENCH_ARGS='-levels 1,10 -duration 30s'.
 .PHONY: bench soak
 BENCH ?=
@@ -82,7 +82,7 @@ bench: deps build
 ifeq ($(BENCH),)
 	$(BENCHRUN) all -json bin/bench.json $(BENCH_ARGS)
 	$(BENCHRUN) store -json bin/store.json
-	$(BENCHRUN) chart -concurrency bin/bench.json -out bin
+	$(BENCHRUN) chart -concurrency bin/bench.json -tokens bin/bench.json -out bin
 else
 	$(BENCHRUN) $(BENCH) -json bin/bench-$(BENCH).json $(BENCH_ARGS)
 endif

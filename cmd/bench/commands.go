@@ -302,7 +302,8 @@ func (cmd *ConcurrencyCommand) Run(ctx context.Context, args []string) error {
 	})
 }
 
-// AllCommand is `bench all`: sessions, concurrency, overhead, bytes.
+// AllCommand is `bench all`: sessions, concurrency, overhead, bytes,
+// tokens.
 type AllCommand struct {
 	Main   *Main
 	c      common
@@ -310,10 +311,11 @@ type AllCommand struct {
 	f      concurrencyFlags
 	o      overheadFlags
 	b      bytesFlags
+	t      tokensFlags
 	bridge string
 }
 
-// Run parses flags and runs the four scenarios.
+// Run parses flags and runs the five scenarios.
 func (cmd *AllCommand) Run(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("bench all", flag.ContinueOnError)
 	fs.SetOutput(cmd.Main.Stderr)
@@ -323,6 +325,7 @@ func (cmd *AllCommand) Run(ctx context.Context, args []string) error {
 	registerBridge(fs, &cmd.bridge)
 	cmd.o.register(fs, "overhead-")
 	cmd.b.register(fs, "bytes-")
+	cmd.t.register(fs, "tokens-")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -336,6 +339,9 @@ func (cmd *AllCommand) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	if _, err := cmd.b.config(bench.ServerConfig{}, cmd.bridge, 0); err != nil {
+		return err
+	}
+	if _, err := cmd.t.config(bench.ServerConfig{}, cmd.bridge, 0); err != nil {
 		return err
 	}
 	return cmd.c.run(ctx, cmd.Main, append([]string{"all"}, args...), func(ctx context.Context, log *slog.Logger, site *bench.Site, s bench.ServerConfig, rep *bench.Report) error {
@@ -355,17 +361,25 @@ func (cmd *AllCommand) Run(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
+		tcfg, err := cmd.t.config(s, cmd.bridge, cmd.c.reqTimeout)
+		if err != nil {
+			return err
+		}
 		if rep.Sessions, err = bench.RunSessions(ctx, log, site, scfg); err != nil {
 			return err
 		}
 		if rep.Concurrency, err = bench.RunConcurrency(ctx, log, site, ccfg); err != nil {
 			return err
 		}
-		// Cheap next to the two above (about a minute and half a minute).
+		// Cheap next to the two above (about a minute, half a minute and
+		// a minute).
 		if err := runOverhead(ctx, log, site, rep, ocfg); err != nil {
 			return err
 		}
-		return runBytes(ctx, log, site, rep, bcfg)
+		if err := runBytes(ctx, log, site, rep, bcfg); err != nil {
+			return err
+		}
+		return runTokens(ctx, log, site, rep, tcfg)
 	})
 }
 
@@ -536,7 +550,7 @@ func (cmd *SoakCommand) Run(ctx context.Context, args []string) error {
 }
 
 // ChartCommand is `bench chart`: SVG charts from the JSON of `bench
-// concurrency` and `bench soak`.
+// concurrency`, `bench soak` and `bench tokens`.
 type ChartCommand struct {
 	Main *Main
 }
@@ -547,12 +561,13 @@ func (cmd *ChartCommand) Run(ctx context.Context, args []string) error {
 	fs.SetOutput(cmd.Main.Stderr)
 	conc := fs.String("concurrency", "", "JSON `file` written by bench concurrency -json")
 	soak := fs.String("soak", "", "JSON `file` written by bench soak -json")
+	tokens := fs.String("tokens", "", "JSON `file` written by bench tokens -json")
 	out := fs.String("out", "docs", "directory the SVG files are written to")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if *conc == "" && *soak == "" {
-		return fmt.Errorf("give -concurrency FILE and/or -soak FILE")
+	if *conc == "" && *soak == "" && *tokens == "" {
+		return fmt.Errorf("give -concurrency FILE, -soak FILE and/or -tokens FILE")
 	}
 	var charts []bench.Chart
 	if *conc != "" {
@@ -574,6 +589,17 @@ func (cmd *ChartCommand) Run(ctx context.Context, args []string) error {
 		cs, err := bench.SoakCharts(rep.Soak)
 		if err != nil {
 			return fmt.Errorf("%s: %w", *soak, err)
+		}
+		charts = append(charts, cs...)
+	}
+	if *tokens != "" {
+		rep, err := bench.ReadReport(*tokens)
+		if err != nil {
+			return err
+		}
+		cs, err := bench.TokensCharts(rep.Tokens)
+		if err != nil {
+			return fmt.Errorf("%s: %w", *tokens, err)
 		}
 		charts = append(charts, cs...)
 	}

@@ -6,7 +6,7 @@
 //	bench sessions      POST /sessions latency with and without a warm pool,
 //	                    first navigation in a new session vs an existing one
 //	bench concurrency   1, 10, 25, 50 sessions looping navigate/snapshot/click
-//	bench all           sessions, concurrency, overhead and bytes
+//	bench all           sessions, concurrency, overhead, bytes and tokens
 //	bench idle          one active session's latency while K others sit idle
 //	bench overhead      per-call latency through mcp-bridge → proxy-server vs
 //	                    plain @playwright/mcp, A/B alternated
@@ -98,7 +98,7 @@ func (m *Main) usage() {
 Usage:
 	bench sessions [flags]      POST /sessions latency, warm pool 1 vs 0; first vs later navigation
 	bench concurrency [flags]   N concurrent sessions looping navigate + snapshot + click
-	bench all [flags]           sessions, concurrency, overhead and bytes
+	bench all [flags]           sessions, concurrency, overhead, bytes and tokens
 	bench idle [flags]          one active session while 0, 10, 25, 50 others sit idle
 	bench overhead [flags]      per-call latency, mcp-bridge → proxy-server vs plain @playwright/mcp (A/B)
 	bench bytes [flags]         bytes to the model for a scripted task, plain @playwright/mcp vs the proxy

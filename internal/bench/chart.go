@@ -265,6 +265,26 @@ type panel struct {
 type figure struct {
 	title, subtitle string
 	panels          []panel
+	// bars are bar-chart panels, drawn after panels.
+	bars []barPanel
+}
+
+// barPanel is a grouped bar chart: one group of bars per category, one bar
+// per series in each group.
+type barPanel struct {
+	title, xLabel, yLabel string
+	// logY draws y on a log10 scale; bars then start at the lowest tick.
+	logY       bool
+	categories []string
+	series     []barSeries
+}
+
+// barSeries is one bar of every category; values[i] goes with
+// categories[i] (a negative value draws no bar).
+type barSeries struct {
+	name   string
+	color  string
+	values []float64
 }
 
 // Layout, in SVG user units.
@@ -281,7 +301,7 @@ const (
 // render writes the figure as a standalone SVG document. Output depends
 // only on the figure: no maps, no clocks, fixed number formats.
 func (f figure) render() []byte {
-	height := headerHeight + panelHeight*len(f.panels) + 10
+	height := headerHeight + panelHeight*(len(f.panels)+len(f.bars)) + 10
 	var b strings.Builder
 	fmt.Fprintf(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n")
 	fmt.Fprintf(&b, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" font-family=\"Helvetica, Arial, sans-serif\" font-size=\"12\">\n",
@@ -297,6 +317,9 @@ func (f figure) render() []byte {
 	}
 	for i, p := range f.panels {
 		p.render(&b, headerHeight+i*panelHeight)
+	}
+	for i, p := range f.bars {
+		p.render(&b, headerHeight+(len(f.panels)+i)*panelHeight)
 	}
 	b.WriteString("</svg>\n")
 	return []byte(b.String())
@@ -421,6 +444,80 @@ func (p panel) render(b *strings.Builder, top int) {
 	b.WriteString("</g>\n")
 }
 
+func (p barPanel) render(b *strings.Builder, top int) {
+	x0, x1 := float64(plotLeft), float64(plotRight)
+	y0, y1 := float64(top+panelTop), float64(top+panelHeight-panelBottom)
+	fmt.Fprintf(b, "<g class=\"bars\">\n")
+	if p.title != "" {
+		fmt.Fprintf(b, "<text x=\"%s\" y=\"%s\" font-size=\"13\" font-weight=\"bold\">%s</text>\n", num(x0), num(y0-10), esc(p.title))
+	}
+	var ys []float64
+	for _, s := range p.series {
+		for _, v := range s.values {
+			if v > 0 || (!p.logY && v == 0) {
+				ys = append(ys, v)
+			}
+		}
+	}
+	if len(ys) == 0 {
+		ys = []float64{1}
+	}
+	var yt []float64
+	var ypos func(float64) float64
+	if p.logY {
+		yt = logTicks(slices.Min(ys), slices.Max(ys))
+		lo, hi := math.Log10(yt[0]), math.Log10(yt[len(yt)-1])
+		ypos = func(v float64) float64 { return y1 - (math.Log10(v)-lo)/(hi-lo)*(y1-y0) }
+	} else {
+		yt = niceTicksStep(0, slices.Max(ys), 6, 0)
+		lo, hi := yt[0], yt[len(yt)-1]
+		ypos = func(v float64) float64 { return y1 - (v-lo)/(hi-lo)*(y1-y0) }
+	}
+	ydec := tickDecimals(yt, p.logY)
+	for _, v := range yt {
+		y := ypos(v)
+		fmt.Fprintf(b, "<line x1=\"%s\" y1=\"%s\" x2=\"%s\" y2=\"%s\" stroke=\"#e3e3e3\"/>\n", num(x0), num(y), num(x1), num(y))
+		fmt.Fprintf(b, "<line x1=\"%s\" y1=\"%s\" x2=\"%s\" y2=\"%s\" stroke=\"#333333\"/>\n", num(x0-5), num(y), num(x0), num(y))
+		fmt.Fprintf(b, "<text x=\"%s\" y=\"%s\" text-anchor=\"end\" class=\"ytick\">%s</text>\n", num(x0-8), num(y+4), formatTick(v, ydec))
+	}
+	fmt.Fprintf(b, "<line x1=\"%s\" y1=\"%s\" x2=\"%s\" y2=\"%s\" stroke=\"#333333\"/>\n", num(x0), num(y0), num(x0), num(y1))
+	fmt.Fprintf(b, "<line x1=\"%s\" y1=\"%s\" x2=\"%s\" y2=\"%s\" stroke=\"#333333\"/>\n", num(x0), num(y1), num(x1), num(y1))
+	fmt.Fprintf(b, "<text x=\"%s\" y=\"%s\" text-anchor=\"middle\" class=\"xlabel\">%s</text>\n", num((x0+x1)/2), num(y1+40), esc(p.xLabel))
+	fmt.Fprintf(b, "<text x=\"%s\" y=\"%s\" text-anchor=\"middle\" transform=\"rotate(-90 %s %s)\" class=\"ylabel\">%s</text>\n",
+		num(x0-58), num((y0+y1)/2), num(x0-58), num((y0+y1)/2), esc(p.yLabel))
+
+	// Each category gets an equal slot; its bars fill 80 % of it.
+	n := max(1, len(p.categories))
+	slot := (x1 - x0) / float64(n)
+	barW := slot * 0.8 / float64(max(1, len(p.series)))
+	for i, c := range p.categories {
+		cx := x0 + slot*(float64(i)+0.5)
+		fmt.Fprintf(b, "<text x=\"%s\" y=\"%s\" text-anchor=\"middle\" class=\"xtick\">%s</text>\n", num(cx), num(y1+19), esc(c))
+	}
+	for k, s := range p.series {
+		fmt.Fprintf(b, "<g class=\"series\" data-name=\"%s\">\n", esc(s.name))
+		for i, v := range s.values {
+			if i >= len(p.categories) || v < 0 || (p.logY && v <= 0) {
+				continue
+			}
+			bx := x0 + slot*float64(i) + slot*0.1 + barW*float64(k)
+			top := ypos(v)
+			fmt.Fprintf(b, "<rect x=\"%s\" y=\"%s\" width=\"%s\" height=\"%s\" fill=\"%s\"><title>%s, %s: %s</title></rect>\n",
+				num(bx), num(top), num(barW-1), num(y1-top), s.color, esc(s.name), esc(p.categories[i]), formatValue(v))
+			fmt.Fprintf(b, "<text x=\"%s\" y=\"%s\" font-size=\"9\" text-anchor=\"middle\" fill=\"%s\">%s</text>\n",
+				num(bx+barW/2), num(top-3), s.color, shortValue(v))
+		}
+		b.WriteString("</g>\n")
+	}
+	lx := x1 + 20
+	for i, s := range p.series {
+		ly := y0 + 8 + float64(i)*18
+		fmt.Fprintf(b, "<rect x=\"%s\" y=\"%s\" width=\"26\" height=\"10\" fill=\"%s\"/>\n", num(lx), num(ly-5), s.color)
+		fmt.Fprintf(b, "<text x=\"%s\" y=\"%s\" class=\"legend\">%s</text>\n", num(lx+32), num(ly+4), esc(s.name))
+	}
+	b.WriteString("</g>\n")
+}
+
 // niceTicks returns about n evenly spaced round ticks (steps of 1, 2 or 5
 // × 10^k) whose first is ≤ lo and last ≥ hi.
 func niceTicks(lo, hi float64, n int) []float64 { return niceTicksStep(lo, hi, n, 0) }
@@ -527,6 +624,15 @@ func formatValue(v float64) string {
 		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
 	}
 	return s
+}
+
+// shortValue is formatValue in thousands from 10,000 up ("20.3k"), so
+// that the labels of neighbouring bars do not run into each other.
+func shortValue(v float64) string {
+	if math.Abs(v) >= 10000 {
+		return formatValue(v/1000) + "k"
+	}
+	return formatValue(v)
 }
 
 // num writes a coordinate with at most two decimals.

@@ -452,8 +452,10 @@ func proxyAnswer(text string) (mcpserver.Parsed, error) {
 // inlineSnapshot is the yaml of a proxy answer that carries its new page
 // whole ("snapshot:" then the yaml).
 func inlineSnapshot(p mcpserver.Parsed) (string, bool) {
-	yaml, ok := strings.CutPrefix(p.Body, "snapshot:\n")
-	return yaml, ok
+	if yaml, ok := strings.CutPrefix(p.Body, "snapshot:\n"); ok {
+		return yaml, true
+	}
+	return "", false
 }
 
 // proxyPage returns the yaml of the page a proxy answer is about: inline

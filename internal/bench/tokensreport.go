@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 )
@@ -106,4 +107,58 @@ func (r *TokensResult) writeTable(w io.Writer) {
 	}
 	fmt.Fprintf(tw, "%s\t\t\n", row)
 	tw.Flush()
+}
+
+// TokensCharts draws the tokens results: result bytes per task and side
+// (log scale, with the suite's total and each side's tools/list), and
+// calls per task and side.
+func TokensCharts(res *TokensResult) ([]Chart, error) {
+	if res == nil || len(res.Sides) == 0 || len(res.Tasks) == 0 {
+		return nil, fmt.Errorf("the report has no tokens run")
+	}
+	var tasks []string
+	for _, t := range res.Tasks {
+		tasks = append(tasks, t.Name)
+	}
+	var bytesSeries, callSeries []barSeries
+	for i, s := range res.Sides {
+		color := palette[i%len(palette)]
+		bs := barSeries{name: s.Side, color: color}
+		cs := barSeries{name: s.Side, color: color}
+		for _, t := range tasks {
+			if tr := s.task(t); tr != nil {
+				bs.values = append(bs.values, float64(tr.Bytes))
+				cs.values = append(cs.values, float64(tr.Calls))
+			} else {
+				bs.values = append(bs.values, -1)
+				cs.values = append(cs.values, -1)
+			}
+		}
+		bs.values = append(bs.values, float64(s.Bytes), float64(s.ToolsListBytes))
+		bytesSeries = append(bytesSeries, bs)
+		callSeries = append(callSeries, cs)
+	}
+	verified := "every task verified on every side"
+	for _, s := range res.Sides {
+		for _, t := range s.Tasks {
+			if !t.Verified {
+				verified = "NOT every task verified"
+			}
+		}
+		if len(s.Tasks) < len(tasks) {
+			verified = "NOT every task ran"
+		}
+	}
+	sub := fmt.Sprintf("bench tokens: a scripted agent, %d tasks, three sides in one run; %s. Bytes: every tools/call result as received; tools/list is paid on every turn.",
+		len(tasks), verified)
+	fig := figure{
+		title:    "Context spent per task: plain @playwright/mcp vs the proxy",
+		subtitle: sub,
+		bars: []barPanel{
+			{title: "tool result bytes", xLabel: "task (suite = all tasks; tools/list = its one answer)", yLabel: "bytes (log scale)", logY: true,
+				categories: append(slices.Clone(tasks), "suite", "tools/list"), series: bytesSeries},
+			{title: "tool calls", xLabel: "task", yLabel: "calls", categories: tasks, series: callSeries},
+		},
+	}
+	return []Chart{{Name: "tokens.svg", SVG: fig.render()}}, nil
 }
