@@ -90,11 +90,10 @@ type TokensSide struct {
 	Tools          int `json:"tools"`
 	ToolsListBytes int `json:"tools_list_bytes"`
 	// Bytes and Calls are the suite's totals (tools/list not included).
-	Bytes int              `json:"bytes"`
-	Calls int              `json:"calls"`
-	Tasks []TokensTaskRun  `json:"tasks"`
-	Error string           `json:"error,omitempty"`
-	Stop  *StdioStopReport `json:"-"`
+	Bytes int             `json:"bytes"`
+	Calls int             `json:"calls"`
+	Tasks []TokensTaskRun `json:"tasks"`
+	Error string          `json:"error,omitempty"`
 }
 
 // TokensTaskRun is one task on one side.
@@ -230,10 +229,7 @@ func RunTokens(ctx context.Context, log *slog.Logger, site *Site, cfg TokensConf
 // fails: a later task on a broken side would only measure the breakage.
 func runTokensSide(ctx context.Context, log *slog.Logger, s *StdioServer, name, run string, site *Site, tasks []tokensTask, timeout time.Duration) TokensSide {
 	side := TokensSide{Side: name, Tools: len(s.Tools), ToolsListBytes: s.ToolsListBytes}
-	a, err := newAgent(s, site, run, timeout)
-	if a != nil {
-		a.log = log.With("side", name)
-	}
+	a, err := newAgent(log.With("side", name), s, site, run, timeout)
 	if err != nil {
 		side.Error = err.Error()
 		return side
@@ -362,8 +358,8 @@ type agent struct {
 	clickArg, fillArg string
 }
 
-func newAgent(s *StdioServer, site *Site, run string, timeout time.Duration) (*agent, error) {
-	a := &agent{log: slog.New(slog.DiscardHandler), s: s, site: site, run: run, timeout: timeout}
+func newAgent(log *slog.Logger, s *StdioServer, site *Site, run string, timeout time.Duration) (*agent, error) {
+	a := &agent{log: log, s: s, site: site, run: run, timeout: timeout}
 	var err error
 	if a.clickArg, err = s.TargetParam("browser_click"); err != nil {
 		return nil, err
