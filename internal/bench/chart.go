@@ -469,7 +469,8 @@ func (p barPanel) render(b *strings.Builder, top int) {
 		lo, hi := math.Log10(yt[0]), math.Log10(yt[len(yt)-1])
 		ypos = func(v float64) float64 { return y1 - (math.Log10(v)-lo)/(hi-lo)*(y1-y0) }
 	} else {
-		yt = niceTicksStep(0, slices.Max(ys), 6, 0)
+		// Headroom over the tallest bar for its label.
+		yt = niceTicksStep(0, slices.Max(ys)*1.1, 6, 0)
 		lo, hi := yt[0], yt[len(yt)-1]
 		ypos = func(v float64) float64 { return y1 - (v-lo)/(hi-lo)*(y1-y0) }
 	}
@@ -504,8 +505,17 @@ func (p barPanel) render(b *strings.Builder, top int) {
 			top := ypos(v)
 			fmt.Fprintf(b, "<rect x=\"%s\" y=\"%s\" width=\"%s\" height=\"%s\" fill=\"%s\"><title>%s, %s: %s</title></rect>\n",
 				num(bx), num(top), num(barW-1), num(y1-top), s.color, esc(s.name), esc(p.categories[i]), formatValue(v))
-			fmt.Fprintf(b, "<text x=\"%s\" y=\"%s\" font-size=\"9\" text-anchor=\"middle\" fill=\"%s\">%s</text>\n",
-				num(bx+barW/2), num(top-3), s.color, shortValue(v))
+			label, lx, ly := shortValue(v), bx+barW/2, top-3
+			// About 5.5 units a character at this size: a label wider
+			// than its bar runs up the bar's axis instead of into the
+			// next bar's label.
+			if float64(len(label))*5.5 > barW {
+				fmt.Fprintf(b, "<text x=\"%s\" y=\"%s\" font-size=\"9\" text-anchor=\"start\" transform=\"rotate(-90 %s %s)\" fill=\"%s\">%s</text>\n",
+					num(lx+3), num(ly), num(lx+3), num(ly), s.color, label)
+			} else {
+				fmt.Fprintf(b, "<text x=\"%s\" y=\"%s\" font-size=\"9\" text-anchor=\"middle\" fill=\"%s\">%s</text>\n",
+					num(lx), num(ly), s.color, label)
+			}
 		}
 		b.WriteString("</g>\n")
 	}
