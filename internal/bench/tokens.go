@@ -406,7 +406,16 @@ func (a *agent) snapshotOf(ctx context.Context, ref, detail string) (string, err
 	return SnapshotYAML(text), err
 }
 
+// find is browser_find of a plain text, its argument read from the
+// tool's schema (a version without it is an error, not a guess).
 func (a *agent) find(ctx context.Context, text string) (string, error) {
+	t, ok := a.s.tool("browser_find")
+	if !ok {
+		return "", fmt.Errorf("%s offers no browser_find", a.s.Name)
+	}
+	if _, ok := t.InputSchema.Properties["text"]; !ok {
+		return "", fmt.Errorf("%s: browser_find has no text argument", a.s.Name)
+	}
 	return a.call(ctx, "browser_find", fmt.Sprintf("text %q", text), map[string]any{"text": text})
 }
 
