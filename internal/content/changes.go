@@ -28,7 +28,8 @@ type Page struct {
 // checkbox) is one change, not a removal and an addition. A change of focus
 // alone ([active]) is not reported: it follows every click and tells the
 // model nothing. A new page (another URL, or no previous snapshot) is given
-// whole when it fits the budget, without the lines of the page it replaced.
+// whole when it fits the budget, without the lines of the page it replaced;
+// so is a page most of whose lines were replaced at the same URL.
 // When next has no snapshot, only the page and title changes are said.
 func Changes(prev, next Page, budget int) *proxy.Changes {
 	c := &proxy.Changes{
@@ -43,8 +44,8 @@ func Changes(prev, next Page, budget int) *proxy.Changes {
 	}
 	if c.NewPage {
 		c.Added = countLines(next.Snapshot)
-		if len(next.Snapshot) <= budget {
-			c.Text = strings.TrimRight(next.Snapshot, "\n")
+		if page := Outline(next.Snapshot); len(page) <= budget {
+			c.Text = page
 		} else {
 			c.Over = true
 		}
@@ -53,14 +54,130 @@ func Changes(prev, next Page, budget int) *proxy.Changes {
 	if prev.Snapshot == next.Snapshot {
 		return c
 	}
-	d := diffLines(parseNodes(prev.Snapshot), parseNodes(next.Snapshot))
+	oldNodes, curNodes := parseNodes(prev.Snapshot), parseNodes(next.Snapshot)
+	d := diffLines(oldNodes, curNodes)
 	c.Added, c.Removed, c.Changed = d.added, d.removed, d.changed
+	if 2*d.removed >= len(oldNodes) && 2*d.added >= len(curNodes) {
+		// Most of the page went and most of it is new (a form replaced by
+		// its confirmation at the same URL): it is a new page, and the
+		// lines of the one it replaced are noise.
+		c.NewPage = true
+		if page := Outline(next.Snapshot); len(page) <= budget {
+			c.Text = page
+		} else {
+			c.Over = true
+		}
+		return c
+	}
 	if len(d.text) > budget {
 		c.Over = true
 	} else {
 		c.Text = d.text
 	}
 	return c
+}
+
+// Outline is a snapshot as a model reads it in an answer: the same tree
+// with the lines that say nothing left out and the refs only where the
+// model can act. Left out are wrappers with neither name nor text
+// (`generic [ref=e5]:`, a nameless paragraph or group; their children move
+// up), a `text:` line that only repeats the name of an element beside it
+// (a field's label), focus and cursor marks, and the refs of elements no
+// tool acts on (headings, paragraphs, cells). Every element a tool can act
+// on keeps its line and its ref, which work in upstream's tools as they
+// are; the whole snapshot stays one get_content away.
+func Outline(yaml string) string {
+	nodes := parseNodes(yaml)
+	hide := hidden(nodes)
+	var b strings.Builder
+	for i, n := range nodes {
+		if hide[i] {
+			continue
+		}
+		depth := 0
+		for p := n.parent; p >= 0; p = nodes[p].parent {
+			if !hide[p] {
+				depth++
+			}
+		}
+		if b.Len() > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(strings.Repeat("  ", depth))
+		b.WriteString("- ")
+		b.WriteString(terse(n.body))
+	}
+	return b.String()
+}
+
+// wrappers are the roles of elements that only group others: without a
+// name or text of their own they are left out of an outline.
+var wrappers = map[string]bool{"generic": true, "paragraph": true, "group": true, "none": true, "presentation": true,
+	"main": true, "region": true, "section": true, "article": true, "contentinfo": true, "banner": true, "complementary": true}
+
+// actionable are the roles a tool acts on by ref; other elements' refs are
+// left out of an outline.
+var actionable = map[string]bool{"button": true, "link": true, "textbox": true, "searchbox": true, "checkbox": true,
+	"radio": true, "combobox": true, "listbox": true, "option": true, "menuitem": true, "menuitemcheckbox": true,
+	"menuitemradio": true, "tab": true, "switch": true, "slider": true, "spinbutton": true, "treeitem": true,
+	"img": true, "dialog": true, "alertdialog": true, "iframe": true}
+
+// roleOf is the role a snapshot line starts with ("button" of
+// `button "Go" [ref=e4]`), "" for a text or property line.
+func roleOf(body string) string {
+	end := strings.IndexAny(body, " :")
+	if end < 0 {
+		end = len(body)
+	}
+	return body[:end]
+}
+
+// hidden says which nodes an outline leaves out: nameless wrappers and
+// labels repeated by the element beside them.
+func hidden(nodes []node) []bool {
+	hide := make([]bool, len(nodes))
+	names := map[int]map[string]bool{} // parent → the names of its children
+	for _, n := range nodes {
+		if name, ok := quotedName(n.body); ok {
+			if names[n.parent] == nil {
+				names[n.parent] = map[string]bool{}
+			}
+			names[n.parent][name] = true
+		}
+	}
+	for i, n := range nodes {
+		head, value := splitValue(n.body)
+		switch {
+		case n.ref != "" && wrappers[roleOf(n.body)] && value == "" && !strings.Contains(head, `"`):
+			hide[i] = true
+		case strings.HasPrefix(n.body, "text: "):
+			hide[i] = names[n.parent][strings.Trim(strings.TrimPrefix(n.body, "text: "), `"`)]
+		}
+	}
+	return hide
+}
+
+// quotedName is the accessible name of an element line, if it has one.
+func quotedName(body string) (string, bool) {
+	i := strings.IndexByte(body, '"')
+	if i < 0 {
+		return "", false
+	}
+	j := strings.IndexByte(body[i+1:], '"')
+	if j < 0 {
+		return "", false
+	}
+	return body[i+1 : i+1+j], true
+}
+
+// terse is a line of an outline: without focus and cursor marks, and
+// without its ref unless a tool can act on the element.
+func terse(body string) string {
+	body = strings.Replace(withoutFocus(body), " [cursor=pointer]", "", 1)
+	if ref := refOf(body); ref != "" && !actionable[roleOf(body)] {
+		body = strings.Replace(body, " [ref="+ref+"]", "", 1)
+	}
+	return body
 }
 
 // node is one non-blank line of a snapshot.
@@ -162,17 +279,23 @@ func diffLines(old, cur []node) lineDiff {
 		b.WriteString(strings.Repeat(" ", indent))
 		b.WriteString(s)
 	}
+	hideCur, hideOld := hidden(cur), hidden(old)
 	for i, n := range cur {
 		cands := oldBy[n.key]
 		if len(cands) == 0 {
 			added[i] = true
 			d.added++
+			if hideCur[i] {
+				continue
+			}
 			// An added subtree keeps its shape under the line it hangs from.
 			depth := 0
 			for p := n.parent; p >= 0 && added[p]; p = cur[p].parent {
-				depth++
+				if !hideCur[p] {
+					depth++
+				}
 			}
-			emit('+', 2*depth, n.body)
+			emit('+', 2*depth, terse(n.body))
 			continue
 		}
 		j := cands[0]
@@ -180,7 +303,7 @@ func diffLines(old, cur []node) lineDiff {
 		matched[j] = true
 		if n.ref != "" && withoutFocus(old[j].body) != withoutFocus(n.body) {
 			d.changed++
-			emit('~', 0, n.body+was(old[j].body, n.body))
+			emit('~', 0, terse(n.body)+was(old[j].body, n.body))
 		}
 	}
 	for j, n := range old {
@@ -189,14 +312,36 @@ func diffLines(old, cur []node) lineDiff {
 		}
 		d.removed++
 		// A removed subtree is shown by its top line: its children went
-		// with it.
-		if p := n.parent; p >= 0 && !matched[p] {
-			continue
+		// with it. A wrapper says nothing; its first lines that do stand
+		// for it.
+		top := true
+		for p := n.parent; p >= 0 && !matched[p]; p = old[p].parent {
+			if !hideOld[p] {
+				top = false
+				break
+			}
 		}
-		emit('-', 0, n.body)
+		if top && !hideOld[j] {
+			emit('-', 0, removedLine(old, hideOld, j))
+		}
 	}
 	d.text = b.String()
 	return d
+}
+
+// removedLine is how a removed node is shown: a nameless one (a list item)
+// by what its first line below says, since that is what went.
+func removedLine(nodes []node, hide []bool, j int) string {
+	body := terse(nodes[j].body)
+	if _, named := quotedName(body); named || !strings.HasSuffix(body, ":") {
+		return body
+	}
+	for k := j + 1; k < len(nodes) && nodes[k].indent > nodes[j].indent; k++ {
+		if !hide[k] {
+			return strings.TrimSuffix(body, ":") + " > " + terse(nodes[k].body)
+		}
+	}
+	return body
 }
 
 // was names what a changed line said before, in the fewest words: its old

@@ -22,7 +22,7 @@ import (
 //	page: Shop http://127.0.0.1:8080/
 //	console: 1 error
 //	changes: +1 -1 ~1
-//	~ paragraph [ref=e3]: "Cart: 1" (was "Cart: 0")
+//	~ paragraph: "Cart: 1" (was "Cart: 0")
 func Answer(res *proxy.CallResult) string {
 	var b strings.Builder
 	line := func(key, val string) {

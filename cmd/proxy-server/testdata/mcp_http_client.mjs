@@ -23,13 +23,22 @@ async function connect(name) {
   return { client, transport };
 }
 
-// navigate returns the call-response JSON the proxy answers with.
+// navigate reads the proxy's answer (one "key: value" line per fact; the
+// page line is "page: <title> <url>") and the default session list_sessions
+// names, since answers do not repeat it.
 async function navigate(client, url) {
   const res = await client.callTool({ name: 'browser_navigate', arguments: { url } }, undefined, callOpts);
   const text = res.content.filter((c) => c.type === 'text').map((c) => c.text).join('');
   if (res.isError) throw new Error(`browser_navigate ${url}: ${text}`);
-  const body = JSON.parse(text);
-  return { session_id: body.session_id, page_title: body.metadata?.page_title ?? '', status: body.status };
+  const facts = Object.fromEntries(text.split('\n').map((l) => l.split(': ')).filter((kv) => kv.length >= 2).map(([k, ...v]) => [k, v.join(': ')]));
+  const page = facts.page ?? '';
+  const listed = await client.callTool({ name: 'list_sessions', arguments: {} }, undefined, callOpts);
+  const sessions = JSON.parse(listed.content.filter((c) => c.type === 'text').map((c) => c.text).join('')).sessions;
+  return {
+    session_id: sessions.find((s) => s.default)?.session_id ?? '',
+    page_title: page.slice(0, page.lastIndexOf(' ')),
+    status: facts.ref && !facts.error ? 'success' : 'error',
+  };
 }
 
 // tools is every tool of tools/list, all pages, sorted by name: the whole
@@ -77,7 +86,7 @@ const after = await fetch(mcpURL, {
 out.a.status_after_terminate = after.status;
 
 // The second one is still served.
-out.b.read_after = await navigate(b.client, `${siteURL}/read.html`);
+out.b.read_after = await navigate(b.client, `${siteURL}/read.html?after=1`); // another URL: the answer names the page again
 await b.client.close(); // no DELETE: the Go test checks b's session stays
 
 // Exit once written: idle keep-alive sockets must not hold the test.
