@@ -142,6 +142,9 @@ type Changes struct {
 	// one (another URL, or none before); Text is then the page itself.
 	NewPage      bool `json:"new_page,omitempty"`
 	TitleChanged bool `json:"title_changed,omitempty"`
+	// URLAsSent: the page is at the URL the call itself navigated to, so
+	// an answer need not repeat it.
+	URLAsSent bool `json:"url_as_sent,omitempty"`
 	// Lines added, removed and changed (element lines whose ref held).
 	Added   int `json:"added"`
 	Removed int `json:"removed"`
@@ -174,6 +177,9 @@ type CallResult struct {
 	// previous snapshot: given when the call asked for it and the tool
 	// reported the page.
 	Changes *Changes `json:"changes,omitempty"`
+	// ConsoleErrors are the call's console errors as its MCP answer shows
+	// them (bounded; other levels never), given with Changes.
+	ConsoleErrors []string `json:"console_errors,omitempty"`
 
 	// Upstream is the raw upstream result; set only in PROXY_RESPONSE_MODE=full,
 	// where the bridge hands it to the model unchanged.

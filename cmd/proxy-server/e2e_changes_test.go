@@ -36,8 +36,8 @@ func TestActionsAnswerWithWhatTheyChanged(t *testing.T) {
 	m := dialMCP(t, s.URL+"/mcp")
 
 	nav := m.browser("browser_navigate", map[string]any{"url": pages + "/changes.html"})
-	if nav.PageTitle != "Cart" || nav.PageURL != pages+"/changes.html" || !strings.HasPrefix(nav.Body, "snapshot:\n") {
-		t.Fatalf("navigation answer = %+v, want the page line and the small page whole", nav)
+	if nav.PageTitle != "Cart" || nav.PageURL != "" || !strings.HasPrefix(nav.Body, "snapshot:\n") {
+		t.Fatalf("navigation answer = %+v, want the title (not the URL the call sent) and the small page whole", nav)
 	}
 	button := refAfter(t, nav.Body, "Product 2", `button "Add to cart"`)
 
@@ -70,6 +70,12 @@ func TestActionsAnswerWithWhatTheyChanged(t *testing.T) {
 	noop := m.browser("browser_click", map[string]any{"target": refAfter(t, nav.Body, "", `button "Does nothing"`)})
 	if noop.Body != "changes: none" {
 		t.Errorf("a click that changed nothing answered %q, want changes: none", noop.Body)
+	}
+
+	// Console errors come with the answer; other levels never do.
+	cons := m.callText("browser_navigate", map[string]any{"url": pages + "/console.html"})
+	if !strings.Contains(cons, "\nconsole: 1 error\n! broken error line\n") || strings.Contains(cons, "warning line") || strings.Contains(cons, "plain log") {
+		t.Errorf("a page that logged an error answered:\n%s", cons)
 	}
 
 	// A page over the budget (1000 bytes by default) is read by ref.

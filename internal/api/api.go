@@ -522,7 +522,8 @@ func wantsJSON(r *http.Request) bool {
 	return strings.Contains(r.Header.Get("Accept"), "application/json") || r.URL.Query().Get("format") == "json"
 }
 
-// parseSearch reads search_for and its options regex and case_sensitive.
+// parseSearch reads search_for and its options regex, case_sensitive and
+// outline.
 func parseSearch(q url.Values) (content.Query, error) {
 	out := content.Query{Text: q.Get("search_for")}
 	var err error
@@ -530,6 +531,9 @@ func parseSearch(q url.Values) (content.Query, error) {
 		return out, err
 	}
 	if out.CaseSensitive, err = parseBool(q.Get("case_sensitive"), "case_sensitive"); err != nil {
+		return out, err
+	}
+	if out.Outline, err = parseBool(q.Get("outline"), "outline"); err != nil {
 		return out, err
 	}
 	return out, nil

@@ -581,10 +581,32 @@ func (consoleTask) Proxy(ctx context.Context, a *agent) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	// The answer carries a few errors itself; only more than it shows
+	// need a read.
+	if errs := answerErrors(text); len(errs) > 0 && len(errs) == p.ConsoleErrors {
+		return strings.Join(errs, "\n"), nil
+	}
 	if text, err = a.call(ctx, "get_console_content", "level error", map[string]any{"ref_id": p.RefID, "level": "error"}); err != nil {
 		return "", err
 	}
 	return consoleErrors(text)
+}
+
+// answerErrorRE is one console error of a proxy answer: "! message
+// (line 7)" or "! message (url:line)".
+var answerErrorRE = regexp.MustCompile(`(?m)^! (.*?)(?: \((?:line \d+|\S+:\d+)\))?$`)
+
+// answerErrors are the console errors a proxy answer shows, without where
+// they were logged; none when the answer says there are more.
+func answerErrors(text string) []string {
+	if strings.Contains(text, " more: get_console_content") {
+		return nil
+	}
+	var out []string
+	for _, m := range answerErrorRE.FindAllStringSubmatch(text, -1) {
+		out = append(out, m[1])
+	}
+	return out
 }
 
 func (consoleTask) Verify(_ context.Context, _ *Site, _, found string) (string, error) {
@@ -716,9 +738,16 @@ func parentRef(yaml, label string) (string, bool) {
 }
 
 // valueAfter is what the node after the one that says label says, at the
-// same depth: the definition after its term, the cell after its header.
+// same depth: the definition after its term, the cell after its header;
+// or, in the proxy's outline of a description list, the value on the
+// label's own line ("- Tracking number: NW-48213-7730").
 func valueAfter(yaml, label string) (string, error) {
 	nodes := parseNodes(yaml)
+	for _, line := range strings.Split(yaml, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "- "+label+": "); ok && v != "" {
+			return v, nil
+		}
+	}
 	for i, n := range nodes {
 		if n.label() != label {
 			continue

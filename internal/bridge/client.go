@@ -283,6 +283,9 @@ func (c *Client) Content(ctx context.Context, refID string, search content.Query
 		if search.CaseSensitive {
 			q.Set("case_sensitive", "true")
 		}
+		if search.Outline {
+			q.Set("outline", "true")
+		}
 	}
 	if reset {
 		q.Set("reset_cursor", "true")

@@ -86,12 +86,23 @@ func Changes(prev, next Page, budget int) *proxy.Changes {
 // tool acts on (headings, paragraphs, cells). Every element a tool can act
 // on keeps its line and its ref, which work in upstream's tools as they
 // are; the whole snapshot stays one get_content away.
-func Outline(yaml string) string {
+func Outline(yaml string) string { return outline(yaml, nil) }
+
+// outline is Outline, but a line for which keep is true is shown as it is.
+func outline(yaml string, keep func(line string) bool) string {
 	nodes := parseNodes(yaml)
 	hide := hidden(nodes)
 	var b strings.Builder
+	paired := false // the node before was a term shown with this definition
 	for i, n := range nodes {
-		if hide[i] {
+		kept := keep != nil && keep(n.line)
+		if paired {
+			paired = false
+			if !kept {
+				continue
+			}
+		}
+		if hide[i] && !kept {
 			continue
 		}
 		depth := 0
@@ -104,10 +115,40 @@ func Outline(yaml string) string {
 			b.WriteByte('\n')
 		}
 		b.WriteString(strings.Repeat("  ", depth))
-		b.WriteString("- ")
-		b.WriteString(terse(n.body))
+		trimmed := strings.TrimLeft(n.line, " ")
+		switch {
+		case kept:
+			// A match keeps its ref; marks go if it still matches.
+			if short := strings.Replace(withoutFocus(trimmed), " [cursor=pointer]", "", 1); keep(short) {
+				trimmed = short
+			}
+			b.WriteString(trimmed)
+		case !strings.HasPrefix(trimmed, "- "):
+			b.WriteString(trimmed) // not an element: a search's "..." marker
+		case isPair(nodes, i) && (keep == nil || !keep(nodes[i+1].line)):
+			// A description list reads as "term: definition".
+			_, term := splitValue(n.body)
+			_, def := splitValue(nodes[i+1].body)
+			b.WriteString("- " + term + ": " + def)
+			paired = true
+		default:
+			b.WriteString("- ")
+			b.WriteString(terse(n.body))
+		}
 	}
 	return b.String()
+}
+
+// isPair reports whether nodes[i] is a term with its definition right
+// after it, both one line of text.
+func isPair(nodes []node, i int) bool {
+	if i+1 >= len(nodes) || roleOf(nodes[i].body) != "term" || roleOf(nodes[i+1].body) != "definition" {
+		return false
+	}
+	t, d := nodes[i], nodes[i+1]
+	_, tv := splitValue(t.body)
+	_, dv := splitValue(d.body)
+	return tv != "" && dv != "" && d.parent == t.parent && (i+2 >= len(nodes) || nodes[i+2].parent != i+1)
 }
 
 // wrappers are the roles of elements that only group others: without a
@@ -182,6 +223,7 @@ func terse(body string) string {
 
 // node is one non-blank line of a snapshot.
 type node struct {
+	line   string // as it is in the snapshot
 	indent int
 	body   string // the line without its indentation and yaml "- " marker
 	ref    string // its element ref, "" for text lines such as "- text: …"
@@ -205,7 +247,7 @@ func parseNodes(yaml string) []node {
 		for len(stack) > 0 && out[stack[len(stack)-1]].indent >= indent {
 			stack = stack[:len(stack)-1]
 		}
-		n := node{indent: indent, body: body, ref: refOf(body), parent: -1}
+		n := node{line: line, indent: indent, body: body, ref: refOf(body), parent: -1}
 		if len(stack) > 0 {
 			n.parent = stack[len(stack)-1]
 		}

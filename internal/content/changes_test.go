@@ -172,10 +172,58 @@ func TestOutline(t *testing.T) {
 	}
 }
 
+// A description list reads as "term: definition"; a term without a
+// one-line definition stays as it is.
+func TestOutlineDescriptionList(t *testing.T) {
+	const parcel = `- main [ref=e3]:
+  - generic [ref=e5]:
+    - term [ref=e6]: Carrier
+    - definition [ref=e7]: Northwind Express
+    - term [ref=e8]: Tracking number
+    - definition [ref=e9]: NW-48213-7730
+    - term [ref=e10]: Links
+    - definition [ref=e11]:
+      - link "Track" [ref=e12]
+`
+	want := `- Carrier: Northwind Express
+- Tracking number: NW-48213-7730
+- term: Links
+- definition:
+  - link "Track" [ref=e12]`
+	if diff := cmp.Diff(want, Outline(parcel)); diff != "" {
+		t.Errorf("Outline (-want +got):\n%s", diff)
+	}
+}
+
 func TestFormatBytes(t *testing.T) {
 	for n, want := range map[int]string{0: "0 B", 999: "999 B", 1000: "1.0 KB", 48213: "48.2 KB"} {
 		if got := FormatBytes(n); got != want {
 			t.Errorf("FormatBytes(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
+
+// A search read through MCP is an outline too, but the lines that match
+// stay as they are (a search for a heading's ref finds it with its ref).
+func TestSearchOutline(t *testing.T) {
+	tests := []struct {
+		q    Query
+		want string
+	}{
+		{Query{Text: "Product 2", Outline: true},
+			"- list:\n  - listitem:\n    - text: Product 1\n    - button \"Add to cart\" [ref=e6]\n  - listitem:\n    - text: Product 2\n    - button \"Add to cart\" [ref=e8]\n"},
+		{Query{Text: "[ref=e2]", Outline: true},
+			"- heading \"Shop\" [level=1] [ref=e2]\n- paragraph: \"Cart: 0\"\n- list:\n  - listitem:\n    ...\n"},
+		{Query{Text: "Product 2"},
+			"- generic [active] [ref=e1]:\n  - list [ref=e4]:\n    - listitem [ref=e5]:\n      - text: Product 1\n      - button \"Add to cart\" [ref=e6]\n    - listitem [ref=e7]:\n      - text: Product 2\n      - button \"Add to cart\" [ref=e8]\n"},
+	}
+	for _, tt := range tests {
+		got, err := Search(shopBefore, tt.q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(tt.want, got); diff != "" {
+			t.Errorf("Search(%+v) (-want +got):\n%s", tt.q, diff)
 		}
 	}
 }

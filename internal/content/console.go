@@ -112,6 +112,45 @@ type location struct {
 	LineNumber *int64 `json:"lineNumber"`
 }
 
+// MaxErrorLines and maxErrorLine bound the console errors a call's answer
+// carries: enough to diagnose a page, never a log.
+const (
+	MaxErrorLines = 5
+	maxErrorLine  = 200
+)
+
+// ErrorLines are the console errors of one call as its answer shows them:
+// at most MaxErrorLines, each its message cut at maxErrorLine bytes and,
+// when it was logged by another script than the page, where ("(url:3)"; a
+// line of the page's own HTML, which the model never sees, is left out);
+// then how many more there were. Other levels are never shown:
+// get_console_content has them, with every location.
+func ErrorLines(entries []proxy.ConsoleEntry, pageURL string) []string {
+	var out []string
+	n := 0
+	for _, e := range entries {
+		if entrySeverity(e.Level) < sevError {
+			continue
+		}
+		if n++; n > MaxErrorLines {
+			continue
+		}
+		msg := strings.Join(strings.Fields(e.Message), " ")
+		if len(msg) > maxErrorLine {
+			msg = truncateUTF8(msg, maxErrorLine) + "…"
+		}
+		var loc location
+		if json.Unmarshal(e.Location, &loc) == nil && loc.LineNumber != nil && loc.URL != "" && loc.URL != pageURL {
+			msg += " (" + loc.URL + ":" + strconv.FormatInt(*loc.LineNumber, 10) + ")"
+		}
+		out = append(out, msg)
+	}
+	if n > MaxErrorLines {
+		out = append(out, strconv.Itoa(n-MaxErrorLines)+" more: get_console_content(ref_id, level: error)")
+	}
+	return out
+}
+
 // formatConsoleEntry renders one entry as "[LEVEL] message @ url:line",
 // the form @playwright/mcp itself uses. The location part is left out when
 // the entry has no usable location, and ":line" when it has no line.

@@ -2,6 +2,7 @@ package content_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -128,5 +129,42 @@ func TestConsole(t *testing.T) {
 	}
 	if fs.puts != 0 {
 		t.Errorf("Console wrote %d cursors; console reads have no cursor", fs.puts)
+	}
+}
+
+func TestErrorLines(t *testing.T) {
+	const page = "http://127.0.0.1:8080/dash"
+	at := func(url string, line int) json.RawMessage {
+		return json.RawMessage(fmt.Sprintf(`{"url":%q,"lineNumber":%d}`, url, line))
+	}
+	entry := func(level, msg string, loc json.RawMessage) proxy.ConsoleEntry {
+		return proxy.ConsoleEntry{Level: level, Message: msg, Location: loc}
+	}
+	long := strings.Repeat("x", 300)
+	tests := []struct {
+		name    string
+		entries []proxy.ConsoleEntry
+		want    []string
+	}{
+		{"none", nil, nil},
+		{"only errors, where they were logged", []proxy.ConsoleEntry{
+			entry("info", "ready", at(page, 2)),
+			entry("error", "Failed to load /api:\n 503", at(page, 7)),
+			entry("warning", "slow", nil),
+			entry("error", "TypeError: x", at("http://cdn/app.js", 3)),
+			entry("error", "no location", nil),
+		}, []string{"Failed to load /api: 503", "TypeError: x (http://cdn/app.js:3)", "no location"}},
+		{"a long message is cut", []proxy.ConsoleEntry{entry("error", long, nil)}, []string{strings.Repeat("x", 200) + "…"}},
+		{"past the bound, a count", []proxy.ConsoleEntry{
+			entry("error", "1", nil), entry("error", "2", nil), entry("error", "3", nil), entry("error", "4", nil),
+			entry("error", "5", nil), entry("error", "6", nil), entry("error", "7", nil),
+		}, []string{"1", "2", "3", "4", "5", "2 more: get_console_content(ref_id, level: error)"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, content.ErrorLines(tt.entries, page)); diff != "" {
+				t.Errorf("ErrorLines (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

@@ -21,6 +21,9 @@ type Query struct {
 	// CaseSensitive turns off the default case-insensitivity (both sides
 	// lower-cased for text, (?i) for a regular expression).
 	CaseSensitive bool
+	// Outline shows the answer as answers show pages (see Outline), the
+	// matching lines as they are: what the model reads through MCP.
+	Outline bool
 }
 
 // The bounds of a search answer. They exist for the model's context: one
@@ -90,7 +93,11 @@ func (m *matcher) search(text string) string {
 	for _, h := range hits {
 		matched[h.line.start] = true
 	}
-	return render(text, pieces, matched, more)
+	out := render(text, pieces, matched, more)
+	if m.outline {
+		out = outline(out, m.match) + "\n"
+	}
+	return out
 }
 
 // matcher decides whether a line matches a query.
@@ -103,6 +110,7 @@ type matcher struct {
 	textB     []byte
 	textASCII bool
 	re        *regexp.Regexp
+	outline   bool // answer as Query.Outline asks
 	// scratch holds the lower-cased copy of the current ASCII line.
 	scratch []byte
 }
@@ -116,6 +124,15 @@ const (
 )
 
 func (q Query) compile() (*matcher, error) {
+	m, err := q.matcher()
+	if err != nil {
+		return nil, err
+	}
+	m.outline = q.Outline
+	return m, nil
+}
+
+func (q Query) matcher() (*matcher, error) {
 	switch {
 	case q.Regex:
 		expr := q.Text

@@ -19,8 +19,9 @@ import (
 // API's /call keeps the full JSON for scripts; this is the MCP answer.
 //
 //	ref: 3232f408-800e-4da1-9874-6d0bb8795a7f
-//	page: Shop http://127.0.0.1:8080/
+//	page: Shop http://127.0.0.1:8080/   (the title alone after browser_navigate)
 //	console: 1 error
+//	! Failed to load /api/cart: 503
 //	changes: +1 -1 ~1
 //	~ paragraph: "Cart: 1" (was "Cart: 0")
 func Answer(res *proxy.CallResult) string {
@@ -48,10 +49,20 @@ func Answer(res *proxy.CallResult) string {
 	line("ref", res.RefID)
 	md, ch := res.Metadata, res.Changes
 	if ch != nil && (ch.NewPage || ch.TitleChanged) && (md.PageURL != "" || md.PageTitle != "") {
-		line("page", strings.TrimSpace(oneLine(md.PageTitle)+" "+md.PageURL))
+		switch {
+		case !ch.URLAsSent:
+			line("page", strings.TrimSpace(oneLine(md.PageTitle)+" "+md.PageURL))
+		case md.PageTitle != "":
+			line("page", oneLine(md.PageTitle)) // the URL is the one the model sent
+		}
 	}
 	if n := md.ConsoleErrorCount; n > 0 {
 		line("console", plural(n, "error"))
+		for _, e := range res.ConsoleErrors {
+			b.WriteString("! ")
+			b.WriteString(e)
+			b.WriteByte('\n')
+		}
 	}
 	if md.Restored {
 		line("restored", "true (refs from before the restore are stale)")

@@ -25,6 +25,9 @@ func TestAnswer(t *testing.T) {
 		{"a small new page comes whole",
 			ok(page, &proxy.Changes{NewPage: true, TitleChanged: true, Added: 1, Text: `- heading "Shop" [ref=e2]`}),
 			"ref: " + ref + "\npage: Shop http://127.0.0.1:8080/\nsnapshot:\n- heading \"Shop\" [ref=e2]"},
+		{"after a navigation to the URL sent, the title alone",
+			ok(page, &proxy.Changes{NewPage: true, URLAsSent: true, Over: true}),
+			"ref: " + ref + "\npage: Shop\nsnapshot: 356 B, read with get_content"},
 		{"a big new page gives its size",
 			ok(proxy.CallMetadata{PageURL: "http://127.0.0.1:8080/", PageTitle: "Shop", HasSnapshot: true, SnapshotBytes: 48213}, &proxy.Changes{NewPage: true, Added: 900, Over: true}),
 			"ref: " + ref + "\npage: Shop http://127.0.0.1:8080/\nsnapshot: 48.2 KB, read with get_content"},
@@ -40,6 +43,10 @@ func TestAnswer(t *testing.T) {
 		{"no snapshot: no page and no changes",
 			ok(proxy.CallMetadata{PageURL: "http://x/", ConsoleErrorCount: 2, HasImage: true, Result: "42"}, nil),
 			"ref: " + ref + "\nconsole: 2 errors\nresult: 42\nimage: get_content(ref_id) returns it"},
+		{"console errors come with the count",
+			&proxy.CallResult{RefID: ref, Status: proxy.StatusSuccess, Metadata: proxy.CallMetadata{ConsoleErrorCount: 2},
+				ConsoleErrors: []string{"Failed to load /api: 503", "TypeError: x is undefined (http://cdn/app.js:3)"}},
+			"ref: " + ref + "\nconsole: 2 errors\n! Failed to load /api: 503\n! TypeError: x is undefined (http://cdn/app.js:3)"},
 		{"a proxy tool's value and a restore",
 			&proxy.CallResult{RefID: ref, Status: proxy.StatusSuccess, Value: json.RawMessage(`{"rows":2}`), Metadata: proxy.CallMetadata{Restored: true}},
 			"ref: " + ref + "\nrestored: true (refs from before the restore are stale)\nvalue: {\"rows\":2}"},
@@ -63,7 +70,7 @@ func TestAnswer(t *testing.T) {
 			if p.RefID != tt.res.RefID {
 				t.Errorf("ParseAnswer ref = %q, want %q", p.RefID, tt.res.RefID)
 			}
-			if ch := tt.res.Changes; ch != nil && ch.NewPage && (p.PageURL != tt.res.Metadata.PageURL || p.PageTitle != tt.res.Metadata.PageTitle) {
+			if ch := tt.res.Changes; ch != nil && ch.NewPage && !ch.URLAsSent && (p.PageURL != tt.res.Metadata.PageURL || p.PageTitle != tt.res.Metadata.PageTitle) {
 				t.Errorf("ParseAnswer page = %q %q, want %q %q", p.PageTitle, p.PageURL, tt.res.Metadata.PageTitle, tt.res.Metadata.PageURL)
 			}
 			if (p.Error != "") != (tt.res.Status == proxy.StatusError) {

@@ -394,7 +394,8 @@ func (s *Server) getContent(ctx context.Context, req mcp.CallToolRequest) (*mcp.
 	if err != nil {
 		return errorResult(proxy.Errorf(proxy.EINVALID, "%v", err)), nil
 	}
-	search := content.Query{Text: req.GetString("search_for", "")}
+	// The model reads matches as it reads pages in answers: an outline.
+	search := content.Query{Text: req.GetString("search_for", ""), Outline: true}
 	if search.Regex, err = optionalBool(req, "regex"); err != nil {
 		return errorResult(err), nil
 	}

@@ -333,11 +333,11 @@ func TestGetContentSearchOptions(t *testing.T) {
 		query   *content.Query
 	}{
 		{name: "plain", args: map[string]any{"ref_id": "r1", "search_for": "go"},
-			want: "- button \"Go\" [ref=e2]\n", query: &content.Query{Text: "go"}},
+			want: "- button \"Go\" [ref=e2]\n", query: &content.Query{Text: "go", Outline: true}},
 		{name: "regex, case-sensitive", args: map[string]any{"ref_id": "r1", "search_for": "G.", "regex": true, "case_sensitive": true},
-			want: "- button \"Go\" [ref=e2]\n", query: &content.Query{Text: "G.", Regex: true, CaseSensitive: true}},
+			want: "- button \"Go\" [ref=e2]\n", query: &content.Query{Text: "G.", Regex: true, CaseSensitive: true, Outline: true}},
 		{name: "no match", args: map[string]any{"ref_id": "r2", "search_for": "zz", "regex": false},
-			want: `no match for "zz" in the page snapshot of ref r2`, query: &content.Query{Text: "zz"}},
+			want: `no match for "zz" in the page snapshot of ref r2`, query: &content.Query{Text: "zz", Outline: true}},
 		{name: "regex not a boolean", args: map[string]any{"ref_id": "r1", "search_for": "x", "regex": "yes"}, wantErr: proxy.EINVALID},
 		{name: "case_sensitive not a boolean", args: map[string]any{"ref_id": "r1", "search_for": "x", "case_sensitive": 1}, wantErr: proxy.EINVALID},
 	}

@@ -973,10 +973,14 @@ func (m *Manager) record(ctx context.Context, l *live, refID, tool string, fwd f
 	if m.opts.FullResponses {
 		res.Upstream = json.RawMessage(resp.Result) // masked, as stored
 	}
+	if changes && !m.opts.FullResponses {
+		res.ConsoleErrors = content.ErrorLines(ing.Console, parsed.PageURL) // masked, as stored
+	}
 	if parsed.PageURL != "" {
 		page := content.Page{URL: parsed.PageURL, Title: parsed.PageTitle, Snapshot: ing.Snapshot} // masked, as stored
 		if changes && !m.opts.FullResponses {
 			res.Changes = content.Changes(l.lastPage, page, m.changesMax())
+			res.Changes.URLAsSent = navigatedTo(fwd, parsed.PageURL)
 		}
 		if page.Snapshot == "" && page.URL == l.lastPage.URL {
 			page.Snapshot = l.lastPage.Snapshot // still the latest of this page
@@ -984,6 +988,21 @@ func (m *Manager) record(ctx context.Context, l *live, refID, tool string, fwd f
 		l.lastPage = page
 	}
 	return res, stored, nil
+}
+
+// navigatedTo reports whether fwd navigated to url, the URL the page is at
+// after it (upstream adds the root path's slash to a bare origin).
+func navigatedTo(fwd forwarded, url string) bool {
+	if fwd.tool != "browser_navigate" {
+		return false
+	}
+	var p struct {
+		URL string `json:"url"`
+	}
+	if json.Unmarshal(fwd.params, &p) != nil || p.URL == "" {
+		return false
+	}
+	return p.URL == url || p.URL+"/" == url
 }
 
 // DefaultChangesMax is the byte budget of a call's change summary when

@@ -36,7 +36,8 @@ async function navigate(client, url) {
   const sessions = JSON.parse(listed.content.filter((c) => c.type === 'text').map((c) => c.text).join('')).sessions;
   return {
     session_id: sessions.find((s) => s.default)?.session_id ?? '',
-    page_title: page.slice(0, page.lastIndexOf(' ')),
+    // "page: <title> <url>", or the title alone when the URL is the one sent.
+    page_title: /^\S+:\/\//.test(page.slice(page.lastIndexOf(' ') + 1)) ? page.slice(0, Math.max(page.lastIndexOf(' '), 0)) : page,
     status: facts.ref && !facts.error ? 'success' : 'error',
   };
 }
