@@ -485,3 +485,20 @@ func TestTokensE2E(t *testing.T) {
 		t.Errorf("proxy-server: %s", res.Cleanup.Summary())
 	}
 }
+
+func TestAnswerErrors(t *testing.T) {
+	tests := []struct {
+		text string
+		want []string
+	}{
+		{"ref: r\nconsole: 2 errors\n! Failed to load /api: 503\n! TypeError: x (app.js:88) @ http://h/app.js:3\nsnapshot: 1.0 KB, read with get_content",
+			[]string{"Failed to load /api: 503", "TypeError: x (app.js:88)"}},
+		{"ref: r\nconsole: 7 errors\n! a\n! b\n! c\n! d\n! e\n! 2 more: get_console_content(ref_id, level: error)", nil},
+		{"ref: r\nchanges: none", nil},
+	}
+	for _, tt := range tests {
+		if diff := cmp.Diff(tt.want, answerErrors(tt.text)); diff != "" {
+			t.Errorf("answerErrors(%q) (-want +got):\n%s", tt.text, diff)
+		}
+	}
+}

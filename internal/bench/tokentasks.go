@@ -592,9 +592,9 @@ func (consoleTask) Proxy(ctx context.Context, a *agent) (string, error) {
 	return consoleErrors(text)
 }
 
-// answerErrorRE is one console error of a proxy answer: "! message
-// (line 7)" or "! message (url:line)".
-var answerErrorRE = regexp.MustCompile(`(?m)^! (.*?)(?: \((?:line \d+|\S+:\d+)\))?$`)
+// answerErrorRE is one console error of a proxy answer: "! message", or
+// "! message @ url:line" when another script logged it.
+var answerErrorRE = regexp.MustCompile(`(?m)^! (.*?)(?: @ \S+:\d+)?$`)
 
 // answerErrors are the console errors a proxy answer shows, without where
 // they were logged; none when the answer says there are more.

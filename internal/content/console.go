@@ -121,7 +121,8 @@ const (
 
 // ErrorLines are the console errors of one call as its answer shows them:
 // at most MaxErrorLines, each its message cut at maxErrorLine bytes and,
-// when it was logged by another script than the page, where ("(url:3)"; a
+// when it was logged by another script than the page, where ("@ url:3",
+// as get_console_content says it; a
 // line of the page's own HTML, which the model never sees, is left out);
 // then how many more there were. Other levels are never shown:
 // get_console_content has them, with every location.
@@ -141,7 +142,7 @@ func ErrorLines(entries []proxy.ConsoleEntry, pageURL string) []string {
 		}
 		var loc location
 		if json.Unmarshal(e.Location, &loc) == nil && loc.LineNumber != nil && loc.URL != "" && loc.URL != pageURL {
-			msg += " (" + loc.URL + ":" + strconv.FormatInt(*loc.LineNumber, 10) + ")"
+			msg += " @ " + loc.URL + ":" + strconv.FormatInt(*loc.LineNumber, 10)
 		}
 		out = append(out, msg)
 	}

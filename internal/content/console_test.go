@@ -153,7 +153,7 @@ func TestErrorLines(t *testing.T) {
 			entry("warning", "slow", nil),
 			entry("error", "TypeError: x", at("http://cdn/app.js", 3)),
 			entry("error", "no location", nil),
-		}, []string{"Failed to load /api: 503", "TypeError: x (http://cdn/app.js:3)", "no location"}},
+		}, []string{"Failed to load /api: 503", "TypeError: x @ http://cdn/app.js:3", "no location"}},
 		{"a long message is cut", []proxy.ConsoleEntry{entry("error", long, nil)}, []string{strings.Repeat("x", 200) + "…"}},
 		{"past the bound, a count", []proxy.ConsoleEntry{
 			entry("error", "1", nil), entry("error", "2", nil), entry("error", "3", nil), entry("error", "4", nil),
