@@ -477,18 +477,3 @@ func (a *agent) proxyPage(ctx context.Context, p mcpserver.Parsed) (string, erro
 func (a *agent) search(ctx context.Context, ref, q string) (string, error) {
 	return a.call(ctx, "get_content", fmt.Sprintf("search_for %q", q), map[string]any{"ref_id": ref, "search_for": q})
 }
-
-// proxySubtree reads one element's subtree through the proxy: a snapshot
-// of that element, then its content. It is what a search that shows a
-// match's ancestors but not its neighbours leaves the agent to do.
-func (a *agent) proxySubtree(ctx context.Context, ref, detail string) (string, error) {
-	text, err := a.call(ctx, "browser_snapshot", detail, map[string]any{"target": ref})
-	if err != nil {
-		return "", err
-	}
-	p, err := proxyAnswer(text)
-	if err != nil {
-		return "", err
-	}
-	return a.call(ctx, "get_content", "that snapshot", map[string]any{"ref_id": p.RefID})
-}

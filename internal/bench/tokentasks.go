@@ -91,21 +91,10 @@ func (shopTask) Proxy(ctx context.Context, a *agent) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	// The search shows the product with its neighbourhood: its button.
 	btn, ok := ButtonNear(found, shopProduct)
 	if !ok {
-		// The search showed the product's ancestors only: read its list
-		// item.
-		item, ok := parentRef(found, shopProduct)
-		if !ok {
-			return "", fmt.Errorf("neither a button nor a parent of %q in the search answer", shopProduct)
-		}
-		sub, err := a.proxySubtree(ctx, item, "the product's list item")
-		if err != nil {
-			return "", err
-		}
-		if btn, ok = ButtonNear(sub, shopProduct); !ok {
-			return "", fmt.Errorf("no button beside %q in its list item", shopProduct)
-		}
+		return "", fmt.Errorf("no button beside %q in the search answer", shopProduct)
 	}
 	if text, err = a.click(ctx, btn, "Add to cart of "+shopProduct); err != nil {
 		return "", err
@@ -231,18 +220,7 @@ func (ordersTask) Proxy(ctx context.Context, a *agent) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if total, err := rowTotal(found, orderID); err == nil {
-		return total, nil
-	}
-	row, ok := parentRef(found, orderID)
-	if !ok {
-		return "", fmt.Errorf("no row of %s in the search answer", orderID)
-	}
-	sub, err := a.proxySubtree(ctx, row, "the order's row")
-	if err != nil {
-		return "", err
-	}
-	return rowTotal(sub, orderID)
+	return rowTotal(found, orderID) // the search shows the row's cells
 }
 
 func (ordersTask) Verify(_ context.Context, site *Site, run, found string) (string, error) {
@@ -520,18 +498,7 @@ func (linkTask) Proxy(ctx context.Context, a *agent) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if v, err := valueAfter(found, valueLabel); err == nil {
-		return v, nil
-	}
-	list, ok := parentRef(found, valueLabel)
-	if !ok {
-		return "", fmt.Errorf("no parent of %q in the search answer", valueLabel)
-	}
-	sub, err := a.proxySubtree(ctx, list, "the parcel details")
-	if err != nil {
-		return "", err
-	}
-	return valueAfter(sub, valueLabel)
+	return valueAfter(found, valueLabel) // the search shows the value beside its label
 }
 
 func (linkTask) Verify(_ context.Context, site *Site, run, found string) (string, error) {
@@ -715,24 +682,6 @@ func refByNameContains(yaml, role, sub string) (string, bool) {
 		if n.role == role && n.ref != "" && strings.Contains(strings.ToLower(n.name), sub) {
 			return n.ref, true
 		}
-	}
-	return "", false
-}
-
-// parentRef is the ref of the element enclosing the first node that says
-// label.
-func parentRef(yaml, label string) (string, bool) {
-	nodes := parseNodes(yaml)
-	for i, n := range nodes {
-		if n.label() != label {
-			continue
-		}
-		for j := i - 1; j >= 0; j-- {
-			if nodes[j].indent < n.indent {
-				return nodes[j].ref, nodes[j].ref != ""
-			}
-		}
-		return "", false
 	}
 	return "", false
 }
