@@ -3,6 +3,7 @@ package content_test
 import (
 	"context"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
@@ -78,4 +79,30 @@ func BenchmarkGetDiff(b *testing.B) {
 	b.Run("fake_search", func(b *testing.B) { run(b, fake(), "button") })
 	b.Run("sqlite", func(b *testing.B) { run(b, sqlite(b), "") })
 	b.Run("sqlite_search", func(b *testing.B) { run(b, sqlite(b), "button") })
+}
+
+// BenchmarkChanges is the summary an action's answer carries, on a page of
+// 100 KB: a status line changed (the diff), and the same page as a new one
+// (over the budget, so never outlined) and a small new page (outlined).
+func BenchmarkChanges(b *testing.B) {
+	snap := bigSnapshot(b, 100<<10)
+	clicked := strings.Replace(snap, "[ref=e", "[ref=x", 1) // one element renamed: a removal and an addition
+	small := readSnapshot(b)
+	const url = "http://127.0.0.1/"
+	cases := []struct {
+		name       string
+		prev, next content.Page
+	}{
+		{"diff_100KB", content.Page{URL: url, Snapshot: snap}, content.Page{URL: url, Snapshot: clicked}},
+		{"new_page_100KB", content.Page{}, content.Page{URL: url, Snapshot: snap}},
+		{"new_page_small", content.Page{}, content.Page{URL: url, Snapshot: small}},
+	}
+	for _, c := range cases {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(len(c.next.Snapshot)))
+			for b.Loop() {
+				content.Changes(c.prev, c.next, 1000)
+			}
+		})
+	}
 }

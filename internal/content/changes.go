@@ -44,11 +44,7 @@ func Changes(prev, next Page, budget int) *proxy.Changes {
 	}
 	if c.NewPage {
 		c.Added = countLines(next.Snapshot)
-		if page := Outline(next.Snapshot); len(page) <= budget {
-			c.Text = page
-		} else {
-			c.Over = true
-		}
+		c.Text, c.Over = wholePage(next.Snapshot, budget)
 		return c
 	}
 	if prev.Snapshot == next.Snapshot {
@@ -62,11 +58,7 @@ func Changes(prev, next Page, budget int) *proxy.Changes {
 		// its confirmation at the same URL): it is a new page, and the
 		// lines of the one it replaced are noise.
 		c.NewPage = true
-		if page := Outline(next.Snapshot); len(page) <= budget {
-			c.Text = page
-		} else {
-			c.Over = true
-		}
+		c.Text, c.Over = wholePage(next.Snapshot, budget)
 		return c
 	}
 	if len(d.text) > budget {
@@ -75,6 +67,23 @@ func Changes(prev, next Page, budget int) *proxy.Changes {
 		c.Text = d.text
 	}
 	return c
+}
+
+// outlineRatio bounds how much smaller than its snapshot an outline gets:
+// a page more than this many budgets long cannot fit, and is not outlined
+// on every call to find that out.
+const outlineRatio = 8
+
+// wholePage is a new page as an answer gives it: its outline when that
+// fits budget, else over.
+func wholePage(snapshot string, budget int) (text string, over bool) {
+	if len(snapshot) > outlineRatio*budget {
+		return "", true
+	}
+	if page := Outline(snapshot); len(page) <= budget {
+		return page, false
+	}
+	return "", true
 }
 
 // Outline is a snapshot as a model reads it in an answer: the same tree
@@ -232,10 +241,8 @@ type node struct {
 }
 
 func parseNodes(yaml string) []node {
-	var (
-		out   []node
-		stack []int // enclosing nodes, outermost first
-	)
+	out := make([]node, 0, strings.Count(yaml, "\n")+1)
+	var stack []int // enclosing nodes, outermost first
 	for line := range strings.SplitSeq(yaml, "\n") {
 		line = strings.TrimRight(line, "\r")
 		body := strings.TrimLeft(line, " ")
