@@ -56,7 +56,7 @@ type Config struct {
 	BlockedDomains         []string `envconfig:"PROXY_BLOCKED_DOMAINS"`
 	EnableScriptEvaluation bool     `envconfig:"PROXY_ENABLE_SCRIPT_EVALUATION"`
 	EnableFileUpload       bool     `envconfig:"PROXY_ENABLE_FILE_UPLOAD"`
-	EnableFileURLs         bool     `envconfig:"PROXY_ENABLE_FILE_URLS"` // DESIGN.md: "no file:// unless enabled"; it names no switch
+	EnableFileURLs         bool     `envconfig:"PROXY_ENABLE_FILE_URLS"` // file:// is refused unless this is on
 	MaxScreenshotBytes     int64    `envconfig:"PROXY_MAX_SCREENSHOT_BYTES"`
 	SecretsFile            string   `envconfig:"PROXY_SECRETS_FILE"`
 	Toolsets               []string `envconfig:"PROXY_TOOLSETS" unset:"the default tool groups"`

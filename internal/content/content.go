@@ -1,8 +1,9 @@
 // Package content owns what the model reads back from the record: the text
 // of a ref (page snapshot, or result text when there is no snapshot),
 // snapshot search (matches with their yaml ancestors and neighbourhood),
-// the per-ref diff cursor, and console filtering (get_content and
-// get_console_content in DESIGN.md).
+// the per-ref diff cursor, console filtering (the get_content and
+// get_console_content tools), and what a call's answer shows of the page:
+// the summary of what it changed and the page's outline.
 //
 // It reads responses, console entries and images and must never write
 // anything but diff cursors: the record itself is immutable once stored.

@@ -181,10 +181,9 @@ type live struct {
 	worker    Worker
 	hadWorker bool
 	retired   bool // closed, suspended or failed: this handle is out of m.live
-	lastURL   string
-	// lastPage is the page of the session's last snapshot, what the next
-	// call's changes are measured against; zero when its refs no longer
-	// hold (a new worker).
+	// lastPage is the session's page as its last call saw it: its URL is
+	// the session's last_url, its snapshot what the next call's changes are
+	// measured against (none when its refs no longer hold: a new worker).
 	lastPage content.Page
 	crashed  bool // the worker died under the session
 	// restored: a new worker got the saved state and no call has said so
@@ -796,7 +795,7 @@ func (m *Manager) call(ctx context.Context, req CallRequest) (*proxy.CallResult,
 	raw, callErr := m.forward(ctx, l, fwd.tool, fwd.params)
 	restored = restored || l.takeRestored()
 	if restored {
-		l.lastPage = content.Page{} // its refs were the old worker's
+		l.lastPage.Snapshot = "" // its refs were the old worker's
 	}
 	finished := m.opts.Now().UTC()
 	if requestWritten != nil {
@@ -939,7 +938,7 @@ func (m *Manager) record(ctx context.Context, l *live, refID, tool string, fwd f
 	// The session's last activity (and its last URL, when the page moved)
 	// go in the response's transaction: one commit per answer.
 	act := &proxy.SessionActivity{SessionID: l.id, At: at}
-	if parsed.PageURL != "" && parsed.PageURL != l.lastURL {
+	if parsed.PageURL != "" && parsed.PageURL != l.lastPage.URL {
 		md, err := json.Marshal(map[string]string{"last_url": parsed.PageURL, "last_title": parsed.PageTitle})
 		if err == nil {
 			act.Metadata = md
@@ -947,9 +946,6 @@ func (m *Manager) record(ctx context.Context, l *live, refID, tool string, fwd f
 	}
 	if err := m.store.RecordResponse(ctx, resp, ing.Console, ing.Images, act); err != nil {
 		return nil, 0, fmt.Errorf("recording response %s: %w", refID, err)
-	}
-	if act.Metadata != nil {
-		l.lastURL = parsed.PageURL
 	}
 	stored := len(resp.Result) + len(resp.PageSnapshot) + len(resp.ConsoleLogs)
 	for _, im := range ing.Images {
@@ -1148,7 +1144,7 @@ func (m *Manager) revive(ctx context.Context, id string) (*live, error) {
 	}
 	l = &live{id: id, owner: s.Owner, sem: make(chan struct{}, 1), hadWorker: true, lastActivity: m.opts.Now()}
 	if md := sessionMetadata(s.Metadata); md.LastURL != "" {
-		l.lastURL = md.LastURL
+		l.lastPage.URL = md.LastURL
 	}
 	m.mu.Lock()
 	m.live[id] = l

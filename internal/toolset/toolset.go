@@ -1,6 +1,6 @@
 // Package toolset owns the proxy's own browser tools — the selector-based
-// navigation, interaction, extraction, state, network and element tools of
-// seeds 001 and 003 — the tool groups every listed tool belongs to, and the
+// navigation, interaction, extraction, state, network and element tools —
+// the tool groups every listed tool belongs to, and the
 // choice of groups: the server's (PROXY_TOOLSETS) and a client's own, which
 // travels with its requests in their context.
 //
