@@ -1,6 +1,7 @@
 package content
 
 import (
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -220,14 +221,40 @@ func quotedName(body string) (string, bool) {
 	return body[i+1 : i+1+j], true
 }
 
-// terse is a line of an outline: without focus and cursor marks, and
-// without its ref unless a tool can act on the element.
+// terse is a line of an outline: without focus and cursor marks, without
+// its ref unless a tool can act on the element, and a heading written as
+// markdown writes it.
 func terse(body string) string {
 	body = strings.Replace(withoutFocus(body), " [cursor=pointer]", "", 1)
 	if ref := refOf(body); ref != "" && !actionable[roleOf(body)] {
 		body = strings.Replace(body, " [ref="+ref+"]", "", 1)
 	}
-	return body
+	return markdownHeading(body)
+}
+
+// headingRE is a heading line without a ref: its quoted name, its level,
+// and whatever follows (":" before children, ": text").
+var headingRE = regexp.MustCompile(`^heading ("(?:[^"\\]|\\.)*") \[level=([1-6])\](:.*)?$`)
+
+// markdownHeading writes `heading "Summary" [level=2]` as `## Summary`: the
+// same facts in a third of the bytes, in the form a model reads most.
+// Anything else about the line (a ref, another attribute, a name it cannot
+// unquote) leaves it as it is. Children stay below it, indented.
+func markdownHeading(body string) string {
+	m := headingRE.FindStringSubmatch(body)
+	if m == nil {
+		return body
+	}
+	name, err := strconv.Unquote(m[1])
+	if err != nil || name == "" || strings.ContainsAny(name, "\n\r") {
+		return body
+	}
+	level := int(m[2][0] - '0')
+	out := strings.Repeat("#", level) + " " + name
+	if rest := strings.TrimPrefix(m[3], ":"); strings.TrimSpace(rest) != "" {
+		out += ":" + rest
+	}
+	return out
 }
 
 // node is one non-blank line of a snapshot.

@@ -158,7 +158,7 @@ func TestOutline(t *testing.T) {
       - link "Help" [ref=f1e13] [cursor=pointer]:
         - /url: /help
 `
-	want := `- heading "Sign in" [level=1]
+	want := `- # Sign in
 - textbox "Username" [ref=f1e6]
 - textbox "Password" [ref=f1e9]
 - button "Sign in" [ref=f1e11]
@@ -225,5 +225,27 @@ func TestSearchOutline(t *testing.T) {
 		if diff := cmp.Diff(tt.want, got); diff != "" {
 			t.Errorf("Search(%+v) (-want +got):\n%s", tt.q, diff)
 		}
+	}
+}
+
+// A heading is written as markdown writes it, and only when nothing about
+// it would be lost.
+func TestMarkdownHeading(t *testing.T) {
+	for _, tc := range []struct{ name, in, want string }{
+		{"level 1", `heading "Shop" [level=1]`, `# Shop`},
+		{"level 3 with children", `heading "Product 7" [level=3]:`, `### Product 7`},
+		{"with text", `heading "Total" [level=2]: 4 items`, `## Total: 4 items`},
+		{"escaped quote", `heading "Say \"hi\"" [level=2]`, `## Say "hi"`},
+		{"kept ref", `heading "Shop" [level=1] [ref=e2]`, `heading "Shop" [level=1] [ref=e2]`},
+		{"no level", `heading "Shop"`, `heading "Shop"`},
+		{"other attribute", `heading "Shop" [level=1] [disabled]`, `heading "Shop" [level=1] [disabled]`},
+		{"nameless", `heading "" [level=2]`, `heading "" [level=2]`},
+		{"not a heading", `button "Go" [ref=e4]`, `button "Go" [ref=e4]`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := markdownHeading(tc.in); got != tc.want {
+				t.Errorf("markdownHeading(%q) = %q, want %q", tc.in, got, tc.want)
+			}
+		})
 	}
 }
