@@ -3,10 +3,10 @@ package proxy
 import (
 	"errors"
 	"fmt"
-	"net/http"
 )
 
-// Error codes of the public contract (DESIGN.md). Each maps to one HTTP status.
+// Error codes of the public contract. The HTTP API answers each with one
+// status (internal/api); MCP answers carry the code itself.
 const (
 	EINVALID        = "INVALID_PARAMETERS"
 	ESESSIONMISSING = "SESSION_NOT_FOUND"
@@ -60,51 +60,22 @@ func ErrorCode(err error) string {
 	return EINTERNAL
 }
 
-// ErrorMessage returns the human message of err; foreign errors are not
-// leaked to callers verbatim beyond their text.
-func ErrorMessage(err error) string {
-	var e *Error
-	if err == nil {
-		return ""
-	} else if errors.As(err, &e) {
-		return e.Message
-	}
-	return "internal error: " + err.Error()
-}
-
-// AsError returns err as an *Error, wrapping foreign errors as EINTERNAL.
+// AsError returns err as an *Error. A foreign error becomes INTERNAL_ERROR
+// without its text: that text can name files, addresses or SQL, so it
+// belongs in the server's log (written where the error is answered), never
+// in an answer.
 func AsError(err error) *Error {
 	var e *Error
 	if errors.As(err, &e) {
 		return e
 	}
-	return &Error{Code: EINTERNAL, Message: ErrorMessage(err), Suggestion: suggestion(EINTERNAL)}
+	return &Error{Code: EINTERNAL, Message: "internal error", Suggestion: suggestion(EINTERNAL)}
 }
 
-// HTTPStatus is the status code DESIGN.md assigns to an error code.
-func HTTPStatus(code string) int {
-	switch code {
-	case EINVALID:
-		return http.StatusBadRequest
-	case ESESSIONMISSING, EREFMISSING, ETOOLMISSING, ENOENDPOINT:
-		return http.StatusNotFound
-	case ESESSIONCLOSED:
-		return http.StatusGone
-	case EMAXSESSIONS:
-		return http.StatusTooManyRequests
-	case EORIGIN, EHOST, EDOMAINBLOCKED:
-		return http.StatusForbidden
-	case EUNAUTHORIZED:
-		return http.StatusUnauthorized
-	case EUNAVAILABLE:
-		return http.StatusServiceUnavailable
-	case ETIMEOUT:
-		return http.StatusGatewayTimeout
-	case EELEMENTMISSING, ENOTINTERACTIVE, EINVALIDSELECTOR, ENAVIGATION, EBROWSER:
-		return http.StatusUnprocessableEntity
-	default:
-		return http.StatusInternalServerError
-	}
+// IsForeign reports whether err is not an *Error: one AsError hides.
+func IsForeign(err error) bool {
+	var e *Error
+	return err != nil && !errors.As(err, &e)
 }
 
 func retryable(code string) bool {

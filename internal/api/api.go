@@ -631,7 +631,7 @@ type ErrorBody struct {
 
 func (s *Server) writeErr(w http.ResponseWriter, r *http.Request, err error) {
 	e := proxy.AsError(err)
-	code := proxy.HTTPStatus(e.Code)
+	code := httpStatus(e.Code)
 	if code == http.StatusInternalServerError {
 		s.log.Error("internal error", "request_id", middleware.GetReqID(r.Context()), "path", r.URL.Path, "err", err)
 	} else {
@@ -645,4 +645,34 @@ func (s *Server) writeErr(w http.ResponseWriter, r *http.Request, err error) {
 
 func (s *Server) writeError(w http.ResponseWriter, _ *http.Request, e *proxy.Error, code int) {
 	s.writeJSON(w, code, ErrorBody{Error: e.Code, Message: e.Message, Details: e.Details, Retryable: e.Retryable, Suggestion: e.Suggestion})
+}
+
+// codes is the HTTP status of each error code; any other code is 500.
+var codes = map[string]int{
+	proxy.EINVALID:         http.StatusBadRequest,
+	proxy.ESESSIONMISSING:  http.StatusNotFound,
+	proxy.EREFMISSING:      http.StatusNotFound,
+	proxy.ETOOLMISSING:     http.StatusNotFound,
+	proxy.ENOENDPOINT:      http.StatusNotFound,
+	proxy.ESESSIONCLOSED:   http.StatusGone,
+	proxy.EMAXSESSIONS:     http.StatusTooManyRequests,
+	proxy.EORIGIN:          http.StatusForbidden,
+	proxy.EHOST:            http.StatusForbidden,
+	proxy.EDOMAINBLOCKED:   http.StatusForbidden,
+	proxy.EUNAUTHORIZED:    http.StatusUnauthorized,
+	proxy.EUNAVAILABLE:     http.StatusServiceUnavailable,
+	proxy.ETIMEOUT:         http.StatusGatewayTimeout,
+	proxy.EELEMENTMISSING:  http.StatusUnprocessableEntity,
+	proxy.ENOTINTERACTIVE:  http.StatusUnprocessableEntity,
+	proxy.EINVALIDSELECTOR: http.StatusUnprocessableEntity,
+	proxy.ENAVIGATION:      http.StatusUnprocessableEntity,
+	proxy.EBROWSER:         http.StatusUnprocessableEntity,
+}
+
+// httpStatus is the status an error code is answered with.
+func httpStatus(code string) int {
+	if s, ok := codes[code]; ok {
+		return s
+	}
+	return http.StatusInternalServerError
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -345,5 +346,57 @@ func TestAddCredential(t *testing.T) {
 				t.Errorf("the value was logged or answered:\nlogs: %s\nbody: %s", logs.String(), rec.Body)
 			}
 		})
+	}
+}
+
+// Each documented code is answered with its status; an unknown code, as a
+// foreign error, is a 500.
+func TestHTTPStatus(t *testing.T) {
+	for _, tc := range []struct {
+		code string
+		want int
+	}{
+		{proxy.EINVALID, http.StatusBadRequest},
+		{proxy.ESESSIONMISSING, http.StatusNotFound},
+		{proxy.EREFMISSING, http.StatusNotFound},
+		{proxy.ETOOLMISSING, http.StatusNotFound},
+		{proxy.ENOENDPOINT, http.StatusNotFound},
+		{proxy.ESESSIONCLOSED, http.StatusGone},
+		{proxy.EMAXSESSIONS, http.StatusTooManyRequests},
+		{proxy.EORIGIN, http.StatusForbidden},
+		{proxy.EHOST, http.StatusForbidden},
+		{proxy.EDOMAINBLOCKED, http.StatusForbidden},
+		{proxy.EUNAUTHORIZED, http.StatusUnauthorized},
+		{proxy.EUNAVAILABLE, http.StatusServiceUnavailable},
+		{proxy.ETIMEOUT, http.StatusGatewayTimeout},
+		{proxy.EELEMENTMISSING, http.StatusUnprocessableEntity},
+		{proxy.ENOTINTERACTIVE, http.StatusUnprocessableEntity},
+		{proxy.EINVALIDSELECTOR, http.StatusUnprocessableEntity},
+		{proxy.ENAVIGATION, http.StatusUnprocessableEntity},
+		{proxy.EBROWSER, http.StatusUnprocessableEntity},
+		{proxy.EINTERNAL, http.StatusInternalServerError},
+		{"SOMETHING_ELSE", http.StatusInternalServerError},
+	} {
+		if got := httpStatus(tc.code); got != tc.want {
+			t.Errorf("httpStatus(%s) = %d, want %d", tc.code, got, tc.want)
+		}
+	}
+}
+
+// A foreign error is answered as an internal error without its own text,
+// which goes to the log.
+func TestForeignErrorHidden(t *testing.T) {
+	var logs bytes.Buffer
+	s := &Server{log: slog.New(slog.NewTextHandler(&logs, nil))}
+	rec := httptest.NewRecorder()
+	s.writeErr(rec, httptest.NewRequest(http.MethodGet, "/x", nil), errors.New("open /var/secret/db.sqlite: permission denied"))
+	if rec.Code != http.StatusInternalServerError {
+		t.Errorf("status = %d, want 500", rec.Code)
+	}
+	if body := rec.Body.String(); strings.Contains(body, "/var/secret") || !strings.Contains(body, `"error":"INTERNAL_ERROR"`) {
+		t.Errorf("body = %s, want INTERNAL_ERROR without the error's text", body)
+	}
+	if !strings.Contains(logs.String(), "/var/secret/db.sqlite") {
+		t.Errorf("log = %q, want the error's text", logs.String())
 	}
 }

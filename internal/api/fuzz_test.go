@@ -67,7 +67,7 @@ func FuzzRequestBodies(f *testing.F) {
 			if err := json.Unmarshal(rec.Body.Bytes(), &eb); err != nil || eb.Error == "" {
 				t.Fatalf("%s %s %q: error body %q (%v)", p.method, p.path, body, rec.Body, err)
 			}
-			if proxy.HTTPStatus(eb.Error) != rec.Code {
+			if httpStatus(eb.Error) != rec.Code {
 				t.Fatalf("code %s answered with %d", eb.Error, rec.Code)
 			}
 		}

@@ -197,7 +197,7 @@ func (s *Server) handler(t Tool) server.ToolHandlerFunc {
 func (s *Server) callUpstream(ctx context.Context, tool string, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	explicit, raw, err := upstreamArguments(req)
 	if err != nil {
-		return errorResult(err), nil
+		return s.errorResult(ctx, err), nil
 	}
 	id := explicit
 	if id == "" {
@@ -205,11 +205,11 @@ func (s *Server) callUpstream(ctx context.Context, tool string, req mcp.CallTool
 			// The conversation's first call: one that is refused anyway
 			// must not cost it a browser session.
 			if err := s.backend.Validate(ctx, tool, raw); err != nil {
-				return errorResult(err), nil
+				return s.errorResult(ctx, err), nil
 			}
 		}
 		if id, err = s.defaultSession(ctx, ""); err != nil {
-			return errorResult(err), nil
+			return s.errorResult(ctx, err), nil
 		}
 	}
 	res, err := s.backend.Call(ctx, id, tool, raw)
@@ -221,7 +221,7 @@ func (s *Server) callUpstream(ctx context.Context, tool string, req mcp.CallTool
 		}
 	}
 	if err != nil {
-		return errorResult(err), nil
+		return s.errorResult(ctx, err), nil
 	}
 	if len(res.Upstream) > 0 {
 		// PROXY_RESPONSE_MODE=full: the upstream answer, unchanged.
@@ -341,7 +341,7 @@ func clientKey(ctx context.Context) string {
 func (s *Server) createSession(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	sess, err := s.backend.CreateSession(ctx)
 	if err != nil {
-		return errorResult(err), nil
+		return s.errorResult(ctx, err), nil
 	}
 	return jsonResult(map[string]any{"session_id": sess.ID, "state": sess.State, "created_at": sess.CreatedAt, "expires_at": sess.ExpiresAt}), nil
 }
@@ -349,10 +349,10 @@ func (s *Server) createSession(ctx context.Context, _ mcp.CallToolRequest) (*mcp
 func (s *Server) closeSession(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	id, err := req.RequireString("session_id")
 	if err != nil {
-		return errorResult(proxy.Errorf(proxy.EINVALID, "%v", err)), nil
+		return s.errorResult(ctx, proxy.Errorf(proxy.EINVALID, "%v", err)), nil
 	}
 	if err := s.backend.CloseSession(ctx, id); err != nil {
-		return errorResult(err), nil
+		return s.errorResult(ctx, err), nil
 	}
 	return jsonResult(map[string]any{"session_id": id, "state": proxy.SessionClosed}), nil
 }
@@ -360,11 +360,11 @@ func (s *Server) closeSession(ctx context.Context, req mcp.CallToolRequest) (*mc
 func (s *Server) resumeSession(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	id, err := req.RequireString("session_id")
 	if err != nil {
-		return errorResult(proxy.Errorf(proxy.EINVALID, "%v", err)), nil
+		return s.errorResult(ctx, proxy.Errorf(proxy.EINVALID, "%v", err)), nil
 	}
 	sess, restored, err := s.backend.ResumeSession(ctx, id)
 	if err != nil {
-		return errorResult(err), nil
+		return s.errorResult(ctx, err), nil
 	}
 	return jsonResult(map[string]any{"session_id": sess.ID, "state": sess.State, "restored": restored}), nil
 }
@@ -372,7 +372,7 @@ func (s *Server) resumeSession(ctx context.Context, req mcp.CallToolRequest) (*m
 func (s *Server) listSessions(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	ss, err := s.backend.ListSessions(ctx)
 	if err != nil {
-		return errorResult(err), nil
+		return s.errorResult(ctx, err), nil
 	}
 	if ss == nil {
 		ss = []*proxy.Session{}
@@ -392,19 +392,19 @@ func (s *Server) listSessions(ctx context.Context, _ mcp.CallToolRequest) (*mcp.
 func (s *Server) getContent(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	ref, err := req.RequireString("ref_id")
 	if err != nil {
-		return errorResult(proxy.Errorf(proxy.EINVALID, "%v", err)), nil
+		return s.errorResult(ctx, proxy.Errorf(proxy.EINVALID, "%v", err)), nil
 	}
 	// The model reads matches as it reads pages in answers: an outline.
 	search := content.Query{Text: req.GetString("search_for", ""), Outline: true}
 	if search.Regex, err = optionalBool(req, "regex"); err != nil {
-		return errorResult(err), nil
+		return s.errorResult(ctx, err), nil
 	}
 	if search.CaseSensitive, err = optionalBool(req, "case_sensitive"); err != nil {
-		return errorResult(err), nil
+		return s.errorResult(ctx, err), nil
 	}
 	c, err := s.backend.Content(ctx, ref, search, req.GetBool("reset_cursor", false))
 	if err != nil {
-		return errorResult(err), nil
+		return s.errorResult(ctx, err), nil
 	}
 	if c.NoMatch {
 		// Said in words: an empty answer reads as "unchanged".
@@ -424,12 +424,12 @@ func (s *Server) getContent(ctx context.Context, req mcp.CallToolRequest) (*mcp.
 func (s *Server) getConsole(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	ref, err := req.RequireString("ref_id")
 	if err != nil {
-		return errorResult(proxy.Errorf(proxy.EINVALID, "%v", err)), nil
+		return s.errorResult(ctx, proxy.Errorf(proxy.EINVALID, "%v", err)), nil
 	}
 	level := req.GetString("level", "")
 	text, err := s.backend.Console(ctx, ref, level)
 	if err != nil {
-		return errorResult(err), nil
+		return s.errorResult(ctx, err), nil
 	}
 	if text == "" {
 		// Said in words, as a search with no match is.
@@ -457,8 +457,12 @@ func optionalBool(req mcp.CallToolRequest, key string) (bool, error) {
 }
 
 // errorResult is a tool error carrying the documented error body, so the
-// model sees the code, whether to retry and what to do.
-func errorResult(err error) *mcp.CallToolResult {
+// model sees the code, whether to retry and what to do. A foreign error's
+// own text goes to the log only.
+func (s *Server) errorResult(ctx context.Context, err error) *mcp.CallToolResult {
+	if proxy.IsForeign(err) {
+		s.log.ErrorContext(ctx, "internal error", "err", err)
+	}
 	e := proxy.AsError(err)
 	body := map[string]any{"error": e.Code, "message": e.Message, "retryable": e.Retryable}
 	if e.Suggestion != "" {
