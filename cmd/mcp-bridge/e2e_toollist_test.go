@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/catalog"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/e2etest"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/mcpserver"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/toolset"
@@ -198,7 +199,7 @@ func toolNames(t *testing.T, answer []byte) []string {
 }
 
 // proxyToolNames are the proxy's session and content tools.
-var proxyToolNames = []string{mcpserver.ToolCreateSession, mcpserver.ToolCloseSession, mcpserver.ToolResumeSession, mcpserver.ToolListSessions, mcpserver.ToolGetContent, mcpserver.ToolGetConsole}
+var proxyToolNames = []string{catalog.ToolCreateSession, catalog.ToolCloseSession, catalog.ToolResumeSession, catalog.ToolListSessions, catalog.ToolGetContent, catalog.ToolGetConsole}
 
 // toolPage is a page every default tool can act on.
 const toolPage = `<!doctype html><title>Tool page</title>
@@ -303,16 +304,16 @@ func TestDefaultToolList(t *testing.T) {
 		var created struct {
 			SessionID string `json:"session_id"`
 		}
-		if err := json.Unmarshal([]byte(run(mcpserver.ToolCreateSession, nil)), &created); err != nil || created.SessionID == "" {
+		if err := json.Unmarshal([]byte(run(catalog.ToolCreateSession, nil)), &created); err != nil || created.SessionID == "" {
 			t.Errorf("create_new_session answered no session_id (%v)", err)
 		}
-		run(mcpserver.ToolListSessions, nil)
-		run(mcpserver.ToolResumeSession, map[string]any{"session_id": created.SessionID})
-		run(mcpserver.ToolCloseSession, map[string]any{"session_id": created.SessionID})
-		if got := run(mcpserver.ToolGetContent, map[string]any{"ref_id": refs["browser_snapshot"]}); !strings.Contains(got, "Tool page") {
+		run(catalog.ToolListSessions, nil)
+		run(catalog.ToolResumeSession, map[string]any{"session_id": created.SessionID})
+		run(catalog.ToolCloseSession, map[string]any{"session_id": created.SessionID})
+		if got := run(catalog.ToolGetContent, map[string]any{"ref_id": refs["browser_snapshot"]}); !strings.Contains(got, "Tool page") {
 			t.Errorf("get_content of the snapshot = %.300q, want the page", got)
 		}
-		if got := run(mcpserver.ToolGetConsole, map[string]any{"ref_id": refs["browser_navigate"]}); !strings.Contains(got, "tool page ready") {
+		if got := run(catalog.ToolGetConsole, map[string]any{"ref_id": refs["browser_navigate"]}); !strings.Contains(got, "tool page ready") {
 			t.Errorf("get_console_content = %.300q, want the page's log", got)
 		}
 		run("browser_close", nil)
@@ -354,11 +355,11 @@ func TestDefaultToolList(t *testing.T) {
 				c.chosen.mustCall(t, "browser_navigate", map[string]any{"url": pages.URL + "/"}, nil)
 				c.chosen.mustCall(t, "browser_localstorage_set", map[string]any{"key": "k", "value": value}, nil)
 				got := c.chosen.browser(t, "browser_localstorage_get", map[string]any{"key": "k"})
-				if text, _, _ := c.chosen.call(mcpserver.ToolGetContent, map[string]any{"ref_id": got.RefID}); !strings.Contains(text, value) {
+				if text, _, _ := c.chosen.call(catalog.ToolGetContent, map[string]any{"ref_id": got.RefID}); !strings.Contains(text, value) {
 					t.Errorf("browser_localstorage_get read %q, want %q", text, value)
 				}
 				ev := c.chosen.browser(t, "browser_evaluate", map[string]any{"function": "() => localStorage.getItem('k')"})
-				if text, _, _ := c.chosen.call(mcpserver.ToolGetContent, map[string]any{"ref_id": ev.RefID}); !strings.Contains(text, value) {
+				if text, _, _ := c.chosen.call(catalog.ToolGetContent, map[string]any{"ref_id": ev.RefID}); !strings.Contains(text, value) {
 					t.Errorf("the page's localStorage holds %q, want %q", text, value)
 				}
 				// Without the group the tool does not exist for the client:

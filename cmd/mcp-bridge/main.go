@@ -156,7 +156,7 @@ func (m *Main) Run(ctx context.Context, args []string, stdin io.Reader, stdout, 
 	if err != nil {
 		return err
 	}
-	srv, err := mcpserver.New(ctx, client, mcpserver.WithLogger(log), mcpserver.WithVersion(proxyserver.Version))
+	srv, err := mcpserver.New(ctx, client, client, mcpserver.WithLogger(log), mcpserver.WithVersion(proxyserver.Version))
 	if err != nil {
 		return err
 	}

@@ -25,40 +25,8 @@ import (
 	"github.com/go-chi/chi/v5/middleware"
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
-	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/content"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/logging"
-	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/mcpserver"
-	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/session"
-	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/toolset"
-	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/upstream"
 )
-
-// Sessions is what the API needs of the session manager.
-type Sessions interface {
-	Create(ctx context.Context) (*proxy.Session, error)
-	Get(ctx context.Context, id string) (*proxy.Session, error)
-	List(ctx context.Context) ([]*proxy.Session, error)
-	Close(ctx context.Context, id string) error
-	Resume(ctx context.Context, id string) (*proxy.Session, bool, error)
-	Call(ctx context.Context, req session.CallRequest) (*proxy.CallResult, error)
-	// Validate refuses a call as Call would before it reaches a session.
-	Validate(ctx context.Context, tool string, params json.RawMessage) error
-	Tools(ctx context.Context) ([]upstream.Tool, error)
-	// AddCredential puts a value in the credential vault and returns the
-	// placeholder that stands for it in tool calls.
-	AddCredential(value string) (placeholder string, err error)
-}
-
-// Content is what the API needs to read the record.
-type Content interface {
-	Get(ctx context.Context, refID string, search content.Query, resetCursor bool) (*content.Content, error)
-	Console(ctx context.Context, refID, level string) (string, error)
-	// Images returns a ref's stored images without touching its diff cursor.
-	Images(ctx context.Context, refID string) ([]proxy.Image, error)
-	// Peek returns a ref's whole content and images without touching its
-	// diff cursor.
-	Peek(ctx context.Context, refID string) (*content.Content, error)
-}
 
 // BridgeVersionHeader carries mcp-bridge's version on its requests.
 const BridgeVersionHeader = "X-Mcp-Bridge-Version"
@@ -68,8 +36,8 @@ type HealthFunc func(ctx context.Context) error
 
 // Server is the HTTP handler of proxy-server.
 type Server struct {
-	sessions     Sessions
-	content      Content
+	sessions     proxy.SessionService
+	content      proxy.ContentService
 	health       map[string]HealthFunc
 	log          *slog.Logger
 	maxBodyBytes int64
@@ -77,7 +45,6 @@ type Server struct {
 	version      string
 	counters     func() any
 	details      []healthDetail
-	groups       toolset.Selection
 	// bridgeVersions remembers the mcp-bridge versions already warned about.
 	bridgeVersions sync.Map
 	// tokenHash is the SHA-256 of PROXY_AUTH_TOKEN; nil: no token required.
@@ -120,11 +87,6 @@ type healthDetail struct {
 	f    func() any
 }
 
-// WithToolsets sets the tool groups GET /tools lists (PROXY_TOOLSETS) when
-// the request makes no choice of its own (ToolsetsHeader); by default
-// toolset.DefaultGroups.
-func WithToolsets(g toolset.Selection) Option { return func(s *Server) { s.groups = g } }
-
 // WithVersion sets the version reported by /health.
 func WithVersion(v string) Option { return func(s *Server) { s.version = v } }
 
@@ -137,7 +99,7 @@ func WithMount(pattern string, h http.Handler) Option {
 }
 
 // New builds the router.
-func New(sessions Sessions, content Content, opts ...Option) *Server {
+func New(sessions proxy.SessionService, content proxy.ContentService, opts ...Option) *Server {
 	s := &Server{
 		sessions:       sessions,
 		content:        content,
@@ -244,12 +206,12 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleTools(w http.ResponseWriter, r *http.Request) {
-	up, err := s.sessions.Tools(r.Context())
+	tools, err := s.sessions.Tools(r.Context())
 	if err != nil {
 		s.writeErr(w, r, err)
 		return
 	}
-	s.writeJSON(w, http.StatusOK, map[string]any{"tools": mcpserver.Catalog(up, toolset.FromContext(r.Context(), s.groups))})
+	s.writeJSON(w, http.StatusOK, map[string]any{"tools": tools})
 }
 
 func (s *Server) handleCreateSession(w http.ResponseWriter, r *http.Request) {
@@ -259,7 +221,7 @@ func (s *Server) handleCreateSession(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	sess, err := s.sessions.Create(r.Context())
+	sess, err := s.sessions.CreateSession(r.Context())
 	if err != nil {
 		s.writeErr(w, r, err)
 		return
@@ -268,7 +230,7 @@ func (s *Server) handleCreateSession(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleListSessions(w http.ResponseWriter, r *http.Request) {
-	ss, err := s.sessions.List(r.Context())
+	ss, err := s.sessions.ListSessions(r.Context())
 	if err != nil {
 		s.writeErr(w, r, err)
 		return
@@ -280,7 +242,7 @@ func (s *Server) handleListSessions(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleGetSession(w http.ResponseWriter, r *http.Request) {
-	sess, err := s.sessions.Get(r.Context(), chi.URLParam(r, "id"))
+	sess, err := s.sessions.GetSession(r.Context(), chi.URLParam(r, "id"))
 	if err != nil {
 		s.writeErr(w, r, err)
 		return
@@ -290,11 +252,11 @@ func (s *Server) handleGetSession(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) handleCloseSession(w http.ResponseWriter, r *http.Request) {
 	id := chi.URLParam(r, "id")
-	if err := s.sessions.Close(r.Context(), id); err != nil {
+	if err := s.sessions.CloseSession(r.Context(), id); err != nil {
 		s.writeErr(w, r, err)
 		return
 	}
-	sess, err := s.sessions.Get(r.Context(), id)
+	sess, err := s.sessions.GetSession(r.Context(), id)
 	if err != nil {
 		s.writeErr(w, r, err)
 		return
@@ -315,7 +277,7 @@ func (s *Server) handleResumeSession(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	sess, restored, err := s.sessions.Resume(r.Context(), chi.URLParam(r, "id"))
+	sess, restored, err := s.sessions.ResumeSession(r.Context(), chi.URLParam(r, "id"))
 	if err != nil {
 		s.writeErr(w, r, err)
 		return
@@ -344,11 +306,11 @@ func (s *Server) handleCall(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, proxy.Errorf(proxy.EINVALID, "session_id is required"))
 		return
 	}
-	if _, err := session.NormaliseParams(body.Params); err != nil {
+	if err := objectParams(body.Params); err != nil {
 		s.writeErr(w, r, err)
 		return
 	}
-	res, err := s.sessions.Call(r.Context(), session.CallRequest{SessionID: body.SessionID, Tool: body.Tool, Params: body.Params, RequestID: body.RequestID, Changes: body.Changes})
+	res, err := s.sessions.Call(r.Context(), proxy.CallRequest{SessionID: body.SessionID, Tool: body.Tool, Params: body.Params, RequestID: body.RequestID, Changes: body.Changes})
 	if err != nil {
 		s.writeErr(w, r, err)
 		return
@@ -419,7 +381,7 @@ func (s *Server) handleContent(w http.ResponseWriter, r *http.Request) {
 		s.serveImage(w, r, ref, img)
 		return
 	}
-	var c *content.Content
+	var c *proxy.Content
 	if peek {
 		// A peek is a look from elsewhere (an MCP resource read): the whole
 		// content, and the diff cursor is neither read nor moved.
@@ -429,7 +391,7 @@ func (s *Server) handleContent(w http.ResponseWriter, r *http.Request) {
 		}
 		c, err = s.content.Peek(r.Context(), ref)
 	} else {
-		c, err = s.content.Get(r.Context(), ref, search, reset)
+		c, err = s.content.Content(r.Context(), ref, search, reset)
 	}
 	if err != nil {
 		s.writeErr(w, r, err)
@@ -510,7 +472,7 @@ func (s *Server) handleAddCredential(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	placeholder, err := s.sessions.AddCredential(body.Value)
+	placeholder, err := s.sessions.AddCredential(r.Context(), body.Value)
 	if err != nil {
 		s.writeErr(w, r, err)
 		return
@@ -524,8 +486,8 @@ func wantsJSON(r *http.Request) bool {
 
 // parseSearch reads search_for and its options regex, case_sensitive and
 // outline.
-func parseSearch(q url.Values) (content.Query, error) {
-	out := content.Query{Text: q.Get("search_for")}
+func parseSearch(q url.Values) (proxy.Query, error) {
+	out := proxy.Query{Text: q.Get("search_for")}
 	var err error
 	if out.Regex, err = parseBool(q.Get("regex"), "regex"); err != nil {
 		return out, err
@@ -675,4 +637,18 @@ func httpStatus(code string) int {
 		return s
 	}
 	return http.StatusInternalServerError
+}
+
+// objectParams refuses a call body whose params are not a JSON object
+// (absent or null stand for {}), so that nothing else reaches a session.
+// The body decoder has checked that they are valid JSON, so their first
+// byte tells; the session manager decodes them, once.
+func objectParams(p json.RawMessage) error {
+	p = bytes.TrimLeft(p, " \t\r\n")
+	if len(p) == 0 || p[0] == '{' || string(p) == "null" {
+		return nil
+	}
+	e := proxy.Errorf(proxy.EINVALID, "params must be a JSON object")
+	e.Details = map[string]any{"field": "params"}
+	return e
 }

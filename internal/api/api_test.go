@@ -15,38 +15,36 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
-	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/content"
-	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/mcpserver"
-	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/session"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/catalog"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/toolset"
-	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/upstream"
 )
 
 // fakeSessions answers with canned values and errors; the real manager is
 // exercised end to end in cmd/proxy-server.
 type fakeSessions struct {
-	calls       []session.CallRequest
+	calls       []proxy.CallRequest
 	credentials []string
+	groups      toolset.Selection // the server's tool groups
 }
 
 const knownID = "11111111-1111-4111-8111-111111111111"
 
-func (f *fakeSessions) Create(context.Context) (*proxy.Session, error) {
+func (f *fakeSessions) CreateSession(context.Context) (*proxy.Session, error) {
 	return &proxy.Session{ID: knownID, State: proxy.SessionActive}, nil
 }
-func (f *fakeSessions) Get(_ context.Context, id string) (*proxy.Session, error) {
+func (f *fakeSessions) GetSession(_ context.Context, id string) (*proxy.Session, error) {
 	if id != knownID {
 		return nil, proxy.Errorf(proxy.ESESSIONMISSING, "no session %s", id)
 	}
 	return &proxy.Session{ID: id, State: proxy.SessionActive}, nil
 }
-func (f *fakeSessions) List(context.Context) ([]*proxy.Session, error) { return nil, nil }
-func (f *fakeSessions) Close(context.Context, string) error            { return nil }
-func (f *fakeSessions) Resume(ctx context.Context, id string) (*proxy.Session, bool, error) {
-	s, err := f.Get(ctx, id)
+func (f *fakeSessions) ListSessions(context.Context) ([]*proxy.Session, error) { return nil, nil }
+func (f *fakeSessions) CloseSession(context.Context, string) error             { return nil }
+func (f *fakeSessions) ResumeSession(ctx context.Context, id string) (*proxy.Session, bool, error) {
+	s, err := f.GetSession(ctx, id)
 	return s, err == nil, err
 }
-func (f *fakeSessions) Call(_ context.Context, r session.CallRequest) (*proxy.CallResult, error) {
+func (f *fakeSessions) Call(_ context.Context, r proxy.CallRequest) (*proxy.CallResult, error) {
 	f.calls = append(f.calls, r)
 	if r.Tool == "boom" {
 		return nil, context.DeadlineExceeded // a foreign error: must come out as INTERNAL_ERROR
@@ -54,11 +52,14 @@ func (f *fakeSessions) Call(_ context.Context, r session.CallRequest) (*proxy.Ca
 	return &proxy.CallResult{RefID: "r1", SessionID: r.SessionID, Status: proxy.StatusSuccess}, nil
 }
 func (f *fakeSessions) Validate(context.Context, string, json.RawMessage) error { return nil }
-func (f *fakeSessions) Tools(context.Context) ([]upstream.Tool, error) {
-	return []upstream.Tool{{Name: "browser_snapshot", InputSchema: json.RawMessage(`{"type":"object"}`)}}, nil
+func (f *fakeSessions) Tools(ctx context.Context) ([]proxy.Tool, error) {
+	up := func(context.Context) ([]proxy.Tool, error) {
+		return []proxy.Tool{{Name: "browser_snapshot", InputSchema: json.RawMessage(`{"type":"object"}`)}}, nil
+	}
+	return catalog.New(up, nil, f.groups, nil).List(ctx)
 }
 
-func (f *fakeSessions) AddCredential(value string) (string, error) {
+func (f *fakeSessions) AddCredential(_ context.Context, value string) (string, error) {
 	if len(value) < 4 {
 		return "", proxy.Errorf(proxy.EINVALID, "credential value is shorter than 4 bytes")
 	}
@@ -69,24 +70,24 @@ func (f *fakeSessions) AddCredential(value string) (string, error) {
 type fakeContent struct{}
 
 // Peek answers differently from Get so that tests see which one ran.
-func (fakeContent) Peek(_ context.Context, ref string) (*content.Content, error) {
+func (fakeContent) Peek(_ context.Context, ref string) (*proxy.Content, error) {
 	if ref != "r1" {
 		return nil, proxy.Errorf(proxy.EREFMISSING, "no ref %s", ref)
 	}
-	return &content.Content{Text: "whole snapshot", Snapshot: true, Images: []proxy.Image{{MimeType: "image/png", Data: []byte("PNG")}}}, nil
+	return &proxy.Content{Text: "whole snapshot", Snapshot: true, Images: []proxy.Image{{MimeType: "image/png", Data: []byte("PNG")}}}, nil
 }
 
-func (fakeContent) Get(_ context.Context, ref string, search content.Query, reset bool) (*content.Content, error) {
+func (fakeContent) Content(_ context.Context, ref string, search proxy.Query, reset bool) (*proxy.Content, error) {
 	if ref != "r1" {
 		return nil, proxy.Errorf(proxy.EREFMISSING, "no ref %s", ref)
 	}
 	if search.Regex || search.CaseSensitive {
-		return &content.Content{Text: fmt.Sprintf("snapshot search=%s regex=%t case_sensitive=%t", search.Text, search.Regex, search.CaseSensitive)}, nil
+		return &proxy.Content{Text: fmt.Sprintf("snapshot search=%s regex=%t case_sensitive=%t", search.Text, search.Regex, search.CaseSensitive)}, nil
 	}
-	return &content.Content{Text: "snapshot search=" + search.Text, Images: []proxy.Image{{MimeType: "image/png", Data: []byte("PNG")}}}, nil
+	return &proxy.Content{Text: "snapshot search=" + search.Text, Images: []proxy.Image{{MimeType: "image/png", Data: []byte("PNG")}}}, nil
 }
 func (f fakeContent) Images(ctx context.Context, ref string) ([]proxy.Image, error) {
-	c, err := f.Get(ctx, ref, content.Query{}, true)
+	c, err := f.Content(ctx, ref, proxy.Query{}, true)
 	if err != nil {
 		return nil, err
 	}
@@ -103,14 +104,14 @@ func (fakeContent) Console(_ context.Context, ref, level string) (string, error)
 // server's.
 func TestToolsHeaderChoosesGroups(t *testing.T) {
 	server, _ := toolset.Select([]string{"upstream", "content"})
-	srv := New(&fakeSessions{}, fakeContent{}, WithToolsets(server))
+	srv := New(&fakeSessions{groups: server}, fakeContent{})
 	tests := []struct {
 		header string
 		want   []string
 	}{
-		{"", []string{"browser_snapshot", mcpserver.ToolGetContent, mcpserver.ToolGetConsole}},
-		{"upstream,session", []string{"browser_snapshot", mcpserver.ToolCreateSession, mcpserver.ToolCloseSession, mcpserver.ToolResumeSession, mcpserver.ToolListSessions}},
-		{" , ", []string{"browser_snapshot", mcpserver.ToolGetContent, mcpserver.ToolGetConsole}},
+		{"", []string{"browser_snapshot", catalog.ToolGetContent, catalog.ToolGetConsole}},
+		{"upstream,session", []string{"browser_snapshot", catalog.ToolCreateSession, catalog.ToolCloseSession, catalog.ToolResumeSession, catalog.ToolListSessions}},
+		{" , ", []string{"browser_snapshot", catalog.ToolGetContent, catalog.ToolGetConsole}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.header, func(t *testing.T) {
@@ -233,7 +234,7 @@ func TestCallPassesThrough(t *testing.T) {
 	if rec.Code != 200 {
 		t.Fatalf("status %d: %s", rec.Code, rec.Body)
 	}
-	want := []session.CallRequest{{SessionID: "s", Tool: "browser_snapshot", Params: json.RawMessage(`{"a":1}`), RequestID: "q"}}
+	want := []proxy.CallRequest{{SessionID: "s", Tool: "browser_snapshot", Params: json.RawMessage(`{"a":1}`), RequestID: "q"}}
 	if diff := cmp.Diff(want, f.calls); diff != "" {
 		t.Errorf("calls (-want +got):\n%s", diff)
 	}

@@ -15,16 +15,16 @@ import (
 	"testing"
 	"time"
 
+	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/content"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/session"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/session/sessiontest"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/store"
-	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/upstream"
 )
 
 // callPathTools are the tools the call-path benchmark calls.
-func callPathTools() []upstream.Tool {
-	return []upstream.Tool{
+func callPathTools() []proxy.Tool {
+	return []proxy.Tool{
 		{Name: "browser_evaluate", InputSchema: json.RawMessage(`{"type":"object","properties":{"function":{"type":"string"}},"required":["function"]}`)},
 		{Name: "browser_snapshot", InputSchema: json.RawMessage(`{"type":"object"}`), Annotations: json.RawMessage(`{"readOnlyHint":true}`)},
 	}
@@ -90,7 +90,7 @@ func BenchmarkCallPath(b *testing.B) {
 			}()
 			ts := httptest.NewServer(New(mgr, content.New(db), WithLogger(quiet)))
 			defer ts.Close()
-			s, err := mgr.Create(ctx)
+			s, err := mgr.CreateSession(ctx)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -10,7 +10,6 @@ import (
 	"unicode/utf8"
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
-	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/session"
 )
 
 // fuzzSessions is fakeSessions without its traps: every call the API lets
@@ -19,7 +18,7 @@ import (
 // that TestErrorMapping wants and a mutation would stumble on.)
 type fuzzSessions struct{ fakeSessions }
 
-func (f *fuzzSessions) Call(_ context.Context, r session.CallRequest) (*proxy.CallResult, error) {
+func (f *fuzzSessions) Call(_ context.Context, r proxy.CallRequest) (*proxy.CallResult, error) {
 	f.calls = append(f.calls, r)
 	return &proxy.CallResult{RefID: "r1", SessionID: r.SessionID, Status: proxy.StatusSuccess}, nil
 }

@@ -20,13 +20,13 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/catalog"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/content"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/mcpserver"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/metrics"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/session"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/session/sessiontest"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/store"
-	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/toolset"
 )
 
 const testToken = "s3cret-token"
@@ -281,7 +281,7 @@ func TestBadInputChangesNothing(t *testing.T) {
 	})
 	const maxBody = 64 << 10
 	reader := content.New(db)
-	mcpHTTP := mcpserver.NewHTTPHandler(mcpserver.NewLocal(mgr, reader, toolset.Selection{}), mcpserver.HTTPConfig{Logger: quiet})
+	mcpHTTP := mcpserver.NewHTTPHandler(mgr, reader, mcpserver.HTTPConfig{Logger: quiet})
 	t.Cleanup(func() { _ = mcpHTTP.Close(context.Background()) })
 	srv := New(mgr, reader, WithMaxBodyBytes(maxBody), WithAuthToken(testToken), WithLogger(quiet),
 		WithMount("/metrics", metrics.New(metrics.Sources{}).Handler()),
@@ -289,20 +289,20 @@ func TestBadInputChangesNothing(t *testing.T) {
 
 	// The record: one active session with one call, one closed session.
 	auth := map[string]string{"Authorization": "Bearer " + testToken}
-	active, err := mgr.Create(ctx)
+	active, err := mgr.CreateSession(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := mgr.Call(ctx, session.CallRequest{SessionID: active.ID, Tool: "browser_snapshot"})
+	res, err := mgr.Call(ctx, proxy.CallRequest{SessionID: active.ID, Tool: "browser_snapshot"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ref := res.RefID
-	closed, err := mgr.Create(ctx)
+	closed, err := mgr.CreateSession(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := mgr.Close(ctx, closed.ID); err != nil {
+	if err := mgr.CloseSession(ctx, closed.ID); err != nil {
 		t.Fatal(err)
 	}
 	// One initialised MCP session, as a client would have before sending
@@ -320,11 +320,11 @@ func TestBadInputChangesNothing(t *testing.T) {
 	// A closed session of that MCP session's own: the operator's sessions
 	// above do not exist for it.
 	mcpCtx := proxy.WithClient(ctx, mcpserver.MCPClientID(mcpSession))
-	mcpClosed, err := mgr.Create(mcpCtx)
+	mcpClosed, err := mgr.CreateSession(mcpCtx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := mgr.Close(mcpCtx, mcpClosed.ID); err != nil {
+	if err := mgr.CloseSession(mcpCtx, mcpClosed.ID); err != nil {
 		t.Fatal(err)
 	}
 
@@ -543,12 +543,12 @@ func TestBadInputChangesNothing(t *testing.T) {
 		{"mcp: closed session_id", "POST", tool("browser_snapshot", `{"session_id":"`+mcpClosed.ID+`"}`), nil, toolErr(proxy.ESESSIONCLOSED)},
 		{"mcp: another client's session_id", "POST", tool("browser_snapshot", `{"session_id":"`+active.ID+`"}`), nil, toolErr(proxy.ESESSIONMISSING)},
 		{"mcp: another client's closed session", "POST", tool("browser_snapshot", `{"session_id":"`+closed.ID+`"}`), nil, toolErr(proxy.ESESSIONMISSING)},
-		{"mcp: another client's ref", "POST", tool(mcpserver.ToolGetContent, `{"ref_id":"`+ref+`"}`), nil, toolErr(proxy.EREFMISSING)},
-		{"mcp: close unknown session", "POST", tool(mcpserver.ToolCloseSession, `{"session_id":"`+unknownID+`"}`), nil, toolErr(proxy.ESESSIONMISSING)},
-		{"mcp: resume closed session", "POST", tool(mcpserver.ToolResumeSession, `{"session_id":"`+mcpClosed.ID+`"}`), nil, toolErr(proxy.ESESSIONCLOSED)},
-		{"mcp: close another client's session", "POST", tool(mcpserver.ToolCloseSession, `{"session_id":"`+active.ID+`"}`), nil, toolErr(proxy.ESESSIONMISSING)},
-		{"mcp: get_content unknown ref", "POST", tool(mcpserver.ToolGetContent, `{"ref_id":"`+unknownID+`"}`), nil, toolErr(proxy.EREFMISSING)},
-		{"mcp: get_content ref a number", "POST", tool(mcpserver.ToolGetContent, `{"ref_id":7}`), nil, toolErr(proxy.EINVALID)},
+		{"mcp: another client's ref", "POST", tool(catalog.ToolGetContent, `{"ref_id":"`+ref+`"}`), nil, toolErr(proxy.EREFMISSING)},
+		{"mcp: close unknown session", "POST", tool(catalog.ToolCloseSession, `{"session_id":"`+unknownID+`"}`), nil, toolErr(proxy.ESESSIONMISSING)},
+		{"mcp: resume closed session", "POST", tool(catalog.ToolResumeSession, `{"session_id":"`+mcpClosed.ID+`"}`), nil, toolErr(proxy.ESESSIONCLOSED)},
+		{"mcp: close another client's session", "POST", tool(catalog.ToolCloseSession, `{"session_id":"`+active.ID+`"}`), nil, toolErr(proxy.ESESSIONMISSING)},
+		{"mcp: get_content unknown ref", "POST", tool(catalog.ToolGetContent, `{"ref_id":"`+unknownID+`"}`), nil, toolErr(proxy.EREFMISSING)},
+		{"mcp: get_content ref a number", "POST", tool(catalog.ToolGetContent, `{"ref_id":7}`), nil, toolErr(proxy.EINVALID)},
 		{"mcp: unknown Mcp-Session-Id", "POST", rpc("tools/list", `{}`), map[string]string{"Mcp-Session-Id": unknownID}, mcpAnswer{404, 0, ""}},
 		{"mcp: no Mcp-Session-Id", "POST", tool("browser_snapshot", `{`+sid+`}`), map[string]string{"Mcp-Session-Id": ""}, mcpAnswer{404, 0, ""}},
 		{"mcp: unsupported protocol version", "POST", rpc("tools/list", `{}`), map[string]string{"Mcp-Protocol-Version": "1999-01-01"}, mcpAnswer{400, 0, ""}},

@@ -78,7 +78,7 @@ func loggedServer(t *testing.T, log *slog.Logger) (*Server, string) {
 		_ = mgr.Shutdown(sctx)
 	})
 	srv := New(mgr, content.New(db), WithLogger(log))
-	sess, err := mgr.Create(ctx)
+	sess, err := mgr.CreateSession(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

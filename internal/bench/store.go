@@ -402,7 +402,7 @@ func runIngest(ctx context.Context, log *slog.Logger, path, name string, readers
 				if i%2 == 0 {
 					// A button label as the model would search for it.
 					term := fmt.Sprintf("Add %d", rng.IntN(syntheticItems(cfg.SnapshotBytes))+1)
-					if _, err := svc.Get(ctx, ref, content.Query{Text: term}, false); err != nil {
+					if _, err := svc.Content(ctx, ref, proxy.Query{Text: term}, false); err != nil {
 						fail("content.Get (search_for)", err)
 						_ = sleepCtx(loadCtx, 10*time.Millisecond)
 						continue
@@ -477,8 +477,8 @@ func runStoreSearch(ctx context.Context, log *slog.Logger, path string, cfg Stor
 	log.Info("search run", "snapshot_bytes", len(snap), "term", cfg.SearchTerm, "match_lines", s.MatchLines, "iterations", cfg.SearchIterations)
 	// One untimed read: the first read of a fresh database pays for
 	// opening pages that every later read finds in the cache.
-	q := content.Query{Text: cfg.SearchTerm}
-	first, err := svc.Get(ctx, ref, q, true)
+	q := proxy.Query{Text: cfg.SearchTerm}
+	first, err := svc.Content(ctx, ref, q, true)
 	if err != nil {
 		return s, err
 	}
@@ -486,7 +486,7 @@ func runStoreSearch(ctx context.Context, log *slog.Logger, path string, cfg Stor
 	lat := make([]float64, 0, cfg.SearchIterations)
 	for range cfg.SearchIterations {
 		t := time.Now()
-		if _, err := svc.Get(ctx, ref, q, true); err != nil {
+		if _, err := svc.Content(ctx, ref, q, true); err != nil {
 			return s, err
 		}
 		lat = append(lat, ms(time.Since(t)))

@@ -1,7 +1,8 @@
 // Package bridge owns mcp-bridge's side of the HTTP API: a client of
-// proxy-server that implements mcpserver.Backend, so the stdio bridge serves
-// the same tools as /mcp, the bridge's MCP_PROXY_* configuration, and how
-// it reads its stdin (PollableInput).
+// proxy-server that implements proxy.SessionService and
+// proxy.ContentService, so the stdio bridge serves the same tools as /mcp,
+// the bridge's MCP_PROXY_* configuration, and how it reads its stdin
+// (PollableInput).
 //
 // The client rides out a proxy-server that is down or restarting: a request
 // that certainly never reached the server (the connection was refused or
@@ -40,8 +41,6 @@ import (
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/api"
-	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/content"
-	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/mcpserver"
 )
 
 // VersionHeader carries the bridge's version on every request.
@@ -212,10 +211,10 @@ func (c *Client) checkVersion(server string) {
 		"bridge_version", c.version, "server_version", shown, "proxy", c.base.String())
 }
 
-// Tools implements mcpserver.Backend.
-func (c *Client) Tools(ctx context.Context) ([]mcpserver.Tool, error) {
+// Tools implements proxy.SessionService.
+func (c *Client) Tools(ctx context.Context) ([]proxy.Tool, error) {
 	var out struct {
-		Tools []mcpserver.Tool `json:"tools"`
+		Tools []proxy.Tool `json:"tools"`
 	}
 	if err := c.do(ctx, http.MethodGet, "/tools", nil, &out); err != nil {
 		return nil, err
@@ -223,7 +222,7 @@ func (c *Client) Tools(ctx context.Context) ([]mcpserver.Tool, error) {
 	return out.Tools, nil
 }
 
-// CreateSession implements mcpserver.Backend.
+// CreateSession implements proxy.SessionService.
 func (c *Client) CreateSession(ctx context.Context) (*proxy.Session, error) {
 	var s proxy.Session
 	if err := c.do(ctx, http.MethodPost, "/sessions", struct{}{}, &s); err != nil {
@@ -232,12 +231,12 @@ func (c *Client) CreateSession(ctx context.Context) (*proxy.Session, error) {
 	return &s, nil
 }
 
-// CloseSession implements mcpserver.Backend.
+// CloseSession implements proxy.SessionService.
 func (c *Client) CloseSession(ctx context.Context, id string) error {
 	return c.do(ctx, http.MethodDelete, "/sessions/"+url.PathEscape(id), nil, nil)
 }
 
-// ResumeSession implements mcpserver.Backend.
+// ResumeSession implements proxy.SessionService.
 func (c *Client) ResumeSession(ctx context.Context, id string) (*proxy.Session, bool, error) {
 	var out api.ResumeBody
 	if err := c.do(ctx, http.MethodPost, "/sessions/"+url.PathEscape(id)+"/resume", struct{}{}, &out); err != nil {
@@ -246,7 +245,7 @@ func (c *Client) ResumeSession(ctx context.Context, id string) (*proxy.Session, 
 	return out.Session, out.Restored, nil
 }
 
-// ListSessions implements mcpserver.Backend.
+// ListSessions implements proxy.SessionService.
 func (c *Client) ListSessions(ctx context.Context) ([]*proxy.Session, error) {
 	var out struct {
 		Sessions []*proxy.Session `json:"sessions"`
@@ -257,23 +256,23 @@ func (c *Client) ListSessions(ctx context.Context) ([]*proxy.Session, error) {
 	return out.Sessions, nil
 }
 
-// Call implements mcpserver.Backend.
-func (c *Client) Call(ctx context.Context, sessionID, tool string, params json.RawMessage) (*proxy.CallResult, error) {
+// Call implements proxy.SessionService with POST /call.
+func (c *Client) Call(ctx context.Context, req proxy.CallRequest) (*proxy.CallResult, error) {
 	var res proxy.CallResult
-	body := api.CallBody{SessionID: sessionID, Tool: tool, Params: params, Changes: true}
+	body := api.CallBody{SessionID: req.SessionID, Tool: req.Tool, Params: req.Params, RequestID: req.RequestID, Changes: req.Changes}
 	if err := c.do(ctx, http.MethodPost, "/call", body, &res); err != nil {
 		return nil, err
 	}
 	return &res, nil
 }
 
-// Validate implements mcpserver.Backend.
+// Validate implements proxy.SessionService.
 func (c *Client) Validate(ctx context.Context, tool string, params json.RawMessage) error {
 	return c.do(ctx, http.MethodPost, "/call/validate", api.ValidateBody{Tool: tool, Params: params}, nil)
 }
 
-// Content implements mcpserver.Backend.
-func (c *Client) Content(ctx context.Context, refID string, search content.Query, reset bool) (*content.Content, error) {
+// Content implements proxy.ContentService.
+func (c *Client) Content(ctx context.Context, refID string, search proxy.Query, reset bool) (*proxy.Content, error) {
 	q := url.Values{"format": {"json"}}
 	if search.Text != "" {
 		q.Set("search_for", search.Text)
@@ -293,18 +292,28 @@ func (c *Client) Content(ctx context.Context, refID string, search content.Query
 	return c.content(ctx, refID, q)
 }
 
-// Peek implements mcpserver.Backend: the whole content, images included,
-// with the diff cursor untouched.
-func (c *Client) Peek(ctx context.Context, refID string) (*content.Content, error) {
+// Peek implements proxy.ContentService: the whole content, images
+// included, with the diff cursor untouched.
+func (c *Client) Peek(ctx context.Context, refID string) (*proxy.Content, error) {
 	return c.content(ctx, refID, url.Values{"format": {"json"}, "peek": {"true"}})
 }
 
-func (c *Client) content(ctx context.Context, refID string, q url.Values) (*content.Content, error) {
+// Images implements proxy.ContentService: a ref's images, read as Peek
+// reads them.
+func (c *Client) Images(ctx context.Context, refID string) ([]proxy.Image, error) {
+	ct, err := c.Peek(ctx, refID)
+	if err != nil {
+		return nil, err
+	}
+	return ct.Images, nil
+}
+
+func (c *Client) content(ctx context.Context, refID string, q url.Values) (*proxy.Content, error) {
 	var body api.ContentBody
 	if err := c.do(ctx, http.MethodGet, "/content/"+url.PathEscape(refID)+"?"+q.Encode(), nil, &body); err != nil {
 		return nil, err
 	}
-	out := &content.Content{Text: body.Text, Unchanged: body.Unchanged, Snapshot: body.Snapshot, NoMatch: body.NoMatch}
+	out := &proxy.Content{Text: body.Text, Unchanged: body.Unchanged, Snapshot: body.Snapshot, NoMatch: body.NoMatch}
 	for _, im := range body.Images {
 		data, err := base64.StdEncoding.DecodeString(im.Data)
 		if err != nil {
@@ -315,7 +324,7 @@ func (c *Client) content(ctx context.Context, refID string, q url.Values) (*cont
 	return out, nil
 }
 
-// GetSession implements mcpserver.Backend.
+// GetSession implements proxy.SessionService.
 func (c *Client) GetSession(ctx context.Context, id string) (*proxy.Session, error) {
 	var s proxy.Session
 	if err := c.do(ctx, http.MethodGet, "/sessions/"+url.PathEscape(id), nil, &s); err != nil {
@@ -324,7 +333,7 @@ func (c *Client) GetSession(ctx context.Context, id string) (*proxy.Session, err
 	return &s, nil
 }
 
-// AddCredential implements mcpserver.Backend.
+// AddCredential implements proxy.SessionService.
 func (c *Client) AddCredential(ctx context.Context, value string) (string, error) {
 	var out api.CredentialAnswer
 	if err := c.do(ctx, http.MethodPost, "/credentials", api.CredentialBody{Value: value}, &out); err != nil {
@@ -333,7 +342,7 @@ func (c *Client) AddCredential(ctx context.Context, value string) (string, error
 	return out.Placeholder, nil
 }
 
-// Console implements mcpserver.Backend.
+// Console implements proxy.ContentService.
 func (c *Client) Console(ctx context.Context, refID, level string) (string, error) {
 	q := url.Values{"format": {"json"}}
 	if level != "" {
@@ -533,3 +542,8 @@ func retrySafe(err error, connected bool) bool {
 	}
 	return errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNABORTED)
 }
+
+var (
+	_ proxy.SessionService = (*Client)(nil)
+	_ proxy.ContentService = (*Client)(nil)
+)

@@ -24,7 +24,6 @@ import (
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/api"
-	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/content"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/e2etest"
 )
 
@@ -189,7 +188,7 @@ func TestCallWaitsForServer(t *testing.T) {
 	}
 	done := make(chan result, 1)
 	go func() {
-		res, err := c.Call(context.Background(), "s1", "browser_click", json.RawMessage(`{}`))
+		res, err := c.Call(context.Background(), proxy.CallRequest{SessionID: "s1", Tool: "browser_click", Params: json.RawMessage(`{}`), Changes: true})
 		done <- result{res, err}
 	}()
 	select {
@@ -229,7 +228,7 @@ func TestCallNeverReplayed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = c.Call(context.Background(), "s1", "browser_click", json.RawMessage(`{"target":"e1"}`))
+	_, err = c.Call(context.Background(), proxy.CallRequest{SessionID: "s1", Tool: "browser_click", Params: json.RawMessage(`{"target":"e1"}`), Changes: true})
 	var pe *proxy.Error
 	if !errors.As(err, &pe) || pe.Code != proxy.EUNAVAILABLE || !pe.Retryable {
 		t.Fatalf("call on a dropped connection = %v, want a retryable %s", err, proxy.EUNAVAILABLE)
@@ -255,10 +254,10 @@ func TestStarterRunsOncePerRequest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Call(context.Background(), "s1", "browser_navigate", json.RawMessage(`{}`)); err != nil {
+	if _, err := c.Call(context.Background(), proxy.CallRequest{SessionID: "s1", Tool: "browser_navigate", Params: json.RawMessage(`{}`), Changes: true}); err != nil {
 		t.Fatalf("call with a starter: %v", err)
 	}
-	if _, err := c.Call(context.Background(), "s1", "browser_navigate", json.RawMessage(`{}`)); err != nil {
+	if _, err := c.Call(context.Background(), proxy.CallRequest{SessionID: "s1", Tool: "browser_navigate", Params: json.RawMessage(`{}`), Changes: true}); err != nil {
 		t.Fatalf("second call: %v", err)
 	}
 	if n := started.Load(); n != 1 {
@@ -276,7 +275,7 @@ func TestRetryIsBounded(t *testing.T) {
 	t.Run("retry timeout", func(t *testing.T) {
 		failing := func(context.Context) error { return errors.New("no proxy-server binary") }
 		c, _ := NewClient("http://127.0.0.1:"+port, "", WithRetryTimeout(300*time.Millisecond), WithStarter(failing))
-		_, err := c.Call(context.Background(), "s1", "browser_click", json.RawMessage(`{}`))
+		_, err := c.Call(context.Background(), proxy.CallRequest{SessionID: "s1", Tool: "browser_click", Params: json.RawMessage(`{}`), Changes: true})
 		var pe *proxy.Error
 		if !errors.As(err, &pe) || pe.Code != proxy.EUNAVAILABLE || !pe.Retryable || !strings.Contains(pe.Message, ErrUnreachable.Error()) {
 			t.Errorf("err = %v, want retryable %s saying the server is unreachable", err, proxy.EUNAVAILABLE)
@@ -289,7 +288,7 @@ func TestRetryIsBounded(t *testing.T) {
 		defer cancel()
 		done := make(chan error, 1)
 		go func() {
-			_, err := c.Call(ctx, "s1", "browser_click", json.RawMessage(`{}`))
+			_, err := c.Call(ctx, proxy.CallRequest{SessionID: "s1", Tool: "browser_click", Params: json.RawMessage(`{}`), Changes: true})
 			done <- err
 		}()
 		<-logs.seen("proxy-server unreachable; retrying")
@@ -416,7 +415,7 @@ func TestToolsetsTravelWithEveryRequest(t *testing.T) {
 			if err := c.Validate(ctx, "browser_localstorage_get", json.RawMessage(`{}`)); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := c.Call(ctx, "s1", "browser_localstorage_get", json.RawMessage(`{}`)); err != nil {
+			if _, err := c.Call(ctx, proxy.CallRequest{SessionID: "s1", Tool: "browser_localstorage_get", Params: json.RawMessage(`{}`), Changes: true}); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := c.Once().ListSessions(ctx); err != nil {
@@ -521,14 +520,14 @@ func TestContentSendsTheSearch(t *testing.T) {
 	}
 	tests := []struct {
 		name  string
-		q     content.Query
+		q     proxy.Query
 		reset bool
 		want  url.Values
 	}{
-		{"no search", content.Query{}, false, url.Values{"format": {"json"}}},
-		{"options without a search are not sent", content.Query{Regex: true, CaseSensitive: true}, true, url.Values{"format": {"json"}, "reset_cursor": {"true"}}},
-		{"text", content.Query{Text: "Product 7"}, false, url.Values{"format": {"json"}, "search_for": {"Product 7"}}},
-		{"regex, case-sensitive", content.Query{Text: `^\s*- button`, Regex: true, CaseSensitive: true}, false,
+		{"no search", proxy.Query{}, false, url.Values{"format": {"json"}}},
+		{"options without a search are not sent", proxy.Query{Regex: true, CaseSensitive: true}, true, url.Values{"format": {"json"}, "reset_cursor": {"true"}}},
+		{"text", proxy.Query{Text: "Product 7"}, false, url.Values{"format": {"json"}, "search_for": {"Product 7"}}},
+		{"regex, case-sensitive", proxy.Query{Text: `^\s*- button`, Regex: true, CaseSensitive: true}, false,
 			url.Values{"format": {"json"}, "search_for": {`^\s*- button`}, "regex": {"true"}, "case_sensitive": {"true"}}},
 	}
 	for _, tt := range tests {
@@ -541,7 +540,7 @@ func TestContentSendsTheSearch(t *testing.T) {
 			}
 		})
 	}
-	res, err := c.Content(context.Background(), "r1", content.Query{Text: "zz"}, false)
+	res, err := c.Content(context.Background(), "r1", proxy.Query{Text: "zz"}, false)
 	if err != nil || !res.NoMatch || !res.Snapshot {
 		t.Errorf("Content(no match) = %+v, %v; want NoMatch and Snapshot", res, err)
 	}

@@ -11,7 +11,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
-	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/content"
 )
 
 // TestResourceAndVaultRequests checks what the client sends for the MCP
@@ -39,7 +38,7 @@ func TestResourceAndVaultRequests(t *testing.T) {
 		{name: "peek", run: func(ctx context.Context, c *Client) (any, error) { return c.Peek(ctx, "r1") },
 			wantReq: "GET /content/r1?format=json&peek=true ", status: 200,
 			answer: `{"ref_id":"r1","text":"- a\n","unchanged":false,"images":[{"mime_type":"image/png","data":"UE5H"}],"snapshot":true}`,
-			want:   &content.Content{Text: "- a\n", Snapshot: true, Images: []proxy.Image{{RefID: "r1", MimeType: "image/png", Data: []byte("PNG")}}}},
+			want:   &proxy.Content{Text: "- a\n", Snapshot: true, Images: []proxy.Image{{RefID: "r1", MimeType: "image/png", Data: []byte("PNG")}}}},
 		{name: "peek unknown ref", run: func(ctx context.Context, c *Client) (any, error) { return c.Peek(ctx, "nope") },
 			wantReq: "GET /content/nope?format=json&peek=true ", status: 404, answer: `{"error":"REF_NOT_FOUND","message":"no ref","retryable":false}`,
 			wantCode: proxy.EREFMISSING},

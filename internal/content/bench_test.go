@@ -22,7 +22,7 @@ func BenchmarkSearch(b *testing.B) {
 		{"case_sensitive", "Espresso"},
 		{"regex", `espresso-\w+$`},
 	} {
-		query := content.Query{Text: q.query, CaseSensitive: q.name == "case_sensitive", Regex: q.name == "regex"}
+		query := proxy.Query{Text: q.query, CaseSensitive: q.name == "case_sensitive", Regex: q.name == "regex"}
 		b.Run(q.name, func(b *testing.B) {
 			b.SetBytes(int64(len(snap)))
 			b.ReportAllocs()
@@ -43,14 +43,14 @@ func BenchmarkGetDiff(b *testing.B) {
 	run := func(b *testing.B, s content.Store, search string) {
 		svc := content.New(s)
 		ctx := context.Background()
-		q := content.Query{Text: search}
-		if _, err := svc.Get(ctx, "r", q, false); err != nil {
+		q := proxy.Query{Text: search}
+		if _, err := svc.Content(ctx, "r", q, false); err != nil {
 			b.Fatal(err)
 		}
 		b.SetBytes(int64(len(snap)))
 		b.ReportAllocs()
 		for b.Loop() {
-			c, err := svc.Get(ctx, "r", q, false)
+			c, err := svc.Content(ctx, "r", q, false)
 			switch {
 			case err != nil:
 				b.Fatal(err)

@@ -207,14 +207,14 @@ func TestFormatBytes(t *testing.T) {
 // stay as they are (a search for a heading's ref finds it with its ref).
 func TestSearchOutline(t *testing.T) {
 	tests := []struct {
-		q    Query
+		q    proxy.Query
 		want string
 	}{
-		{Query{Text: "Product 2", Outline: true},
+		{proxy.Query{Text: "Product 2", Outline: true},
 			"- list:\n  - listitem:\n    - text: Product 1\n    - button \"Add to cart\" [ref=e6]\n  - listitem:\n    - text: Product 2\n    - button \"Add to cart\" [ref=e8]\n"},
-		{Query{Text: "[ref=e2]", Outline: true},
+		{proxy.Query{Text: "[ref=e2]", Outline: true},
 			"- heading \"Shop\" [level=1] [ref=e2]\n- paragraph: \"Cart: 0\"\n- list:\n  - listitem:\n    ...\n"},
-		{Query{Text: "Product 2"},
+		{proxy.Query{Text: "Product 2"},
 			"- generic [active] [ref=e1]:\n  - list [ref=e4]:\n    - listitem [ref=e5]:\n      - text: Product 1\n      - button \"Add to cart\" [ref=e6]\n    - listitem [ref=e7]:\n      - text: Product 2\n      - button \"Add to cart\" [ref=e8]\n"},
 	}
 	for _, tt := range tests {

@@ -52,26 +52,7 @@ func New(s Store) *Service {
 	return &Service{store: s, now: time.Now}
 }
 
-// Content is what one get_content read returns.
-type Content struct {
-	// Text is the view (whole, or only its new tail), "" when Unchanged.
-	Text string
-	// Images are the ref's stored images. They come with every read that
-	// returns the whole view and are left out of incremental and unchanged
-	// reads, since the caller already has them; reset_cursor brings them back.
-	Images []proxy.Image
-	// Unchanged is true when the view is exactly what the previous read of
-	// this ref returned; Text is then "".
-	Unchanged bool
-	// Snapshot is true when the ref has a page snapshot (yaml) and Text is
-	// (a view of) it; false when Text comes from the result text.
-	Snapshot bool
-	// NoMatch is true when a search found nothing (Text is then ""): an
-	// answer of its own, never to be taken for an unchanged read.
-	NoMatch bool
-}
-
-// Get returns the content of refID: its page snapshot, or the text of its
+// Content returns the content of refID: its page snapshot, or the text of its
 // result when it has none, or, when search.Text is not empty, what a search
 // of it shows (see Search).
 //
@@ -86,11 +67,11 @@ type Content struct {
 // when there are none, and neither reads nor moves the cursor (nor comes
 // with the ref's images). An unknown ref is the store's EREFMISSING, an
 // invalid regular expression EINVALID.
-func (s *Service) Get(ctx context.Context, refID string, search Query, resetCursor bool) (*Content, error) {
+func (s *Service) Content(ctx context.Context, refID string, search proxy.Query, resetCursor bool) (*proxy.Content, error) {
 	var m *matcher
 	if search.Text != "" {
 		var err error
-		if m, err = search.compile(); err != nil {
+		if m, err = compile(search); err != nil {
 			return nil, err
 		}
 	}
@@ -104,7 +85,7 @@ func (s *Service) Get(ctx context.Context, refID string, search Query, resetCurs
 	text, snapshot := textOf(resp)
 	if m != nil {
 		hits := m.search(text)
-		return &Content{Text: hits, Snapshot: snapshot, NoMatch: hits == ""}, nil
+		return &proxy.Content{Text: hits, Snapshot: snapshot, NoMatch: hits == ""}, nil
 	}
 	view := text
 	hash := hashOf(view)
@@ -121,7 +102,7 @@ func (s *Service) Get(ctx context.Context, refID string, search Query, resetCurs
 			return nil, fmt.Errorf("content: get %s: %w", refID, err)
 		}
 	}
-	out := &Content{Snapshot: snapshot}
+	out := &proxy.Content{Snapshot: snapshot}
 	switch {
 	case prev == nil:
 		out.Text = view
@@ -149,7 +130,7 @@ func (s *Service) Get(ctx context.Context, refID string, search Query, resetCurs
 // look at a ref from elsewhere (an MCP resource read) must not turn the
 // model's next get_content into an incremental or empty read. An unknown ref
 // is EREFMISSING.
-func (s *Service) Peek(ctx context.Context, refID string) (*Content, error) {
+func (s *Service) Peek(ctx context.Context, refID string) (*proxy.Content, error) {
 	if err := s.visible(ctx, refID); err != nil {
 		return nil, err
 	}
@@ -162,7 +143,7 @@ func (s *Service) Peek(ctx context.Context, refID string) (*Content, error) {
 	if err != nil {
 		return nil, fmt.Errorf("content: peek %s: %w", refID, err)
 	}
-	return &Content{Text: text, Images: images, Snapshot: snapshot}, nil
+	return &proxy.Content{Text: text, Images: images, Snapshot: snapshot}, nil
 }
 
 // textOf is what get_content shows of a response: the page snapshot, or the
@@ -281,3 +262,5 @@ func (l *refLocks) lock(ref string) (unlock func()) {
 		l.mu.Unlock()
 	}
 }
+
+var _ proxy.ContentService = (*Service)(nil)

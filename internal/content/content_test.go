@@ -47,7 +47,7 @@ const (
 
 func mustSearch(t testing.TB, text, query string) string {
 	t.Helper()
-	got, err := content.Search(text, content.Query{Text: query})
+	got, err := content.Search(text, proxy.Query{Text: query})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,11 +137,11 @@ func TestGetDiffSequences(t *testing.T) {
 					resp.PageSnapshot = *rd.setSnapshot
 					fs.setResponse(resp)
 				}
-				got, err := svc.Get(t.Context(), "r", content.Query{Text: rd.search}, rd.reset)
+				got, err := svc.Content(t.Context(), "r", proxy.Query{Text: rd.search}, rd.reset)
 				if err != nil {
 					t.Fatalf("read %d: %v", i, err)
 				}
-				want := &content.Content{Text: rd.want, Unchanged: rd.unchanged, NoMatch: rd.noMatch, Snapshot: resp.PageSnapshot != ""}
+				want := &proxy.Content{Text: rd.want, Unchanged: rd.unchanged, NoMatch: rd.noMatch, Snapshot: resp.PageSnapshot != ""}
 				if rd.wantImages {
 					want.Images = images
 				}
@@ -168,7 +168,7 @@ func TestGetCursorContents(t *testing.T) {
 	fs.setResponse(proxy.Response{RefID: "r", Status: proxy.StatusSuccess, PageSnapshot: "- a\n- b\n"})
 	svc := content.New(fs)
 	before := time.Now()
-	if _, err := svc.Get(t.Context(), "r", content.Query{}, false); err != nil {
+	if _, err := svc.Content(t.Context(), "r", proxy.Query{}, false); err != nil {
 		t.Fatal(err)
 	}
 	view := "- a\n- b\n"
@@ -205,7 +205,7 @@ func TestGetResultText(t *testing.T) {
 			}
 			fs := newFakeStore()
 			fs.setResponse(proxy.Response{RefID: "r", Status: proxy.StatusSuccess, Result: tt.result})
-			got, err := content.New(fs).Get(t.Context(), "r", content.Query{}, false)
+			got, err := content.New(fs).Content(t.Context(), "r", proxy.Query{}, false)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -223,7 +223,7 @@ func TestGetErrors(t *testing.T) {
 	svc := content.New(fs)
 	for _, ref := range []string{"unknown", "running"} {
 		t.Run(ref, func(t *testing.T) {
-			_, err := svc.Get(t.Context(), ref, content.Query{}, false)
+			_, err := svc.Content(t.Context(), ref, proxy.Query{}, false)
 			if code := proxy.ErrorCode(err); code != proxy.EREFMISSING {
 				t.Fatalf("Get(%s) error = %v (code %q), want %s", ref, err, code, proxy.EREFMISSING)
 			}
@@ -248,7 +248,7 @@ func TestGetConcurrentSameRef(t *testing.T) {
 	)
 	for range 32 {
 		wg.Go(func() {
-			c, err := svc.Get(context.Background(), "r", content.Query{}, false)
+			c, err := svc.Content(context.Background(), "r", proxy.Query{}, false)
 			if err != nil {
 				t.Error(err)
 				return
@@ -281,11 +281,11 @@ func TestCursorSurvivesRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	seed(t, db, "r", snap, []proxy.ConsoleEntry{{Level: "error", Message: "boom"}})
-	got, err := content.New(db).Get(ctx, "r", content.Query{}, false)
+	got, err := content.New(db).Content(ctx, "r", proxy.Query{}, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(&content.Content{Text: snap, Images: []proxy.Image{}, Snapshot: true}, got); diff != "" {
+	if diff := cmp.Diff(&proxy.Content{Text: snap, Images: []proxy.Image{}, Snapshot: true}, got); diff != "" {
 		t.Fatalf("first read (-want +got):\n%s", diff)
 	}
 	if err := db.Close(); err != nil {
@@ -301,15 +301,15 @@ func TestCursorSurvivesRestart(t *testing.T) {
 	reads := []struct {
 		search string
 		reset  bool
-		want   *content.Content
+		want   *proxy.Content
 	}{
-		{"", false, &content.Content{Unchanged: true, Snapshot: true}},
-		{"", true, &content.Content{Text: snap, Images: []proxy.Image{}, Snapshot: true}},
-		{"button", false, &content.Content{Text: mustSearch(t, snap, "button"), Snapshot: true}},
-		{"", false, &content.Content{Unchanged: true, Snapshot: true}}, // the search moved no cursor
+		{"", false, &proxy.Content{Unchanged: true, Snapshot: true}},
+		{"", true, &proxy.Content{Text: snap, Images: []proxy.Image{}, Snapshot: true}},
+		{"button", false, &proxy.Content{Text: mustSearch(t, snap, "button"), Snapshot: true}},
+		{"", false, &proxy.Content{Unchanged: true, Snapshot: true}}, // the search moved no cursor
 	}
 	for i, rd := range reads {
-		got, err := svc.Get(ctx, "r", content.Query{Text: rd.search}, rd.reset)
+		got, err := svc.Content(ctx, "r", proxy.Query{Text: rd.search}, rd.reset)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -317,7 +317,7 @@ func TestCursorSurvivesRestart(t *testing.T) {
 			t.Errorf("read %d after restart (-want +got):\n%s", i, diff)
 		}
 	}
-	if _, err := svc.Get(ctx, "nope", content.Query{}, false); proxy.ErrorCode(err) != proxy.EREFMISSING {
+	if _, err := svc.Content(ctx, "nope", proxy.Query{}, false); proxy.ErrorCode(err) != proxy.EREFMISSING {
 		t.Errorf("unknown ref on the real store: %v, want %s", err, proxy.EREFMISSING)
 	}
 	out, err := svc.Console(ctx, "r", "")
@@ -371,20 +371,20 @@ func TestPeekLeavesTheCursorAlone(t *testing.T) {
 		ref  string
 		// readFirst makes a get_content read before the peek.
 		readFirst bool
-		want      *content.Content
+		want      *proxy.Content
 		// wantNext is what get_content answers after the peek.
-		wantNext *content.Content
+		wantNext *proxy.Content
 		wantCode string
 	}{
 		{name: "snapshot, never read", ref: "snap",
-			want:     &content.Content{Text: snap, Images: []proxy.Image{}, Snapshot: true},
-			wantNext: &content.Content{Text: snap, Images: []proxy.Image{}, Snapshot: true}},
+			want:     &proxy.Content{Text: snap, Images: []proxy.Image{}, Snapshot: true},
+			wantNext: &proxy.Content{Text: snap, Images: []proxy.Image{}, Snapshot: true}},
 		{name: "snapshot, already read", ref: "snap", readFirst: true,
-			want:     &content.Content{Text: snap, Images: []proxy.Image{}, Snapshot: true},
-			wantNext: &content.Content{Unchanged: true, Snapshot: true}},
+			want:     &proxy.Content{Text: snap, Images: []proxy.Image{}, Snapshot: true},
+			wantNext: &proxy.Content{Unchanged: true, Snapshot: true}},
 		{name: "result text with an image", ref: "shot",
-			want:     &content.Content{Text: "### Result\nTook the screenshot", Images: png},
-			wantNext: &content.Content{Text: "### Result\nTook the screenshot", Images: png}},
+			want:     &proxy.Content{Text: "### Result\nTook the screenshot", Images: png},
+			wantNext: &proxy.Content{Text: "### Result\nTook the screenshot", Images: png}},
 		{name: "unknown ref", ref: "nope", wantCode: proxy.EREFMISSING},
 		{name: "call still running", ref: "running", wantCode: proxy.EREFMISSING},
 	}
@@ -400,7 +400,7 @@ func TestPeekLeavesTheCursorAlone(t *testing.T) {
 			svc := content.New(fs)
 			ctx := t.Context()
 			if tt.readFirst {
-				if _, err := svc.Get(ctx, tt.ref, content.Query{}, false); err != nil {
+				if _, err := svc.Content(ctx, tt.ref, proxy.Query{}, false); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -419,7 +419,7 @@ func TestPeekLeavesTheCursorAlone(t *testing.T) {
 			if tt.wantNext == nil {
 				return
 			}
-			next, err := svc.Get(ctx, tt.ref, content.Query{}, false)
+			next, err := svc.Content(ctx, tt.ref, proxy.Query{}, false)
 			if err != nil {
 				t.Fatal(err)
 			}

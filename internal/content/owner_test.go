@@ -50,7 +50,7 @@ func TestRefsOfOtherClientsDoNotExist(t *testing.T) {
 				return e.Code + " " + e.Message
 			}
 			switch v := v.(type) {
-			case *content.Content:
+			case *proxy.Content:
 				return v.Text
 			case []proxy.Image:
 				return string(v[0].Data)
@@ -60,7 +60,7 @@ func TestRefsOfOtherClientsDoNotExist(t *testing.T) {
 		var out []string
 		c, err := svc.Peek(ctx, ref)
 		out = append(out, "peek: "+show(c, err))
-		c, err = svc.Get(ctx, ref, content.Query{Text: "Secret"}, false)
+		c, err = svc.Content(ctx, ref, proxy.Query{Text: "Secret"}, false)
 		out = append(out, "search: "+show(c, err))
 		text, err := svc.Console(ctx, ref, "")
 		out = append(out, "console: "+show(text, err))
@@ -81,7 +81,7 @@ func TestRefsOfOtherClientsDoNotExist(t *testing.T) {
 	}
 	wantSeen := "peek: - heading \"Secret\" [ref=e1]\n\nsearch: - heading \"Secret\" [ref=e1]\n\nconsole: [ERROR] secret token\n\nimages: png"
 	for name, ctx := range map[string]context.Context{"owner": proxy.WithClient(ctx, owner), "operator": ctx} {
-		c, err := svc.Get(ctx, ref, content.Query{}, true)
+		c, err := svc.Content(ctx, ref, proxy.Query{}, true)
 		if err != nil || !strings.Contains(c.Text, "Secret") {
 			t.Errorf("%s: get = %+v, %v", name, c, err)
 		}

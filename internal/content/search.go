@@ -11,21 +11,6 @@ import (
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
 )
 
-// Query is what a search looks for in a snapshot (or result text), line by
-// line. The zero Query searches nothing.
-type Query struct {
-	// Text is a substring to find, or with Regex an RE2 regular expression
-	// matched against each line (without its line break).
-	Text  string
-	Regex bool
-	// CaseSensitive turns off the default case-insensitivity (both sides
-	// lower-cased for text, (?i) for a regular expression).
-	CaseSensitive bool
-	// Outline shows the answer as answers show pages (see Outline), the
-	// matching lines as they are: what the model reads through MCP.
-	Outline bool
-}
-
 // The bounds of a search answer. They exist for the model's context: one
 // search should locate an element and show what is needed to act on it,
 // never grow with the page.
@@ -69,11 +54,11 @@ const elision = "..."
 // At most MaxMatches matches are shown; a last line "# N more matches: …"
 // counts the others. No match gives ""; an empty q.Text gives yamlText
 // unchanged. An invalid regular expression is INVALID_PARAMETERS.
-func Search(yamlText string, q Query) (string, error) {
+func Search(yamlText string, q proxy.Query) (string, error) {
 	if q.Text == "" {
 		return yamlText, nil
 	}
-	m, err := q.compile()
+	m, err := compile(q)
 	if err != nil {
 		return "", err
 	}
@@ -123,8 +108,8 @@ const (
 	regex
 )
 
-func (q Query) compile() (*matcher, error) {
-	m, err := q.matcher()
+func compile(q proxy.Query) (*matcher, error) {
+	m, err := newMatcher(q)
 	if err != nil {
 		return nil, err
 	}
@@ -132,7 +117,7 @@ func (q Query) compile() (*matcher, error) {
 	return m, nil
 }
 
-func (q Query) matcher() (*matcher, error) {
+func newMatcher(q proxy.Query) (*matcher, error) {
 	switch {
 	case q.Regex:
 		expr := q.Text

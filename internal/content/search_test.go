@@ -34,20 +34,20 @@ func TestSearchGolden(t *testing.T) {
 	snapshot := readSnapshot(t)
 	tests := []struct {
 		name string
-		q    content.Query
+		q    proxy.Query
 	}{
-		{"button", content.Query{Text: "button"}},
-		{"sign_in_upper_case", content.Query{Text: "SIGN IN"}},
-		{"url_lines", content.Query{Text: "/url:"}},
-		{"japanese", content.Query{Text: "カート"}},
-		{"ref", content.Query{Text: "[ref=e35]"}},
-		{"password_shared_ancestors", content.Query{Text: "password"}},
-		{"euro_sign", content.Query{Text: "€"}},
-		{"heading_level", content.Query{Text: "[level="}},
-		{"email_label", content.Query{Text: "Email address"}},
-		{"regex_prices", content.Query{Text: `€\d+\.\d\d`, Regex: true}},
-		{"case_sensitive", content.Query{Text: "Sign in", CaseSensitive: true}},
-		{"no_match", content.Query{Text: "zzz-no-such-text"}},
+		{"button", proxy.Query{Text: "button"}},
+		{"sign_in_upper_case", proxy.Query{Text: "SIGN IN"}},
+		{"url_lines", proxy.Query{Text: "/url:"}},
+		{"japanese", proxy.Query{Text: "カート"}},
+		{"ref", proxy.Query{Text: "[ref=e35]"}},
+		{"password_shared_ancestors", proxy.Query{Text: "password"}},
+		{"euro_sign", proxy.Query{Text: "€"}},
+		{"heading_level", proxy.Query{Text: "[level="}},
+		{"email_label", proxy.Query{Text: "Email address"}},
+		{"regex_prices", proxy.Query{Text: `€\d+\.\d\d`, Regex: true}},
+		{"case_sensitive", proxy.Query{Text: "Sign in", CaseSensitive: true}},
+		{"no_match", proxy.Query{Text: "zzz-no-such-text"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -161,26 +161,26 @@ func TestSearch(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name, text string
-		q          content.Query
+		q          proxy.Query
 		want       string
 	}{
-		{"empty query returns everything", "- a\n  - b\n", content.Query{}, "- a\n  - b\n"},
-		{"empty text", "", content.Query{Text: "x"}, ""},
-		{"no match", "- a\n  - b\n", content.Query{Text: "zz"}, ""},
+		{"empty query returns everything", "- a\n  - b\n", proxy.Query{}, "- a\n  - b\n"},
+		{"empty text", "", proxy.Query{Text: "x"}, ""},
+		{"no match", "- a\n  - b\n", proxy.Query{Text: "zz"}, ""},
 
-		{"shared labels: the item of the name, with its button", shop(5), content.Query{Text: "Product 2"},
+		{"shared labels: the item of the name, with its button", shop(5), proxy.Query{Text: "Product 2"},
 			"- main [ref=e1]:\n  - list [ref=e3]:\n" + shopItem(2)},
-		{"shared labels: every item of a shared label", shop(3), content.Query{Text: "add to CART"},
+		{"shared labels: every item of a shared label", shop(3), proxy.Query{Text: "add to CART"},
 			"- main [ref=e1]:\n  - list [ref=e3]:\n" + shopItem(1) + shopItem(2) + shopItem(3)},
-		{"item named by its own text: its children", ownText(5), content.Query{Text: "Product 2"},
+		{"item named by its own text: its children", ownText(5), proxy.Query{Text: "Product 2"},
 			"- list [ref=e1]:\n  - listitem [ref=e20]: Product 2\n    - button \"Add to cart\" [ref=e21]\n"},
-		{"a long neighbour is cut, the match is whole", article, content.Query{Text: "needle"},
+		{"a long neighbour is cut, the match is whole", article, proxy.Query{Text: "needle"},
 			"- article [ref=e1]:\n" +
 				"  - paragraph [ref=e2]: " + strings.Repeat("a", 120-len("  - paragraph [ref=e2]: ")) + "…\n" +
 				"  - paragraph [ref=e3]: " + strings.Repeat("b", 120-len("  - paragraph [ref=e3]: ")) + "…\n" +
 				"  - paragraph [ref=e4]: " + strings.Repeat("c", 150) + " needle " + strings.Repeat("c", 150) + "\n" +
 				"  - paragraph [ref=e5]: " + strings.Repeat("d", 120-len("  - paragraph [ref=e5]: ")) + "…\n"},
-		{"table row: a match on the row and on its cell show the row once", orders, content.Query{Text: "ORD-1234"},
+		{"table row: a match on the row and on its cell show the row once", orders, proxy.Query{Text: "ORD-1234"},
 			`- table [ref=e1]:
   - rowgroup [ref=e8]:
     - row "ORD-1234 2024-05-02 Pending 12.50" [ref=e14]:
@@ -190,7 +190,7 @@ func TestSearch(t *testing.T) {
       - cell "12.50 Pay" [ref=e18]:
         - button "Pay" [ref=e19]
 `},
-		{"table cell: its row", orders, content.Query{Text: "2024-05-03"},
+		{"table cell: its row", orders, proxy.Query{Text: "2024-05-03"},
 			`- table [ref=e1]:
   - rowgroup [ref=e8]:
     - row "ORD-1235 2024-05-03 Shipped 7.00" [ref=e20]:
@@ -199,7 +199,7 @@ func TestSearch(t *testing.T) {
       - cell "Shipped" [ref=e23]
       - cell "7.00" [ref=e24]
 `},
-		{"nested wrappers: the whole card", cards, content.Query{Text: "Product 2"},
+		{"nested wrappers: the whole card", cards, proxy.Query{Text: "Product 2"},
 			`- list [ref=e1]:
   - listitem [ref=e7]:
     - generic [ref=e8]:
@@ -208,54 +208,54 @@ func TestSearch(t *testing.T) {
       - text: €12
       - button "Add to cart" [ref=e11]
 `},
-		{"first sibling: the lines after it", form, content.Query{Text: "email"},
+		{"first sibling: the lines after it", form, proxy.Query{Text: "email"},
 			"- form [ref=e1]:\n  - text: Email\n  - textbox [ref=e2]\n  - text: Password\n  - textbox [ref=e3]\n  ...\n"},
-		{"last sibling: the lines before it", form, content.Query{Text: "sign in"},
+		{"last sibling: the lines before it", form, proxy.Query{Text: "sign in"},
 			"- form [ref=e1]:\n  ...\n  - text: Remember me\n  - text: Phone\n  - textbox [ref=e5]\n  - button \"Sign in\" [ref=e6]\n"},
-		{"middle sibling: both sides, nothing elided that is shown", form, content.Query{Text: "remember"},
+		{"middle sibling: both sides, nothing elided that is shown", form, proxy.Query{Text: "remember"},
 			"- form [ref=e1]:\n  ...\n  - text: Password\n  - textbox [ref=e3]\n  - checkbox [ref=e4]\n  - text: Remember me\n  - text: Phone\n  - textbox [ref=e5]\n  - button \"Sign in\" [ref=e6]\n"},
-		{"neighbourhoods that meet are merged", form, content.Query{Text: "text: p"},
+		{"neighbourhoods that meet are merged", form, proxy.Query{Text: "text: p"},
 			"- form [ref=e1]:\n  - text: Email\n  - textbox [ref=e2]\n  - text: Password\n  - textbox [ref=e3]\n  - checkbox [ref=e4]\n  - text: Remember me\n  - text: Phone\n  - textbox [ref=e5]\n  - button \"Sign in\" [ref=e6]\n"},
 		{"the lines of a sibling cut from its own line are left out",
 			"- form:\n  - group:\n    - textbox [ref=e1]\n    - textbox [ref=e2]\n    - textbox [ref=e3]\n  - text: Target\n  - b\n  - c\n  - d\n  - e\n",
-			content.Query{Text: "target"},
+			proxy.Query{Text: "target"},
 			"- form:\n  ...\n  - text: Target\n  - b\n  - c\n  - d\n  ...\n"},
 		{"a leaf's properties come with it, and count as no children",
 			"- nav:\n  - a\n  - b\n  - link \"Deals\" [ref=e3]:\n    - /url: /deals\n  - c\n  - d\n  - e\n  - f\n",
-			content.Query{Text: "deals\""},
+			proxy.Query{Text: "deals\""},
 			"- nav:\n  - a\n  - b\n  - link \"Deals\" [ref=e3]:\n    - /url: /deals\n  - c\n  - d\n  - e\n  ...\n"},
 		{"a large matching node: its first lines",
 			"- list \"Big\":\n  - a\n  - b\n  - c\n  - d\n  - e\n  - f\n  - g\n  - h\n  - i\n",
-			content.Query{Text: "big"},
+			proxy.Query{Text: "big"},
 			"- list \"Big\":\n  - a\n  - b\n  - c\n  - d\n  - e\n  - f\n  - g\n  ...\n"},
 		{"plain text: lines around, as grep -C",
 			"alpha\nbravo\ncharlie\ndelta\necho\nfoxtrot\ngolf\nhotel\nindia\n",
-			content.Query{Text: "echo"},
+			proxy.Query{Text: "echo"},
 			"...\nbravo\ncharlie\ndelta\necho\nfoxtrot\ngolf\nhotel\n...\n"},
 		{"multiple matches share their ancestors",
 			"- root:\n  - a:\n    - hit 1\n    - x\n    - hit 2\n  - b:\n    - hit 3\n" + strings.Repeat("  - pad\n", 8),
-			content.Query{Text: "hit"},
+			proxy.Query{Text: "hit"},
 			"- root:\n  - a:\n    - hit 1\n    - x\n    - hit 2\n  - b:\n    - hit 3\n"},
 		{"a matching ancestor appears once, in place",
-			"- hit parent:\n  - hit child\n", content.Query{Text: "hit"}, "- hit parent:\n  - hit child\n"},
+			"- hit parent:\n  - hit child\n", proxy.Query{Text: "hit"}, "- hit parent:\n  - hit child\n"},
 		{"blank lines do not break ancestry and are not shown",
-			"- root:\n\n  - hit\n", content.Query{Text: "hit"}, "- root:\n  - hit\n"},
+			"- root:\n\n  - hit\n", proxy.Query{Text: "hit"}, "- root:\n  - hit\n"},
 		{"a pattern matching empty lines shows no blank line",
-			"- a\n\n- b\n", content.Query{Text: "^", Regex: true}, "- a\n- b\n"},
+			"- a\n\n- b\n", proxy.Query{Text: "^", Regex: true}, "- a\n- b\n"},
 		{"dedent ends the enclosing block",
-			"- a:\n  - b:\n    - c\n- d:\n  - hit\n", content.Query{Text: "hit"}, "- d:\n  - hit\n"},
-		{"CRLF kept", "- a:\r\n  - hit\r\n", content.Query{Text: "HIT"}, "- a:\r\n  - hit\r\n"},
-		{"last line without newline", "- a:\n  - hit", content.Query{Text: "hit"}, "- a:\n  - hit"},
-		{"does not match across lines", "- ab\n- cd\n", content.Query{Text: "b\n- c"}, ""},
-		{"tabs count as indentation", "- a:\n\t- hit\n", content.Query{Text: "hit"}, "- a:\n\t- hit\n"},
-		{"regexp characters are literal in text", "- a [ref=e1]\n", content.Query{Text: "[ref=e1]"}, "- a [ref=e1]\n"},
+			"- a:\n  - b:\n    - c\n- d:\n  - hit\n", proxy.Query{Text: "hit"}, "- d:\n  - hit\n"},
+		{"CRLF kept", "- a:\r\n  - hit\r\n", proxy.Query{Text: "HIT"}, "- a:\r\n  - hit\r\n"},
+		{"last line without newline", "- a:\n  - hit", proxy.Query{Text: "hit"}, "- a:\n  - hit"},
+		{"does not match across lines", "- ab\n- cd\n", proxy.Query{Text: "b\n- c"}, ""},
+		{"tabs count as indentation", "- a:\n\t- hit\n", proxy.Query{Text: "hit"}, "- a:\n\t- hit\n"},
+		{"regexp characters are literal in text", "- a [ref=e1]\n", proxy.Query{Text: "[ref=e1]"}, "- a [ref=e1]\n"},
 
-		{"regex: anchored to the line", shop(12), content.Query{Text: `Product 1$`, Regex: true},
+		{"regex: anchored to the line", shop(12), proxy.Query{Text: `Product 1$`, Regex: true},
 			"- main [ref=e1]:\n  - list [ref=e3]:\n" + shopItem(1)},
-		{"regex: case-insensitive by default", shop(3), content.Query{Text: `product [23]$`, Regex: true},
+		{"regex: case-insensitive by default", shop(3), proxy.Query{Text: `product [23]$`, Regex: true},
 			"- main [ref=e1]:\n  - list [ref=e3]:\n" + shopItem(2) + shopItem(3)},
-		{"regex: case-sensitive", shop(3), content.Query{Text: `product [23]$`, Regex: true, CaseSensitive: true}, ""},
-		{"regex: alternatives", orders, content.Query{Text: `"(ORD-1233|ORD-1235)"`, Regex: true},
+		{"regex: case-sensitive", shop(3), proxy.Query{Text: `product [23]$`, Regex: true, CaseSensitive: true}, ""},
+		{"regex: alternatives", orders, proxy.Query{Text: `"(ORD-1233|ORD-1235)"`, Regex: true},
 			`- table [ref=e1]:
   - rowgroup [ref=e8]:
     - row "ORD-1233 2024-05-01 Shipped 10.00" [ref=e9]:
@@ -269,22 +269,22 @@ func TestSearch(t *testing.T) {
       - cell "Shipped" [ref=e23]
       - cell "7.00" [ref=e24]
 `},
-		{"case-sensitive text", shop(2), content.Query{Text: "add to cart", CaseSensitive: true}, ""},
-		{"case-sensitive text that matches, in a page small enough to show whole", shop(1), content.Query{Text: "Add to cart", CaseSensitive: true},
+		{"case-sensitive text", shop(2), proxy.Query{Text: "add to cart", CaseSensitive: true}, ""},
+		{"case-sensitive text that matches, in a page small enough to show whole", shop(1), proxy.Query{Text: "Add to cart", CaseSensitive: true},
 			shop(1)},
-		{"unicode case folding", "- heading \"ÉCOLE\"\n- text: école\n", content.Query{Text: "École"}, "- heading \"ÉCOLE\"\n- text: école\n"},
-		{"unicode, case-sensitive", "- heading \"ÉCOLE\"\n" + strings.Repeat("- pad\n", 4) + "- text: école\n", content.Query{Text: "école", CaseSensitive: true},
+		{"unicode case folding", "- heading \"ÉCOLE\"\n- text: école\n", proxy.Query{Text: "École"}, "- heading \"ÉCOLE\"\n- text: école\n"},
+		{"unicode, case-sensitive", "- heading \"ÉCOLE\"\n" + strings.Repeat("- pad\n", 4) + "- text: école\n", proxy.Query{Text: "école", CaseSensitive: true},
 			"...\n- pad\n- pad\n- pad\n- text: école\n"},
-		{"unicode regex", "- text: 東京\n- text: カート (2)\n", content.Query{Text: `カート \(\d\)`, Regex: true}, "- text: 東京\n- text: カート (2)\n"},
-		{"invalid UTF-8 lines are kept byte for byte", "- a:\n  - \xff hit \xfe\n", content.Query{Text: "hit"}, "- a:\n  - \xff hit \xfe\n"},
+		{"unicode regex", "- text: 東京\n- text: カート (2)\n", proxy.Query{Text: `カート \(\d\)`, Regex: true}, "- text: 東京\n- text: カート (2)\n"},
+		{"invalid UTF-8 lines are kept byte for byte", "- a:\n  - \xff hit \xfe\n", proxy.Query{Text: "hit"}, "- a:\n  - \xff hit \xfe\n"},
 
-		{"cap: exactly MaxMatches, no count", shop(content.MaxMatches), content.Query{Text: "add to cart"},
+		{"cap: exactly MaxMatches, no count", shop(content.MaxMatches), proxy.Query{Text: "add to cart"},
 			"- main [ref=e1]:\n  - list [ref=e3]:\n" + items(1, content.MaxMatches)},
-		{"cap: one more", shop(content.MaxMatches + 1), content.Query{Text: "add to cart"},
+		{"cap: one more", shop(content.MaxMatches + 1), proxy.Query{Text: "add to cart"},
 			"- main [ref=e1]:\n  - list [ref=e3]:\n" + items(1, content.MaxMatches) + "# 1 more match: narrow the search\n"},
-		{"cap: many more", shop(300), content.Query{Text: "add to cart"},
+		{"cap: many more", shop(300), proxy.Query{Text: "add to cart"},
 			"- main [ref=e1]:\n  - list [ref=e3]:\n" + items(1, content.MaxMatches) + "# 280 more matches: narrow the search\n"},
-		{"cap: the count ends a last line without newline", "- a\n- b\n" + strings.Repeat("- hit\n", content.MaxMatches) + "- hit", content.Query{Text: "hit"},
+		{"cap: the count ends a last line without newline", "- a\n- b\n" + strings.Repeat("- hit\n", content.MaxMatches) + "- hit", proxy.Query{Text: "hit"},
 			"- a\n- b\n" + strings.Repeat("- hit\n", content.MaxMatches) + "- hit\n# 1 more match: narrow the search\n"},
 	}
 	for _, tt := range tests {
@@ -315,13 +315,13 @@ func items(from, to int) string {
 func TestSearchInvalidRegex(t *testing.T) {
 	t.Parallel()
 	for _, expr := range []string{"(", "a[", `\p{Nope}`, "x{2,1}"} {
-		_, err := content.Search("- a\n", content.Query{Text: expr, Regex: true})
+		_, err := content.Search("- a\n", proxy.Query{Text: expr, Regex: true})
 		if proxy.ErrorCode(err) != proxy.EINVALID || !strings.Contains(err.Error(), "regular expression") {
 			t.Errorf("Search(regex %q) error = %v, want INVALID_PARAMETERS naming the regular expression", expr, err)
 		}
 	}
 	// Without Regex the same text is literal.
-	if got, err := content.Search("- a(\n", content.Query{Text: "("}); err != nil || got != "- a(\n" {
+	if got, err := content.Search("- a(\n", proxy.Query{Text: "("}); err != nil || got != "- a(\n" {
 		t.Errorf("Search(text \"(\") = %q, %v", got, err)
 	}
 }
@@ -345,13 +345,13 @@ func TestSearchShape(t *testing.T) {
 	}
 	for name, text := range texts {
 		// Every word of the text, and a few patterns, as queries.
-		queries := map[content.Query]bool{}
+		queries := map[proxy.Query]bool{}
 		for _, w := range strings.Fields(text) {
-			queries[content.Query{Text: w}] = true
-			queries[content.Query{Text: w, CaseSensitive: true}] = true
+			queries[proxy.Query{Text: w}] = true
+			queries[proxy.Query{Text: w, CaseSensitive: true}] = true
 		}
 		for _, re := range []string{`.`, `^\s*- (button|link)`, `\[ref=e[\d_]*1\]`, `:$`, `^- `} {
-			queries[content.Query{Text: re, Regex: true}] = true
+			queries[proxy.Query{Text: re, Regex: true}] = true
 		}
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()

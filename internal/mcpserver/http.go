@@ -62,9 +62,10 @@ type HTTPConfig struct {
 // catalogue comes from an upstream worker, and proxy-server must come up
 // (and answer /health) even while no worker can start.
 type HTTPHandler struct {
-	backend Backend
-	cfg     HTTPConfig
-	log     *slog.Logger
+	sessions proxy.SessionService
+	content  proxy.ContentService
+	cfg      HTTPConfig
+	log      *slog.Logger
 
 	// ids knows the Mcp-Session-Ids issued and ended, for the answers
 	// mcp-go gets wrong (DELETE of an unknown one).
@@ -79,15 +80,16 @@ type HTTPHandler struct {
 	closing atomic.Bool
 }
 
-// NewHTTPHandler returns the /mcp handler over b.
-func NewHTTPHandler(b Backend, cfg HTTPConfig) *HTTPHandler {
+// NewHTTPHandler returns the /mcp handler over the session manager and the
+// record of proxy-server's own process.
+func NewHTTPHandler(sessions proxy.SessionService, content proxy.ContentService, cfg HTTPConfig) *HTTPHandler {
 	if cfg.IdleTTL <= 0 {
 		cfg.IdleTTL = DefaultHTTPIdleTTL
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	return &HTTPHandler{backend: b, cfg: cfg, log: cfg.Logger, ids: &server.InsecureStatefulSessionIdManager{}}
+	return &HTTPHandler{sessions: sessions, content: content, cfg: cfg, log: cfg.Logger, ids: &server.InsecureStatefulSessionIdManager{}}
 }
 
 // toolsetsParam is the query parameter of the endpoint URL that chooses the
@@ -183,8 +185,8 @@ func (h *HTTPHandler) ready(ctx context.Context) (*server.StreamableHTTPServer, 
 		h.endClient(ctx, srv, cs.SessionID())
 	})
 	opts := append([]Option{WithLogger(h.log)}, h.cfg.Options...)
-	opts = append(opts, WithServerOptions(server.WithHooks(hooks)), WithClientToolsets(h.cfg.Toolsets))
-	srv, err := New(ctx, h.backend, opts...)
+	opts = append(opts, WithServerOptions(server.WithHooks(hooks)), WithClientToolsets(h.cfg.Toolsets), actForClients())
+	srv, err := New(ctx, h.sessions, h.content, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -218,7 +220,7 @@ func (h *HTTPHandler) endClient(ctx context.Context, srv *Server, mcpSessionID s
 	// close must still happen.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), closeBudget)
 	defer cancel()
-	n, err := CloseSessions(proxy.WithClient(ctx, MCPClientID(mcpSessionID)), h.backend)
+	n, err := CloseSessions(proxy.WithClient(ctx, MCPClientID(mcpSessionID)), h.sessions)
 	if err != nil {
 		h.log.Warn("closing the sessions of an ended MCP session", "mcp_session", mcpSessionID, "closed", n, "err", err)
 		return

@@ -17,6 +17,8 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/catalog"
 )
 
 // quiet keeps the test output to failures.
@@ -103,16 +105,16 @@ func TestHTTPDefaultSessionIsLazyAndClosedOnDelete(t *testing.T) {
 		wantClosed  []int
 	}{
 		{name: "no tool call", wantCreated: 0},
-		{name: "proxy tools only", steps: []step{{ToolListSessions, nil}, {ToolGetConsole, map[string]any{"ref_id": "r"}}}, wantCreated: 0},
+		{name: "proxy tools only", steps: []step{{catalog.ToolListSessions, nil}, {catalog.ToolGetConsole, map[string]any{"ref_id": "r"}}}, wantCreated: 0},
 		{name: "explicit session only", steps: []step{{"browser_navigate", map[string]any{"url": "http://127.0.0.1/", "session_id": explicit}}}, wantCreated: 0},
 		{name: "first browser call creates it", steps: []step{nav, nav, nav}, wantCreated: 1, wantClosed: []int{0}},
 		{name: "closed default is replaced, the new one closed on DELETE",
-			steps:       []step{nav, {ToolCloseSession, map[string]any{"session_id": "$default"}}, nav},
+			steps:       []step{nav, {catalog.ToolCloseSession, map[string]any{"session_id": "$default"}}, nav},
 			wantCreated: 2, wantClosed: []int{0, 1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b := &fakeBackend{}
-			h := NewHTTPHandler(b, HTTPConfig{Logger: quiet()})
+			h := NewHTTPHandler(b, b, HTTPConfig{Logger: quiet()})
 			c := dialHTTP(t, serveHTTP(t, h))
 			mcpID := c.tr.GetSessionId()
 			for _, st := range tc.steps {
@@ -123,7 +125,7 @@ func TestHTTPDefaultSessionIsLazyAndClosedOnDelete(t *testing.T) {
 					}
 					args[k] = v
 				}
-				if text, isErr, err := callHTTP(c, st.tool, args); err != nil || (isErr && st.tool != ToolGetConsole) {
+				if text, isErr, err := callHTTP(c, st.tool, args); err != nil || (isErr && st.tool != catalog.ToolGetConsole) {
 					t.Fatalf("%s: %q %v", st.tool, text, err)
 				}
 			}
@@ -160,7 +162,7 @@ func TestHTTPDefaultSessionIsLazyAndClosedOnDelete(t *testing.T) {
 
 func TestHTTPMCPSessionsGetTheirOwnDefaults(t *testing.T) {
 	b := &fakeBackend{}
-	h := NewHTTPHandler(b, HTTPConfig{Logger: quiet()})
+	h := NewHTTPHandler(b, b, HTTPConfig{Logger: quiet()})
 	url := serveHTTP(t, h)
 	one, two := dialHTTP(t, url), dialHTTP(t, url)
 	t.Cleanup(func() { two.Close() })
@@ -209,7 +211,7 @@ func TestHTTPMCPSessionsGetTheirOwnDefaults(t *testing.T) {
 func TestHTTPAbandonedMCPSessionIsSwept(t *testing.T) {
 	b := &fakeBackend{}
 	// mcp-go sweeps every max(TTL/2, 1s).
-	h := NewHTTPHandler(b, HTTPConfig{Logger: quiet(), IdleTTL: 200 * time.Millisecond})
+	h := NewHTTPHandler(b, b, HTTPConfig{Logger: quiet(), IdleTTL: 200 * time.Millisecond})
 	c := dialHTTP(t, serveHTTP(t, h))
 	t.Cleanup(func() { c.Close() })
 	if _, _, err := callHTTP(c, "browser_navigate", map[string]any{"url": "http://127.0.0.1/"}); err != nil {
@@ -238,7 +240,7 @@ func TestHTTPAbandonedMCPSessionIsSwept(t *testing.T) {
 
 func TestHTTPCloseKeepsBrowserSessions(t *testing.T) {
 	b := &fakeBackend{}
-	h := NewHTTPHandler(b, HTTPConfig{Logger: quiet()})
+	h := NewHTTPHandler(b, b, HTTPConfig{Logger: quiet()})
 	url := serveHTTP(t, h)
 	c := dialHTTP(t, url)
 	if _, _, err := callHTTP(c, "browser_navigate", map[string]any{"url": "http://127.0.0.1/"}); err != nil {
@@ -270,7 +272,7 @@ type flakyTools struct {
 	calls int
 }
 
-func (f *flakyTools) Tools(ctx context.Context) ([]Tool, error) {
+func (f *flakyTools) Tools(ctx context.Context) ([]proxy.Tool, error) {
 	f.mu.Lock()
 	f.calls++
 	n := f.calls
@@ -302,7 +304,7 @@ func sendHTTP(t *testing.T, method, url, sessionID, body string) *http.Response 
 
 func TestHTTPRefusesBadRequests(t *testing.T) {
 	b := &flakyTools{}
-	url := serveHTTP(t, NewHTTPHandler(b, HTTPConfig{Logger: quiet(), MaxBodyBytes: 1 << 10}))
+	url := serveHTTP(t, NewHTTPHandler(b, b, HTTPConfig{Logger: quiet(), MaxBodyBytes: 1 << 10}))
 	initBody := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
 	for _, tc := range []struct {
 		name, method, sessionID, body string
@@ -334,7 +336,7 @@ func TestHTTPRefusesBadRequests(t *testing.T) {
 // have is 405 with Allow, and a DELETE that names no live MCP session 404
 // (or 400 without the header), as any other request naming one is.
 func TestHTTPTransportErrors(t *testing.T) {
-	url := serveHTTP(t, NewHTTPHandler(&fakeBackend{}, HTTPConfig{Logger: quiet()}))
+	url := serveHTTP(t, NewHTTPHandler(&fakeBackend{}, &fakeBackend{}, HTTPConfig{Logger: quiet()}))
 	ended := dialHTTP(t, url)
 	endedID := ended.tr.GetSessionId()
 	if err := ended.Close(); err != nil { // DELETE

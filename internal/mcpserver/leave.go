@@ -13,7 +13,7 @@ import (
 // closed yet, at once, and returns how many it closed: what a client that
 // leaves takes with it. Their history stays readable over the HTTP API. A
 // session that is gone already (closed meanwhile) is not an error.
-func CloseSessions(ctx context.Context, b Backend) (int, error) {
+func CloseSessions(ctx context.Context, b proxy.SessionService) (int, error) {
 	ss, err := b.ListSessions(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("listing the client's sessions: %w", err)

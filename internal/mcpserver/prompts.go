@@ -16,6 +16,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/catalog"
 )
 
 // Prompt names (seed 003 §4.2).
@@ -85,7 +86,7 @@ func promptDefs() []promptDef {
 
 // addPrompts registers the prompts. tools is the catalogue this server
 // lists: the rendered steps name only tools the client can call.
-func (s *Server) addPrompts(tools []Tool) {
+func (s *Server) addPrompts(tools []proxy.Tool) {
 	tb := newToolbox(tools)
 	for _, p := range promptDefs() {
 		opts := []mcp.PromptOption{mcp.WithPromptTitle(p.title), mcp.WithPromptDescription(p.description)}
@@ -222,7 +223,7 @@ func objectArg(prompt, name, raw string) ([]field, error) {
 // listed; without them the steps use upstream's browser_* tools.
 type toolbox map[string]json.RawMessage
 
-func newToolbox(tools []Tool) toolbox {
+func newToolbox(tools []proxy.Tool) toolbox {
 	tb := make(toolbox, len(tools))
 	for _, t := range tools {
 		tb[t.Name] = t.InputSchema
@@ -278,10 +279,10 @@ func (tb toolbox) listed(names ...string) []string {
 func (tb toolbox) howToRead() string {
 	var b strings.Builder
 	b.WriteString("How the browser tools answer: every call returns a ref, the page when it changed, console errors, and what the call changed on the page (+ added, - removed, ~ changed lines with element refs such as [ref=e12]); a small new page comes whole, a big one as its size.")
-	if tb.has(ToolGetContent) {
+	if tb.has(catalog.ToolGetContent) {
 		b.WriteString(" Read the rest with get_content(ref_id, search_for): search_for returns the matching lines with their ancestors and neighbourhood (the list item or table row they are in); without it you get the whole snapshot. A screenshot's ref_id gives the image.")
 	}
-	if tb.has(ToolGetConsole) {
+	if tb.has(catalog.ToolGetConsole) {
 		b.WriteString(" Console messages: get_console_content(ref_id, level).")
 	}
 	return b.String()
@@ -289,7 +290,7 @@ func (tb toolbox) howToRead() string {
 
 // findRef is how to get an element ref without the selector tools.
 func (tb toolbox) findRef(what string) string {
-	if tb.has("browser_snapshot") && tb.has(ToolGetContent) {
+	if tb.has("browser_snapshot") && tb.has(catalog.ToolGetContent) {
 		return fmt.Sprintf("call browser_snapshot, then get_content(ref_id, search_for: %s) to find its element ref", what)
 	}
 	return "find its element ref in the page snapshot"
@@ -460,7 +461,7 @@ func renderAuthenticate(ctx context.Context, s *Server, tb toolbox, a map[string
 	// The password goes to the vault first: from here on only its
 	// placeholder exists in this conversation, and the proxy swaps it for
 	// the password only in what it forwards to the browser.
-	placeholder, err := s.backend.AddCredential(ctx, a["password"])
+	placeholder, err := s.sessions.AddCredential(s.acting(ctx), a["password"])
 	if err != nil {
 		e := proxy.AsError(err)
 		return "", &proxy.Error{Code: e.Code, Message: "prompt " + PromptAuthenticate + ": the password cannot be used: " + e.Message, Details: map[string]any{"argument": "password"}, Retryable: e.Retryable}
@@ -500,7 +501,7 @@ func renderE2E(_ context.Context, _ *Server, tb toolbox, a map[string]string) (s
 		actWith = strings.Join(act, ", ")
 	}
 	verify := "read the page with get_content(ref_id, search_for: the text you expect)"
-	if tb.has(ToolGetConsole) {
+	if tb.has(catalog.ToolGetConsole) {
 		verify += "; when a call's console_error_count is not 0, read the errors with get_console_content(ref_id, level: \"error\")"
 	}
 	return fmt.Sprintf(`Execute this E2E test scenario: %s

@@ -11,7 +11,6 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
-	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/upstream"
 )
 
 func schema(props ...string) json.RawMessage {
@@ -19,12 +18,16 @@ func schema(props ...string) json.RawMessage {
 	for _, name := range props {
 		p[name] = map[string]string{"type": "string"}
 	}
-	return mustJSON(map[string]any{"type": "object", "properties": p})
+	b, err := json.Marshal(map[string]any{"type": "object", "properties": p})
+	if err != nil {
+		panic(err)
+	}
+	return b
 }
 
 // upstreamOnly is a catalogue without the proxy's selector tools
 // (PROXY_TOOLSETS without navigation, interaction, extraction…).
-var upstreamOnly = []upstream.Tool{
+var upstreamOnly = []proxy.Tool{
 	{Name: "browser_navigate", InputSchema: schema("url")},
 	{Name: "browser_snapshot", InputSchema: schema()},
 	{Name: "browser_click", InputSchema: schema("element", "target")},
@@ -36,26 +39,26 @@ var upstreamOnly = []upstream.Tool{
 }
 
 // withSelectorTools adds every proxy selector tool.
-var withSelectorTools = append(append([]upstream.Tool{}, upstreamOnly...),
-	upstream.Tool{Name: "navigate", InputSchema: schema("url")},
-	upstream.Tool{Name: "fill", InputSchema: schema("selector", "value")},
-	upstream.Tool{Name: "click", InputSchema: schema("selector")},
-	upstream.Tool{Name: "type", InputSchema: schema("selector", "text")},
-	upstream.Tool{Name: "get_text", InputSchema: schema("selector")},
-	upstream.Tool{Name: "extract_table", InputSchema: schema("selector")},
-	upstream.Tool{Name: "extract_links", InputSchema: schema("selector")},
-	upstream.Tool{Name: "get_page_metadata", InputSchema: schema()},
-	upstream.Tool{Name: "screenshot_element", InputSchema: schema("selector")},
-	upstream.Tool{Name: "save_state", InputSchema: schema()},
-	upstream.Tool{Name: "wait_for_load", InputSchema: schema()},
-	upstream.Tool{Name: "wait_for_selector", InputSchema: schema("selector")},
-	upstream.Tool{Name: "get_cookies", InputSchema: schema()},
+var withSelectorTools = append(append([]proxy.Tool{}, upstreamOnly...),
+	proxy.Tool{Name: "navigate", InputSchema: schema("url")},
+	proxy.Tool{Name: "fill", InputSchema: schema("selector", "value")},
+	proxy.Tool{Name: "click", InputSchema: schema("selector")},
+	proxy.Tool{Name: "type", InputSchema: schema("selector", "text")},
+	proxy.Tool{Name: "get_text", InputSchema: schema("selector")},
+	proxy.Tool{Name: "extract_table", InputSchema: schema("selector")},
+	proxy.Tool{Name: "extract_links", InputSchema: schema("selector")},
+	proxy.Tool{Name: "get_page_metadata", InputSchema: schema()},
+	proxy.Tool{Name: "screenshot_element", InputSchema: schema("selector")},
+	proxy.Tool{Name: "save_state", InputSchema: schema()},
+	proxy.Tool{Name: "wait_for_load", InputSchema: schema()},
+	proxy.Tool{Name: "wait_for_selector", InputSchema: schema("selector")},
+	proxy.Tool{Name: "get_cookies", InputSchema: schema()},
 )
 
-func promptClient(t *testing.T, tools []upstream.Tool) (*client.Client, *fakeBackend) {
+func promptClient(t *testing.T, tools []proxy.Tool) (*client.Client, *fakeBackend) {
 	t.Helper()
 	b := &fakeBackend{tools: tools}
-	s, err := New(context.Background(), b, WithLogger(quiet()))
+	s, err := New(context.Background(), b, b, WithLogger(quiet()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +117,7 @@ func TestPromptsList(t *testing.T) {
 func TestPromptsRender(t *testing.T) {
 	tests := []struct {
 		name   string
-		tools  []upstream.Tool
+		tools  []proxy.Tool
 		prompt string
 		args   map[string]string
 		// want must all appear, in this order; absent must not appear.

@@ -79,7 +79,7 @@ func (s *Server) listSessionResources(ctx context.Context, _ any, _ *mcp.ListRes
 	if result == nil {
 		return
 	}
-	ss, err := s.backend.ListSessions(ctx)
+	ss, err := s.sessions.ListSessions(s.acting(ctx))
 	if err != nil {
 		s.log.Warn("resources/list: listing sessions failed", "err", err)
 		return
@@ -135,7 +135,7 @@ func (s *Server) readSession(ctx context.Context, req mcp.ReadResourceRequest) (
 	if err != nil {
 		return nil, err
 	}
-	sess, err := s.backend.GetSession(ctx, id)
+	sess, err := s.sessions.GetSession(s.acting(ctx), id)
 	if err != nil {
 		return nil, err
 	}
@@ -156,7 +156,7 @@ func (s *Server) readRef(ctx context.Context, req mcp.ReadResourceRequest) ([]mc
 	if err != nil {
 		return nil, err
 	}
-	c, err := s.backend.Peek(ctx, ref)
+	c, err := s.content.Peek(s.acting(ctx), ref)
 	if err != nil {
 		return nil, err
 	}
@@ -172,7 +172,7 @@ func (s *Server) readScreenshot(ctx context.Context, req mcp.ReadResourceRequest
 	if err != nil {
 		return nil, err
 	}
-	c, err := s.backend.Peek(ctx, ref)
+	c, err := s.content.Peek(s.acting(ctx), ref)
 	if err != nil {
 		return nil, err
 	}
@@ -193,7 +193,7 @@ func (s *Server) readConsole(ctx context.Context, req mcp.ReadResourceRequest) (
 	if err != nil {
 		return nil, err
 	}
-	text, err := s.backend.Console(ctx, ref, "")
+	text, err := s.content.Console(s.acting(ctx), ref, "")
 	if err != nil {
 		return nil, err
 	}

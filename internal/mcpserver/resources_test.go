@@ -14,7 +14,6 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
-	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/content"
 )
 
 const (
@@ -34,7 +33,7 @@ func resourceBackend() *fakeBackend {
 			{ID: suspendedID, State: proxy.SessionSuspended, CreatedAt: created, LastActivity: created, Metadata: json.RawMessage(`{}`)},
 			{ID: closedID, State: proxy.SessionClosed, CreatedAt: created, LastActivity: created},
 		},
-		contents: map[string]*content.Content{
+		contents: map[string]*proxy.Content{
 			"snap": {Text: "- button \"Buy\" [ref=e4]\n", Snapshot: true},
 			"shot": {Text: "### Result\nTook the screenshot", Images: []proxy.Image{{MimeType: "image/png", Data: []byte("\x89PNG-1")}, {MimeType: "image/jpeg", Data: []byte("JPEG-2")}}},
 		},
@@ -43,7 +42,8 @@ func resourceBackend() *fakeBackend {
 }
 
 func TestResourceTemplatesAndList(t *testing.T) {
-	s, err := New(context.Background(), resourceBackend(), WithLogger(quiet()))
+	rb := resourceBackend()
+	s, err := New(context.Background(), rb, rb, WithLogger(quiet()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +122,7 @@ func readResource(c *client.Client, uri string) ([]readOut, error) {
 
 func TestReadResources(t *testing.T) {
 	b := resourceBackend()
-	s, err := New(context.Background(), b, WithLogger(quiet()))
+	s, err := New(context.Background(), b, b, WithLogger(quiet()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +175,7 @@ func TestReadResources(t *testing.T) {
 
 func TestReadSessionResource(t *testing.T) {
 	b := resourceBackend()
-	s, err := New(context.Background(), b, WithLogger(quiet()))
+	s, err := New(context.Background(), b, b, WithLogger(quiet()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,8 +217,14 @@ func TestReadSessionResource(t *testing.T) {
 // them (or be replaced).
 func TestResourcesOverHTTP(t *testing.T) {
 	b := resourceBackend()
-	url := serveHTTP(t, NewHTTPHandler(b, HTTPConfig{Logger: quiet()}))
+	url := serveHTTP(t, NewHTTPHandler(b, b, HTTPConfig{Logger: quiet()}))
 	c := dialHTTP(t, url)
+	// /mcp acts for its clients: the sessions listed are this client's.
+	b.mu.Lock()
+	for _, s := range b.sessions {
+		s.Owner = MCPClientID(c.tr.GetSessionId())
+	}
+	b.mu.Unlock()
 	list, err := c.ListResources(context.Background(), mcp.ListResourcesRequest{})
 	if err != nil {
 		t.Fatal(err)
@@ -234,7 +240,7 @@ func TestResourcesOverHTTP(t *testing.T) {
 	if err != nil || len(got) != 1 || got[0].Text == "" {
 		t.Errorf("read over HTTP = %+v, %v", got, err)
 	}
-	// The HTTP handler's own hook (closing a default session on DELETE)
+	// The HTTP handler's own hook (closing the client's sessions on DELETE)
 	// still fires.
 	if text, isErr, err := callHTTP(c, "browser_navigate", map[string]any{"url": "http://127.0.0.1/"}); err != nil || isErr {
 		t.Fatalf("navigate: %s %v", text, err)
@@ -242,7 +248,7 @@ func TestResourcesOverHTTP(t *testing.T) {
 	if err := c.Close(); err != nil { // sends DELETE
 		t.Fatal(err)
 	}
-	if _, closed, _ := b.snapshot(); len(closed) != 1 {
-		t.Errorf("after DELETE, closed sessions = %v, want the default one", closed)
+	if _, closed, _ := b.snapshot(); len(closed) != 3 {
+		t.Errorf("after DELETE, closed sessions = %v, want the client's three (its default and the two listed)", closed)
 	}
 }

@@ -12,45 +12,24 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
-	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/content"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/catalog"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/toolset"
 )
-
-// Backend is what the MCP surface needs: the HTTP client of the bridge, or
-// the session manager itself behind /mcp.
-type Backend interface {
-	Tools(ctx context.Context) ([]Tool, error)
-	CreateSession(ctx context.Context) (*proxy.Session, error)
-	CloseSession(ctx context.Context, id string) error
-	// ResumeSession brings a suspended session back now; restored reports
-	// whether it came back in a new worker with its saved state.
-	ResumeSession(ctx context.Context, id string) (s *proxy.Session, restored bool, err error)
-	ListSessions(ctx context.Context) ([]*proxy.Session, error)
-	Call(ctx context.Context, sessionID, tool string, params json.RawMessage) (*proxy.CallResult, error)
-	// Validate refuses a call as Call would before it reaches a session,
-	// without naming one.
-	Validate(ctx context.Context, tool string, params json.RawMessage) error
-	Content(ctx context.Context, refID string, search content.Query, reset bool) (*content.Content, error)
-	Console(ctx context.Context, refID, level string) (string, error)
-	// GetSession returns one session (SESSION_NOT_FOUND when unknown).
-	GetSession(ctx context.Context, id string) (*proxy.Session, error)
-	// Peek returns a ref's whole content and images without moving its
-	// diff cursor.
-	Peek(ctx context.Context, refID string) (*content.Content, error)
-	// AddCredential puts a value in the credential vault and returns the
-	// placeholder that stands for it in tool calls.
-	AddCredential(ctx context.Context, value string) (placeholder string, err error)
-}
 
 // Version is reported to MCP clients.
 const serverName = "playwright-mcp-proxy"
 
-// Server answers MCP tool calls through a Backend, giving each MCP client
-// session its own default browser session.
+// Server answers MCP tool calls through the session and content services,
+// giving each MCP client session its own default browser session. Every
+// call acts for the MCP client it came from (acting): in proxy-server's own
+// process that client sees its own sessions and refs, nobody else's.
 type Server struct {
-	backend Backend
-	log     *slog.Logger
-	mcp     *server.MCPServer
+	sessions proxy.SessionService
+	content  proxy.ContentService
+	log      *slog.Logger
+	// perClient: calls act for their MCP session (actForClients).
+	perClient bool
+	mcp       *server.MCPServer
 
 	// visible, when set, says whether a request may list and call a tool:
 	// the server holds every group's tools for clients of different
@@ -81,7 +60,14 @@ type config struct {
 	// toolsets is set by WithClientToolsets: the selection of requests
 	// that carry no choice of their own.
 	toolsets *toolset.Selection
+	// perClient is set by actForClients.
+	perClient bool
 }
+
+// actForClients makes every call act for the MCP session it came in
+// (acting). It is for the services of proxy-server's own process, which
+// serve many clients; mcp-bridge is one client to proxy-server already.
+func actForClients() Option { return func(c *config) { c.perClient = true } }
 
 // WithLogger sets the logger.
 func WithLogger(l *slog.Logger) Option { return func(c *config) { c.log = l } }
@@ -104,8 +90,10 @@ func WithClientToolsets(def toolset.Selection) Option {
 	return func(c *config) { c.toolsets = &def }
 }
 
-// New builds the MCP server with the backend's current tool catalogue.
-func New(ctx context.Context, b Backend, opts ...Option) (*Server, error) {
+// New builds the MCP server with the current tool catalogue of sessions:
+// the session manager and the record in proxy-server's own process, or
+// mcp-bridge's HTTP client of them.
+func New(ctx context.Context, sessions proxy.SessionService, content proxy.ContentService, opts ...Option) (*Server, error) {
 	cfg := config{log: slog.Default(), version: "dev"}
 	for _, o := range opts {
 		o(&cfg)
@@ -113,11 +101,11 @@ func New(ctx context.Context, b Backend, opts ...Option) (*Server, error) {
 	if cfg.toolsets != nil {
 		ctx = toolset.WithSelection(ctx, toolset.All())
 	}
-	tools, err := b.Tools(ctx)
+	tools, err := sessions.Tools(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("fetching the tool catalogue: %w", err)
 	}
-	s := &Server{backend: b, log: cfg.log, defaults: map[string]*defaultSession{}}
+	s := &Server{sessions: sessions, content: content, log: cfg.log, perClient: cfg.perClient, defaults: map[string]*defaultSession{}}
 	if cfg.toolsets != nil {
 		s.visible = visibleTo(tools, *cfg.toolsets)
 		cfg.serverOps = append(cfg.serverOps, server.WithToolFilter(func(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
@@ -140,7 +128,7 @@ func New(ctx context.Context, b Backend, opts ...Option) (*Server, error) {
 		// properties optional, as upstream treats them) and answers
 		// INVALID_PARAMETERS naming the field; mcp-go's check would refuse
 		// calls upstream accepts (browser_take_screenshot without scale).
-		server.WithInstructions("Browser tools run in an isolated browser session of this conversation. Tool calls return a ref_id and metadata, not page content: read the page with get_content(ref_id, search_for?) and console messages with get_console_content(ref_id, level?)."),
+		server.WithInstructions("Browser tools run in an isolated browser session of this conversation. proxy.Tool calls return a ref_id and metadata, not page content: read the page with get_content(ref_id, search_for?) and console messages with get_console_content(ref_id, level?)."),
 	}, cfg.serverOps...)
 	s.mcp = server.NewMCPServer(serverName, cfg.version, sopts...)
 	for _, t := range tools {
@@ -157,7 +145,7 @@ func New(ctx context.Context, b Backend, opts ...Option) (*Server, error) {
 
 // visibleTo says whether a request's selection (else def) holds a tool of
 // tools.
-func visibleTo(tools []Tool, def toolset.Selection) func(ctx context.Context, name string) bool {
+func visibleTo(tools []proxy.Tool, def toolset.Selection) func(ctx context.Context, name string) bool {
 	if def.Empty() {
 		def, _ = toolset.Select(nil) // the defaults always parse
 	}
@@ -174,19 +162,19 @@ func visibleTo(tools []Tool, def toolset.Selection) func(ctx context.Context, na
 // MCPServer is the underlying mcp-go server, for a transport to serve.
 func (s *Server) MCPServer() *server.MCPServer { return s.mcp }
 
-func (s *Server) handler(t Tool) server.ToolHandlerFunc {
+func (s *Server) handler(t proxy.Tool) server.ToolHandlerFunc {
 	switch t.Name {
-	case ToolCreateSession:
+	case catalog.ToolCreateSession:
 		return s.createSession
-	case ToolCloseSession:
+	case catalog.ToolCloseSession:
 		return s.closeSession
-	case ToolResumeSession:
+	case catalog.ToolResumeSession:
 		return s.resumeSession
-	case ToolListSessions:
+	case catalog.ToolListSessions:
 		return s.listSessions
-	case ToolGetContent:
+	case catalog.ToolGetContent:
 		return s.getContent
-	case ToolGetConsole:
+	case catalog.ToolGetConsole:
 		return s.getConsole
 	}
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -204,7 +192,7 @@ func (s *Server) callUpstream(ctx context.Context, tool string, req mcp.CallTool
 		if id = s.DefaultSessionOf(clientKey(ctx)); id == "" {
 			// The conversation's first call: one that is refused anyway
 			// must not cost it a browser session.
-			if err := s.backend.Validate(ctx, tool, raw); err != nil {
+			if err := s.sessions.Validate(s.acting(ctx), tool, raw); err != nil {
 				return s.errorResult(ctx, err), nil
 			}
 		}
@@ -212,12 +200,12 @@ func (s *Server) callUpstream(ctx context.Context, tool string, req mcp.CallTool
 			return s.errorResult(ctx, err), nil
 		}
 	}
-	res, err := s.backend.Call(ctx, id, tool, raw)
+	res, err := s.sessions.Call(s.acting(ctx), proxy.CallRequest{SessionID: id, Tool: tool, Params: raw, Changes: true})
 	if explicit == "" && staleDefault(err) {
 		// The default session was closed or lost; the call never reached a
 		// browser, so it is safe to make a new default and send it there.
 		if id, err = s.defaultSession(ctx, id); err == nil {
-			res, err = s.backend.Call(ctx, id, tool, raw)
+			res, err = s.sessions.Call(s.acting(ctx), proxy.CallRequest{SessionID: id, Tool: tool, Params: raw, Changes: true})
 		}
 	}
 	if err != nil {
@@ -292,7 +280,7 @@ func (s *Server) defaultSession(ctx context.Context, stale string) (string, erro
 	if d.id != "" && d.id != stale {
 		return d.id, nil
 	}
-	sess, err := s.backend.CreateSession(ctx)
+	sess, err := s.sessions.CreateSession(s.acting(ctx))
 	if err != nil {
 		return "", err
 	}
@@ -339,7 +327,7 @@ func clientKey(ctx context.Context) string {
 }
 
 func (s *Server) createSession(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	sess, err := s.backend.CreateSession(ctx)
+	sess, err := s.sessions.CreateSession(s.acting(ctx))
 	if err != nil {
 		return s.errorResult(ctx, err), nil
 	}
@@ -351,7 +339,7 @@ func (s *Server) closeSession(ctx context.Context, req mcp.CallToolRequest) (*mc
 	if err != nil {
 		return s.errorResult(ctx, proxy.Errorf(proxy.EINVALID, "%v", err)), nil
 	}
-	if err := s.backend.CloseSession(ctx, id); err != nil {
+	if err := s.sessions.CloseSession(s.acting(ctx), id); err != nil {
 		return s.errorResult(ctx, err), nil
 	}
 	return jsonResult(map[string]any{"session_id": id, "state": proxy.SessionClosed}), nil
@@ -362,7 +350,7 @@ func (s *Server) resumeSession(ctx context.Context, req mcp.CallToolRequest) (*m
 	if err != nil {
 		return s.errorResult(ctx, proxy.Errorf(proxy.EINVALID, "%v", err)), nil
 	}
-	sess, restored, err := s.backend.ResumeSession(ctx, id)
+	sess, restored, err := s.sessions.ResumeSession(s.acting(ctx), id)
 	if err != nil {
 		return s.errorResult(ctx, err), nil
 	}
@@ -370,7 +358,7 @@ func (s *Server) resumeSession(ctx context.Context, req mcp.CallToolRequest) (*m
 }
 
 func (s *Server) listSessions(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	ss, err := s.backend.ListSessions(ctx)
+	ss, err := s.sessions.ListSessions(s.acting(ctx))
 	if err != nil {
 		return s.errorResult(ctx, err), nil
 	}
@@ -395,14 +383,14 @@ func (s *Server) getContent(ctx context.Context, req mcp.CallToolRequest) (*mcp.
 		return s.errorResult(ctx, proxy.Errorf(proxy.EINVALID, "%v", err)), nil
 	}
 	// The model reads matches as it reads pages in answers: an outline.
-	search := content.Query{Text: req.GetString("search_for", ""), Outline: true}
+	search := proxy.Query{Text: req.GetString("search_for", ""), Outline: true}
 	if search.Regex, err = optionalBool(req, "regex"); err != nil {
 		return s.errorResult(ctx, err), nil
 	}
 	if search.CaseSensitive, err = optionalBool(req, "case_sensitive"); err != nil {
 		return s.errorResult(ctx, err), nil
 	}
-	c, err := s.backend.Content(ctx, ref, search, req.GetBool("reset_cursor", false))
+	c, err := s.content.Content(s.acting(ctx), ref, search, req.GetBool("reset_cursor", false))
 	if err != nil {
 		return s.errorResult(ctx, err), nil
 	}
@@ -427,7 +415,7 @@ func (s *Server) getConsole(ctx context.Context, req mcp.CallToolRequest) (*mcp.
 		return s.errorResult(ctx, proxy.Errorf(proxy.EINVALID, "%v", err)), nil
 	}
 	level := req.GetString("level", "")
-	text, err := s.backend.Console(ctx, ref, level)
+	text, err := s.content.Console(s.acting(ctx), ref, level)
 	if err != nil {
 		return s.errorResult(ctx, err), nil
 	}
@@ -482,4 +470,26 @@ func jsonResult(v any) *mcp.CallToolResult {
 		return mcp.NewToolResultError("internal error: " + err.Error())
 	}
 	return mcp.NewToolResultText(string(b))
+}
+
+// MCPClientID is the owner of the browser sessions an MCP session over
+// /mcp creates. mcp-go's session ids are random UUIDs, handed only to the
+// client that initialized the session.
+func MCPClientID(mcpSessionID string) proxy.ClientID {
+	return proxy.NewClientID("mcp", mcpSessionID)
+}
+
+// acting returns ctx acting for the MCP session of the request, when the
+// server acts for its clients (actForClients). A ctx that names its client
+// already keeps it (the end of an MCP session acts for the session that
+// ended). Without an MCP session every such call is one and the same
+// client, never the operator.
+func (s *Server) acting(ctx context.Context) context.Context {
+	if !s.perClient {
+		return ctx
+	}
+	if _, ok := proxy.ClientFrom(ctx); ok {
+		return ctx
+	}
+	return proxy.WithClient(ctx, MCPClientID(clientKey(ctx)))
 }

@@ -14,9 +14,8 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
-	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/content"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/catalog"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/toolset"
-	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/upstream"
 )
 
 // fakeBackend records what the MCP surface asks of it.
@@ -27,16 +26,16 @@ type fakeBackend struct {
 	owners   map[string]proxy.ClientID
 	calls    []fakeCall
 	closed   map[string]bool
-	contents map[string]*content.Content
+	contents map[string]*proxy.Content
 	// tools replaces the default catalogue (browser_navigate only).
-	tools []upstream.Tool
+	tools []proxy.Tool
 	// sessions are listed and found besides the created ones.
 	sessions []*proxy.Session
 	console  map[string]string
 	// contentReads counts get_content reads: the ones that move a cursor.
 	contentReads int
 	// searches are the queries of the get_content reads, in order.
-	searches    []content.Query
+	searches    []proxy.Query
 	credentials []string
 }
 
@@ -47,21 +46,14 @@ type fakeCall struct {
 
 var navigateSchema = json.RawMessage(`{"type":"object","properties":{"url":{"type":"string","description":"The URL"}},"required":["url"],"$schema":"http://json-schema.org/draft-07/schema#"}`)
 
-// Tools lists, as the session manager and Local do, the tools of the
-// groups the request selects (else the defaults).
-func (b *fakeBackend) Tools(ctx context.Context) ([]Tool, error) {
-	sel := toolset.FromContext(ctx, toolset.Selection{})
+// Tools lists, as the session manager does, the catalogue of the groups
+// the request selects (else the defaults).
+func (b *fakeBackend) Tools(ctx context.Context) ([]proxy.Tool, error) {
 	up := b.tools
 	if up == nil {
-		up = []upstream.Tool{{Name: "browser_navigate", Description: "Navigate", InputSchema: navigateSchema}}
+		up = []proxy.Tool{{Name: "browser_navigate", Description: "Navigate", InputSchema: navigateSchema}}
 	}
-	var listed []upstream.Tool
-	for _, t := range up {
-		if sel.Empty() || sel.Has(toolset.UpstreamGroup(t.Name)) {
-			listed = append(listed, t)
-		}
-	}
-	return Catalog(listed, sel), nil
+	return catalog.New(func(context.Context) ([]proxy.Tool, error) { return up, nil }, nil, toolset.Selection{}, nil).List(ctx)
 }
 
 func (b *fakeBackend) CreateSession(ctx context.Context) (*proxy.Session, error) {
@@ -72,7 +64,7 @@ func (b *fakeBackend) CreateSession(ctx context.Context) (*proxy.Session, error)
 	if b.owners == nil {
 		b.owners = map[string]proxy.ClientID{}
 	}
-	owner, _ := proxy.ClientFrom(acting(ctx))
+	owner, _ := proxy.ClientFrom(ctx)
 	b.owners[id] = owner
 	return &proxy.Session{ID: id, State: proxy.SessionActive, Owner: owner}, nil
 }
@@ -117,7 +109,7 @@ func (b *fakeBackend) GetSession(ctx context.Context, id string) (*proxy.Session
 	return nil, proxy.Errorf(proxy.ESESSIONMISSING, "no session %q", id)
 }
 
-func (b *fakeBackend) Peek(_ context.Context, ref string) (*content.Content, error) {
+func (b *fakeBackend) Peek(_ context.Context, ref string) (*proxy.Content, error) {
 	if c, ok := b.contents[ref]; ok {
 		return c, nil
 	}
@@ -137,7 +129,8 @@ func (b *fakeBackend) AddCredential(_ context.Context, value string) (string, er
 	return fakePlaceholder, nil
 }
 
-func (b *fakeBackend) Call(_ context.Context, sessionID, tool string, params json.RawMessage) (*proxy.CallResult, error) {
+func (b *fakeBackend) Call(_ context.Context, req proxy.CallRequest) (*proxy.CallResult, error) {
+	sessionID, tool, params := req.SessionID, req.Tool, req.Params
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed[sessionID] {
@@ -149,7 +142,15 @@ func (b *fakeBackend) Call(_ context.Context, sessionID, tool string, params jso
 
 func (b *fakeBackend) Validate(context.Context, string, json.RawMessage) error { return nil }
 
-func (b *fakeBackend) Content(_ context.Context, ref string, q content.Query, _ bool) (*content.Content, error) {
+func (b *fakeBackend) Images(ctx context.Context, ref string) ([]proxy.Image, error) {
+	c, err := b.Peek(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	return c.Images, nil
+}
+
+func (b *fakeBackend) Content(_ context.Context, ref string, q proxy.Query, _ bool) (*proxy.Content, error) {
 	b.mu.Lock()
 	b.contentReads++
 	b.searches = append(b.searches, q)
@@ -214,37 +215,9 @@ func call(t *testing.T, c *client.Client, tool string, args map[string]any) (str
 	return res.Content[0].(mcp.TextContent).Text, res.IsError
 }
 
-// What a call may give stays as upstream declared it; the dialect URI goes
-// and the optional session_id joins.
-func TestCatalogKeepsUpstreamSchema(t *testing.T) {
-	tools := Catalog([]upstream.Tool{{Name: "browser_navigate", InputSchema: navigateSchema}}, toolset.Selection{})
-	var got map[string]any
-	if err := json.Unmarshal(tools[0].InputSchema, &got); err != nil {
-		t.Fatal(err)
-	}
-	want := map[string]any{
-		"type":     "object",
-		"required": []any{"url"},
-		"properties": map[string]any{
-			"url":        map[string]any{"type": "string", "description": "The URL"},
-			"session_id": map[string]any{"type": "string", "description": sessionIDDescription},
-		},
-	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("schema (-want +got):\n%s", diff)
-	}
-	var names []string
-	for _, tl := range tools {
-		names = append(names, tl.Name)
-	}
-	if diff := cmp.Diff([]string{"browser_navigate", ToolCreateSession, ToolCloseSession, ToolResumeSession, ToolListSessions, ToolGetContent, ToolGetConsole}, names); diff != "" {
-		t.Errorf("tool names (-want +got):\n%s", diff)
-	}
-}
-
 func TestDefaultSessionIsCreatedOnceAndReplacedWhenClosed(t *testing.T) {
 	b := &fakeBackend{}
-	s, err := New(context.Background(), b)
+	s, err := New(context.Background(), b, b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -277,7 +250,7 @@ func TestDefaultSessionIsCreatedOnceAndReplacedWhenClosed(t *testing.T) {
 	}
 
 	// Closing the default makes the next call create a new one.
-	if text, isErr := call(t, c, ToolCloseSession, map[string]any{"session_id": b.created[0]}); isErr {
+	if text, isErr := call(t, c, catalog.ToolCloseSession, map[string]any{"session_id": b.created[0]}); isErr {
 		t.Fatal(text)
 	}
 	if text, isErr := call(t, c, "browser_navigate", map[string]any{"url": "http://127.0.0.1/"}); isErr {
@@ -289,13 +262,14 @@ func TestDefaultSessionIsCreatedOnceAndReplacedWhenClosed(t *testing.T) {
 }
 
 func TestResumeSessionTool(t *testing.T) {
-	s, err := New(context.Background(), &fakeBackend{})
+	fb := &fakeBackend{}
+	s, err := New(context.Background(), fb, fb)
 	if err != nil {
 		t.Fatal(err)
 	}
 	c := connect(t, s)
 	id := "11111111-1111-4111-8111-111111111111"
-	text, isErr := call(t, c, ToolResumeSession, map[string]any{"session_id": id})
+	text, isErr := call(t, c, catalog.ToolResumeSession, map[string]any{"session_id": id})
 	if isErr {
 		t.Fatal(text)
 	}
@@ -307,7 +281,7 @@ func TestResumeSessionTool(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("resume_session (-want +got):\n%s", diff)
 	}
-	if text, isErr := call(t, c, ToolResumeSession, map[string]any{}); !isErr {
+	if text, isErr := call(t, c, catalog.ToolResumeSession, map[string]any{}); !isErr {
 		t.Errorf("resume_session without session_id succeeded: %s", text)
 	}
 }
@@ -316,11 +290,11 @@ func TestResumeSessionTool(t *testing.T) {
 // the backend as one query; an option that is not a boolean is refused
 // before it does; no match is said in words.
 func TestGetContentSearchOptions(t *testing.T) {
-	b := &fakeBackend{contents: map[string]*content.Content{
+	b := &fakeBackend{contents: map[string]*proxy.Content{
 		"r1": {Text: "- button \"Go\" [ref=e2]\n", Snapshot: true},
 		"r2": {NoMatch: true, Snapshot: true},
 	}}
-	s, err := New(context.Background(), b)
+	s, err := New(context.Background(), b, b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -330,14 +304,14 @@ func TestGetContentSearchOptions(t *testing.T) {
 		args    map[string]any
 		want    string
 		wantErr string
-		query   *content.Query
+		query   *proxy.Query
 	}{
 		{name: "plain", args: map[string]any{"ref_id": "r1", "search_for": "go"},
-			want: "- button \"Go\" [ref=e2]\n", query: &content.Query{Text: "go", Outline: true}},
+			want: "- button \"Go\" [ref=e2]\n", query: &proxy.Query{Text: "go", Outline: true}},
 		{name: "regex, case-sensitive", args: map[string]any{"ref_id": "r1", "search_for": "G.", "regex": true, "case_sensitive": true},
-			want: "- button \"Go\" [ref=e2]\n", query: &content.Query{Text: "G.", Regex: true, CaseSensitive: true, Outline: true}},
+			want: "- button \"Go\" [ref=e2]\n", query: &proxy.Query{Text: "G.", Regex: true, CaseSensitive: true, Outline: true}},
 		{name: "no match", args: map[string]any{"ref_id": "r2", "search_for": "zz", "regex": false},
-			want: `no match for "zz" in the page snapshot of ref r2`, query: &content.Query{Text: "zz", Outline: true}},
+			want: `no match for "zz" in the page snapshot of ref r2`, query: &proxy.Query{Text: "zz", Outline: true}},
 		{name: "regex not a boolean", args: map[string]any{"ref_id": "r1", "search_for": "x", "regex": "yes"}, wantErr: proxy.EINVALID},
 		{name: "case_sensitive not a boolean", args: map[string]any{"ref_id": "r1", "search_for": "x", "case_sensitive": 1}, wantErr: proxy.EINVALID},
 	}
@@ -346,7 +320,7 @@ func TestGetContentSearchOptions(t *testing.T) {
 			b.mu.Lock()
 			b.searches = nil
 			b.mu.Unlock()
-			text, isErr := call(t, c, ToolGetContent, tt.args)
+			text, isErr := call(t, c, catalog.ToolGetContent, tt.args)
 			if tt.wantErr != "" {
 				var body map[string]any
 				if err := json.Unmarshal([]byte(text), &body); err != nil || !isErr || body["error"] != tt.wantErr {
@@ -359,7 +333,7 @@ func TestGetContentSearchOptions(t *testing.T) {
 			}
 			b.mu.Lock()
 			defer b.mu.Unlock()
-			if diff := cmp.Diff([]content.Query{*tt.query}, b.searches); diff != "" {
+			if diff := cmp.Diff([]proxy.Query{*tt.query}, b.searches); diff != "" {
 				t.Errorf("queries (-want +got):\n%s", diff)
 			}
 		})
@@ -367,12 +341,13 @@ func TestGetContentSearchOptions(t *testing.T) {
 }
 
 func TestToolErrorsCarryTheCode(t *testing.T) {
-	s, err := New(context.Background(), &fakeBackend{})
+	fb := &fakeBackend{}
+	s, err := New(context.Background(), fb, fb)
 	if err != nil {
 		t.Fatal(err)
 	}
 	c := connect(t, s)
-	text, isErr := call(t, c, ToolGetContent, map[string]any{"ref_id": "nope"})
+	text, isErr := call(t, c, catalog.ToolGetContent, map[string]any{"ref_id": "nope"})
 	var body map[string]any
 	if err := json.Unmarshal([]byte(text), &body); err != nil {
 		t.Fatalf("error text is not JSON: %q", text)
@@ -381,16 +356,16 @@ func TestToolErrorsCarryTheCode(t *testing.T) {
 		t.Errorf("get_content of unknown ref = %s (isError=%v)", text, isErr)
 	}
 	// Schema validation happens before the backend is asked.
-	if _, isErr := call(t, c, ToolGetContent, map[string]any{}); !isErr {
+	if _, isErr := call(t, c, catalog.ToolGetContent, map[string]any{}); !isErr {
 		t.Errorf("get_content without ref_id succeeded")
 	}
 }
 
 // An empty console read is said in words: "" would read as a non-answer.
 func TestConsoleSaysWhenThereIsNothing(t *testing.T) {
-	b := &fakeBackend{contents: map[string]*content.Content{"quiet": {Text: "x"}, "loud": {Text: "y"}},
+	b := &fakeBackend{contents: map[string]*proxy.Content{"quiet": {Text: "x"}, "loud": {Text: "y"}},
 		console: map[string]string{"loud": "[ERROR] boom @ http://127.0.0.1/:3\n"}}
-	s, err := New(context.Background(), b)
+	s, err := New(context.Background(), b, b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -404,7 +379,7 @@ func TestConsoleSaysWhenThereIsNothing(t *testing.T) {
 		{map[string]any{"ref_id": "loud", "level": "error"}, "[ERROR] boom @ http://127.0.0.1/:3\n"},
 	}
 	for _, tt := range tests {
-		if got, isErr := call(t, c, ToolGetConsole, tt.args); got != tt.want || isErr {
+		if got, isErr := call(t, c, catalog.ToolGetConsole, tt.args); got != tt.want || isErr {
 			t.Errorf("get_console_content(%v) = %q (isError=%v), want %q", tt.args, got, isErr, tt.want)
 		}
 	}

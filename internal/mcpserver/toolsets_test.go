@@ -14,13 +14,14 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/catalog"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/toolset"
-	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/upstream"
 )
 
 // groupedTools has a tool of upstream's default list, one of its storage
 // tools and one of the proxy's navigation tools.
-var groupedTools = []upstream.Tool{
+var groupedTools = []proxy.Tool{
 	{Name: "browser_navigate", Description: "Navigate", InputSchema: navigateSchema},
 	{Name: "browser_localstorage_get", Description: "Get a localStorage item by key", InputSchema: schema("key")},
 	{Name: "navigate", Description: "Navigate by URL", InputSchema: schema("url")},
@@ -56,28 +57,28 @@ func TestHTTPClientToolsets(t *testing.T) {
 		refused  []string
 	}{
 		{name: "server default", query: "",
-			want:     []string{"browser_navigate", ToolCloseSession, ToolCreateSession, ToolGetConsole, ToolGetContent, ToolListSessions, ToolResumeSession},
+			want:     []string{"browser_navigate", catalog.ToolCloseSession, catalog.ToolCreateSession, catalog.ToolGetConsole, catalog.ToolGetContent, catalog.ToolListSessions, catalog.ToolResumeSession},
 			callable: "browser_navigate", refused: []string{"browser_localstorage_get", "navigate"}},
 		{name: "server's own choice", server: storageOnly, query: "",
 			want:     []string{"browser_localstorage_get"},
-			callable: "browser_localstorage_get", refused: []string{"browser_navigate", ToolListSessions}},
+			callable: "browser_localstorage_get", refused: []string{"browser_navigate", catalog.ToolListSessions}},
 		{name: "client chooses storage", query: "?toolsets=storage,session",
-			want:     []string{"browser_localstorage_get", ToolCloseSession, ToolCreateSession, ToolListSessions, ToolResumeSession},
-			callable: "browser_localstorage_get", refused: []string{"browser_navigate", "navigate", ToolGetContent}},
+			want:     []string{"browser_localstorage_get", catalog.ToolCloseSession, catalog.ToolCreateSession, catalog.ToolListSessions, catalog.ToolResumeSession},
+			callable: "browser_localstorage_get", refused: []string{"browser_navigate", "navigate", catalog.ToolGetContent}},
 		{name: "client's choice replaces the server's", server: storageOnly, query: "?toolsets=upstream",
 			want:     []string{"browser_navigate"},
 			callable: "browser_navigate", refused: []string{"browser_localstorage_get"}},
 		{name: "all", query: "?toolsets=all",
-			want:     []string{"browser_localstorage_get", "browser_navigate", ToolCloseSession, ToolCreateSession, ToolGetConsole, ToolGetContent, ToolListSessions, "navigate", ToolResumeSession},
+			want:     []string{"browser_localstorage_get", "browser_navigate", catalog.ToolCloseSession, catalog.ToolCreateSession, catalog.ToolGetConsole, catalog.ToolGetContent, catalog.ToolListSessions, "navigate", catalog.ToolResumeSession},
 			callable: "navigate"},
 		{name: "empty choice is the server's", query: "?toolsets=",
-			want:     []string{"browser_navigate", ToolCloseSession, ToolCreateSession, ToolGetConsole, ToolGetContent, ToolListSessions, ToolResumeSession},
+			want:     []string{"browser_navigate", catalog.ToolCloseSession, catalog.ToolCreateSession, catalog.ToolGetConsole, catalog.ToolGetContent, catalog.ToolListSessions, catalog.ToolResumeSession},
 			callable: "browser_navigate"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			b := &fakeBackend{tools: groupedTools}
-			c := dialHTTP(t, serveHTTP(t, NewHTTPHandler(b, HTTPConfig{Logger: quiet(), Toolsets: tt.server}))+tt.query)
+			c := dialHTTP(t, serveHTTP(t, NewHTTPHandler(b, b, HTTPConfig{Logger: quiet(), Toolsets: tt.server}))+tt.query)
 			if diff := cmp.Diff(tt.want, listNames(t, c)); diff != "" {
 				t.Errorf("tools/list (-want +got):\n%s", diff)
 			}
@@ -102,7 +103,7 @@ func TestHTTPClientToolsets(t *testing.T) {
 // An unknown group in the endpoint URL is refused before anything else,
 // with a 400 naming every group.
 func TestHTTPUnknownToolset(t *testing.T) {
-	url := serveHTTP(t, NewHTTPHandler(&fakeBackend{}, HTTPConfig{Logger: quiet()}))
+	url := serveHTTP(t, NewHTTPHandler(&fakeBackend{}, &fakeBackend{}, HTTPConfig{Logger: quiet()}))
 	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
 	req, _ := http.NewRequest(http.MethodPost, url+"?toolsets=storage,cookies", strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
@@ -136,7 +137,7 @@ func TestHTTPUnknownToolset(t *testing.T) {
 // only when its group is chosen.
 func TestHTTPPromptsFollowTheClientsToolsets(t *testing.T) {
 	b := &fakeBackend{tools: groupedTools}
-	url := serveHTTP(t, NewHTTPHandler(b, HTTPConfig{Logger: quiet()}))
+	url := serveHTTP(t, NewHTTPHandler(b, b, HTTPConfig{Logger: quiet()}))
 	tests := []struct{ query, want, absent string }{
 		{"", "Call browser_navigate", "Call navigate"},
 		{"?toolsets=upstream,navigation,content", "Call navigate", "Call browser_navigate"},

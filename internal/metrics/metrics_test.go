@@ -166,7 +166,7 @@ func TestRefusedCallsAreCounted(t *testing.T) {
 		defer cancel()
 		_ = mgr.Shutdown(sctx)
 	})
-	sess, err := mgr.Create(ctx)
+	sess, err := mgr.CreateSession(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,7 +185,7 @@ func TestRefusedCallsAreCounted(t *testing.T) {
 		{"made_up_2", `{}`, sess.ID, proxy.ETOOLMISSING},
 	}
 	for _, c := range calls {
-		_, err := mgr.Call(ctx, session.CallRequest{SessionID: c.session, Tool: c.tool, Params: json.RawMessage(c.params)})
+		_, err := mgr.Call(ctx, proxy.CallRequest{SessionID: c.session, Tool: c.tool, Params: json.RawMessage(c.params)})
 		if got := proxy.ErrorCode(err); got != c.wantCode {
 			t.Fatalf("%s %s = %v, want code %q", c.tool, c.params, err, c.wantCode)
 		}

@@ -122,18 +122,12 @@ func (p *Policy) ToolEnabled(name string) bool {
 // literal "url" argument is checked even if the schema does not declare it.
 // The error is a *proxy.Error: TOOL_NOT_FOUND for a tool switched off,
 // DOMAIN_BLOCKED for a refused URL, INVALID_PARAMETERS for a refused upload.
-func (p *Policy) CheckCall(tool string, inputSchema, params json.RawMessage) error {
+func (p *Policy) CheckCall(tool string, inputSchema json.RawMessage, args map[string]any) error {
 	if sw, off := p.disabled[tool]; off {
 		e := proxy.Errorf(proxy.ETOOLMISSING, "tool %q is disabled on this server (%s)", tool, sw)
 		e.Details = map[string]any{"tool": tool}
 		e.Suggestion = "Use the tools listed by GET /tools (or tools/list); the operator switched this one off."
 		return e
-	}
-	var args map[string]json.RawMessage
-	if len(params) > 0 {
-		if err := json.Unmarshal(params, &args); err != nil {
-			return proxy.Errorf(proxy.EINVALID, "params must be a JSON object: %v", err)
-		}
 	}
 	for _, key := range urlKeys(inputSchema, args) {
 		for _, u := range stringValues(args[key]) {
@@ -163,7 +157,7 @@ func (p *Policy) MaxImageBytes() int64 { return p.maxImage }
 func (p *Policy) UpstreamArgs() []string { return append([]string(nil), p.upArgs...) }
 
 // urlKeys lists the argument names that carry URLs for this tool.
-func urlKeys(schema json.RawMessage, args map[string]json.RawMessage) []string {
+func urlKeys(schema json.RawMessage, args map[string]any) []string {
 	keys := map[string]bool{}
 	var s struct {
 		Properties map[string]json.RawMessage `json:"properties"`
@@ -189,30 +183,26 @@ func urlKeys(schema json.RawMessage, args map[string]json.RawMessage) []string {
 	return out
 }
 
-// stringValues returns a JSON string, or the strings of a JSON array; other
-// types carry no URL upstream could open (its schema validation rejects them).
-func stringValues(raw json.RawMessage) []string {
-	if len(raw) == 0 {
-		return nil
-	}
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		if s == "" {
+// stringValues returns a string argument, or the strings of an array one;
+// other types carry no URL upstream could open (its schema validation
+// rejects them).
+func stringValues(v any) []string {
+	switch v := v.(type) {
+	case string:
+		if v == "" {
 			return nil
 		}
-		return []string{s}
-	}
-	var list []any
-	if json.Unmarshal(raw, &list) != nil {
-		return nil
-	}
-	var out []string
-	for _, v := range list {
-		if s, ok := v.(string); ok && s != "" {
-			out = append(out, s)
+		return []string{v}
+	case []any:
+		var out []string
+		for _, e := range v {
+			if s, ok := e.(string); ok && s != "" {
+				out = append(out, s)
+			}
 		}
+		return out
 	}
-	return out
+	return nil
 }
 
 func blocked(format string, args ...any) *proxy.Error {

@@ -149,7 +149,7 @@ func TestCheckCall(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := p.CheckCall(tt.tool, tt.schema, json.RawMessage(tt.params))
+			err := p.CheckCall(tt.tool, tt.schema, args(t, tt.params))
 			if got := proxy.ErrorCode(err); got != tt.code {
 				t.Fatalf("CheckCall = %v, want code %q", err, tt.code)
 			}
@@ -164,9 +164,19 @@ func TestCheckCall(t *testing.T) {
 	if !on.ToolEnabled("browser_evaluate") || !on.ToolEnabled("browser_file_upload") {
 		t.Error("switches on, tools hidden")
 	}
-	if err := on.CheckCall("browser_drop", nil, json.RawMessage(`{"paths":["/tmp/a"]}`)); err != nil {
+	if err := on.CheckCall("browser_drop", nil, args(t, `{"paths":["/tmp/a"]}`)); err != nil {
 		t.Errorf("drop with uploads enabled: %v", err)
 	}
+}
+
+// args decodes a call's arguments as the catalogue hands them over.
+func args(t *testing.T, params string) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal([]byte(params), &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
 }
 
 func TestUpstreamArgs(t *testing.T) {

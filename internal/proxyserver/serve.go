@@ -170,7 +170,7 @@ func Serve(ctx context.Context, cfg config.Config, opts Options) error {
 	// calls to them as they end.
 	var mgr *session.Manager
 	met := metrics.New(metrics.Sources{
-		Sessions:       func(ctx context.Context) ([]*proxy.Session, error) { return mgr.List(ctx) },
+		Sessions:       func(ctx context.Context) ([]*proxy.Session, error) { return mgr.ListSessions(ctx) },
 		Stats:          func() session.Stats { return mgr.Stats() },
 		BrowserCrashes: host.BrowserCrashes,
 		Breaker:        host.CheckCircuitBreaker,
@@ -211,11 +211,10 @@ func Serve(ctx context.Context, cfg config.Config, opts Options) error {
 	// /mcp: the bridge's tool surface in-process; each MCP session gets its
 	// own default browser session, and the sessions it creates close when
 	// it ends.
-	mcpHTTP := mcpserver.NewHTTPHandler(mcpserver.NewLocal(mgr, reader, groups), mcpserver.HTTPConfig{Logger: log, Toolsets: groups, Options: []mcpserver.Option{mcpserver.WithVersion(Version)}})
+	mcpHTTP := mcpserver.NewHTTPHandler(mgr, reader, mcpserver.HTTPConfig{Logger: log, Toolsets: groups, Options: []mcpserver.Option{mcpserver.WithVersion(Version)}})
 	handler := api.New(mgr, reader,
 		api.WithLogger(log),
 		api.WithVersion(Version),
-		api.WithToolsets(groups),
 		api.WithMaxBodyBytes(cfg.MaxBodyBytes),
 		api.WithHealthCheck("database", db.Ping),
 		api.WithHealthCheck("browser", host.Check),

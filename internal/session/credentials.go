@@ -2,6 +2,7 @@ package session
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -149,7 +150,7 @@ func jsonEscaped(v string, html bool) string {
 // and the value is masked back to the placeholder in everything recorded
 // and returned. Values shorter than policy.MinSecretLen are refused: they
 // would be masked inside ordinary text. The value is never logged.
-func (m *Manager) AddCredential(value string) (string, error) {
+func (m *Manager) AddCredential(_ context.Context, value string) (string, error) {
 	name, err := m.creds.add(value)
 	if err != nil {
 		return "", err

@@ -20,7 +20,7 @@ var placeholderRE = regexp.MustCompile(`^<secret>(cred_[0-9a-f]{16})</secret>$`)
 
 func addCred(t *testing.T, m *Manager, value string) string {
 	t.Helper()
-	p, err := m.AddCredential(value)
+	p, err := m.AddCredential(t.Context(), value)
 	if err != nil {
 		t.Fatalf("AddCredential: %v", err)
 	}
@@ -43,7 +43,7 @@ func TestAddCredential(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			m := vaultManager()
-			p, err := m.AddCredential(tc.value)
+			p, err := m.AddCredential(t.Context(), tc.value)
 			if tc.wantErr {
 				if proxy.ErrorCode(err) != proxy.EINVALID {
 					t.Fatalf("AddCredential = %q, %v; want %s", p, err, proxy.EINVALID)
@@ -236,7 +236,7 @@ func TestCredentialVaultConcurrency(t *testing.T) {
 			defer wg.Done()
 			for j := range 50 {
 				v := fmt.Sprintf("secret-%d-%d", i, j)
-				p, err := m.AddCredential(v)
+				p, err := m.AddCredential(t.Context(), v)
 				if err != nil {
 					t.Error(err)
 					return

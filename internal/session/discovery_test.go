@@ -51,7 +51,7 @@ func TestToolDiscoveryOutlivesImpatientCallers(t *testing.T) {
 	if err != nil || len(tools) == 0 {
 		t.Fatalf("Tools after the start finished: %d tools, err %v", len(tools), err)
 	}
-	if _, err := m.Create(context.Background()); err != nil {
+	if _, err := m.CreateSession(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if n := spawns.Load(); n != 1 {

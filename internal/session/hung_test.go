@@ -43,7 +43,7 @@ func TestHungSpareIsKilledAndReplaced(t *testing.T) {
 	hung := sp.all()[0]
 	waitFor(t, "the hung spare killed", hung.killed.Load)
 	waitFor(t, "a second spare in the pool", func() bool { return len(sp.all()) == 2 && len(m.pool) == 1 })
-	s, err := m.Create(ctx)
+	s, err := m.CreateSession(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +74,7 @@ func TestHandOutCheckSkipsHungSpare(t *testing.T) {
 			m, _ := newManagerWith(t, sp, Options{WarmPool: 1, handOutPing: 10 * time.Millisecond})
 			waitFor(t, "the spare in the pool", func() bool { return len(m.pool) == 1 })
 			hung := sp.all()[0]
-			s, err := m.Create(ctx)
+			s, err := m.CreateSession(ctx)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -116,7 +116,7 @@ func TestHandOutCheckGivenUpSparesWorker(t *testing.T) {
 		<-pinged
 		cancel()
 	}()
-	if _, err := m.Create(ctx); !errors.Is(err, context.Canceled) {
+	if _, err := m.CreateSession(ctx); !errors.Is(err, context.Canceled) {
 		t.Fatalf("create whose caller gave up = %v, want context.Canceled", err)
 	}
 	if spare.killed.Load() {
@@ -135,7 +135,7 @@ func TestHungSessionWorkerIsKilled(t *testing.T) {
 	sp := &fakeSpawner{t: t}
 	firstHangs(sp, failAtOnce) // before the pool's first spawn
 	m, _ := newManagerWith(t, sp, Options{PingInterval: 5 * time.Millisecond, restartBackoff: time.Millisecond})
-	s, err := m.Create(ctx)
+	s, err := m.CreateSession(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

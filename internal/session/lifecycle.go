@@ -237,10 +237,10 @@ func (m *Manager) restore(ctx context.Context, l *live, w Worker) {
 	m.log.Info("session state restored", "session_id", l.id, "state", proxy.SessionActive, "worker_pid", w.PID(), "saved_at", savedAt)
 }
 
-// Resume brings a suspended session back into a worker now, rather than on
+// ResumeSession brings a suspended session back into a worker now, rather than on
 // its next call. It reports whether the browser state was restored into a
 // new worker (false when the session was already live).
-func (m *Manager) Resume(ctx context.Context, id string) (*proxy.Session, bool, error) {
+func (m *Manager) ResumeSession(ctx context.Context, id string) (*proxy.Session, bool, error) {
 	if err := m.checkOpen(); err != nil {
 		return nil, false, err
 	}
@@ -257,7 +257,7 @@ func (m *Manager) Resume(ctx context.Context, id string) (*proxy.Session, bool, 
 	if err != nil {
 		return nil, false, err
 	}
-	s, err := m.Get(ctx, id)
+	s, err := m.GetSession(ctx, id)
 	return s, restored, err
 }
 

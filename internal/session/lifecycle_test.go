@@ -28,7 +28,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 
 func stateOf(t *testing.T, m *Manager, id string) proxy.SessionState {
 	t.Helper()
-	s, err := m.Get(context.Background(), id)
+	s, err := m.GetSession(context.Background(), id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +37,7 @@ func stateOf(t *testing.T, m *Manager, id string) proxy.SessionState {
 
 func navigate(t *testing.T, m *Manager, id, url string) *proxy.CallResult {
 	t.Helper()
-	res, err := m.Call(context.Background(), CallRequest{SessionID: id, Tool: "browser_navigate", Params: json.RawMessage(`{"url":"` + url + `"}`)})
+	res, err := m.Call(context.Background(), proxy.CallRequest{SessionID: id, Tool: "browser_navigate", Params: json.RawMessage(`{"url":"` + url + `"}`)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +52,7 @@ func TestCreateAtLimitSuspendsLeastRecentlyUsed(t *testing.T) {
 	m, sp, _ := newManager(t, Options{MaxSessions: 3, Now: now})
 	var ids []string
 	for i := 0; i < 3; i++ {
-		s, err := m.Create(ctx)
+		s, err := m.CreateSession(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -65,7 +65,7 @@ func TestCreateAtLimitSuspendsLeastRecentlyUsed(t *testing.T) {
 	navigate(t, m, ids[0], "http://127.0.0.1/a2")
 	navigate(t, m, ids[2], "http://127.0.0.1/c2")
 
-	if _, err := m.Create(ctx); err != nil {
+	if _, err := m.CreateSession(ctx); err != nil {
 		t.Fatalf("fourth create at the limit: %v", err)
 	}
 	want := []proxy.SessionState{proxy.SessionActive, proxy.SessionSuspended, proxy.SessionActive}
@@ -111,27 +111,27 @@ func TestCreateWhenAllBusyIsRefused(t *testing.T) {
 	}
 	var wg sync.WaitGroup
 	for i := 0; i < 2; i++ {
-		s, err := m.Create(ctx)
+		s, err := m.CreateSession(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if _, err := m.Call(ctx, CallRequest{SessionID: s.ID, Tool: "browser_click"}); err != nil {
+			if _, err := m.Call(ctx, proxy.CallRequest{SessionID: s.ID, Tool: "browser_click"}); err != nil {
 				t.Error(err)
 			}
 		}()
 	}
 	<-started
 	<-started
-	_, err := m.Create(ctx)
+	_, err := m.CreateSession(ctx)
 	if proxy.ErrorCode(err) != proxy.EMAXSESSIONS {
 		t.Errorf("create with every session busy: %v, want MAX_SESSIONS_REACHED", err)
 	}
 	close(release)
 	wg.Wait()
-	if _, err := m.Create(ctx); err != nil {
+	if _, err := m.CreateSession(ctx); err != nil {
 		t.Errorf("create once calls finished: %v", err)
 	}
 }
@@ -139,7 +139,7 @@ func TestCreateWhenAllBusyIsRefused(t *testing.T) {
 func TestIdleSessionIsSuspendedAndResumesWithState(t *testing.T) {
 	ctx := context.Background()
 	m, sp, db := newManager(t, Options{IdleTimeout: 200 * time.Millisecond})
-	s, _ := m.Create(ctx)
+	s, _ := m.CreateSession(ctx)
 	navigate(t, m, s.ID, "http://127.0.0.1/page")
 	first := sp.all()[0]
 
@@ -150,11 +150,11 @@ func TestIdleSessionIsSuspendedAndResumesWithState(t *testing.T) {
 	if state, _, err := db.LoadSessionState(ctx, s.ID); err != nil || state == nil {
 		t.Errorf("no saved state after suspension: %s, %v", state, err)
 	}
-	if got, _ := m.Get(ctx, s.ID); got.WorkerPID != 0 {
+	if got, _ := m.GetSession(ctx, s.ID); got.WorkerPID != 0 {
 		t.Errorf("suspended session reports worker %d", got.WorkerPID)
 	}
 
-	res, err := m.Call(ctx, CallRequest{SessionID: s.ID, Tool: "browser_snapshot"})
+	res, err := m.Call(ctx, proxy.CallRequest{SessionID: s.ID, Tool: "browser_snapshot"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +168,7 @@ func TestIdleSessionIsSuspendedAndResumesWithState(t *testing.T) {
 		t.Errorf("after resume: %s", got)
 	}
 	// A second call in the same worker is not "restored".
-	if res, _ := m.Call(ctx, CallRequest{SessionID: s.ID, Tool: "browser_snapshot"}); res.Metadata.Restored {
+	if res, _ := m.Call(ctx, proxy.CallRequest{SessionID: s.ID, Tool: "browser_snapshot"}); res.Metadata.Restored {
 		t.Errorf("second call after resume: restored=true")
 	}
 }
@@ -176,7 +176,7 @@ func TestIdleSessionIsSuspendedAndResumesWithState(t *testing.T) {
 func TestResumeIsExplicitAndIdempotent(t *testing.T) {
 	ctx := context.Background()
 	m, sp, _ := newManager(t, Options{})
-	s, _ := m.Create(ctx)
+	s, _ := m.CreateSession(ctx)
 	navigate(t, m, s.ID, "http://127.0.0.1/r")
 	m.mu.Lock()
 	l := m.live[s.ID]
@@ -185,20 +185,20 @@ func TestResumeIsExplicitAndIdempotent(t *testing.T) {
 		t.Fatal("could not suspend an idle session")
 	}
 
-	got, restored, err := m.Resume(ctx, s.ID)
+	got, restored, err := m.ResumeSession(ctx, s.ID)
 	if err != nil || !restored || got.State != proxy.SessionActive || got.WorkerPID == 0 {
 		t.Fatalf("Resume = %+v, %v, %v", got, restored, err)
 	}
 	if sp.all()[1].restoredFrom != "http://127.0.0.1/r" {
 		t.Errorf("resume did not restore the URL")
 	}
-	if _, restored, err := m.Resume(ctx, s.ID); err != nil || restored {
+	if _, restored, err := m.ResumeSession(ctx, s.ID); err != nil || restored {
 		t.Errorf("resuming a live session: restored=%v err=%v, want false, nil", restored, err)
 	}
-	if err := m.Close(ctx, s.ID); err != nil {
+	if err := m.CloseSession(ctx, s.ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := m.Resume(ctx, s.ID); proxy.ErrorCode(err) != proxy.ESESSIONCLOSED {
+	if _, _, err := m.ResumeSession(ctx, s.ID); proxy.ErrorCode(err) != proxy.ESESSIONCLOSED {
 		t.Errorf("resuming a closed session: %v", err)
 	}
 }
@@ -238,8 +238,8 @@ func (w *closingWorker) seen() ([]string, map[string]time.Time, error) {
 	return append([]string(nil), w.events...), w.deadlines, w.saveErr
 }
 
-func (w *closingWorker) Tools() []upstream.Tool {
-	return append(w.fakeWorker.Tools(), upstream.Tool{Name: "browser_close", InputSchema: json.RawMessage(`{"type":"object"}`)})
+func (w *closingWorker) Tools() []proxy.Tool {
+	return append(w.fakeWorker.Tools(), proxy.Tool{Name: "browser_close", InputSchema: json.RawMessage(`{"type":"object"}`)})
 }
 
 func (w *closingWorker) CallTool(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
@@ -303,7 +303,7 @@ func TestShutdownSavesClosesBrowserThenStops(t *testing.T) {
 	m, db := newManagerWith(t, sp, Options{})
 	urls := map[string]string{}
 	for _, u := range []string{"http://127.0.0.1/a", "http://127.0.0.1/b", "http://127.0.0.1/c"} {
-		s, err := m.Create(ctx)
+		s, err := m.CreateSession(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -385,7 +385,7 @@ func TestShutdownStopsWorkersWithinBudget(t *testing.T) {
 			started := make(chan struct{})
 			sp := &closingWorkers{t: t, prepare: func(w *closingWorker) { tc.prepare(w, started) }}
 			m, _ := newManagerWith(t, sp, Options{})
-			s, err := m.Create(ctx)
+			s, err := m.CreateSession(ctx)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -393,7 +393,7 @@ func TestShutdownStopsWorkersWithinBudget(t *testing.T) {
 			if tc.call {
 				go func() {
 					defer close(called)
-					_, _ = m.Call(ctx, CallRequest{SessionID: s.ID, Tool: "browser_click"})
+					_, _ = m.Call(ctx, proxy.CallRequest{SessionID: s.ID, Tool: "browser_click"})
 				}()
 				<-started
 			} else {
@@ -444,7 +444,7 @@ func TestShutdownSaveEndsWithBudget(t *testing.T) {
 				}
 			}}
 			m, _ := newManagerWith(t, sp, Options{})
-			s, err := m.Create(ctx)
+			s, err := m.CreateSession(ctx)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -21,6 +21,7 @@ import (
 	"github.com/google/uuid"
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/catalog"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/content"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/toolset"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/upstream"
@@ -28,7 +29,7 @@ import (
 
 // Worker is one upstream @playwright/mcp process (real: *upstream.Worker).
 type Worker interface {
-	Tools() []upstream.Tool
+	Tools() []proxy.Tool
 	CallTool(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error)
 	Ping(ctx context.Context) error
 	PID() int
@@ -143,9 +144,8 @@ type Manager struct {
 	reserved int // slots promised to creates and resumes in progress
 
 	transitions map[string]*transitionLock
-	tools       []upstream.Tool
+	tools       []proxy.Tool
 	discovery   *toolDiscovery // the worker start learning tools, if any
-	readOnly    map[string]bool
 	shutdown    bool
 	// tasksEnding: Shutdown waits for the background tasks; no more start.
 	tasksEnding bool
@@ -165,8 +165,8 @@ type Manager struct {
 	bg       sync.WaitGroup  // pool filler and idle sweeper
 	tasks    sync.WaitGroup  // watchers, restarts, pings, state saves
 	stats    stats
-	schemas  schemas     // compiled tool input schemas
-	creds    credentials // values typed through placeholders, never recorded
+	catalog  *catalog.Catalog // the tools calls are resolved and checked against
+	creds    credentials      // values typed through placeholders, never recorded
 }
 
 // live is a session that may have a worker. sem serialises everything that
@@ -253,6 +253,7 @@ func New(store Store, spawner Spawner, opts Options) *Manager {
 		done:        ctx.Done(),
 	}
 	m.spawner = spawnTracker{Spawner: spawner, stats: &m.stats, now: opts.Now} // for CheckWorkers
+	m.catalog = catalog.New(m.upstreamTools, opts.Policy, opts.Toolset, opts.Logger)
 	if opts.WarmPool > 0 {
 		m.bg.Add(1)
 		go m.fillPool(ctx)
@@ -358,19 +359,14 @@ func (m *Manager) noteTools(w Worker) {
 	defer m.mu.Unlock()
 	if m.tools == nil {
 		m.tools = w.Tools()
-		m.readOnly = readOnlyTools(m.tools)
 	}
 }
 
-// Tools returns the upstream tool list, discovered with tools/list from a
-// worker (never hard-coded: schemas change between upstream versions),
-// without the tools the policy switched off.
-func (m *Manager) Tools(ctx context.Context) ([]upstream.Tool, error) {
-	tools, err := m.upstreamTools(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return m.listed(ctx, tools), nil
+// Tools is the tool catalogue for the groups ctx selects. Upstream's part
+// is discovered with tools/list from a worker (never hard-coded: schemas
+// change between upstream versions).
+func (m *Manager) Tools(ctx context.Context) ([]proxy.Tool, error) {
+	return m.catalog.List(ctx)
 }
 
 // toolDiscoveryLimit bounds the worker start that learns upstream's tools.
@@ -389,7 +385,7 @@ type toolDiscovery struct {
 // context: a caller with a short budget (a /health check on a loaded
 // machine) would otherwise abandon the start each time, and the list would
 // never be learned. The worker then goes to the pool.
-func (m *Manager) upstreamTools(ctx context.Context) ([]upstream.Tool, error) {
+func (m *Manager) upstreamTools(ctx context.Context) ([]proxy.Tool, error) {
 	m.mu.Lock()
 	if m.tools != nil {
 		tools := m.tools
@@ -462,23 +458,8 @@ func (m *Manager) putSpare(w Worker) {
 	closeWorker(w, m.log)
 }
 
-// lookupTool finds an upstream tool by name, switched off or not: the
-// policy refuses those with its own message.
-func (m *Manager) lookupTool(ctx context.Context, name string) (upstream.Tool, bool, error) {
-	tools, err := m.upstreamTools(ctx)
-	if err != nil {
-		return upstream.Tool{}, false, err
-	}
-	for _, t := range tools {
-		if t.Name == name {
-			return t, true, nil
-		}
-	}
-	return upstream.Tool{}, false, nil
-}
-
 // Create starts a new isolated session.
-func (m *Manager) Create(ctx context.Context) (*proxy.Session, error) {
+func (m *Manager) CreateSession(ctx context.Context) (*proxy.Session, error) {
 	if err := m.checkOpen(); err != nil {
 		return nil, err
 	}
@@ -550,7 +531,7 @@ func (m *Manager) withExpiry(s *proxy.Session) *proxy.Session {
 }
 
 // Get returns one session the caller may see (proxy.CanSee).
-func (m *Manager) Get(ctx context.Context, id string) (*proxy.Session, error) {
+func (m *Manager) GetSession(ctx context.Context, id string) (*proxy.Session, error) {
 	if err := validID(id); err != nil {
 		return nil, err
 	}
@@ -576,7 +557,7 @@ func (m *Manager) session(ctx context.Context, id string) (*proxy.Session, error
 }
 
 // List returns every session the caller may see, newest first.
-func (m *Manager) List(ctx context.Context) ([]*proxy.Session, error) {
+func (m *Manager) ListSessions(ctx context.Context) ([]*proxy.Session, error) {
 	all, err := m.store.ListSessions(ctx)
 	if err != nil {
 		return nil, err
@@ -592,7 +573,7 @@ func (m *Manager) List(ctx context.Context) ([]*proxy.Session, error) {
 }
 
 // Close stops a session's worker; its history stays readable.
-func (m *Manager) Close(ctx context.Context, id string) error {
+func (m *Manager) CloseSession(ctx context.Context, id string) error {
 	if err := validID(id); err != nil {
 		return err
 	}
@@ -667,22 +648,11 @@ type transitionLock struct {
 	refs int // guarded by Manager.mu
 }
 
-// CallRequest is one tool call addressed to a session.
-type CallRequest struct {
-	SessionID string
-	Tool      string
-	Params    json.RawMessage
-	RequestID string // optional; becomes the ref_id
-	// Changes asks for the summary of what the call did to the page
-	// (CallResult.Changes), what MCP answers show.
-	Changes bool
-}
-
 // Call forwards a tool call to the session's worker and records it.
 //
 // Proxy-level failures come back as *proxy.Error. A tool that ran but failed
 // in the browser is not an error here: it is a CallResult with status error.
-func (m *Manager) Call(ctx context.Context, req CallRequest) (*proxy.CallResult, error) {
+func (m *Manager) Call(ctx context.Context, req proxy.CallRequest) (*proxy.CallResult, error) {
 	start := time.Now()
 	res, stored, err := m.call(ctx, req)
 	d := time.Since(start)
@@ -720,13 +690,7 @@ func (m *Manager) Call(ctx context.Context, req CallRequest) (*proxy.CallResult,
 // proxy's own), else "unknown": the metrics' label values stay a fixed set
 // whatever names clients send.
 func (m *Manager) toolLabel(name string) string {
-	if _, own := toolset.All().Lookup(name); own {
-		return name
-	}
-	m.mu.Lock()
-	known := hasTool(m.tools, name)
-	m.mu.Unlock()
-	if known {
+	if m.catalog.Known(name) {
 		return name
 	}
 	return "unknown"
@@ -734,17 +698,18 @@ func (m *Manager) toolLabel(name string) string {
 
 // call is Call; stored is the bytes recorded from upstream's answer, or -1
 // when the call was refused before it reached a worker.
-func (m *Manager) call(ctx context.Context, req CallRequest) (*proxy.CallResult, int, error) {
+func (m *Manager) call(ctx context.Context, req proxy.CallRequest) (*proxy.CallResult, int, error) {
 	refID := req.RequestID
 	if refID == "" {
 		refID = NewRefID()
 	} else if err := validRef(refID); err != nil {
 		return nil, -1, err
 	}
-	params, ext, err := m.admissible(ctx, req)
+	tool, p, err := m.admissible(ctx, req)
 	if err != nil {
 		return nil, -1, err
 	}
+	params := p.Raw
 	l, err := m.acquire(ctx, req.SessionID)
 	if err != nil {
 		return nil, -1, err
@@ -755,7 +720,7 @@ func (m *Manager) call(ctx context.Context, req CallRequest) (*proxy.CallResult,
 	// unknown session is SESSION_NOT_FOUND whatever the arguments name) and
 	// before anything is recorded or a worker started, so a bad call leaves
 	// no trace.
-	fwd, err := m.upstreamCall(ctx, req.Tool, ext, m.revealCredentials(params))
+	fwd, err := m.upstreamCall(ctx, tool, m.revealCredentials(params))
 	if err != nil {
 		return nil, -1, err
 	}
@@ -806,8 +771,8 @@ func (m *Manager) call(ctx context.Context, req CallRequest) (*proxy.CallResult,
 	if callErr != nil {
 		return nil, 0, m.recordFailure(recCtx, l, refID, finished, callErr)
 	}
-	if ext == nil || !ext.ReadOnly {
-		m.markDirty(l, fwd.tool)
+	if !tool.ReadOnly {
+		m.markDirty(l)
 	}
 
 	res, stored, err := m.record(recCtx, l, refID, req.Tool, fwd, raw, finished, req.Changes)
@@ -821,30 +786,24 @@ func (m *Manager) call(ctx context.Context, req CallRequest) (*proxy.CallResult,
 // admissible runs the checks a call must pass before its session is
 // touched, so that a refused call wakes no worker and leaves no request
 // row: the tool exists and is switched on, its arguments fit its schema,
-// the policy allows them. It returns the arguments normalised and, for one
-// of the proxy's own tools, its definition.
-func (m *Manager) admissible(ctx context.Context, req CallRequest) (json.RawMessage, *toolset.Tool, error) {
+// the policy allows them. It returns the tool and the arguments, decoded
+// once.
+func (m *Manager) admissible(ctx context.Context, req proxy.CallRequest) (*catalog.Resolved, catalog.Params, error) {
 	if err := m.checkOpen(); err != nil {
-		return nil, nil, err
+		return nil, catalog.Params{}, err
 	}
-	params, err := NormaliseParams(req.Params)
+	params, err := catalog.Decode(req.Params)
 	if err != nil {
-		return nil, nil, err
+		return nil, params, err
 	}
-	if req.Tool == "" {
-		return nil, nil, proxy.Errorf(proxy.EINVALID, "tool is required")
-	}
-	tool, ext, err := m.resolveTool(ctx, req.Tool)
+	tool, err := m.catalog.Resolve(ctx, req.Tool)
 	if err != nil {
-		return nil, nil, err
+		return nil, params, err
 	}
-	if err := m.schemas.check(tool, params); err != nil {
-		return nil, nil, err
+	if err := m.catalog.Check(ctx, req.SessionID, tool, params); err != nil {
+		return nil, params, err
 	}
-	if err := m.checkPolicy(ctx, req, tool, params); err != nil {
-		return nil, nil, err
-	}
-	return params, ext, nil
+	return tool, params, nil
 }
 
 // Validate refuses a call exactly as Call would before it reaches a
@@ -852,11 +811,11 @@ func (m *Manager) admissible(ctx context.Context, req CallRequest) (json.RawMess
 // default session created for it, and a call that is refused anyway must
 // not cost a session and a worker. A refusal counts as Call's do.
 func (m *Manager) Validate(ctx context.Context, tool string, params json.RawMessage) error {
-	params, ext, err := m.admissible(ctx, CallRequest{Tool: tool, Params: params})
+	r, p, err := m.admissible(ctx, proxy.CallRequest{Tool: tool, Params: params})
 	if err == nil {
 		// The proxy's own tools build their program from the arguments,
 		// which can refuse them too.
-		_, err = m.upstreamCall(ctx, tool, ext, m.revealCredentials(params))
+		_, err = m.upstreamCall(ctx, r, m.revealCredentials(p.Raw))
 	}
 	if err != nil && m.opts.Observer != nil {
 		m.opts.Observer.ObserveRefused(m.toolLabel(tool), proxy.ErrorCode(err))
@@ -1403,23 +1362,6 @@ func (l *live) clearPings() {
 	l.pingFailures = 0
 }
 
-// NormaliseParams is the rule for a tool call's arguments: a JSON object,
-// with absent or null meaning {}; anything else is INVALID_PARAMETERS
-// naming the field. Call applies it; the HTTP API applies it too, to refuse
-// a bad body before it reaches a session.
-func NormaliseParams(p json.RawMessage) (json.RawMessage, error) {
-	if len(p) == 0 || string(p) == "null" {
-		return json.RawMessage(`{}`), nil
-	}
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(p, &obj); err != nil {
-		e := proxy.Errorf(proxy.EINVALID, "params must be a JSON object: %v", err)
-		e.Details = map[string]any{"field": "params"}
-		return nil, e
-	}
-	return p, nil
-}
-
 // withSessionID names the session in a proxy error's details (the model
 // must know which session an error is about), leaving others as they are.
 func withSessionID(err error, id string) error {
@@ -1476,3 +1418,5 @@ func (f SpawnFunc) Spawn(ctx context.Context) (Worker, error) { return f(ctx) }
 
 // Check reports whether the manager accepts work, for /health.
 func (m *Manager) Check(context.Context) error { return m.checkOpen() }
+
+var _ proxy.SessionService = (*Manager)(nil)

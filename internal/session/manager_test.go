@@ -49,8 +49,8 @@ func newFakeWorker(t *testing.T) *fakeWorker {
 	return &fakeWorker{pid: int(nextPID.Add(1)), dir: t.TempDir(), done: make(chan struct{})}
 }
 
-func (w *fakeWorker) Tools() []upstream.Tool {
-	return []upstream.Tool{{Name: "browser_snapshot", InputSchema: json.RawMessage(`{"type":"object"}`), Annotations: json.RawMessage(`{"readOnlyHint":true}`)}, {Name: "browser_click", InputSchema: json.RawMessage(`{"type":"object"}`)},
+func (w *fakeWorker) Tools() []proxy.Tool {
+	return []proxy.Tool{{Name: "browser_snapshot", InputSchema: json.RawMessage(`{"type":"object"}`), Annotations: json.RawMessage(`{"readOnlyHint":true}`)}, {Name: "browser_click", InputSchema: json.RawMessage(`{"type":"object"}`)},
 		{Name: "browser_navigate", InputSchema: json.RawMessage(`{"type":"object"}`)}}
 }
 
@@ -179,11 +179,11 @@ func newManager(t *testing.T, opts Options) (*Manager, *fakeSpawner, *store.DB) 
 func TestCallRecordsAndReportsMetadata(t *testing.T) {
 	ctx := context.Background()
 	m, _, db := newManager(t, Options{})
-	s, err := m.Create(ctx)
+	s, err := m.CreateSession(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := m.Call(ctx, CallRequest{SessionID: s.ID, Tool: "browser_snapshot"})
+	res, err := m.Call(ctx, proxy.CallRequest{SessionID: s.ID, Tool: "browser_snapshot"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,27 +210,27 @@ func TestCallRecordsAndReportsMetadata(t *testing.T) {
 func TestCallErrors(t *testing.T) {
 	ctx := context.Background()
 	m, _, _ := newManager(t, Options{})
-	s, err := m.Create(ctx)
+	s, err := m.CreateSession(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	closed, _ := m.Create(ctx)
-	if err := m.Close(ctx, closed.ID); err != nil {
+	closed, _ := m.CreateSession(ctx)
+	if err := m.CloseSession(ctx, closed.ID); err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {
 		name string
-		req  CallRequest
+		req  proxy.CallRequest
 		code string
 	}{
-		{"no session", CallRequest{Tool: "browser_snapshot"}, proxy.EINVALID},
-		{"unknown session", CallRequest{SessionID: "6f1c1d2e-0000-4000-8000-000000000000", Tool: "browser_snapshot"}, proxy.ESESSIONMISSING},
-		{"not a uuid", CallRequest{SessionID: "x'; drop table", Tool: "browser_snapshot"}, proxy.ESESSIONMISSING},
-		{"closed", CallRequest{SessionID: closed.ID, Tool: "browser_snapshot"}, proxy.ESESSIONCLOSED},
-		{"unknown tool", CallRequest{SessionID: s.ID, Tool: "browser_fly"}, proxy.ETOOLMISSING},
-		{"no tool", CallRequest{SessionID: s.ID}, proxy.EINVALID},
-		{"params array", CallRequest{SessionID: s.ID, Tool: "browser_snapshot", Params: json.RawMessage(`[1]`)}, proxy.EINVALID},
-		{"bad request id", CallRequest{SessionID: s.ID, Tool: "browser_snapshot", RequestID: "nope"}, proxy.EINVALID},
+		{"no session", proxy.CallRequest{Tool: "browser_snapshot"}, proxy.EINVALID},
+		{"unknown session", proxy.CallRequest{SessionID: "6f1c1d2e-0000-4000-8000-000000000000", Tool: "browser_snapshot"}, proxy.ESESSIONMISSING},
+		{"not a uuid", proxy.CallRequest{SessionID: "x'; drop table", Tool: "browser_snapshot"}, proxy.ESESSIONMISSING},
+		{"closed", proxy.CallRequest{SessionID: closed.ID, Tool: "browser_snapshot"}, proxy.ESESSIONCLOSED},
+		{"unknown tool", proxy.CallRequest{SessionID: s.ID, Tool: "browser_fly"}, proxy.ETOOLMISSING},
+		{"no tool", proxy.CallRequest{SessionID: s.ID}, proxy.EINVALID},
+		{"params array", proxy.CallRequest{SessionID: s.ID, Tool: "browser_snapshot", Params: json.RawMessage(`[1]`)}, proxy.EINVALID},
+		{"bad request id", proxy.CallRequest{SessionID: s.ID, Tool: "browser_snapshot", RequestID: "nope"}, proxy.EINVALID},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -245,12 +245,12 @@ func TestCallErrors(t *testing.T) {
 func TestDuplicateRequestIDIsRefused(t *testing.T) {
 	ctx := context.Background()
 	m, _, _ := newManager(t, Options{})
-	s, _ := m.Create(ctx)
+	s, _ := m.CreateSession(ctx)
 	id := "0b5d5a62-8d3e-4a51-9a57-2d4f3b1c0a11"
-	if _, err := m.Call(ctx, CallRequest{SessionID: s.ID, Tool: "browser_snapshot", RequestID: id}); err != nil {
+	if _, err := m.Call(ctx, proxy.CallRequest{SessionID: s.ID, Tool: "browser_snapshot", RequestID: id}); err != nil {
 		t.Fatal(err)
 	}
-	_, err := m.Call(ctx, CallRequest{SessionID: s.ID, Tool: "browser_snapshot", RequestID: id})
+	_, err := m.Call(ctx, proxy.CallRequest{SessionID: s.ID, Tool: "browser_snapshot", RequestID: id})
 	if proxy.ErrorCode(err) != proxy.EINVALID {
 		t.Errorf("reused request_id: %v, want INVALID_PARAMETERS", err)
 	}
@@ -268,8 +268,8 @@ func TestWorkerDeathMidCallIsReportedNotReplayed(t *testing.T) {
 			return json.RawMessage(snapshotResult), nil
 		}
 	}
-	s, _ := m.Create(ctx)
-	_, err := m.Call(ctx, CallRequest{SessionID: s.ID, Tool: "browser_click", RequestID: "0b5d5a62-8d3e-4a51-9a57-2d4f3b1c0a12"})
+	s, _ := m.CreateSession(ctx)
+	_, err := m.Call(ctx, proxy.CallRequest{SessionID: s.ID, Tool: "browser_click", RequestID: "0b5d5a62-8d3e-4a51-9a57-2d4f3b1c0a12"})
 	var pe *proxy.Error
 	if !errors.As(err, &pe) || pe.Code != proxy.EUNAVAILABLE || !pe.Retryable {
 		t.Fatalf("call on dying worker: %v, want retryable UPSTREAM_UNAVAILABLE", err)
@@ -283,7 +283,7 @@ func TestWorkerDeathMidCallIsReportedNotReplayed(t *testing.T) {
 		t.Errorf("failed call record = %+v, %v", resp, err)
 	}
 	// The next call gets a fresh worker and says the state was reset.
-	res, err := m.Call(ctx, CallRequest{SessionID: s.ID, Tool: "browser_snapshot"})
+	res, err := m.Call(ctx, proxy.CallRequest{SessionID: s.ID, Tool: "browser_snapshot"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -298,8 +298,8 @@ func TestWorkerDeathMidCallIsReportedNotReplayed(t *testing.T) {
 func TestShutdownStopsEveryWorker(t *testing.T) {
 	ctx := context.Background()
 	m, sp, db := newManager(t, Options{WarmPool: 2})
-	s, _ := m.Create(ctx)
-	if _, err := m.Call(ctx, CallRequest{SessionID: s.ID, Tool: "browser_snapshot"}); err != nil {
+	s, _ := m.CreateSession(ctx)
+	if _, err := m.Call(ctx, proxy.CallRequest{SessionID: s.ID, Tool: "browser_snapshot"}); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(5 * time.Second)
@@ -318,7 +318,7 @@ func TestShutdownStopsEveryWorker(t *testing.T) {
 	if err != nil || got.State != proxy.SessionSuspended {
 		t.Errorf("after shutdown session = %+v, %v; want suspended", got, err)
 	}
-	if _, err := m.Create(ctx); proxy.ErrorCode(err) != proxy.EUNAVAILABLE {
+	if _, err := m.CreateSession(ctx); proxy.ErrorCode(err) != proxy.EUNAVAILABLE {
 		t.Errorf("create after shutdown: %v, want UPSTREAM_UNAVAILABLE", err)
 	}
 }
@@ -331,11 +331,11 @@ func TestWarmPoolServesCreate(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	warm := sp.all()[0]
-	s, err := m.Create(ctx)
+	s, err := m.CreateSession(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := m.Get(ctx, s.ID); got.WorkerPID != warm.pid {
+	if got, _ := m.GetSession(ctx, s.ID); got.WorkerPID != warm.pid {
 		t.Errorf("create used worker %d, want the warm one %d", got.WorkerPID, warm.pid)
 	}
 }
@@ -357,11 +357,11 @@ func TestWarmPoolRefillsAfterCreate(t *testing.T) {
 	// createsWith checks that a create takes warm, spawning nothing itself.
 	createsWith := func(what string, warm *fakeWorker) {
 		t.Helper()
-		s, err := m.Create(ctx)
+		s, err := m.CreateSession(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got, _ := m.Get(ctx, s.ID); got.WorkerPID != warm.pid {
+		if got, _ := m.GetSession(ctx, s.ID); got.WorkerPID != warm.pid {
 			t.Errorf("%s used worker %d, want the pooled one %d", what, got.WorkerPID, warm.pid)
 		}
 	}
@@ -376,7 +376,7 @@ func TestWarmPoolRefillsAfterCreate(t *testing.T) {
 func TestSpawnFailureIsUnavailable(t *testing.T) {
 	m, sp, _ := newManager(t, Options{})
 	sp.fail = errors.New("no chromium")
-	_, err := m.Create(context.Background())
+	_, err := m.CreateSession(context.Background())
 	var pe *proxy.Error
 	if !errors.As(err, &pe) || pe.Code != proxy.EUNAVAILABLE || !pe.Retryable {
 		t.Errorf("create with failing spawn: %v", err)
@@ -401,13 +401,13 @@ func TestConcurrentCallsOnOneSessionAreSerialised(t *testing.T) {
 			return json.RawMessage(snapshotResult), nil
 		}
 	}
-	s, _ := m.Create(ctx)
+	s, _ := m.CreateSession(ctx)
 	var wg sync.WaitGroup
 	for i := 0; i < 20; i++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if _, err := m.Call(ctx, CallRequest{SessionID: s.ID, Tool: "browser_snapshot"}); err != nil {
+			if _, err := m.Call(ctx, proxy.CallRequest{SessionID: s.ID, Tool: "browser_snapshot"}); err != nil {
 				t.Error(err)
 			}
 		}()

@@ -1,10 +1,10 @@
 package session
 
 import (
-	"context"
 	"encoding/json"
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/catalog"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/upstream"
 )
 
@@ -16,13 +16,9 @@ import (
 // (SaveState/SaveSessionState/RestoreState): cookies and storage must come
 // back byte for byte or a restored session is logged out.
 type Policy interface {
-	// ToolEnabled false hides a tool from Tools.
-	ToolEnabled(name string) bool
-	// CheckCall refuses a call (a *proxy.Error) from the tool's name, its
-	// upstream input schema and the call's arguments.
-	CheckCall(tool string, inputSchema, params json.RawMessage) error
-	// Redact masks secrets in text.
-	Redact(s string) string
+	// The catalogue consults it: ToolEnabled false hides a tool, CheckCall
+	// refuses a call, Redact masks secrets in text.
+	catalog.Policy
 	// RedactJSON masks secrets in a JSON document (and drops inline images
 	// over MaxImageBytes), returning it unchanged when there is nothing to do.
 	RedactJSON(raw json.RawMessage) json.RawMessage
@@ -33,51 +29,11 @@ type Policy interface {
 }
 
 // openPolicy allows everything and masks nothing (no Options.Policy).
-type openPolicy struct{}
+type openPolicy struct{ catalog.Open }
 
-func (openPolicy) ToolEnabled(string) bool                                  { return true }
-func (openPolicy) CheckCall(string, json.RawMessage, json.RawMessage) error { return nil }
-func (openPolicy) Redact(s string) string                                   { return s }
-func (openPolicy) RedactJSON(raw json.RawMessage) json.RawMessage           { return raw }
-func (openPolicy) MaxImageBytes() int64                                     { return 0 }
-func (openPolicy) ImageOmitted(int) string                                  { return "" }
-
-// visibleTools is tools without the ones the policy switched off.
-func visibleTools(p Policy, tools []upstream.Tool) []upstream.Tool {
-	out := make([]upstream.Tool, 0, len(tools))
-	for _, t := range tools {
-		if p.ToolEnabled(t.Name) {
-			out = append(out, t)
-		}
-	}
-	return out
-}
-
-// checkPolicy refuses a call before anything is recorded or forwarded.
-// Refused calls are not written to the requests table: that table is the
-// record of what was sent to the browser, and a refused call never was. They
-// are logged (without arguments, which may hold secrets) instead.
-func (m *Manager) checkPolicy(ctx context.Context, req CallRequest, tool upstream.Tool, params json.RawMessage) error {
-	err := m.opts.Policy.CheckCall(req.Tool, tool.InputSchema, params)
-	if err == nil {
-		return nil
-	}
-	e := proxy.AsError(err)
-	if e.Details == nil {
-		e.Details = map[string]any{}
-	}
-	if req.SessionID != "" {
-		e.Details["session_id"] = req.SessionID
-	}
-	// The URL in the details is the caller's own input; it may still carry
-	// a secret, so mask it like everything returned.
-	if u, ok := e.Details["url"].(string); ok {
-		e.Details["url"] = m.opts.Policy.Redact(u)
-	}
-	e.Message = m.opts.Policy.Redact(e.Message)
-	m.log.WarnContext(ctx, "tool call refused by policy", "session_id", req.SessionID, "tool", req.Tool, "code", e.Code, "reason", e.Message)
-	return e
-}
+func (openPolicy) RedactJSON(raw json.RawMessage) json.RawMessage { return raw }
+func (openPolicy) MaxImageBytes() int64                           { return 0 }
+func (openPolicy) ImageOmitted(int) string                        { return "" }
 
 // redactRecord masks secrets in everything a response row and its console
 // rows hold, and drops images over the size limit. It reports the size of

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -19,18 +20,17 @@ import (
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/policy"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/store"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/toolset"
-	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/upstream"
 )
 
 // schemaWorker is a fakeWorker offering upstream-like schemas, so that the
 // manager has to find URL arguments from them.
 type schemaWorker struct{ *fakeWorker }
 
-func (schemaWorker) Tools() []upstream.Tool {
+func (schemaWorker) Tools() []proxy.Tool {
 	obj := func(props string) json.RawMessage {
 		return json.RawMessage(`{"type":"object","properties":{` + props + `}}`)
 	}
-	return []upstream.Tool{
+	return []proxy.Tool{
 		{Name: "browser_navigate", InputSchema: obj(`"url":{"type":"string"}`)},
 		{Name: "browser_tabs", InputSchema: obj(`"action":{"type":"string"},"url":{"type":"string"}`)},
 		{Name: "browser_type", InputSchema: obj(`"target":{"type":"string"},"text":{"type":"string"}`)},
@@ -86,7 +86,7 @@ func calls(ws []*fakeWorker) int {
 func TestPolicyRefusesBeforeForwarding(t *testing.T) {
 	ctx := context.Background()
 	m, db, workers := newPolicyManager(t, policy.Config{BlockedDomains: []string{"evil.com"}}, nil)
-	s, err := m.Create(ctx)
+	s, err := m.CreateSession(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +104,7 @@ func TestPolicyRefusesBeforeForwarding(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ref := uuid.NewString()
-			_, err := m.Call(ctx, CallRequest{SessionID: s.ID, Tool: tt.tool, Params: json.RawMessage(tt.params), RequestID: ref})
+			_, err := m.Call(ctx, proxy.CallRequest{SessionID: s.ID, Tool: tt.tool, Params: json.RawMessage(tt.params), RequestID: ref})
 			if got := proxy.ErrorCode(err); got != tt.code {
 				t.Fatalf("Call = %v, want %s", err, tt.code)
 			}
@@ -131,6 +131,7 @@ func TestPolicyRefusesBeforeForwarding(t *testing.T) {
 		}
 	}
 	upstreamN := 0
+	tools = slices.DeleteFunc(tools, func(t proxy.Tool) bool { return t.Proxy }) // the MCP surface's session and content tools
 	for _, tool := range tools {
 		if strings.HasPrefix(tool.Name, "browser_") {
 			upstreamN++
@@ -142,7 +143,7 @@ func TestPolicyRefusesBeforeForwarding(t *testing.T) {
 		t.Errorf("Tools = %d upstream and %d own tools, want the 4 enabled upstream ones and the default groups' %d", upstreamN, len(tools)-upstreamN, len(defaultSelection(t).Tools()))
 	}
 
-	if _, err := m.Call(ctx, CallRequest{SessionID: s.ID, Tool: "browser_navigate", Params: json.RawMessage(`{"url":"https://good.com/"}`)}); err != nil {
+	if _, err := m.Call(ctx, proxy.CallRequest{SessionID: s.ID, Tool: "browser_navigate", Params: json.RawMessage(`{"url":"https://good.com/"}`)}); err != nil {
 		t.Fatalf("allowed navigation: %v", err)
 	}
 	if n := calls(workers()); n != 1 {
@@ -161,7 +162,7 @@ func TestSecretsNeverStored(t *testing.T) {
 		return json.Marshal(map[string]any{"content": []any{map[string]any{"type": "text", "text": text}}})
 	}
 	m, db, workers := newPolicyManager(t, policy.Config{Secrets: map[string]string{"PASSWORD": secret}, EnableScriptEvaluation: true, EnableFileUpload: true}, answer)
-	s, err := m.Create(ctx)
+	s, err := m.CreateSession(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +173,7 @@ func TestSecretsNeverStored(t *testing.T) {
 		got = args
 		return prev(name, args)
 	}
-	res, err := m.Call(ctx, CallRequest{SessionID: s.ID, Tool: "browser_type", Params: json.RawMessage(`{"target":"e1","text":"` + secret + `"}`)})
+	res, err := m.Call(ctx, proxy.CallRequest{SessionID: s.ID, Tool: "browser_type", Params: json.RawMessage(`{"target":"e1","text":"` + secret + `"}`)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,11 +220,11 @@ func TestOversizeScreenshotIsNotKept(t *testing.T) {
 		return json.RawMessage(`{"content":[{"type":"text","text":"### Result\nTook the screenshot"},{"type":"image","mimeType":"image/png","data":"` + img + `"}]}`), nil
 	}
 	m, db, _ := newPolicyManager(t, policy.Config{MaxScreenshotBytes: 100, EnableScriptEvaluation: true, EnableFileUpload: true}, answer)
-	s, err := m.Create(ctx)
+	s, err := m.CreateSession(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := m.Call(ctx, CallRequest{SessionID: s.ID, Tool: "browser_take_screenshot"})
+	res, err := m.Call(ctx, proxy.CallRequest{SessionID: s.ID, Tool: "browser_take_screenshot"})
 	if err != nil {
 		t.Fatal(err)
 	}

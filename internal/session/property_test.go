@@ -173,32 +173,32 @@ func opCtx() (context.Context, context.CancelFunc) {
 func (h *propHarness) create() (*proxy.Session, error) {
 	ctx, cancel := opCtx()
 	defer cancel()
-	return h.m.Create(ctx)
+	return h.m.CreateSession(ctx)
 }
 
 func (h *propHarness) call(id string) (*proxy.CallResult, error) {
 	ctx, cancel := opCtx()
 	defer cancel()
-	return h.m.Call(ctx, CallRequest{SessionID: id, Tool: "browser_snapshot"})
+	return h.m.Call(ctx, proxy.CallRequest{SessionID: id, Tool: "browser_snapshot"})
 }
 
 func (h *propHarness) resume(id string) (*proxy.Session, bool, error) {
 	ctx, cancel := opCtx()
 	defer cancel()
-	return h.m.Resume(ctx, id)
+	return h.m.ResumeSession(ctx, id)
 }
 
 func (h *propHarness) close(id string) error {
 	ctx, cancel := opCtx()
 	defer cancel()
-	return h.m.Close(ctx, id)
+	return h.m.CloseSession(ctx, id)
 }
 
 func (h *propHarness) get(id string) *proxy.Session {
 	h.t.Helper()
 	ctx, cancel := opCtx()
 	defer cancel()
-	s, err := h.m.Get(ctx, id)
+	s, err := h.m.GetSession(ctx, id)
 	if err != nil {
 		h.t.Fatalf("Get(%s): %v", id, err)
 	}
@@ -283,7 +283,7 @@ func (h *propHarness) startBlocked(id string) (*pending, error) {
 	h.inflight.Add(1)
 	go func() {
 		defer h.inflight.Done()
-		res, err := h.m.Call(context.Background(), CallRequest{SessionID: id, Tool: "browser_click", Params: json.RawMessage(`{"gate":"` + gid + `"}`)})
+		res, err := h.m.Call(context.Background(), proxy.CallRequest{SessionID: id, Tool: "browser_click", Params: json.RawMessage(`{"gate":"` + gid + `"}`)})
 		p.done <- pendingResult{res, err}
 	}()
 	select {
@@ -1420,7 +1420,7 @@ func TestPropUnknownIDIsNotFound(tt *testing.T) {
 		}
 		before := states()
 
-		_, err := h.m.Get(ctx, id)
+		_, err := h.m.GetSession(ctx, id)
 		wantCode(t, fmt.Sprintf("Get(%q)", id), err, proxy.ESESSIONMISSING)
 		_, err = h.call(id)
 		wantCode(t, fmt.Sprintf("Call(%q)", id), err, proxy.ESESSIONMISSING)
@@ -1431,7 +1431,7 @@ func TestPropUnknownIDIsNotFound(tt *testing.T) {
 		if after := states(); after != before {
 			t.Fatalf("operations on unknown id %q changed the manager:\nbefore %s\nafter  %s", id, before, after)
 		}
-		_, err = h.m.Get(ctx, id)
+		_, err = h.m.GetSession(ctx, id)
 		wantCode(t, fmt.Sprintf("Get(%q) after the other operations", id), err, proxy.ESESSIONMISSING)
 	})
 }
@@ -1456,7 +1456,7 @@ func TestPropOtherClientsSessionIsNotFound(tt *testing.T) {
 		var ids []string
 		for i := range rapid.IntRange(1, 4).Draw(t, "sessions") {
 			c := rapid.SampledFrom(clients).Draw(t, fmt.Sprintf("owner_%d", i))
-			s, err := h.m.Create(as(ctx, c))
+			s, err := h.m.CreateSession(as(ctx, c))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -1465,7 +1465,7 @@ func TestPropOtherClientsSessionIsNotFound(tt *testing.T) {
 			case "suspended":
 				h.suspend(s.ID)
 			case "closed":
-				if err := h.m.Close(as(ctx, c), s.ID); err != nil {
+				if err := h.m.CloseSession(as(ctx, c), s.ID); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -1486,15 +1486,15 @@ func TestPropOtherClientsSessionIsNotFound(tt *testing.T) {
 				e := proxy.AsError(err)
 				return fmt.Sprintf("%s %q %v %v %q", e.Code, e.Message, e.Details, e.Retryable, e.Suggestion)
 			}
-			_, gerr := h.m.Get(ctx, id)
-			_, cerr := h.m.Call(ctx, CallRequest{SessionID: id, Tool: "browser_snapshot"})
-			_, _, rerr := h.m.Resume(ctx, id)
-			xerr := h.m.Close(ctx, id)
+			_, gerr := h.m.GetSession(ctx, id)
+			_, cerr := h.m.Call(ctx, proxy.CallRequest{SessionID: id, Tool: "browser_snapshot"})
+			_, _, rerr := h.m.ResumeSession(ctx, id)
+			xerr := h.m.CloseSession(ctx, id)
 			return fmt.Sprintf("get: %s\ncall: %s\nresume: %s\nclose: %s", show(gerr), show(cerr), show(rerr), show(xerr))
 		}
 		for _, viewer := range clients {
 			vctx := as(ctx, viewer)
-			list, err := h.m.List(vctx)
+			list, err := h.m.ListSessions(vctx)
 			if err != nil {
 				t.Fatal(err)
 			}

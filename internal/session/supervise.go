@@ -2,7 +2,6 @@ package session
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"sync/atomic"
@@ -601,16 +600,11 @@ func (m *Manager) answers(ctx context.Context, w Worker) bool {
 }
 
 // markDirty notes that a call may have changed browser state worth saving
-// (URL, cookies, storage): anything but a read-only tool.
-func (m *Manager) markDirty(l *live, tool string) {
-	m.mu.Lock()
-	ro := m.readOnly[tool]
-	m.mu.Unlock()
-	if !ro {
-		l.mu.Lock()
-		l.dirty = true
-		l.mu.Unlock()
-	}
+// (URL, cookies, storage): any call but one of a read-only tool.
+func (m *Manager) markDirty(l *live) {
+	l.mu.Lock()
+	l.dirty = true
+	l.mu.Unlock()
 }
 
 // saveSoon saves l's browser state in the background once no call wants the
@@ -704,19 +698,4 @@ func (m *Manager) saveState(ctx context.Context, l *live, w Worker) {
 	}
 	m.stats.saves.Add(1)
 	m.log.Debug("session state saved", "session_id", l.id, "bytes", len(state), "took", time.Since(start).Round(time.Millisecond))
-}
-
-// readOnlyTools lists the tools whose annotations promise not to change
-// the page (readOnlyHint), which need no state save afterwards.
-func readOnlyTools(tools []upstream.Tool) map[string]bool {
-	ro := make(map[string]bool)
-	for _, t := range tools {
-		var a struct {
-			ReadOnlyHint bool `json:"readOnlyHint"`
-		}
-		if len(t.Annotations) > 0 && json.Unmarshal(t.Annotations, &a) == nil && a.ReadOnlyHint {
-			ro[t.Name] = true
-		}
-	}
-	return ro
 }

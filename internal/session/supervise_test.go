@@ -145,7 +145,7 @@ func lastWorker(sp *fakeSpawner) *fakeWorker {
 func TestCrashedWorkerIsRestartedWithState(t *testing.T) {
 	ctx := context.Background()
 	m, sp, _ := newManager(t, Options{restartBackoff: 10 * time.Millisecond})
-	s, err := m.Create(ctx)
+	s, err := m.CreateSession(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,14 +162,14 @@ func TestCrashedWorkerIsRestartedWithState(t *testing.T) {
 		defer second.mu.Unlock()
 		return second.restoredFrom == "http://127.0.0.1/page"
 	})
-	res, err := m.Call(ctx, CallRequest{SessionID: s.ID, Tool: "browser_snapshot"})
+	res, err := m.Call(ctx, proxy.CallRequest{SessionID: s.ID, Tool: "browser_snapshot"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !res.Metadata.Restored {
 		t.Error("first call after the restart: restored = false")
 	}
-	res, err = m.Call(ctx, CallRequest{SessionID: s.ID, Tool: "browser_snapshot"})
+	res, err = m.Call(ctx, proxy.CallRequest{SessionID: s.ID, Tool: "browser_snapshot"})
 	if err != nil || res.Metadata.Restored {
 		t.Errorf("second call after the restart: restored = %v, err %v; want false", res.Metadata.Restored, err)
 	}
@@ -181,12 +181,12 @@ func TestCrashedWorkerIsRestartedWithState(t *testing.T) {
 func TestReadOnlyCallsDoNotSaveState(t *testing.T) {
 	ctx := context.Background()
 	m, sp, _ := newManager(t, Options{})
-	s, err := m.Create(ctx)
+	s, err := m.CreateSession(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for range 3 {
-		if _, err := m.Call(ctx, CallRequest{SessionID: s.ID, Tool: "browser_snapshot"}); err != nil {
+		if _, err := m.Call(ctx, proxy.CallRequest{SessionID: s.ID, Tool: "browser_snapshot"}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -204,11 +204,11 @@ func TestReadOnlyCallsDoNotSaveState(t *testing.T) {
 func TestRepeatedCrashesPutSessionInError(t *testing.T) {
 	ctx := context.Background()
 	m, sp, _ := newManager(t, Options{restartBackoff: time.Millisecond})
-	s, err := m.Create(ctx)
+	s, err := m.CreateSession(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	other, err := m.Create(ctx)
+	other, err := m.CreateSession(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -218,23 +218,23 @@ func TestRepeatedCrashesPutSessionInError(t *testing.T) {
 		current = workerOf(t, m, sp, s.ID)
 		current.die()
 		waitFor(t, "a restart", func() bool { return m.Stats().WorkerRestarts == int64(i+1) })
-		if _, err := m.Call(ctx, CallRequest{SessionID: s.ID, Tool: "browser_snapshot"}); err != nil {
+		if _, err := m.Call(ctx, proxy.CallRequest{SessionID: s.ID, Tool: "browser_snapshot"}); err != nil {
 			t.Fatalf("call after restart %d: %v", i+1, err)
 		}
 	}
 	workerOf(t, m, sp, s.ID).die()
 	waitFor(t, "the error state", func() bool { return stateOf(t, m, s.ID) == proxy.SessionError })
-	_, err = m.Call(ctx, CallRequest{SessionID: s.ID, Tool: "browser_snapshot"})
+	_, err = m.Call(ctx, proxy.CallRequest{SessionID: s.ID, Tool: "browser_snapshot"})
 	var perr *proxy.Error
 	if !errors.As(err, &perr) || perr.Code != proxy.EUNAVAILABLE || !perr.Retryable {
 		t.Fatalf("call on a failed session = %v; want retryable 503 %s", err, proxy.EUNAVAILABLE)
 	}
 	// Other sessions do not notice.
-	if _, err := m.Call(ctx, CallRequest{SessionID: other.ID, Tool: "browser_snapshot"}); err != nil {
+	if _, err := m.Call(ctx, proxy.CallRequest{SessionID: other.ID, Tool: "browser_snapshot"}); err != nil {
 		t.Errorf("call on another session: %v", err)
 	}
 	// An explicit resume is a fresh start.
-	if _, restored, err := m.Resume(ctx, s.ID); err != nil || !restored {
+	if _, restored, err := m.ResumeSession(ctx, s.ID); err != nil || !restored {
 		t.Errorf("Resume of a failed session = restored %v, %v", restored, err)
 	}
 	if got := stateOf(t, m, s.ID); got != proxy.SessionActive {
@@ -247,7 +247,7 @@ func workerOf(t *testing.T, m *Manager, sp *fakeSpawner, id string) *fakeWorker 
 	t.Helper()
 	var pid int
 	waitFor(t, "a live worker", func() bool {
-		s, err := m.Get(context.Background(), id)
+		s, err := m.GetSession(context.Background(), id)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -276,7 +276,7 @@ func TestHungWorkerIsKilledAndReplaced(t *testing.T) {
 			return nil
 		}
 	}
-	s, err := m.Create(ctx)
+	s, err := m.CreateSession(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -317,13 +317,13 @@ func TestBusyWorkerIsNotPinged(t *testing.T) {
 			return json.RawMessage(snapshotResult), nil
 		}
 	}
-	s, err := m.Create(ctx)
+	s, err := m.CreateSession(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error)
 	go func() {
-		_, err := m.Call(ctx, CallRequest{SessionID: s.ID, Tool: "browser_click"})
+		_, err := m.Call(ctx, proxy.CallRequest{SessionID: s.ID, Tool: "browser_click"})
 		done <- err
 	}()
 	waitFor(t, "the call in flight", busy.Load)
@@ -340,7 +340,7 @@ func TestBusyWorkerIsNotPinged(t *testing.T) {
 func TestCallsDuringRestartWaitAndRunOnce(t *testing.T) {
 	ctx := context.Background()
 	m, sp, _ := newManager(t, Options{restartBackoff: 100 * time.Millisecond})
-	s, err := m.Create(ctx)
+	s, err := m.CreateSession(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -349,7 +349,7 @@ func TestCallsDuringRestartWaitAndRunOnce(t *testing.T) {
 	errs := make(chan error, 5)
 	for range 5 {
 		wg.Go(func() {
-			_, err := m.Call(ctx, CallRequest{SessionID: s.ID, Tool: "browser_click"})
+			_, err := m.Call(ctx, proxy.CallRequest{SessionID: s.ID, Tool: "browser_click"})
 			errs <- err
 		})
 	}
@@ -393,7 +393,7 @@ func TestMaxConcurrentCallsBoundsUpstream(t *testing.T) {
 	}
 	var ids []string
 	for range 6 {
-		s, err := m.Create(ctx)
+		s, err := m.CreateSession(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -403,7 +403,7 @@ func TestMaxConcurrentCallsBoundsUpstream(t *testing.T) {
 	for _, id := range ids {
 		wg.Go(func() {
 			for range 5 {
-				if _, err := m.Call(ctx, CallRequest{SessionID: id, Tool: "browser_snapshot"}); err != nil {
+				if _, err := m.Call(ctx, proxy.CallRequest{SessionID: id, Tool: "browser_snapshot"}); err != nil {
 					t.Error(err)
 				}
 			}
@@ -422,7 +422,7 @@ func TestEvictionWaitsForBackgroundSave(t *testing.T) {
 	m, sp, _ := newManager(t, Options{MaxSessions: 1})
 	slow := make(chan struct{})
 	sp.prepare = func(w *fakeWorker) { w.saveGate = slow }
-	s, err := m.Create(ctx)
+	s, err := m.CreateSession(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -431,7 +431,7 @@ func TestEvictionWaitsForBackgroundSave(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 		close(slow)
 	}()
-	if _, err := m.Create(ctx); err != nil {
+	if _, err := m.CreateSession(ctx); err != nil {
 		t.Fatalf("create while the only session saves its state: %v", err)
 	}
 	if got := stateOf(t, m, s.ID); got != proxy.SessionSuspended {
@@ -444,7 +444,7 @@ func TestEvictionWaitsForBackgroundSave(t *testing.T) {
 func TestUndeliveredCallGoesToNewWorker(t *testing.T) {
 	ctx := context.Background()
 	m, sp, _ := newManager(t, Options{restartBackoff: time.Millisecond})
-	s, err := m.Create(ctx)
+	s, err := m.CreateSession(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -452,7 +452,7 @@ func TestUndeliveredCallGoesToNewWorker(t *testing.T) {
 	first.answer = func(string, json.RawMessage) (json.RawMessage, error) {
 		return nil, fmt.Errorf("%w: %w", upstream.ErrWorkerExited, upstream.ErrNotDelivered)
 	}
-	res, err := m.Call(ctx, CallRequest{SessionID: s.ID, Tool: "browser_click"})
+	res, err := m.Call(ctx, proxy.CallRequest{SessionID: s.ID, Tool: "browser_click"})
 	if err != nil {
 		t.Fatalf("call: %v", err)
 	}
@@ -491,7 +491,7 @@ func TestRestartBackoffAndBudgetWindow(t *testing.T) {
 			var sl sleeps
 			// restartBackoff is left at its default: the delays are the real ones.
 			m, sp, _ := newManager(t, Options{Now: clock.Now, sleep: sl.sleep})
-			s, err := m.Create(ctx)
+			s, err := m.CreateSession(ctx)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -503,13 +503,13 @@ func TestRestartBackoffAndBudgetWindow(t *testing.T) {
 			workerOf(t, m, sp, s.ID).die()
 			if tc.wantRestart {
 				waitFor(t, "restart 4", func() bool { return m.Stats().WorkerRestarts == restartLimit+1 })
-				res, err := m.Call(ctx, CallRequest{SessionID: s.ID, Tool: "browser_snapshot"})
+				res, err := m.Call(ctx, proxy.CallRequest{SessionID: s.ID, Tool: "browser_snapshot"})
 				if err != nil || !res.Metadata.Restored {
 					t.Fatalf("call after the fourth restart = %+v, %v; want success with restored", res, err)
 				}
 			} else {
 				waitFor(t, "the error state", func() bool { return stateOf(t, m, s.ID) == proxy.SessionError })
-				_, err := m.Call(ctx, CallRequest{SessionID: s.ID, Tool: "browser_snapshot"})
+				_, err := m.Call(ctx, proxy.CallRequest{SessionID: s.ID, Tool: "browser_snapshot"})
 				wantUnavailable(t, "call on the failed session", err)
 			}
 			if diff := cmp.Diff(tc.wantDelays, sl.got()); diff != "" {
@@ -528,13 +528,13 @@ func TestBrowserCrashesUseNoRestartBudget(t *testing.T) {
 	clock := newFakeClock()
 	var sl sleeps
 	m, sp, _ := newManager(t, Options{Now: clock.Now, sleep: sl.sleep})
-	s, err := m.Create(ctx)
+	s, err := m.CreateSession(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	left := func() int {
 		t.Helper()
-		got, err := m.Get(ctx, s.ID)
+		got, err := m.GetSession(ctx, s.ID)
 		if err != nil || got.RestartsLeft == nil {
 			t.Fatalf("Get = %+v, %v; want restarts_left", got, err)
 		}
@@ -564,7 +564,7 @@ func TestBrowserCrashesUseNoRestartBudget(t *testing.T) {
 	if diff := cmp.Diff([]time.Duration{time.Second}, sl.got()); diff != "" {
 		t.Errorf("restart delays (-want +got):\n%s", diff)
 	}
-	res, err := m.Call(ctx, CallRequest{SessionID: s.ID, Tool: "browser_snapshot"})
+	res, err := m.Call(ctx, proxy.CallRequest{SessionID: s.ID, Tool: "browser_snapshot"})
 	if err != nil || !res.Metadata.Restored {
 		t.Errorf("call after the restarts = %+v, %v; want success with restored", res, err)
 	}
@@ -631,7 +631,7 @@ func TestCallDuringFailingRestartGets503(t *testing.T) {
 			})
 			var sl sleeps
 			m, _ := newManagerWith(t, sp, Options{Now: newFakeClock().Now, sleep: sl.sleep, restartTimeLimit: tc.limit})
-			s, err := m.Create(ctx)
+			s, err := m.CreateSession(ctx)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -644,7 +644,7 @@ func TestCallDuringFailingRestartGets503(t *testing.T) {
 
 			done := make(chan error, 1)
 			go func() {
-				_, err := m.Call(ctx, CallRequest{SessionID: s.ID, Tool: "browser_snapshot"})
+				_, err := m.Call(ctx, proxy.CallRequest{SessionID: s.ID, Tool: "browser_snapshot"})
 				done <- err
 			}()
 			waitFor(t, "the call to queue behind the restart", l.busy)
@@ -656,7 +656,7 @@ func TestCallDuringFailingRestartGets503(t *testing.T) {
 
 			// Workers start again: the next call gets one, with the state.
 			failing.Store(false)
-			res, err := m.Call(ctx, CallRequest{SessionID: s.ID, Tool: "browser_snapshot"})
+			res, err := m.Call(ctx, proxy.CallRequest{SessionID: s.ID, Tool: "browser_snapshot"})
 			if err != nil || !res.Metadata.Restored {
 				t.Fatalf("call once workers start again = %+v, %v; want success with restored", res, err)
 			}
@@ -706,7 +706,7 @@ func TestRestartIsLogged(t *testing.T) {
 					return nil
 				}
 			}
-			s, err := m.Create(ctx)
+			s, err := m.CreateSession(ctx)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -759,7 +759,7 @@ func TestCheckWorkers(t *testing.T) {
 	}{
 		{"no start yet", func(*testing.T) {}, ""},
 		{"a start works", func(t *testing.T) {
-			s, err := m.Create(ctx)
+			s, err := m.CreateSession(ctx)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -767,7 +767,7 @@ func TestCheckWorkers(t *testing.T) {
 		}, ""},
 		{"a start fails", func(t *testing.T) {
 			setFail(errNoBrowser)
-			if _, err := m.Create(ctx); err == nil {
+			if _, err := m.CreateSession(ctx); err == nil {
 				t.Fatal("create with failing spawns succeeded")
 			}
 		}, "workers cannot be started: the last start, at 2026-01-01T00:00:00Z, failed: no chromium; 0 session(s) in the error state"},
@@ -778,7 +778,7 @@ func TestCheckWorkers(t *testing.T) {
 		}, "workers cannot be started: the last start, at 2026-01-01T00:00:00Z, failed: no chromium; 1 session(s) in the error state"},
 		{"a start works again", func(t *testing.T) {
 			setFail(nil)
-			if _, err := m.Create(ctx); err != nil {
+			if _, err := m.CreateSession(ctx); err != nil {
 				t.Fatal(err)
 			}
 		}, ""},
@@ -786,7 +786,7 @@ func TestCheckWorkers(t *testing.T) {
 			setFail(context.Canceled)
 			cctx, cancel := context.WithCancel(ctx)
 			cancel()
-			if _, err := m.Create(cctx); err == nil {
+			if _, err := m.CreateSession(cctx); err == nil {
 				t.Fatal("create with a cancelled context succeeded")
 			}
 		}, ""},

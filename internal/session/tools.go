@@ -7,96 +7,17 @@ import (
 	"strings"
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/catalog"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/toolset"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/upstream"
 )
-
-// listed is what Tools shows for the selection ctx acts under: upstream's
-// tools of the selected groups (without those the policy switched off),
-// then the proxy's own tools of the selected groups — only if upstream can
-// run their programs.
-func (m *Manager) listed(ctx context.Context, tools []upstream.Tool) []upstream.Tool {
-	sel := m.selection(ctx)
-	var out []upstream.Tool
-	for _, t := range visibleTools(m.opts.Policy, tools) {
-		if sel.Has(toolset.UpstreamGroup(t.Name)) {
-			out = append(out, t)
-		}
-	}
-	if !hasTool(tools, toolset.RunTool) {
-		return out
-	}
-	for _, t := range sel.Tools() {
-		if m.opts.Policy.ToolEnabled(t.Name) {
-			out = append(out, upstream.Tool{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema, Annotations: t.Annotations()})
-		}
-	}
-	return out
-}
-
-// selection is the tool groups a request lists and calls: its client's own
-// choice, else the server's.
-func (m *Manager) selection(ctx context.Context) toolset.Selection {
-	return toolset.FromContext(ctx, m.opts.Toolset)
-}
-
-func hasTool(tools []upstream.Tool, name string) bool {
-	for _, t := range tools {
-		if t.Name == name {
-			return true
-		}
-	}
-	return false
-}
-
-// resolveTool finds the tool a call names: one of the proxy's own (ext is
-// then set) or upstream's. A tool of a group the request's selection does
-// not hold is not found, like any unknown name.
-func (m *Manager) resolveTool(ctx context.Context, name string) (upstream.Tool, *toolset.Tool, error) {
-	notFound := func(why string) (upstream.Tool, *toolset.Tool, error) {
-		e := proxy.Errorf(proxy.ETOOLMISSING, "%s", why)
-		e.Details = map[string]any{"tool": name}
-		return upstream.Tool{}, nil, e
-	}
-	sel := m.selection(ctx)
-	unselected := func(group string) (upstream.Tool, *toolset.Tool, error) {
-		return notFound("tool " + name + " is in tool group " + group + ", which is not selected (" + sel.String() +
-			"); the server selects groups with PROXY_TOOLSETS, a client its own (mcp-bridge --toolsets, /mcp?toolsets=)")
-	}
-	if ext, ok := sel.Lookup(name); ok {
-		_, runner, err := m.lookupTool(ctx, toolset.RunTool)
-		if err != nil {
-			return upstream.Tool{}, nil, err
-		}
-		if !runner {
-			return notFound("tool " + name + " needs upstream's " + toolset.RunTool + ", which this @playwright/mcp does not offer")
-		}
-		return upstream.Tool{Name: ext.Name, Description: ext.Description, InputSchema: ext.InputSchema}, ext, nil
-	}
-	tool, ok, err := m.lookupTool(ctx, name)
-	if err != nil {
-		return upstream.Tool{}, nil, err
-	}
-	if !ok {
-		if ext, own := toolset.All().Lookup(name); own {
-			return unselected(ext.Group)
-		}
-		return notFound("no tool named " + quote(name))
-	}
-	if g := toolset.UpstreamGroup(name); !sel.Has(g) {
-		return unselected(g)
-	}
-	return tool, nil, nil
-}
-
-func quote(s string) string { b, _ := json.Marshal(s); return string(b) }
 
 // forwarded is what a call sends to its worker, and how to read the answer.
 type forwarded struct {
 	tool   string
 	params json.RawMessage
-	ext    *toolset.Tool // set for the proxy's own tools
-	blob   string        // their encoded arguments, kept out of the record
+	ext    *toolset.Own // set for the proxy's own tools
+	blob   string       // their encoded arguments, kept out of the record
 }
 
 // blobMark stands in the record for a program's encoded arguments: the
@@ -109,9 +30,10 @@ const imageMark = "(image stored with this ref)"
 
 // upstreamCall is the worker call for a tool call: itself for upstream's
 // tools, the tool's program for the proxy's own.
-func (m *Manager) upstreamCall(ctx context.Context, name string, ext *toolset.Tool, params json.RawMessage) (forwarded, error) {
+func (m *Manager) upstreamCall(ctx context.Context, r *catalog.Resolved, params json.RawMessage) (forwarded, error) {
+	ext := r.Own
 	if ext == nil {
-		return forwarded{tool: name, params: params}, nil
+		return forwarded{tool: r.Tool.Name, params: params}, nil
 	}
 	args := params
 	if ext.Name == "restore_state" {

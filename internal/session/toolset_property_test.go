@@ -36,14 +36,13 @@ import (
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/toolset"
-	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/upstream"
 )
 
 // runnerWorker offers upstream's program runner besides the fake's tools.
 type runnerWorker struct{ *fakeWorker }
 
-func (w runnerWorker) Tools() []upstream.Tool {
-	return append(w.fakeWorker.Tools(), upstream.Tool{Name: toolset.RunTool, InputSchema: json.RawMessage(`{"type":"object","properties":{"code":{"type":"string"}}}`)})
+func (w runnerWorker) Tools() []proxy.Tool {
+	return append(w.fakeWorker.Tools(), proxy.Tool{Name: toolset.RunTool, InputSchema: json.RawMessage(`{"type":"object","properties":{"code":{"type":"string"}}}`)})
 }
 
 // program is one decoded call of browser_run_code_unsafe.
@@ -154,15 +153,21 @@ func drawValue(t *rapid.T, name string, p map[string]any) any {
 func TestPropertyUnknownSessionForEveryTool(tt *testing.T) {
 	m := newToolsetManager(tt, []string{"all"}, nil)
 	ctx := context.Background()
-	tools, err := m.Tools(ctx)
-	if err != nil {
+	if _, err := m.Tools(ctx); err != nil {
 		tt.Fatal(err)
+	}
+	// Every tool with its whole schema (a listed one has its top-level
+	// alternatives flattened into its description), so that the drawn
+	// arguments are valid.
+	tools := (runnerWorker{newFakeWorker(tt)}).Tools()
+	for _, own := range toolset.All().Tools() {
+		tools = append(tools, proxy.Tool{Name: own.Name, InputSchema: own.InputSchema})
 	}
 	rapid.Check(tt, func(t *rapid.T) {
 		tool := rapid.SampledFrom(tools).Draw(t, "tool")
 		id := uuid.NewString()
 		params, _ := json.Marshal(validParams(t, tool.InputSchema))
-		_, err := m.Call(ctx, CallRequest{SessionID: id, Tool: tool.Name, Params: params})
+		_, err := m.Call(ctx, proxy.CallRequest{SessionID: id, Tool: tool.Name, Params: params})
 		e := proxy.AsError(err)
 		if e.Code != proxy.ESESSIONMISSING || e.Details["session_id"] != id || e.Message == "" || e.Suggestion == "" {
 			t.Fatalf("%s(%s) in unknown session %s = %+v, want SESSION_NOT_FOUND naming it", tool.Name, params, id, e)
@@ -187,7 +192,7 @@ func TestPropertyArgumentsAreDataAndActionsReportSuccess(tt *testing.T) {
 		return runResult(map[string]any{"pwproxy": 1, "ok": true, "value": map[string]any{"success": true, "matches": 1}}, a.Code), nil
 	})
 	ctx := context.Background()
-	s, err := m.Create(ctx)
+	s, err := m.CreateSession(ctx)
 	if err != nil {
 		tt.Fatal(err)
 	}
@@ -206,7 +211,7 @@ func TestPropertyArgumentsAreDataAndActionsReportSuccess(tt *testing.T) {
 			}
 		}
 		raw, _ := json.Marshal(params)
-		res, err := m.Call(ctx, CallRequest{SessionID: s.ID, Tool: name, Params: raw})
+		res, err := m.Call(ctx, proxy.CallRequest{SessionID: s.ID, Tool: name, Params: raw})
 		if err != nil {
 			t.Fatalf("%s(%s): %v", name, raw, err)
 		}
@@ -248,7 +253,7 @@ func TestPropertyNavigationResponseIsComplete(tt *testing.T) {
 		return runResult(map[string]any{"pwproxy": 1, "ok": true, "value": map[string]any{"url": next.URL, "title": next.Title, "status": next.Status, "ok": next.Status < 400}}, ""), nil
 	})
 	ctx := context.Background()
-	s, err := m.Create(ctx)
+	s, err := m.CreateSession(ctx)
 	if err != nil {
 		tt.Fatal(err)
 	}
@@ -259,7 +264,7 @@ func TestPropertyNavigationResponseIsComplete(tt *testing.T) {
 			Status: rapid.IntRange(100, 599).Draw(t, "status"),
 		}
 		raw, _ := json.Marshal(map[string]string{"url": next.URL})
-		res, err := m.Call(ctx, CallRequest{SessionID: s.ID, Tool: "navigate", Params: raw})
+		res, err := m.Call(ctx, proxy.CallRequest{SessionID: s.ID, Tool: "navigate", Params: raw})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -291,7 +296,7 @@ func TestPropertyErrorStructure(tt *testing.T) {
 		return runResult(map[string]any{"pwproxy": 1, "ok": false, "error": map[string]string{"code": next.code, "message": next.message}}, ""), nil
 	})
 	ctx := context.Background()
-	s, err := m.Create(ctx)
+	s, err := m.CreateSession(ctx)
 	if err != nil {
 		tt.Fatal(err)
 	}
@@ -327,7 +332,7 @@ func TestPropertyErrorStructure(tt *testing.T) {
 		if tool.Name == "restore_state" {
 			params = json.RawMessage(`{"state":{}}`)
 		}
-		res, err := m.Call(ctx, CallRequest{SessionID: s.ID, Tool: tool.Name, Params: params})
+		res, err := m.Call(ctx, proxy.CallRequest{SessionID: s.ID, Tool: tool.Name, Params: params})
 		if err != nil {
 			t.Fatalf("%s: %v", tool.Name, err)
 		}
@@ -369,7 +374,9 @@ func TestPropertyToolsetsAreHonoured(tt *testing.T) {
 		}
 		var got, want []string
 		for _, tl := range tools {
-			got = append(got, tl.Name)
+			if !tl.Proxy { // the session and content tools are the MCP surface's
+				got = append(got, tl.Name)
+			}
 		}
 		if slices.Contains(chosen, toolset.GroupUpstream) {
 			for _, tl := range (runnerWorker{newFakeWorker(tt)}).Tools() {
@@ -389,7 +396,7 @@ func TestPropertyToolsetsAreHonoured(tt *testing.T) {
 			if _, ok := sel.Lookup(name); ok {
 				continue
 			}
-			_, err := m.Call(ctx, CallRequest{SessionID: uuid.NewString(), Tool: name, Params: json.RawMessage(`{"selector":"#x"}`)})
+			_, err := m.Call(ctx, proxy.CallRequest{SessionID: uuid.NewString(), Tool: name, Params: json.RawMessage(`{"selector":"#x"}`)})
 			if proxy.ErrorCode(err) != proxy.ETOOLMISSING {
 				t.Fatalf("%s outside groups %v: %v, want TOOL_NOT_FOUND", name, chosen, err)
 			}

@@ -12,15 +12,14 @@ import (
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/toolset"
-	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/upstream"
 )
 
 // storageWorker offers one of upstream's storage tools besides the runner
 // and the fake's tools.
 type storageWorker struct{ runnerWorker }
 
-func (w storageWorker) Tools() []upstream.Tool {
-	return append(w.runnerWorker.Tools(), upstream.Tool{Name: "browser_localstorage_get", InputSchema: json.RawMessage(`{"type":"object","properties":{"key":{"type":"string"}},"required":["key"]}`)})
+func (w storageWorker) Tools() []proxy.Tool {
+	return append(w.runnerWorker.Tools(), proxy.Tool{Name: "browser_localstorage_get", InputSchema: json.RawMessage(`{"type":"object","properties":{"key":{"type":"string"}},"required":["key"]}`)})
 }
 
 // A request lists and calls the groups of its client's own choice, else
@@ -63,7 +62,9 @@ func TestClientToolsetsReplaceTheServers(t *testing.T) {
 			}
 			var got []string
 			for _, tl := range tools {
-				got = append(got, tl.Name)
+				if !tl.Proxy { // the session and content tools are the MCP surface's
+					got = append(got, tl.Name)
+				}
 			}
 			slices.Sort(got)
 			want := slices.Sorted(slices.Values(tt.want))
@@ -98,11 +99,11 @@ func TestStorageToolCallFollowsTheChoice(t *testing.T) {
 	m := New(propDB(t), SpawnFunc(func(context.Context) (Worker, error) { return w, nil }), Options{Logger: slog.New(slog.DiscardHandler)})
 	t.Cleanup(func() { m.Shutdown(context.Background()) })
 	ctx := context.Background()
-	s, err := m.Create(ctx)
+	s, err := m.CreateSession(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	req := CallRequest{SessionID: s.ID, Tool: "browser_localstorage_get", Params: json.RawMessage(`{"key":"k"}`)}
+	req := proxy.CallRequest{SessionID: s.ID, Tool: "browser_localstorage_get", Params: json.RawMessage(`{"key":"k"}`)}
 	before := w.calls.Load()
 	_, err = m.Call(ctx, req)
 	if proxy.ErrorCode(err) != proxy.ETOOLMISSING || !strings.Contains(err.Error(), "tool group storage") || !strings.Contains(err.Error(), "PROXY_TOOLSETS") {

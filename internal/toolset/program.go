@@ -72,7 +72,7 @@ const runtime = `const H = {
 // Build encodes params (already validated against t.InputSchema) into the
 // program that runs t. Only the base64 alphabet of the blob varies between
 // calls: the code is the same for every argument.
-func (t *Tool) Build(params json.RawMessage) (Program, error) {
+func (t *Own) Build(params json.RawMessage) (Program, error) {
 	if len(params) == 0 {
 		params = json.RawMessage(`{}`)
 	}

@@ -58,7 +58,7 @@ const (
 
 // catalogue builds every tool. Descriptions are what the model reads to
 // choose a tool: they say what comes back.
-func catalogue() []*Tool {
+func catalogue() []*Own {
 	str := func(desc string) prop { return prop{"type": "string", "description": desc} }
 	strs := func(desc string) prop {
 		return prop{"type": "array", "items": prop{"type": "string", "minLength": 1}, "minItems": 1, "maxItems": 100, "description": desc}
@@ -76,7 +76,7 @@ func catalogue() []*Tool {
 	nav := func() map[string]prop {
 		return map[string]prop{"waitUntil": waitUntilProp, "timeout": navTimeoutProp}
 	}
-	return []*Tool{
+	return []*Own{
 		// navigation
 		{Name: "navigate", Group: GroupNavigation,
 			Description: "Open a URL in this session's current tab. Returns {url, title, status, ok}: the final URL after redirects, the page title and the HTTP status of the main document.",

@@ -84,8 +84,9 @@ func All() Selection {
 // RunTool is the upstream tool every program runs through.
 const RunTool = "browser_run_code_unsafe"
 
-// Tool is one of the proxy's own browser tools.
-type Tool struct {
+// Own is one of the proxy's own browser tools: a program upstream runs
+// through RunTool, described as a tool.
+type Own struct {
 	Name        string
 	Group       string
 	Description string
@@ -96,7 +97,7 @@ type Tool struct {
 }
 
 // Annotations are the MCP tool annotations of t.
-func (t *Tool) Annotations() json.RawMessage {
+func (t *Own) Annotations() json.RawMessage {
 	a := map[string]any{"readOnlyHint": t.ReadOnly, "openWorldHint": true}
 	if !t.ReadOnly {
 		a["destructiveHint"] = false
@@ -109,7 +110,7 @@ func (t *Tool) Annotations() json.RawMessage {
 // selects nothing; use Select.
 type Selection struct {
 	groups map[string]bool
-	tools  []*Tool // the selected ones, in catalogue order
+	tools  []*Own // the selected ones, in catalogue order
 }
 
 // Select parses a choice of groups (PROXY_TOOLSETS, or a client's): group
@@ -192,10 +193,10 @@ func (s Selection) String() string {
 }
 
 // Tools lists this package's tools in the selected groups, in a stable order.
-func (s Selection) Tools() []*Tool { return slices.Clone(s.tools) }
+func (s Selection) Tools() []*Own { return slices.Clone(s.tools) }
 
 // Lookup finds a selected tool by name.
-func (s Selection) Lookup(name string) (*Tool, bool) {
+func (s Selection) Lookup(name string) (*Own, bool) {
 	for _, t := range s.tools {
 		if t.Name == name {
 			return t, true

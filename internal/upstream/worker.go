@@ -90,15 +90,6 @@ func DefaultCommand(root string) []string {
 	return []string{"node", "--optimize-for-size", "--single-threaded", filepath.Join(root, "node_modules", "@playwright", "mcp", "cli.js")}
 }
 
-// Tool is one upstream tool as tools/list described it. The schemas stay raw:
-// mcp.Tool drops oneOf/anyOf/$schema on decode.
-type Tool struct {
-	Name        string          `json:"name"`
-	Description string          `json:"description"`
-	InputSchema json.RawMessage `json:"inputSchema"`
-	Annotations json.RawMessage `json:"annotations,omitempty"`
-}
-
 // RPCError is a JSON-RPC error the worker answered with (unknown tool,
 // invalid params, …), as opposed to a tool that ran and failed (isError).
 type RPCError struct {
@@ -123,7 +114,7 @@ type Worker struct {
 	stdinW    *os.File
 	stdoutR   *os.File
 
-	tools     atomic.Pointer[[]Tool]
+	tools     atomic.Pointer[[]proxy.Tool]
 	refreshMu sync.Mutex // one tools refresh at a time; Close waits for it
 	closed    atomic.Bool
 	// stdoutEOF: the worker's stdout ended, so it is exiting or gone and
@@ -360,8 +351,8 @@ func (w *Worker) newID() mcp.RequestId {
 }
 
 // listTools decodes tools/list ourselves to keep the raw schemas.
-func (w *Worker) listTools(ctx context.Context) ([]Tool, error) {
-	var tools []Tool
+func (w *Worker) listTools(ctx context.Context) ([]proxy.Tool, error) {
+	var tools []proxy.Tool
 	cursor := ""
 	seen := map[string]bool{}
 	for range maxToolPages {
@@ -374,8 +365,8 @@ func (w *Worker) listTools(ctx context.Context) ([]Tool, error) {
 			return nil, err
 		}
 		var page struct {
-			Tools      []Tool `json:"tools"`
-			NextCursor string `json:"nextCursor"`
+			Tools      []proxy.Tool `json:"tools"`
+			NextCursor string       `json:"nextCursor"`
 		}
 		if err := json.Unmarshal(raw, &page); err != nil {
 			return nil, fmt.Errorf("decode tools/list: %w", err)
@@ -512,7 +503,7 @@ func (w *Worker) wrapErr(err error) error {
 // Tools returns the tools the worker announced (refreshed on
 // tools/list_changed). The slice is a copy; the raw schemas are shared and
 // must not be modified.
-func (w *Worker) Tools() []Tool {
+func (w *Worker) Tools() []proxy.Tool {
 	if t := w.tools.Load(); t != nil {
 		return slices.Clone(*t)
 	}

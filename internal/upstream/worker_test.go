@@ -86,7 +86,7 @@ func TestWorkerFakeCalls(t *testing.T) {
 
 	t.Run("tools keep raw schemas", func(t *testing.T) {
 		var want struct {
-			Tools []Tool `json:"tools"`
+			Tools []proxy.Tool `json:"tools"`
 		}
 		// The fake sends the file compacted, as a real worker sends one line.
 		var compact bytes.Buffer

@@ -11,7 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/upstream"
+	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
 )
 
 // SnapshotAnswer is a tools/call result shaped like @playwright/mcp's: the
@@ -19,8 +19,8 @@ import (
 const SnapshotAnswer = `{"content":[{"type":"text","text":"### Page\n- Page URL: http://127.0.0.1/x\n- Page Title: X\n### Snapshot\n` + "```yaml\\n- button \\\"Go\\\" [ref=e1]\\n```" + `"}]}`
 
 // DefaultTools are browser_snapshot (read-only) and browser_navigate.
-func DefaultTools() []upstream.Tool {
-	return []upstream.Tool{
+func DefaultTools() []proxy.Tool {
+	return []proxy.Tool{
 		{Name: "browser_snapshot", InputSchema: json.RawMessage(`{"type":"object"}`), Annotations: json.RawMessage(`{"readOnlyHint":true}`)},
 		{Name: "browser_navigate", InputSchema: json.RawMessage(`{"type":"object","properties":{"url":{"type":"string"}},"required":["url"]}`)},
 	}
@@ -31,7 +31,7 @@ type Worker struct {
 	PIDValue int
 	Dir      string
 	// ToolList is what tools/list gave; nil means DefaultTools.
-	ToolList []upstream.Tool
+	ToolList []proxy.Tool
 	// Answer is every call's result; nil means SnapshotAnswer.
 	Answer json.RawMessage
 	// Busy is how long each call takes "in the browser"; Spent, if set,
@@ -48,7 +48,7 @@ func New(pid int, dir string) *Worker {
 	return &Worker{PIDValue: pid, Dir: dir, done: make(chan struct{})}
 }
 
-func (w *Worker) Tools() []upstream.Tool {
+func (w *Worker) Tools() []proxy.Tool {
 	if w.ToolList != nil {
 		return w.ToolList
 	}

@@ -1,4 +1,4 @@
-package session
+package catalog
 
 import (
 	"encoding/json"
@@ -10,21 +10,20 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
-	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/upstream"
 )
 
 // realTools are the tools @playwright/mcp 0.0.83 announced (recorded).
-func realTools(t *testing.T) map[string]upstream.Tool {
+func realTools(t *testing.T) map[string]proxy.Tool {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("..", "upstream", "testdata", "tools.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var list struct{ Tools []upstream.Tool }
+	var list struct{ Tools []proxy.Tool }
 	if err := json.Unmarshal(b, &list); err != nil {
 		t.Fatal(err)
 	}
-	out := map[string]upstream.Tool{}
+	out := map[string]proxy.Tool{}
 	for _, tool := range list.Tools {
 		out[tool.Name] = tool
 	}
@@ -48,7 +47,7 @@ func TestParamsAreCheckedAgainstTheToolSchema(t *testing.T) {
 		{"required with a default", "browser_take_screenshot", `{}`, ""},
 		{"defaulted property still typed", "browser_take_screenshot", `{"scale":"huge"}`, "params.scale"},
 	}
-	tools["broken"] = upstream.Tool{Name: "broken", InputSchema: json.RawMessage(`{"type": 12}`)}
+	tools["broken"] = proxy.Tool{Name: "broken", InputSchema: json.RawMessage(`{"type": 12}`)}
 	var s schemas
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -56,7 +55,11 @@ func TestParamsAreCheckedAgainstTheToolSchema(t *testing.T) {
 			if !ok {
 				t.Fatalf("no tool %s in the recording", tt.tool)
 			}
-			err := s.check(tool, []byte(tt.params))
+			_, args, err := decodeParams(json.RawMessage(tt.params))
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = s.check(tool, args)
 			if tt.field == "" {
 				if err != nil {
 					t.Fatalf("check = %v, want nil", err)
@@ -74,7 +77,7 @@ func TestParamsAreCheckedAgainstTheToolSchema(t *testing.T) {
 	}
 }
 
-func TestNormaliseParams(t *testing.T) {
+func TestDecodeParams(t *testing.T) {
 	tests := []struct {
 		raw, want string // want "" means refused
 	}{
@@ -89,16 +92,16 @@ func TestNormaliseParams(t *testing.T) {
 		{`true`, ""},
 	}
 	for _, tt := range tests {
-		got, err := NormaliseParams(json.RawMessage(tt.raw))
+		got, _, err := decodeParams(json.RawMessage(tt.raw))
 		if tt.want == "" {
 			var pe *proxy.Error
 			if !errors.As(err, &pe) || pe.Code != proxy.EINVALID || pe.Details["field"] != "params" {
-				t.Errorf("NormaliseParams(%q) = %s, %v; want INVALID_PARAMETERS naming params", tt.raw, got, err)
+				t.Errorf("decodeParams(%q) = %s, %v; want INVALID_PARAMETERS naming params", tt.raw, got, err)
 			}
 			continue
 		}
 		if err != nil || string(got) != tt.want {
-			t.Errorf("NormaliseParams(%q) = %s, %v; want %s", tt.raw, got, err, tt.want)
+			t.Errorf("decodeParams(%q) = %s, %v; want %s", tt.raw, got, err, tt.want)
 		}
 	}
 }

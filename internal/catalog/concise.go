@@ -1,4 +1,4 @@
-package mcpserver
+package catalog
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package mcpserver
+package catalog
 
 import (
 	"encoding/json"
@@ -6,8 +6,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/toolset"
-	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/upstream"
 )
 
 // Clients that hand tool schemas to model APIs refuse anyOf, oneOf and
@@ -52,7 +52,7 @@ func TestCatalogFlattensTopLevelCombinators(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			tools := Catalog([]upstream.Tool{{Name: "x", Description: "Restore.", InputSchema: json.RawMessage(tt.schema)}}, toolset.Selection{})
+			tools := expose([]proxy.Tool{{Name: "x", Description: "Restore.", InputSchema: json.RawMessage(tt.schema)}}, toolset.Selection{})
 			var got map[string]any
 			if err := json.Unmarshal(tools[0].InputSchema, &got); err != nil {
 				t.Fatal(err)
@@ -64,5 +64,35 @@ func TestCatalogFlattensTopLevelCombinators(t *testing.T) {
 				t.Errorf("description (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+var navigateSchema = json.RawMessage(`{"type":"object","properties":{"url":{"type":"string","description":"The URL"}},"required":["url"],"$schema":"http://json-schema.org/draft-07/schema#"}`)
+
+// What a call may give stays as upstream declared it; the dialect URI goes
+// and the optional session_id joins.
+func TestCatalogKeepsUpstreamSchema(t *testing.T) {
+	tools := expose([]proxy.Tool{{Name: "browser_navigate", InputSchema: navigateSchema}}, toolset.Selection{})
+	var got map[string]any
+	if err := json.Unmarshal(tools[0].InputSchema, &got); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{
+		"type":     "object",
+		"required": []any{"url"},
+		"properties": map[string]any{
+			"url":        map[string]any{"type": "string", "description": "The URL"},
+			"session_id": map[string]any{"type": "string", "description": sessionIDDescription},
+		},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("schema (-want +got):\n%s", diff)
+	}
+	var names []string
+	for _, tl := range tools {
+		names = append(names, tl.Name)
+	}
+	if diff := cmp.Diff([]string{"browser_navigate", ToolCreateSession, ToolCloseSession, ToolResumeSession, ToolListSessions, ToolGetContent, ToolGetConsole}, names); diff != "" {
+		t.Errorf("tool names (-want +got):\n%s", diff)
 	}
 }

@@ -1,8 +1,10 @@
-package session
+package catalog
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"sort"
 	"strings"
 	"sync"
@@ -12,7 +14,6 @@ import (
 	"golang.org/x/text/message"
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
-	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/upstream"
 )
 
 // schemas compiles each upstream tool's input schema once, so a call's
@@ -25,19 +26,52 @@ type schemas struct {
 	printer  *message.Printer              // the validator's messages, in English
 }
 
-// check validates params against tool's input schema. A schema that does not
-// compile is not enforced (upstream remains the judge) rather than blocking
-// the tool.
-func (s *schemas) check(tool upstream.Tool, params []byte) error {
+// decodeParams is the rule for a call's arguments, applied in the one
+// decoding of them: a JSON object, with absent or null meaning {}; anything
+// else is INVALID_PARAMETERS naming the field. Numbers stay as written
+// (json.Number), as the schema validator wants them.
+func decodeParams(p json.RawMessage) (json.RawMessage, map[string]any, error) {
+	if len(p) == 0 || string(p) == "null" {
+		return json.RawMessage(`{}`), map[string]any{}, nil
+	}
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(p))
+	obj, isObj := v.(map[string]any)
+	if err != nil || !isObj {
+		if err == nil {
+			err = fmt.Errorf("got %s", jsonKind(v))
+		}
+		e := proxy.Errorf(proxy.EINVALID, "params must be a JSON object: %v", err)
+		e.Details = map[string]any{"field": "params"}
+		return nil, nil, e
+	}
+	return p, obj, nil
+}
+
+// jsonKind names the JSON type of a decoded value.
+func jsonKind(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return "a string"
+	case bool:
+		return "a boolean"
+	case []any:
+		return "an array"
+	default:
+		return "a number"
+	}
+}
+
+// check validates decoded arguments against tool's input schema. A schema
+// that does not compile is not enforced (upstream remains the judge) rather
+// than blocking the tool.
+func (s *schemas) check(tool proxy.Tool, args map[string]any) error {
 	sch := s.schema(tool)
 	if sch == nil {
 		return nil
 	}
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(params))
-	if err != nil {
-		return proxy.Errorf(proxy.EINVALID, "params are not valid JSON: %v", err)
-	}
-	err = sch.Validate(inst)
+	err := sch.Validate(args)
 	var ve *jsonschema.ValidationError
 	if !errors.As(err, &ve) {
 		return nil
@@ -55,7 +89,7 @@ func (s *schemas) check(tool upstream.Tool, params []byte) error {
 	return e
 }
 
-func (s *schemas) schema(tool upstream.Tool) *jsonschema.Schema {
+func (s *schemas) schema(tool proxy.Tool) *jsonschema.Schema {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if sch, ok := s.compiled[tool.Name]; ok {

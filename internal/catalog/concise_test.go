@@ -1,4 +1,4 @@
-package mcpserver
+package catalog
 
 import (
 	"encoding/json"
@@ -9,20 +9,20 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/toolset"
-	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/upstream"
 )
 
 // upstreamFixture is tools/list of the pinned @playwright/mcp as the
 // workers run it (--caps=storage).
-func upstreamFixture(t *testing.T) []upstream.Tool {
+func upstreamFixture(t *testing.T) []proxy.Tool {
 	t.Helper()
 	data, err := os.ReadFile("testdata/upstream_tools.json")
 	if err != nil {
 		t.Fatal(err)
 	}
 	var list struct {
-		Tools []upstream.Tool `json:"tools"`
+		Tools []proxy.Tool `json:"tools"`
 	}
 	if err := json.Unmarshal(data, &list); err != nil {
 		t.Fatal(err)
@@ -66,8 +66,8 @@ func withoutWords(t *testing.T, raw json.RawMessage) any {
 // items) is upstream's, for every tool the workers offer.
 func TestConciseCatalogAcceptsWhatUpstreamAccepts(t *testing.T) {
 	up := upstreamFixture(t)
-	listed := Catalog(up, toolset.All())
-	byName := map[string]Tool{}
+	listed := expose(up, toolset.All())
+	byName := map[string]proxy.Tool{}
 	for _, tl := range listed {
 		byName[tl.Name] = tl
 	}
@@ -191,7 +191,7 @@ func TestConciseUpstream(t *testing.T) {
 func TestCatalogKeepsOwnToolsWords(t *testing.T) {
 	all := toolset.All()
 	own, _ := all.Lookup("get_text")
-	tools := Catalog([]upstream.Tool{{Name: own.Name, Description: own.Description, InputSchema: own.InputSchema}}, all)
+	tools := expose([]proxy.Tool{{Name: own.Name, Description: own.Description, InputSchema: own.InputSchema}}, all)
 	if tools[0].Description != own.Description {
 		t.Errorf("description %q, want the tool's own %q", tools[0].Description, own.Description)
 	}

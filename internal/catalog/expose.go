@@ -1,11 +1,4 @@
-// Package mcpserver owns the MCP tool surface of playwright-mcp-proxy: the
-// catalogue (upstream's tools of the selected groups, described concisely,
-// each with an optional session_id, plus the proxy's own tools) and an
-// mcp-go server that answers those tools through a Backend. The same server
-// runs behind the stdio bridge and /mcp, where each client may choose its
-// own tool groups. It never talks to workers or SQLite itself: everything
-// goes through the Backend.
-package mcpserver
+package catalog
 
 import (
 	"encoding/json"
@@ -13,24 +6,9 @@ import (
 	"slices"
 	"strings"
 
+	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/toolset"
-	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/upstream"
 )
-
-// Tool is one tool as exposed to MCP clients, schema kept as raw JSON so
-// that no keyword a call is checked against (nested anyOf, enums, bounds)
-// is lost on the way.
-type Tool struct {
-	Name        string          `json:"name"`
-	Description string          `json:"description,omitempty"`
-	InputSchema json.RawMessage `json:"inputSchema"`
-	Annotations json.RawMessage `json:"annotations,omitempty"`
-	// Proxy marks the proxy's own tools (they take no default session).
-	Proxy bool `json:"x-proxy,omitempty"`
-	// Group is the tool group the tool belongs to (set by Catalog; not
-	// sent: a client's choice of groups is made on its server).
-	Group string `json:"-"`
-}
 
 // Names of the proxy's own tools.
 const (
@@ -45,17 +23,17 @@ const (
 // sessionIDDescription is short: every browser tool carries it.
 const sessionIDDescription = "Omit for your default session"
 
-// Catalog returns the exposed tool list: the session's tools (upstream's and
+// expose returns the exposed tool list: the session's tools (upstream's and
 // the proxy's browser tools, as the session manager lists them), each with
 // an optional session_id property, then the session and content tools of
 // the groups selected (a zero Selection: the default groups). Upstream's
 // tools are described concisely (conciseUpstream).
-func Catalog(up []upstream.Tool, groups toolset.Selection) []Tool {
+func expose(up []proxy.Tool, groups toolset.Selection) []proxy.Tool {
 	if groups.Empty() {
 		groups, _ = toolset.Select(nil) // the defaults always parse
 	}
 	own := toolset.All()
-	out := make([]Tool, 0, len(up)+6)
+	out := make([]proxy.Tool, 0, len(up)+6)
 	for _, t := range up {
 		desc, schema := t.Description, t.InputSchema
 		group := toolset.UpstreamGroup(t.Name)
@@ -68,7 +46,7 @@ func Catalog(up []upstream.Tool, groups toolset.Selection) []Tool {
 		if rule != "" {
 			desc = strings.TrimSpace(desc + " " + rule)
 		}
-		out = append(out, Tool{Name: t.Name, Description: desc, InputSchema: withSessionID(schema), Annotations: t.Annotations, Group: group})
+		out = append(out, proxy.Tool{Name: t.Name, Description: desc, InputSchema: withSessionID(schema), Annotations: t.Annotations, Group: group})
 	}
 	for _, t := range proxyTools() {
 		if t.Group = proxyToolGroup(t.Name); groups.Has(t.Group) {
@@ -177,7 +155,7 @@ func flattenTop(schema json.RawMessage) (json.RawMessage, string) {
 	return mustJSON(m), strings.Join(rules, " ")
 }
 
-func proxyTools() []Tool {
+func proxyTools() []proxy.Tool {
 	str := func(desc string) map[string]string { return map[string]string{"type": "string", "description": desc} }
 	obj := func(props map[string]any, required ...string) json.RawMessage {
 		s := map[string]any{"type": "object", "properties": props, "additionalProperties": false}
@@ -186,7 +164,7 @@ func proxyTools() []Tool {
 		}
 		return mustJSON(s)
 	}
-	return []Tool{
+	return []proxy.Tool{
 		{Name: ToolCreateSession, Proxy: true,
 			Description: "New isolated browser session (own cookies, storage, tabs); pass its session_id to browser tools. Rarely needed: you have a default one.",
 			InputSchema: obj(map[string]any{})},
@@ -220,7 +198,7 @@ func proxyTools() []Tool {
 func mustJSON(v any) json.RawMessage {
 	b, err := json.Marshal(v)
 	if err != nil {
-		panic(fmt.Sprintf("mcpserver: static schema does not marshal: %v", err))
+		panic(fmt.Sprintf("catalog: static schema does not marshal: %v", err))
 	}
 	return b
 }

@@ -1,0 +1,249 @@
+// Package catalog owns the tool catalogue: upstream's tools as a worker
+// lists them, the proxy's own (programs upstream runs, and the session and
+// content tools), which of them a request's tool groups select, which the
+// policy switched off, and the checks a call's arguments pass (a JSON
+// object, the tool's schema, the policy) before any session is touched.
+// The HTTP API and the MCP server list tools here, and the session manager
+// resolves every call here. It never starts a worker itself: upstream's
+// list comes from the function it is given.
+package catalog
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"sync/atomic"
+
+	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/toolset"
+)
+
+// Upstream returns every tool upstream offers, switched off or not.
+type Upstream func(ctx context.Context) ([]proxy.Tool, error)
+
+// Policy is what the catalogue needs of the operator's policy.
+type Policy interface {
+	// ToolEnabled is false for a tool the operator switched off.
+	ToolEnabled(name string) bool
+	// CheckCall refuses a call the policy does not allow (a tool switched
+	// off, a URL of a blocked host, an upload), given its decoded
+	// arguments.
+	CheckCall(tool string, inputSchema json.RawMessage, args map[string]any) error
+	// Redact masks the secrets the operator configured in s.
+	Redact(s string) string
+}
+
+// Open is the policy that allows everything.
+type Open struct{}
+
+// ToolEnabled implements Policy.
+func (Open) ToolEnabled(string) bool { return true }
+
+// CheckCall implements Policy.
+func (Open) CheckCall(string, json.RawMessage, map[string]any) error { return nil }
+
+// Redact implements Policy.
+func (Open) Redact(s string) string { return s }
+
+// Catalog is the tool catalogue of one server.
+type Catalog struct {
+	upstream Upstream
+	policy   Policy
+	def      toolset.Selection
+	log      *slog.Logger
+	schemas  schemas
+	// seen is upstream's list once it has been learned, for Known, which
+	// must not wait for it.
+	seen atomic.Pointer[[]proxy.Tool]
+}
+
+// New returns the catalogue over upstream's tools, with the policy p and
+// the tool groups def selected for requests that make no choice of their
+// own (toolset.WithSelection). Refusals by the policy are logged to log.
+func New(up Upstream, p Policy, def toolset.Selection, log *slog.Logger) *Catalog {
+	if p == nil {
+		p = Open{}
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if def.Empty() {
+		def, _ = toolset.Select(nil) // the defaults always parse
+	}
+	return &Catalog{upstream: up, policy: p, def: def, log: log}
+}
+
+// Resolved is the tool a call names.
+type Resolved struct {
+	// Tool is the tool with its whole input schema: upstream's as it
+	// announced it, or the proxy's own.
+	Tool proxy.Tool
+	// Own is set for the proxy's own tools: the program upstream runs.
+	Own *toolset.Own
+	// ReadOnly: the tool changes nothing in the browser (its annotations
+	// say so), so no state needs saving after it.
+	ReadOnly bool
+}
+
+// Selection is the tool groups a request lists and calls: its client's own
+// choice, else the server's.
+func (c *Catalog) Selection(ctx context.Context) toolset.Selection {
+	return toolset.FromContext(ctx, c.def)
+}
+
+// List is the tool list for the groups ctx selects, as clients see it.
+func (c *Catalog) List(ctx context.Context) ([]proxy.Tool, error) {
+	up, err := c.upstreamTools(ctx)
+	if err != nil {
+		return nil, err
+	}
+	sel := c.Selection(ctx)
+	return expose(c.listed(sel, up), sel), nil
+}
+
+func (c *Catalog) upstreamTools(ctx context.Context) ([]proxy.Tool, error) {
+	up, err := c.upstream(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c.seen.Store(&up)
+	return up, nil
+}
+
+// listed is upstream's tools of the selected groups (without those the
+// policy switched off), then the proxy's own browser tools of the selected
+// groups — only if upstream can run their programs.
+func (c *Catalog) listed(sel toolset.Selection, up []proxy.Tool) []proxy.Tool {
+	var out []proxy.Tool
+	for _, t := range up {
+		if c.policy.ToolEnabled(t.Name) && sel.Has(toolset.UpstreamGroup(t.Name)) {
+			out = append(out, t)
+		}
+	}
+	if !hasTool(up, toolset.RunTool) {
+		return out
+	}
+	for _, t := range sel.Tools() {
+		if c.policy.ToolEnabled(t.Name) {
+			out = append(out, proxy.Tool{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema, Annotations: t.Annotations()})
+		}
+	}
+	return out
+}
+
+// Known reports whether name is a tool of this server, upstream's (once
+// its list is known) or the proxy's own, without waiting: metrics label
+// calls by tool only when the name is one of a fixed set.
+func (c *Catalog) Known(name string) bool {
+	if _, own := toolset.All().Lookup(name); own {
+		return true
+	}
+	up := c.seen.Load()
+	return up != nil && hasTool(*up, name)
+}
+
+// Resolve finds the tool a call names: one of the proxy's own or
+// upstream's. A tool of a group ctx's selection does not hold is not
+// found, like any unknown name. A tool the policy switched off resolves;
+// Check refuses it with the policy's own message.
+func (c *Catalog) Resolve(ctx context.Context, name string) (*Resolved, error) {
+	notFound := func(why string) (*Resolved, error) {
+		e := proxy.Errorf(proxy.ETOOLMISSING, "%s", why)
+		e.Details = map[string]any{"tool": name}
+		return nil, e
+	}
+	if name == "" {
+		return nil, proxy.Errorf(proxy.EINVALID, "tool is required")
+	}
+	sel := c.Selection(ctx)
+	unselected := func(group string) (*Resolved, error) {
+		return notFound("tool " + name + " is in tool group " + group + ", which is not selected (" + sel.String() +
+			"); the server selects groups with PROXY_TOOLSETS, a client its own (mcp-bridge --toolsets, /mcp?toolsets=)")
+	}
+	up, err := c.upstreamTools(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if own, ok := sel.Lookup(name); ok {
+		if !hasTool(up, toolset.RunTool) {
+			return notFound("tool " + name + " needs upstream's " + toolset.RunTool + ", which this @playwright/mcp does not offer")
+		}
+		return &Resolved{Tool: proxy.Tool{Name: own.Name, Description: own.Description, InputSchema: own.InputSchema}, Own: own, ReadOnly: own.ReadOnly}, nil
+	}
+	for _, t := range up {
+		if t.Name != name {
+			continue
+		}
+		if g := toolset.UpstreamGroup(name); !sel.Has(g) {
+			return unselected(g)
+		}
+		return &Resolved{Tool: t, ReadOnly: readOnly(t)}, nil
+	}
+	if own, ok := toolset.All().Lookup(name); ok {
+		return unselected(own.Group)
+	}
+	return notFound("no tool named " + quote(name))
+}
+
+// Params are a call's arguments, decoded once: Raw as sent (normalised),
+// Args what the schema and the policy read.
+type Params struct {
+	Raw  json.RawMessage
+	Args map[string]any
+}
+
+// Decode decodes a call's arguments: a JSON object, with absent or null
+// meaning {}; anything else is INVALID_PARAMETERS naming the field.
+func Decode(raw json.RawMessage) (Params, error) {
+	raw, args, err := decodeParams(raw)
+	return Params{Raw: raw, Args: args}, err
+}
+
+// Check refuses arguments that do not fit the tool's schema, then a call
+// the policy does not allow. A refusal by the policy names the session (the
+// model must know which one an error is about), has the configured secrets
+// masked and is logged, without the arguments.
+func (c *Catalog) Check(ctx context.Context, sessionID string, r *Resolved, p Params) error {
+	if err := c.schemas.check(r.Tool, p.Args); err != nil {
+		return err
+	}
+	err := c.policy.CheckCall(r.Tool.Name, r.Tool.InputSchema, p.Args)
+	if err == nil {
+		return nil
+	}
+	e := proxy.AsError(err)
+	if e.Details == nil {
+		e.Details = map[string]any{}
+	}
+	if sessionID != "" {
+		e.Details["session_id"] = sessionID
+	}
+	// The URL in the details is the caller's own input; it may still carry
+	// a secret, so mask it like everything returned.
+	if u, ok := e.Details["url"].(string); ok {
+		e.Details["url"] = c.policy.Redact(u)
+	}
+	e.Message = c.policy.Redact(e.Message)
+	c.log.WarnContext(ctx, "tool call refused by policy", "session_id", sessionID, "tool", r.Tool.Name, "code", e.Code, "reason", e.Message)
+	return e
+}
+
+// readOnly says whether t's annotations promise not to change the page
+// (readOnlyHint).
+func readOnly(t proxy.Tool) bool {
+	var a struct {
+		ReadOnlyHint bool `json:"readOnlyHint"`
+	}
+	return len(t.Annotations) > 0 && json.Unmarshal(t.Annotations, &a) == nil && a.ReadOnlyHint
+}
+
+func hasTool(tools []proxy.Tool, name string) bool {
+	for _, t := range tools {
+		if t.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func quote(s string) string { b, _ := json.Marshal(s); return string(b) }
