@@ -221,6 +221,22 @@ func TestRedact(t *testing.T) {
 	if got := p.RedactJSON(clean); string(got) != string(clean) {
 		t.Errorf("unchanged document was rewritten: %s", got)
 	}
+	if got := string(p.RedactJSON(json.RawMessage(`{"text":"hunter2!x`))); got != `{"text":"<secret>PASSWORD</secret>` {
+		t.Errorf("invalid JSON is not masked as text: %s", got)
+	}
+}
+
+// TestRedactOrder pins the masking order: one secret after another (longest
+// first, then by name), each over the whole text — not a single pass that
+// takes the earliest match.
+func TestRedactOrder(t *testing.T) {
+	p := mustNew(t, Config{Secrets: map[string]string{"A": "cdef", "B": "abcd"}})
+	if got := p.Redact("abcdef"); got != "ab<secret>A</secret>" {
+		t.Errorf("Redact = %q, want A masked first though B starts earlier", got)
+	}
+	if got := string(p.RedactJSON(json.RawMessage(`{"abcdef":"abcdef"}`))); got != `{"ab<secret>A</secret>":"ab<secret>A</secret>"}` {
+		t.Errorf("RedactJSON = %s", got)
+	}
 }
 
 func TestLoadSecrets(t *testing.T) {

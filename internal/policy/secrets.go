@@ -12,6 +12,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/redact"
 )
 
 // secret is one PROXY_SECRETS_FILE entry with the spellings it is masked in.
@@ -63,13 +65,16 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// Redact masks every secret in s. Longer secrets are masked first so that a
-// secret containing another is masked whole.
-func (p *Policy) Redact(s string) string {
-	if len(p.secrets) == 0 || s == "" {
-		return s
-	}
-	for _, sec := range p.secrets {
+// secretList is the compiled secrets as a redact.Replacer. It masks one
+// secret after another, each spelling over the whole text (longest secret
+// first, so that a secret containing another is masked whole), which is not
+// quite a strings.Replacer's single pass: where two secrets overlap, the
+// first in this order wins even when the other starts earlier.
+type secretList []secret
+
+// Replace masks every secret in s.
+func (l secretList) Replace(s string) string {
+	for _, sec := range l {
 		for _, v := range sec.values {
 			if strings.Contains(s, v) {
 				s = strings.ReplaceAll(s, v, Mask(sec.name))
@@ -77,6 +82,22 @@ func (p *Policy) Redact(s string) string {
 		}
 	}
 	return s
+}
+
+// masker masks the secrets in text and in JSON documents (keys included; a
+// document that does not decode is masked as text). It holds a pointer to
+// the list, so that building one per call allocates nothing.
+func (p *Policy) masker() redact.Redactor {
+	return redact.Redactor{Replacer: (*secretList)(&p.secrets)}
+}
+
+// Redact masks every secret in s. Longer secrets are masked first so that a
+// secret containing another is masked whole.
+func (p *Policy) Redact(s string) string {
+	if len(p.secrets) == 0 {
+		return s
+	}
+	return p.masker().String(s)
 }
 
 // RedactJSON masks secrets in every string (and key) of a JSON document and
@@ -89,74 +110,19 @@ func (p *Policy) RedactJSON(raw json.RawMessage) json.RawMessage {
 	if len(raw) == 0 || (len(p.secrets) == 0 && (p.maxImage == 0 || !bytes.Contains(raw, []byte(`"image"`)))) {
 		return raw
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var doc any
-	if err := dec.Decode(&doc); err != nil {
-		return json.RawMessage(p.Redact(string(raw)))
-	}
-	doc, changed := p.walk(doc)
-	if !changed {
-		return raw
-	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(doc); err != nil {
-		return json.RawMessage(p.Redact(string(raw)))
-	}
-	return bytes.TrimRight(buf.Bytes(), "\n")
+	r := p.masker()
+	r.Media = p.omitImage
+	return r.JSON(raw)
 }
 
-func (p *Policy) walk(v any) (any, bool) {
-	switch x := v.(type) {
-	case string:
-		r := p.Redact(x)
-		return r, r != x
-	case []any:
-		changed := false
-		for i, e := range x {
-			var c bool
-			if x[i], c = p.walk(e); c {
-				changed = true
-			}
-		}
-		return x, changed
-	case map[string]any:
-		if data, ok := mediaData(x); ok {
-			if n := base64.StdEncoding.DecodedLen(len(data)); x["type"] == "image" && p.maxImage > 0 && int64(n) > p.maxImage {
-				return map[string]any{"type": "text", "text": p.ImageOmitted(n)}, true
-			}
-			// Other fields of the item (mimeType…) cannot hold typed text.
-			return x, false
-		}
-		changed := false
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			nk := p.Redact(k)
-			ne, c := p.walk(e)
-			if c || nk != k {
-				changed = true
-			}
-			out[nk] = ne
-		}
-		return out, changed
+// omitImage replaces an image over MaxImageBytes with a text item saying
+// so. Any other media item stays as it is: its other fields (mimeType…)
+// cannot hold typed text.
+func (p *Policy) omitImage(item map[string]any, data string) (any, bool) {
+	if n := base64.StdEncoding.DecodedLen(len(data)); item["type"] == "image" && p.maxImage > 0 && int64(n) > p.maxImage {
+		return map[string]any{"type": "text", "text": p.ImageOmitted(n)}, true
 	}
-	return v, false
-}
-
-// mediaData returns the base64 payload of an MCP image/audio content item or
-// an embedded blob resource.
-func mediaData(m map[string]any) (string, bool) {
-	if _, ok := m["mimeType"]; !ok {
-		return "", false
-	}
-	for _, k := range []string{"data", "blob"} {
-		if s, ok := m[k].(string); ok {
-			return s, true
-		}
-	}
-	return "", false
+	return item, false
 }
 
 // ImageOmitted is the note that stands in for an image over the limit.

@@ -14,6 +14,7 @@ import (
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/policy"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/redact"
 )
 
 // Credential vault limits.
@@ -41,9 +42,9 @@ type credentials struct {
 	mu     sync.Mutex
 	values map[string]string // name → value
 	order  []string          // names, oldest first
-	// Built on demand from values and dropped by every add.
-	masker   *strings.Replacer
-	revealer *strings.Replacer
+	// Built on demand from values and dropped by every add (a nil
+	// Replacer: not built).
+	masker, revealer redact.Redactor
 }
 
 // add stores value and returns its name. The same value gets the same name
@@ -81,19 +82,19 @@ func (c *credentials) add(value string) (string, error) {
 		delete(c.values, c.order[0])
 		c.order = c.order[1:]
 	}
-	c.masker, c.revealer = nil, nil
+	c.masker, c.revealer = redact.Redactor{}, redact.Redactor{}
 	return name, nil
 }
 
-// replacers returns the masking and revealing replacers (nil, nil when the
-// vault is empty).
-func (c *credentials) replacers() (masker, revealer *strings.Replacer) {
+// redactors returns the masking and revealing redactors; for an empty
+// vault they are zero Redactors, which change nothing.
+func (c *credentials) redactors() (masker, revealer redact.Redactor) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if len(c.values) == 0 {
-		return nil, nil
+		return redact.Redactor{}, redact.Redactor{}
 	}
-	if c.masker == nil {
+	if c.masker.Replacer == nil {
 		c.masker, c.revealer = c.build()
 	}
 	return c.masker, c.revealer
@@ -101,8 +102,12 @@ func (c *credentials) replacers() (masker, revealer *strings.Replacer) {
 
 // build compiles the vault. A strings.Replacer tries its pairs in argument
 // order at each position, so sorting the spellings longest first masks a
-// value that contains another one whole.
-func (c *credentials) build() (masker, revealer *strings.Replacer) {
+// value that contains another one whole. Masking covers keys too (a
+// recorded document's keys can hold page text) and masks a document that
+// does not decode as text; revealing touches only values (an argument's
+// name is never a secret) and leaves params that are not JSON as they are
+// (they are refused later, with the validation error they deserve).
+func (c *credentials) build() (masker, revealer redact.Redactor) {
 	type spelling struct{ text, mask string }
 	var spellings []spelling
 	var reveal []string
@@ -130,7 +135,9 @@ func (c *credentials) build() (masker, revealer *strings.Replacer) {
 	for _, s := range spellings {
 		pairs = append(pairs, s.text, s.mask)
 	}
-	return strings.NewReplacer(pairs...), strings.NewReplacer(reveal...)
+	masker = redact.Redactor{Replacer: strings.NewReplacer(pairs...)}
+	revealer = redact.Redactor{Replacer: strings.NewReplacer(reveal...), SkipKeys: true, KeepInvalid: true}
+	return masker, revealer
 }
 
 // jsonEscaped is v as it appears between the quotes of a JSON string, with
@@ -170,27 +177,8 @@ func (m *Manager) revealCredentials(params json.RawMessage) json.RawMessage {
 	if !bytes.Contains(params, []byte(credPrefix)) {
 		return params
 	}
-	_, revealer := m.creds.replacers()
-	if revealer == nil {
-		return params
-	}
-	dec := json.NewDecoder(bytes.NewReader(params))
-	dec.UseNumber()
-	var doc any
-	if err := dec.Decode(&doc); err != nil {
-		return params
-	}
-	doc, changed := replaceStrings(doc, revealer, false)
-	if !changed {
-		return params
-	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(doc); err != nil {
-		return params
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+	_, revealer := m.creds.redactors()
+	return revealer.JSON(params)
 }
 
 // maskCredentials replaces every known credential value in s — as typed, as
@@ -200,11 +188,8 @@ func (m *Manager) revealCredentials(params json.RawMessage) json.RawMessage {
 // raw JSON could start inside an escape sequence ("\n" + "abcd…") and
 // corrupt it.
 func (m *Manager) maskCredentials(s string) string {
-	masker, _ := m.creds.replacers()
-	if masker == nil || s == "" {
-		return s
-	}
-	return masker.Replace(s)
+	masker, _ := m.creds.redactors()
+	return masker.String(s)
 }
 
 // maskCredentialsJSON masks credential values in every string and key of a
@@ -213,77 +198,6 @@ func (m *Manager) maskCredentials(s string) string {
 // text). The bytes come back unchanged when nothing was masked, and a
 // document that does not decode is masked as text.
 func (m *Manager) maskCredentialsJSON(raw json.RawMessage) json.RawMessage {
-	masker, _ := m.creds.replacers()
-	if masker == nil || len(raw) == 0 {
-		return raw
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var doc any
-	if err := dec.Decode(&doc); err != nil {
-		return json.RawMessage(masker.Replace(string(raw)))
-	}
-	doc, changed := replaceStrings(doc, masker, true)
-	if !changed {
-		return raw
-	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(doc); err != nil {
-		return json.RawMessage(masker.Replace(string(raw)))
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
-}
-
-// replaceStrings walks a decoded JSON document, replacing in string values
-// and, with keys, in object keys too (an argument's name is never a secret,
-// but a recorded document's keys can hold page text). Media items are left
-// alone: replacing inside base64 would corrupt an image, and images are not
-// text.
-func replaceStrings(v any, r *strings.Replacer, keys bool) (any, bool) {
-	switch x := v.(type) {
-	case string:
-		out := r.Replace(x)
-		return out, out != x
-	case []any:
-		changed := false
-		for i, e := range x {
-			var c bool
-			if x[i], c = replaceStrings(e, r, keys); c {
-				changed = true
-			}
-		}
-		return x, changed
-	case map[string]any:
-		if isMedia(x) {
-			return x, false
-		}
-		changed := false
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			nk := k
-			if keys {
-				nk = r.Replace(k)
-			}
-			ne, c := replaceStrings(e, r, keys)
-			if c || nk != k {
-				changed = true
-			}
-			out[nk] = ne
-		}
-		return out, changed
-	}
-	return v, false
-}
-
-// isMedia reports an MCP image/audio content item or a blob resource: an
-// object with a mimeType and base64 data.
-func isMedia(m map[string]any) bool {
-	if _, ok := m["mimeType"]; !ok {
-		return false
-	}
-	_, data := m["data"].(string)
-	_, blob := m["blob"].(string)
-	return data || blob
+	masker, _ := m.creds.redactors()
+	return masker.JSON(raw)
 }

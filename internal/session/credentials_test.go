@@ -104,6 +104,7 @@ func TestRevealCredentials(t *testing.T) {
 		{"nested", `{"fields":[{"name":"Password","value":"` + ph["plain"] + `"}],"n":1.50,"ok":true,"none":null}`,
 			map[string]any{"fields": []any{map[string]any{"name": "Password", "value": values["plain"]}}, "n": json.Number("1.50"), "ok": true, "none": nil}},
 		{"keys are not revealed", `{"` + ph["plain"] + `":"x"}`, nil},
+		{"media data is not revealed", `{"type":"image","mimeType":"image/png","data":"` + ph["plain"] + `"}`, nil},
 		{"unknown credential", `{"text":"<secret>cred_0000000000000000</secret>"}`, nil},
 		{"no placeholder", `{ "text" : "hello",  "n": 1.0 }`, nil},
 		{"not JSON", `{"text":"` + ph["plain"], nil},
@@ -177,6 +178,7 @@ func TestMaskCredentialsJSON(t *testing.T) {
 		{"quoted value", `{"text":"x q\"uo\\te y"}`, map[string]any{"text": "x " + quoted + " y"}},
 		{"key", `{"nabcd":1}`, map[string]any{ph: json.Number("1")}},
 		{"image data untouched", `{"type":"image","mimeType":"image/png","data":"nabcd"}`, same},
+		{"blob untouched", `{"uri":"file.pdf","mimeType":"application/pdf","blob":"nabcd"}`, same},
 		{"nothing", `{"text": "clean",  "n": 2.50}`, same},
 		{"not JSON is masked as text", `nabcd {`, ph + " {"},
 	}
