@@ -156,7 +156,8 @@ type Changes struct {
 	Over bool   `json:"over,omitempty"`
 }
 
-// CallResult is the call response of DESIGN.md: the ref and its metadata.
+// CallResult is the answer to a call (POST /call, docs/API.md): the ref
+// and its metadata.
 type CallResult struct {
 	RefID     string       `json:"ref_id"`
 	SessionID string       `json:"session_id"`

@@ -1,6 +1,6 @@
 package main
 
-// Crash recovery against the real binaries (issue 4): kill -9 of the
+// Crash recovery against the real binaries: kill -9 of the
 // server, of a worker, of Chromium; a hung worker; a worker that keeps
 // crashing; calls that arrive during a restart.
 

@@ -87,7 +87,7 @@ Run 'proxy-server serve -h' for the flags.
 
 // printEnvironment lists the PROXY_* variables with their defaults.
 func printEnvironment(w io.Writer) {
-	fmt.Fprintln(w, "\nEnvironment (defaults shown; .env.example and the README say what each does):")
+	fmt.Fprintln(w, "\nEnvironment (defaults shown; .env.example and docs/CONFIGURATION.md say what each does):")
 	for _, v := range config.DefaultConfig(os.Getenv).Variables() {
 		if v.Unset != "" && (v.Value == "" || v.Value == "0") {
 			fmt.Fprintf(w, "\t%s=%s\t(%s)\n", v.Name, v.Value, v.Unset)

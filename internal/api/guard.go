@@ -11,7 +11,7 @@ import (
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
 )
 
-// The request defences (DESIGN.md, Security) run as router middleware,
+// The request defences (docs/API.md) run as router middleware,
 // before every route and every mounted handler (/mcp), so that no endpoint
 // can be added without them:
 //

@@ -7,9 +7,8 @@ package bridge
 // work per tool call is a fraction of a millisecond. With more Ps, every
 // hand-off between its goroutines (stdin reader, handler, HTTP transport)
 // finds an idle P and wakes a thread for it, and on a small VM that halts
-// idle CPUs each wake-up costs tens of microseconds on the call's path:
-// with one P the bridge added 0.15–0.18 ms less to a call (stand-in
-// worker, docs/BENCHMARKS.md §1).
+// idle CPUs each wake-up costs tens of microseconds on the call's path
+// (docs/BENCHMARKS.md §1 has the figures).
 func Procs(getenv func(string) string) int {
 	if getenv("GOMAXPROCS") != "" {
 		return 0

@@ -14,7 +14,7 @@ import (
 //
 // Why: a blocking stdin keeps one thread parked in read(2) between every
 // two messages, and Go's sysmon then wakes up every 20 µs to 10 ms to see
-// whether that thread's P should be taken back: about a third of the
+// whether that thread's P should be taken back, a large share of the
 // bridge's CPU per tool call (docs/BENCHMARKS.md §1). Through the poller no
 // thread sits in a system call and an idle bridge sleeps.
 //

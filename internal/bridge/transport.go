@@ -22,8 +22,8 @@ const maxIdleConns = 4
 // request and reads the answer on a kept-alive connection itself, where
 // net/http's Transport hands every request to a writing goroutine and
 // every answer back from a reading one. On a small VM each of those
-// hand-offs can wake a thread; doing without them took 0.14 ms off every
-// call (stand-in worker, docs/BENCHMARKS.md §1).
+// hand-offs can wake a thread on the call's path (docs/BENCHMARKS.md §1 has
+// the figures).
 //
 // It keeps what the bridge's retry rules rely on (Client.roundTrip): dial
 // errors are net/http's (*net.OpError, Op "dial"), httptrace's GotConn

@@ -28,7 +28,7 @@ func isBusy(err error) bool {
 	return strings.Contains(err.Error(), "SQLITE_BUSY") || strings.Contains(err.Error(), "database is locked")
 }
 
-// TestConcurrentReadModifyWrite is the DESIGN.md pitfall: many goroutines
+// TestConcurrentReadModifyWrite is SQLite's SQLITE_BUSY pitfall: many goroutines
 // each doing read-modify-write work. It runs once on one handle and once
 // on two handles of the same file, which is what two processes look like to
 // SQLite (there only _txlock=immediate + busy_timeout keep writers apart).

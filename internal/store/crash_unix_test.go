@@ -15,8 +15,8 @@ import (
 // writes the fixture and then kills itself.
 const crashChildEnv = "STORE_TEST_CRASH_CHILD_DB"
 
-// TestKill9Durability is `kill -9 <proxy-server>; proxy-server serve` from
-// DESIGN.md: a process commits, dies by SIGKILL without any cleanup, and a
+// TestKill9Durability is `kill -9 <proxy-server>; proxy-server serve`: a
+// process commits, dies by SIGKILL without any cleanup, and a
 // fresh Open of the file sees everything that was committed.
 func TestKill9Durability(t *testing.T) {
 	if path := os.Getenv(crashChildEnv); path != "" {

@@ -33,11 +33,11 @@ var hotQueries = [nHot]string{
 // hotStatements are the writes of every tool call, prepared once on the
 // writer's driver connection and run there through sql.Conn.Raw, below
 // database/sql. Prepared, because modernc.org/sqlite parses the SQL again on
-// every Exec otherwise (≈ 12 % of proxy-server's CPU per call). Below
-// database/sql, because its Tx starts a goroutine per transaction to watch
-// the context, and waking that goroutine (and the idle thread it wakes) at
-// the commit cost the answer ≈ 60–120 µs of a 210–340 µs response write on
-// this 2-CPU VM after an idle gap (docs/BENCHMARKS.md §1).
+// every Exec otherwise, a visible share of proxy-server's CPU per call.
+// Below database/sql, because its Tx starts a goroutine per transaction to
+// watch the context, and waking that goroutine (and the idle thread it
+// wakes) at the commit is a large part of a response write after an idle
+// gap on a small VM (docs/BENCHMARKS.md §1 has the figures).
 //
 // The statements belong to the connection they were prepared on: they are
 // used only inside Raw on that connection, and prepared again should

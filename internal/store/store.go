@@ -35,8 +35,8 @@ import (
 // writes queue in database/sql's FIFO connection wait instead of in SQLite's
 // sleeping busy handler. A single in-process writer also means no write can
 // ever meet SQLITE_BUSY from another write of this process, whatever the mix
-// of read-modify-write transactions (DESIGN.md: busy_timeout alone lost 19
-// of 20 of those). _txlock=immediate and busy_timeout stay on the writer as
+// of read-modify-write transactions (with busy_timeout alone, most of them
+// failed under load: TestConcurrentReadModifyWrite). _txlock=immediate and busy_timeout stay on the writer as
 // well, for writers in other processes (a `proxy-server migrate` run, or a
 // second server opened on the same file after a crash): BEGIN IMMEDIATE
 // takes the write lock up front, where busy_timeout can wait for it, rather

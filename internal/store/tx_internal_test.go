@@ -70,7 +70,7 @@ func hammer(t *testing.T, dbs []*DB, goroutines, iterations int, fn func(db *DB,
 }
 
 // TestWriteTxReadModifyWrite runs true read-then-write transactions (the
-// shape that, per DESIGN.md, fails 19 times in 20 under busy_timeout alone)
+// shape that mostly fails under busy_timeout alone)
 // from many goroutines on two handles of one file, i.e. also across
 // writer connections. Every one must succeed and no increment may be lost:
 // the writer's DSN (_txlock=immediate, busy_timeout) is what makes it so.
