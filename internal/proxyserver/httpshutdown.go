@@ -13,8 +13,8 @@ import (
 // has begun is dropped unanswered anyway. net/http's Transport leaves
 // exactly such connections behind: when requests race for a connection, a
 // dial that finishes after its request went out on another one is pooled
-// unused. One of them held proxy-server's shutdown for ≈ 6 s (3 of 13
-// soak runs), before any session had saved its state.
+// unused. One of them could hold proxy-server's shutdown for seconds,
+// before any session had saved its state.
 type silentConns struct {
 	mu      sync.Mutex
 	closing bool

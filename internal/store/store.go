@@ -141,8 +141,8 @@ func Open(ctx context.Context, path string) (*DB, error) {
 
 // Page cache per connection. SQLite's cache lives outside the Go heap and
 // a connection fills it only as it is used, so a pool whose connections are
-// opened and filled one by one grows for a long time (a 30-minute soak read
-// it as a leak: +3 MB RSS, +9 descriptors). Readers mostly stream snapshot
+// opened and filled one by one grows for a long time (a soak reads it as a
+// leak of memory and descriptors). Readers mostly stream snapshot
 // overflow pages that are read once, so theirs is small and full after a few
 // reads; the writer keeps SQLite's default for the B-tree pages every call
 // touches. At most writerCacheKiB + n × readerCacheKiB in all.
