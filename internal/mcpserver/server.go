@@ -1,3 +1,11 @@
+// Package mcpserver owns the MCP surface of playwright-mcp-proxy: an mcp-go
+// server that lists the tool catalogue and answers its tools through
+// proxy.SessionService and proxy.ContentService, giving each MCP client its
+// own default browser session, and the compact answers the model reads
+// (Answer). The same server runs behind the stdio bridge (over the HTTP
+// client) and behind /mcp (over the session manager in-process), where
+// each client may choose its own tool groups. It never talks to workers or
+// SQLite itself.
 package mcpserver
 
 import (
