@@ -361,23 +361,83 @@ func (m *Manager) recordFailure(ctx context.Context, l *live, refID string, at t
 	return perr
 }
 
-// record parses and ingests what the worker returned and writes the response.
+// record turns what the worker returned into the call's record (buildRecord),
+// writes it, and moves the session on to the page the call left.
 func (m *Manager) record(ctx context.Context, l *live, refID, tool string, fwd forwarded, raw json.RawMessage, at time.Time, changes bool) (*proxy.CallResult, int, error) {
-	resp := &proxy.Response{RefID: refID, Status: proxy.StatusSuccess, Result: fwd.scrub(string(raw)), Timestamp: at}
-	res := &proxy.CallResult{RefID: refID, SessionID: l.id, Status: proxy.StatusSuccess, Timestamp: at, Metadata: proxy.CallMetadata{Tool: tool}}
+	rec := buildRecord(recordInput{
+		refID: refID, sessionID: l.id, tool: tool,
+		fwd: fwd, raw: raw, outputDir: l.worker.OutputDir(), at: at,
+		lastPage: l.lastPage, changes: changes,
+		redact: m.redaction(), full: m.opts.FullResponses,
+		inlineMax: m.opts.InlineResultMax, changesMax: m.changesMax(),
+	})
+	if rec.parseErr != nil {
+		// The bytes are kept anyway; only the metadata is lost.
+		m.log.WarnContext(ctx, "unparseable upstream result", "session_id", l.id, "ref_id", refID, "err", rec.parseErr)
+	}
+	if rec.ingestErr != nil {
+		m.log.WarnContext(ctx, "ingesting upstream files", "session_id", l.id, "ref_id", refID, "err", rec.ingestErr)
+	}
+	if err := m.store.RecordResponse(ctx, rec.response, rec.console, rec.images, rec.activity); err != nil {
+		return nil, 0, fmt.Errorf("recording response %s: %w", refID, err)
+	}
+	l.lastPage = rec.lastPage
+	return rec.result, rec.stored, nil
+}
+
+// recordInput is all that buildRecord needs: upstream's answer, the call it
+// answers, the session's page before the call and the settings. Nothing in
+// it is live, so a test can build a record from a recorded answer.
+type recordInput struct {
+	refID, sessionID, tool string
+
+	fwd       forwarded
+	raw       json.RawMessage // upstream's answer, as the worker sent it
+	outputDir string          // the worker's: where the files the answer links are
+	at        time.Time       // when the answer came
+	lastPage  content.Page    // the session's page as the previous call left it
+	changes   bool            // the caller asked what the call changed
+
+	redact     redaction
+	full       bool // PROXY_RESPONSE_MODE=full: upstream's answer goes back as it is
+	inlineMax  int  // Options.InlineResultMax
+	changesMax int  // the change summary's byte budget (0: counts only)
+}
+
+// recordOutput is one answered call ready to be written and returned.
+type recordOutput struct {
+	// What the store writes, in one transaction.
+	response *proxy.Response
+	console  []proxy.ConsoleEntry
+	images   []proxy.Image
+	activity *proxy.SessionActivity
+	// What the caller gets, and the bytes kept in the record.
+	result *proxy.CallResult
+	stored int
+	// lastPage is the session's page after the call.
+	lastPage content.Page
+	// What could not be read of the answer, for the log: the record holds
+	// the rest.
+	parseErr, ingestErr error
+}
+
+// buildRecord parses upstream's answer, takes in the snapshot, console
+// lines and images it links (Ingest reads those files from in.outputDir and
+// removes them), masks everything, and builds the response row, the call
+// result with its metadata and change summary, and the session's new page.
+func buildRecord(in recordInput) recordOutput {
+	fwd, refID, at := in.fwd, in.refID, in.at
+	resp := &proxy.Response{RefID: refID, Status: proxy.StatusSuccess, Result: fwd.scrub(string(in.raw)), Timestamp: at}
+	res := &proxy.CallResult{RefID: refID, SessionID: in.sessionID, Status: proxy.StatusSuccess, Timestamp: at, Metadata: proxy.CallMetadata{Tool: in.tool}}
+	rec := recordOutput{response: resp, result: res, lastPage: in.lastPage}
 
 	var ing *upstream.Ingested
-	parsed, perr := upstream.Parse(raw)
-	if perr != nil {
-		// Keep the bytes anyway; only the metadata is lost.
-		m.log.WarnContext(ctx, "unparseable upstream result", "session_id", l.id, "ref_id", refID, "err", perr)
+	parsed, err := upstream.Parse(in.raw)
+	if err != nil {
+		rec.parseErr = err
 		parsed = &upstream.Parsed{}
 	} else {
-		var ierr error
-		ing, ierr = upstream.Ingest(parsed, l.worker.OutputDir(), at)
-		if ierr != nil {
-			m.log.WarnContext(ctx, "ingesting upstream files", "session_id", l.id, "ref_id", refID, "err", ierr)
-		}
+		ing, rec.ingestErr = upstream.Ingest(parsed, in.outputDir, at)
 	}
 	if ing == nil {
 		ing = &upstream.Ingested{}
@@ -385,10 +445,10 @@ func (m *Manager) record(ctx context.Context, l *live, refID, tool string, fwd f
 	out := fwd.interpret(parsed, resp, ing)
 	// Masked only after Parse and Ingest, which need upstream's text and
 	// file links as they are.
-	dropped := m.redactRecord(resp, parsed, ing)
+	dropped := in.redact.record(resp, parsed, ing)
 	switch {
 	case out.Err != nil:
-		msg := m.maskCredentials(m.opts.Policy.Redact(out.Err.Message))
+		msg := in.redact.text(out.Err.Message)
 		resp.Status, res.Status = proxy.StatusError, proxy.StatusError
 		resp.ErrorMessage, res.Error = msg, msg
 		setErrorCode(res, out.Err.Code, "")
@@ -399,12 +459,12 @@ func (m *Manager) record(ctx context.Context, l *live, refID, tool string, fwd f
 	case dropped > 0:
 		// The tool ran, but what it made is not kept: say so plainly rather
 		// than answer success with no image.
-		msg := m.opts.Policy.ImageOmitted(dropped) + "; take a smaller one (an element, type jpeg, a lower scale, no fullPage)"
+		msg := in.redact.imageOmitted(dropped) + "; take a smaller one (an element, type jpeg, a lower scale, no fullPage)"
 		resp.Status, res.Status = proxy.StatusError, proxy.StatusError
 		resp.ErrorMessage, res.Error = msg, msg
 		setErrorCode(res, proxy.EINVALID, "Take a smaller screenshot: one element, type jpeg, a lower scale, no fullPage.")
 	case fwd.ext != nil:
-		res.Value = m.maskCredentialsJSON(m.opts.Policy.RedactJSON(out.Value))
+		res.Value = in.redact.doc(out.Value)
 	}
 	resp.PageSnapshot = ing.Snapshot
 	resp.ConsoleLogs = ing.ConsoleRaw
@@ -412,21 +472,19 @@ func (m *Manager) record(ctx context.Context, l *live, refID, tool string, fwd f
 		ing.Images[i].RefID = refID
 		ing.Images[i].Seq = i
 	}
+	rec.console, rec.images = ing.Console, ing.Images
 	// The session's last activity (and its last URL, when the page moved)
 	// go in the response's transaction: one commit per answer.
-	act := &proxy.SessionActivity{SessionID: l.id, At: at}
-	if parsed.PageURL != "" && parsed.PageURL != l.lastPage.URL {
+	rec.activity = &proxy.SessionActivity{SessionID: in.sessionID, At: at}
+	if parsed.PageURL != "" && parsed.PageURL != in.lastPage.URL {
 		md, err := json.Marshal(map[string]string{"last_url": parsed.PageURL, "last_title": parsed.PageTitle})
 		if err == nil {
-			act.Metadata = md
+			rec.activity.Metadata = md
 		}
 	}
-	if err := m.store.RecordResponse(ctx, resp, ing.Console, ing.Images, act); err != nil {
-		return nil, 0, fmt.Errorf("recording response %s: %w", refID, err)
-	}
-	stored := len(resp.Result) + len(resp.PageSnapshot) + len(resp.ConsoleLogs)
+	rec.stored = len(resp.Result) + len(resp.PageSnapshot) + len(resp.ConsoleLogs)
 	for _, im := range ing.Images {
-		stored += len(im.Data)
+		rec.stored += len(im.Data)
 	}
 
 	md := &res.Metadata
@@ -440,27 +498,84 @@ func (m *Manager) record(ctx context.Context, l *live, refID, tool string, fwd f
 		}
 	}
 	md.HasImage = len(ing.Images) > 0
-	if n := m.opts.InlineResultMax; n > 0 && fwd.ext == nil && parsed.ResultText != "" && len(parsed.ResultText) <= n {
+	if n := in.inlineMax; n > 0 && fwd.ext == nil && parsed.ResultText != "" && len(parsed.ResultText) <= n {
 		md.Result = parsed.ResultText
 	}
-	if m.opts.FullResponses {
+	if in.full {
 		res.Upstream = json.RawMessage(resp.Result) // masked, as stored
 	}
-	if changes && !m.opts.FullResponses {
+	if in.changes && !in.full {
 		res.ConsoleErrors = content.ErrorLines(ing.Console, parsed.PageURL) // masked, as stored
 	}
 	if parsed.PageURL != "" {
 		page := content.Page{URL: parsed.PageURL, Title: parsed.PageTitle, Snapshot: ing.Snapshot} // masked, as stored
-		if changes && !m.opts.FullResponses {
-			res.Changes = content.Changes(l.lastPage, page, m.changesMax())
+		if in.changes && !in.full {
+			res.Changes = content.Changes(in.lastPage, page, in.changesMax)
 			res.Changes.URLAsSent = navigatedTo(fwd, parsed.PageURL)
 		}
-		if page.Snapshot == "" && page.URL == l.lastPage.URL {
-			page.Snapshot = l.lastPage.Snapshot // still the latest of this page
+		if page.Snapshot == "" && page.URL == in.lastPage.URL {
+			page.Snapshot = in.lastPage.Snapshot // still the latest of this page
 		}
-		l.lastPage = page
+		rec.lastPage = page
 	}
-	return res, stored, nil
+	return rec
+}
+
+// redaction is what keeps secrets out of the record and the answer: text
+// and doc mask a string and a JSON document, and images over maxImage bytes
+// (0: no limit) are not kept, imageOmitted saying so.
+type redaction struct {
+	text         func(string) string
+	doc          func(json.RawMessage) json.RawMessage
+	maxImage     int64
+	imageOmitted func(size int) string
+}
+
+// redaction masks the secrets of the policy (PROXY_SECRETS_FILE), then the
+// credentials of the vault (typed through placeholders).
+func (m *Manager) redaction() redaction {
+	p := m.opts.Policy
+	return redaction{
+		text:         func(s string) string { return m.maskCredentials(p.Redact(s)) },
+		doc:          func(raw json.RawMessage) json.RawMessage { return m.maskCredentialsJSON(p.RedactJSON(raw)) },
+		maxImage:     p.MaxImageBytes(),
+		imageOmitted: p.ImageOmitted,
+	}
+}
+
+// record masks secrets in everything a response row and its console rows
+// hold, and drops images over the size limit. It reports the size of the
+// largest image dropped (0: none).
+func (r redaction) record(resp *proxy.Response, parsed *upstream.Parsed, ing *upstream.Ingested) int {
+	resp.Result = string(r.doc(json.RawMessage(resp.Result)))
+	resp.ErrorMessage = r.text(resp.ErrorMessage)
+	ing.Snapshot = r.text(ing.Snapshot)
+	ing.ConsoleRaw = r.text(ing.ConsoleRaw)
+	for i := range ing.Console {
+		ing.Console[i].Message = r.text(ing.Console[i].Message)
+		if len(ing.Console[i].Location) > 0 {
+			ing.Console[i].Location = r.doc(ing.Console[i].Location)
+		}
+	}
+	parsed.PageURL = r.text(parsed.PageURL)
+	parsed.PageTitle = r.text(parsed.PageTitle)
+	parsed.ErrorText = r.text(parsed.ErrorText)
+	parsed.ResultText = r.text(parsed.ResultText)
+
+	limit, dropped := r.maxImage, 0
+	if limit <= 0 {
+		return 0
+	}
+	kept := ing.Images[:0]
+	for _, im := range ing.Images {
+		if int64(len(im.Data)) > limit {
+			dropped = max(dropped, len(im.Data))
+			continue
+		}
+		kept = append(kept, im)
+	}
+	ing.Images = kept
+	return dropped
 }
 
 // scrub takes the program's encoded arguments out of upstream's answer.
