@@ -23,9 +23,12 @@ import (
 // The path of one tool call, in the order it runs. Call wraps call with the
 // metrics and the log line; call checks the call against the catalogue
 // (admissible), takes the session (acquire), builds what the worker gets
-// (upstreamCall), gives the session a worker and an upstream slot, writes
-// the request row, forwards, and records the answer (record) or the
-// failure (recordFailure). Validate is the same refusal without a session.
+// (upstreamCall), gives the session a worker and an upstream slot (admit),
+// writes the request row, forwards, and records the failure
+// (recordFailure) or the answer: buildRecord turns it into rows and a
+// result, record writes them. Validate is the same refusal without a
+// session. The session steps a call shares with resume (acquire,
+// ensureWorker, release) stay with the session registry in manager.go.
 
 // Call forwards a tool call to the session's worker and records it.
 //
