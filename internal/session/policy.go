@@ -3,9 +3,7 @@ package session
 import (
 	"encoding/json"
 
-	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/catalog"
-	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/upstream"
 )
 
 // Policy is what the proxy enforces on calls whatever upstream does (real:
@@ -34,43 +32,3 @@ type openPolicy struct{ catalog.Open }
 func (openPolicy) RedactJSON(raw json.RawMessage) json.RawMessage { return raw }
 func (openPolicy) MaxImageBytes() int64                           { return 0 }
 func (openPolicy) ImageOmitted(int) string                        { return "" }
-
-// redactRecord masks secrets in everything a response row and its console
-// rows hold, and drops images over the size limit. It reports the size of
-// the largest image dropped (0: none).
-func (m *Manager) redactRecord(resp *proxy.Response, parsed *upstream.Parsed, ing *upstream.Ingested) int {
-	p := m.opts.Policy
-	// Secrets of the policy (PROXY_SECRETS_FILE), then credentials of the
-	// vault (typed through placeholders).
-	text := func(s string) string { return m.maskCredentials(p.Redact(s)) }
-	doc := func(raw json.RawMessage) json.RawMessage { return m.maskCredentialsJSON(p.RedactJSON(raw)) }
-	resp.Result = string(doc(json.RawMessage(resp.Result)))
-	resp.ErrorMessage = text(resp.ErrorMessage)
-	ing.Snapshot = text(ing.Snapshot)
-	ing.ConsoleRaw = text(ing.ConsoleRaw)
-	for i := range ing.Console {
-		ing.Console[i].Message = text(ing.Console[i].Message)
-		if len(ing.Console[i].Location) > 0 {
-			ing.Console[i].Location = doc(ing.Console[i].Location)
-		}
-	}
-	parsed.PageURL = text(parsed.PageURL)
-	parsed.PageTitle = text(parsed.PageTitle)
-	parsed.ErrorText = text(parsed.ErrorText)
-	parsed.ResultText = text(parsed.ResultText)
-
-	limit, dropped := p.MaxImageBytes(), 0
-	if limit <= 0 {
-		return 0
-	}
-	kept := ing.Images[:0]
-	for _, im := range ing.Images {
-		if int64(len(im.Data)) > limit {
-			dropped = max(dropped, len(im.Data))
-			continue
-		}
-		kept = append(kept, im)
-	}
-	ing.Images = kept
-	return dropped
-}

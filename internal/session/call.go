@@ -1,0 +1,683 @@
+package session
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/catalog"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/content"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/toolset"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/upstream"
+)
+
+// The path of one tool call, in the order it runs. Call wraps call with the
+// metrics and the log line; call checks the call against the catalogue
+// (admissible), takes the session (acquire), builds what the worker gets
+// (upstreamCall), gives the session a worker and an upstream slot (admit),
+// writes the request row, forwards, and records the failure
+// (recordFailure) or the answer: buildRecord turns it into rows and a
+// result, record writes them. Validate is the same refusal without a
+// session. The session steps a call shares with resume (acquire,
+// ensureWorker, release) stay with the session registry in manager.go.
+
+// Call forwards a tool call to the session's worker and records it.
+//
+// Proxy-level failures come back as *proxy.Error. A tool that ran but failed
+// in the browser is not an error here: it is a CallResult with status error.
+func (m *Manager) Call(ctx context.Context, req proxy.CallRequest) (*proxy.CallResult, error) {
+	start := time.Now()
+	res, stored, err := m.call(ctx, req)
+	d := time.Since(start)
+	status := proxy.ErrorCode(err)
+	if res != nil {
+		status = string(res.Status)
+	}
+	if o := m.opts.Observer; o != nil {
+		if stored < 0 {
+			o.ObserveRefused(m.toolLabel(req.Tool), status)
+		} else {
+			returned := 0
+			if res != nil {
+				if b, merr := json.Marshal(res); merr == nil {
+					returned = len(b)
+				}
+			}
+			o.ObserveCall(req.Tool, status, d, stored, returned)
+		}
+	}
+	// Logged with ctx: under the API it carries the HTTP request id, which
+	// ties this line to the request's access line.
+	if m.log.Enabled(ctx, slog.LevelDebug) {
+		attrs := []slog.Attr{slog.String("session_id", req.SessionID), slog.String("tool", req.Tool),
+			slog.String("status", status), slog.Bool("forwarded", stored >= 0), slog.Duration("duration", d)}
+		if res != nil {
+			attrs = append(attrs, slog.String("ref_id", res.RefID))
+		}
+		m.log.LogAttrs(ctx, slog.LevelDebug, "tool call", attrs...)
+	}
+	return res, err
+}
+
+// call is Call; stored is the bytes recorded from upstream's answer, or -1
+// when the call was refused before it reached a worker.
+func (m *Manager) call(ctx context.Context, req proxy.CallRequest) (*proxy.CallResult, int, error) {
+	refID := req.RequestID
+	if refID == "" {
+		refID = NewRefID()
+	} else if err := validRef(refID); err != nil {
+		return nil, -1, err
+	}
+	tool, p, err := m.admissible(ctx, req)
+	if err != nil {
+		return nil, -1, err
+	}
+	params := p.Raw
+	l, err := m.acquire(ctx, req.SessionID)
+	if err != nil {
+		return nil, -1, err
+	}
+	defer m.release(l)
+	// What goes to the worker: the call itself, or the program of one of
+	// the proxy's own tools. Built once the session is known to exist (an
+	// unknown session is SESSION_NOT_FOUND whatever the arguments name) and
+	// before anything is recorded or a worker started, so a bad call leaves
+	// no trace.
+	fwd, err := m.upstreamCall(ctx, tool, m.revealCredentials(params))
+	if err != nil {
+		return nil, -1, err
+	}
+
+	if _, err := m.ensureWorker(ctx, l); err != nil {
+		return nil, -1, err
+	}
+	restored := l.takeRestored()
+	admitted, err := m.admit(ctx, l.id)
+	if err != nil {
+		return nil, -1, err
+	}
+	defer admitted()
+
+	started := m.opts.Now().UTC()
+	// The record is written even when the caller has gone away: the call
+	// happened in the browser, so its outcome belongs in history.
+	recCtx := context.WithoutCancel(ctx)
+	// The record gets the arguments with secrets masked; the worker gets
+	// them as they are (it has to type the real password).
+	request := &proxy.Request{RefID: refID, SessionID: l.id, ToolName: req.Tool, Params: m.maskCredentialsJSON(m.opts.Policy.RedactJSON(params)), Timestamp: started}
+	var requestWritten chan error
+	if req.RequestID == "" {
+		// A ref_id we made cannot be taken already, so nothing can refuse
+		// the row: it is written while the worker runs the call, off the
+		// call's path (docs/BENCHMARKS.md §1). The response waits for it.
+		requestWritten = make(chan error, 1)
+		go func() { requestWritten <- m.store.InsertRequest(recCtx, request) }()
+	} else if err := m.store.InsertRequest(ctx, request); err != nil {
+		// The caller's own id: it must be refused before the call runs.
+		if _, gerr := m.store.GetRequest(ctx, refID); gerr == nil {
+			return nil, -1, proxy.Errorf(proxy.EINVALID, "request_id %s was already used; send a new one or omit it", refID)
+		}
+		return nil, -1, fmt.Errorf("recording request: %w", err)
+	}
+
+	raw, callErr := m.forward(ctx, l, fwd.tool, fwd.params)
+	restored = restored || l.takeRestored()
+	if restored {
+		l.lastPage.Snapshot = "" // its refs were the old worker's
+	}
+	finished := m.opts.Now().UTC()
+	if requestWritten != nil {
+		if err := <-requestWritten; err != nil {
+			return nil, 0, fmt.Errorf("recording request: %w", err)
+		}
+	}
+	if callErr != nil {
+		return nil, 0, m.recordFailure(recCtx, l, refID, finished, callErr)
+	}
+	if !tool.ReadOnly {
+		m.markDirty(l)
+	}
+
+	res, stored, err := m.record(recCtx, l, refID, req.Tool, fwd, raw, finished, req.Changes)
+	if err != nil {
+		return nil, 0, err
+	}
+	res.Metadata.Restored = restored
+	return res, stored, nil
+}
+
+// NewRefID returns the id of a stored call: 16 characters of base32, 80
+// random bits. Short, because the model reads one in every answer and
+// writes it back to read the call; unguessable, though ownership already
+// hides one client's refs from every other.
+func NewRefID() string {
+	return strings.ToLower(rand.Text()[:16])
+}
+
+func validRef(ref string) error {
+	if len(ref) > 128 {
+		return proxy.Errorf(proxy.EINVALID, "request_id is longer than 128 characters")
+	}
+	if _, err := uuid.Parse(ref); err != nil {
+		return proxy.Errorf(proxy.EINVALID, "request_id must be a UUID: %v", err)
+	}
+	return nil
+}
+
+// admissible runs the checks a call must pass before its session is
+// touched, so that a refused call wakes no worker and leaves no request
+// row: the tool exists and is switched on, its arguments fit its schema,
+// the policy allows them. It returns the tool and the arguments, decoded
+// once.
+func (m *Manager) admissible(ctx context.Context, req proxy.CallRequest) (*catalog.Resolved, catalog.Params, error) {
+	if err := m.checkOpen(); err != nil {
+		return nil, catalog.Params{}, err
+	}
+	params, err := catalog.Decode(req.Params)
+	if err != nil {
+		return nil, params, err
+	}
+	tool, err := m.catalog.Resolve(ctx, req.Tool)
+	if err != nil {
+		return nil, params, err
+	}
+	if err := m.catalog.Check(ctx, req.SessionID, tool, params); err != nil {
+		return nil, params, err
+	}
+	return tool, params, nil
+}
+
+// forwarded is what a call sends to its worker, and how to read the answer.
+type forwarded struct {
+	tool   string
+	params json.RawMessage
+	ext    *toolset.Own // set for the proxy's own tools
+	blob   string       // their encoded arguments, kept out of the record
+}
+
+// blobMark stands in the record for a program's encoded arguments: the
+// request row holds them once, masked; in the echoed code they would not be.
+const blobMark = "(arguments: see the request)"
+
+// imageMark stands in the record for an image a program returned as base64:
+// the image itself is stored as an image of the ref.
+const imageMark = "(image stored with this ref)"
+
+// upstreamCall is the worker call for a tool call: itself for upstream's
+// tools, the tool's program for the proxy's own.
+func (m *Manager) upstreamCall(ctx context.Context, r *catalog.Resolved, params json.RawMessage) (forwarded, error) {
+	ext := r.Own
+	if ext == nil {
+		return forwarded{tool: r.Tool.Name, params: params}, nil
+	}
+	args := params
+	if ext.Name == "restore_state" {
+		var err error
+		if args, err = m.stateArgs(ctx, params); err != nil {
+			return forwarded{}, err
+		}
+	}
+	prog, err := ext.Build(args)
+	if err != nil {
+		return forwarded{}, proxy.Errorf(proxy.EINVALID, "%v", err)
+	}
+	return forwarded{tool: toolset.RunTool, params: prog.Args, ext: ext, blob: prog.Blob}, nil
+}
+
+// stateArgs resolves restore_state's ref_id into the state that save_state
+// call recorded, in any session of the caller's; another client's ref is
+// REF_NOT_FOUND, as an unknown one.
+func (m *Manager) stateArgs(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
+	var p struct {
+		State  json.RawMessage `json:"state"`
+		RefID  string          `json:"ref_id"`
+		Reload *bool           `json:"reload"`
+	}
+	if err := json.Unmarshal(params, &p); err != nil {
+		return nil, proxy.Errorf(proxy.EINVALID, "params: %v", err)
+	}
+	if len(p.State) > 0 || p.RefID == "" {
+		return params, nil
+	}
+	invalid := func(format string, a ...any) error {
+		e := proxy.Errorf(proxy.EINVALID, format, a...)
+		e.Details = map[string]any{"field": "params.ref_id", "ref_id": p.RefID}
+		return e
+	}
+	req, err := m.store.GetRequest(ctx, p.RefID)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := m.session(ctx, req.SessionID); err != nil {
+		if proxy.ErrorCode(err) == proxy.ESESSIONMISSING {
+			return nil, proxy.RefNotFound(p.RefID)
+		}
+		return nil, err
+	}
+	if req.ToolName != "save_state" {
+		return nil, invalid("ref %s is a %s call; restore_state needs the ref_id of a save_state call", p.RefID, req.ToolName)
+	}
+	resp, err := m.store.GetResponse(ctx, p.RefID)
+	if err != nil {
+		return nil, err
+	}
+	parsed, err := upstream.Parse(json.RawMessage(resp.Result))
+	if err != nil {
+		return nil, invalid("the save_state call %s left no readable state", p.RefID)
+	}
+	out := toolset.Interpret(parsed.ResultText, errorText(parsed))
+	var v struct {
+		State json.RawMessage `json:"state"`
+	}
+	if out.Err != nil || json.Unmarshal(out.Value, &v) != nil || len(v.State) == 0 {
+		return nil, invalid("the save_state call %s did not succeed; save the state again", p.RefID)
+	}
+	return json.Marshal(map[string]any{"state": v.State, "reload": p.Reload == nil || *p.Reload})
+}
+
+// admit waits for a slot to call upstream (MaxConcurrentCalls); the
+// returned function gives it back.
+func (m *Manager) admit(ctx context.Context, id string) (func(), error) {
+	if m.upstream == nil {
+		return func() {}, nil
+	}
+	select {
+	case m.upstream <- struct{}{}:
+		return func() { <-m.upstream }, nil
+	case <-ctx.Done():
+		return nil, &proxy.Error{Code: proxy.ETIMEOUT, Message: "the call waited too long for the browser: every upstream call slot is busy", Retryable: true,
+			Suggestion: "Retry; the server is at PROXY_MAX_CONCURRENT_CALLS.", Details: map[string]any{"session_id": id}}
+	}
+}
+
+// forward sends one call to l's worker. A worker found dead before the
+// request reached it (ErrNotDelivered) is replaced and the call goes to the
+// new one: it never ran, so this is not a replay.
+func (m *Manager) forward(ctx context.Context, l *live, tool string, params json.RawMessage) (json.RawMessage, error) {
+	callCtx, cancel := context.WithTimeout(ctx, m.opts.CallTimeout)
+	raw, err := l.worker.CallTool(callCtx, tool, params)
+	cancel()
+	if !errors.Is(err, upstream.ErrNotDelivered) {
+		return raw, err
+	}
+	m.log.WarnContext(ctx, "session worker was gone before the call reached it; sending the call to a new worker", "session_id", l.id, "worker_pid", l.worker.PID())
+	m.workerLost(l)
+	if _, err := m.ensureWorker(ctx, l); err != nil {
+		return nil, err
+	}
+	callCtx, cancel = context.WithTimeout(ctx, m.opts.CallTimeout)
+	defer cancel()
+	return l.worker.CallTool(callCtx, tool, params)
+}
+
+// recordFailure stores a call that got no upstream answer and maps the
+// failure to the documented code. The call is never replayed: actions such
+// as clicks are not idempotent.
+func (m *Manager) recordFailure(ctx context.Context, l *live, refID string, at time.Time, callErr error) error {
+	var perr *proxy.Error
+	switch {
+	case errors.Is(callErr, context.DeadlineExceeded):
+		perr = &proxy.Error{Code: proxy.ETIMEOUT, Message: fmt.Sprintf("the tool call did not finish within %s", m.opts.CallTimeout), Retryable: true,
+			Suggestion: "Retry, or check that the page responds; the browser state may have changed."}
+	case errors.Is(callErr, context.Canceled):
+		perr = &proxy.Error{Code: proxy.ETIMEOUT, Message: "the caller cancelled the tool call", Retryable: true}
+	case errors.Is(callErr, upstream.ErrWorkerExited):
+		perr = &proxy.Error{Code: proxy.EUNAVAILABLE, Message: "the browser worker died during the call; it was not replayed", Retryable: true,
+			Suggestion: "Retry: the next call starts a fresh worker for this session (element refs will be stale)."}
+	case errors.As(callErr, &perr):
+		// Already ours (a failed restart, the error state): keep it.
+		cp := *perr
+		perr = &cp
+	default:
+		perr = &proxy.Error{Code: proxy.EUNAVAILABLE, Message: "upstream error: " + callErr.Error(), Retryable: true,
+			Suggestion: "Retry; if it persists check GET /health."}
+	}
+	perr.Details = map[string]any{"session_id": l.id, "ref_id": refID}
+	if w := l.worker; w != nil {
+		dead := errors.Is(callErr, upstream.ErrWorkerExited)
+		select {
+		case <-w.Done():
+			dead = true
+		default:
+		}
+		if dead {
+			m.workerLost(l)
+			m.restartSoon(l)
+		}
+	}
+	// Upstream error text can quote the call's arguments.
+	perr.Message = m.maskCredentials(m.opts.Policy.Redact(perr.Message))
+	resp := &proxy.Response{RefID: refID, Status: proxy.StatusError, ErrorMessage: perr.Message, Timestamp: at}
+	if err := m.store.InsertResponse(ctx, resp, nil, nil); err != nil {
+		m.log.ErrorContext(ctx, "recording failed call", "session_id", l.id, "ref_id", refID, "err", err)
+	}
+	m.log.WarnContext(ctx, "tool call failed", "session_id", l.id, "ref_id", refID, "code", perr.Code, "err", callErr)
+	return perr
+}
+
+// record turns what the worker returned into the call's record (buildRecord),
+// writes it, and moves the session on to the page the call left.
+func (m *Manager) record(ctx context.Context, l *live, refID, tool string, fwd forwarded, raw json.RawMessage, at time.Time, changes bool) (*proxy.CallResult, int, error) {
+	rec := buildRecord(recordInput{
+		refID: refID, sessionID: l.id, tool: tool,
+		fwd: fwd, raw: raw, outputDir: l.worker.OutputDir(), at: at,
+		lastPage: l.lastPage, changes: changes,
+		redact: m.redaction(), full: m.opts.FullResponses,
+		inlineMax: m.opts.InlineResultMax, changesMax: m.changesMax(),
+	})
+	if rec.parseErr != nil {
+		// The bytes are kept anyway; only the metadata is lost.
+		m.log.WarnContext(ctx, "unparseable upstream result", "session_id", l.id, "ref_id", refID, "err", rec.parseErr)
+	}
+	if rec.ingestErr != nil {
+		m.log.WarnContext(ctx, "ingesting upstream files", "session_id", l.id, "ref_id", refID, "err", rec.ingestErr)
+	}
+	if err := m.store.RecordResponse(ctx, rec.response, rec.console, rec.images, rec.activity); err != nil {
+		return nil, 0, fmt.Errorf("recording response %s: %w", refID, err)
+	}
+	l.lastPage = rec.lastPage
+	return rec.result, rec.stored, nil
+}
+
+// recordInput is all that buildRecord needs: upstream's answer, the call it
+// answers, the session's page before the call and the settings. Nothing in
+// it is live, so a test can build a record from a recorded answer.
+type recordInput struct {
+	refID, sessionID, tool string
+
+	fwd       forwarded
+	raw       json.RawMessage // upstream's answer, as the worker sent it
+	outputDir string          // the worker's: where the files the answer links are
+	at        time.Time       // when the answer came
+	lastPage  content.Page    // the session's page as the previous call left it
+	changes   bool            // the caller asked what the call changed
+
+	redact     redaction
+	full       bool // PROXY_RESPONSE_MODE=full: upstream's answer goes back as it is
+	inlineMax  int  // Options.InlineResultMax
+	changesMax int  // the change summary's byte budget (0: counts only)
+}
+
+// recordOutput is one answered call ready to be written and returned.
+type recordOutput struct {
+	// What the store writes, in one transaction.
+	response *proxy.Response
+	console  []proxy.ConsoleEntry
+	images   []proxy.Image
+	activity *proxy.SessionActivity
+	// What the caller gets, and the bytes kept in the record.
+	result *proxy.CallResult
+	stored int
+	// lastPage is the session's page after the call.
+	lastPage content.Page
+	// What could not be read of the answer, for the log: the record holds
+	// the rest.
+	parseErr, ingestErr error
+}
+
+// buildRecord parses upstream's answer, takes in the snapshot, console
+// lines and images it links (Ingest reads those files from in.outputDir and
+// removes them), masks everything, and builds the response row, the call
+// result with its metadata and change summary, and the session's new page.
+func buildRecord(in recordInput) recordOutput {
+	fwd, refID, at := in.fwd, in.refID, in.at
+	resp := &proxy.Response{RefID: refID, Status: proxy.StatusSuccess, Result: fwd.scrub(string(in.raw)), Timestamp: at}
+	res := &proxy.CallResult{RefID: refID, SessionID: in.sessionID, Status: proxy.StatusSuccess, Timestamp: at, Metadata: proxy.CallMetadata{Tool: in.tool}}
+	rec := recordOutput{response: resp, result: res, lastPage: in.lastPage}
+
+	var ing *upstream.Ingested
+	parsed, err := upstream.Parse(in.raw)
+	if err != nil {
+		rec.parseErr = err
+		parsed = &upstream.Parsed{}
+	} else {
+		ing, rec.ingestErr = upstream.Ingest(parsed, in.outputDir, at)
+	}
+	if ing == nil {
+		ing = &upstream.Ingested{}
+	}
+	out := fwd.interpret(parsed, resp, ing)
+	// Masked only after Parse and Ingest, which need upstream's text and
+	// file links as they are.
+	dropped := in.redact.record(resp, parsed, ing)
+	switch {
+	case out.Err != nil:
+		msg := in.redact.text(out.Err.Message)
+		resp.Status, res.Status = proxy.StatusError, proxy.StatusError
+		resp.ErrorMessage, res.Error = msg, msg
+		setErrorCode(res, out.Err.Code, "")
+	case parsed.IsError:
+		resp.Status, res.Status = proxy.StatusError, proxy.StatusError
+		resp.ErrorMessage, res.Error = parsed.ErrorText, parsed.ErrorText
+		setErrorCode(res, toolset.Classify(parsed.ErrorText), "")
+	case dropped > 0:
+		// The tool ran, but what it made is not kept: say so plainly rather
+		// than answer success with no image.
+		msg := in.redact.imageOmitted(dropped) + "; take a smaller one (an element, type jpeg, a lower scale, no fullPage)"
+		resp.Status, res.Status = proxy.StatusError, proxy.StatusError
+		resp.ErrorMessage, res.Error = msg, msg
+		setErrorCode(res, proxy.EINVALID, "Take a smaller screenshot: one element, type jpeg, a lower scale, no fullPage.")
+	case fwd.ext != nil:
+		res.Value = in.redact.doc(out.Value)
+	}
+	resp.PageSnapshot = ing.Snapshot
+	resp.ConsoleLogs = ing.ConsoleRaw
+	for i := range ing.Images {
+		ing.Images[i].RefID = refID
+		ing.Images[i].Seq = i
+	}
+	rec.console, rec.images = ing.Console, ing.Images
+	// The session's last activity (and its last URL, when the page moved)
+	// go in the response's transaction: one commit per answer.
+	rec.activity = &proxy.SessionActivity{SessionID: in.sessionID, At: at}
+	if parsed.PageURL != "" && parsed.PageURL != in.lastPage.URL {
+		md, err := json.Marshal(map[string]string{"last_url": parsed.PageURL, "last_title": parsed.PageTitle})
+		if err == nil {
+			rec.activity.Metadata = md
+		}
+	}
+	rec.stored = len(resp.Result) + len(resp.PageSnapshot) + len(resp.ConsoleLogs)
+	for _, im := range ing.Images {
+		rec.stored += len(im.Data)
+	}
+
+	md := &res.Metadata
+	md.PageURL, md.PageTitle = parsed.PageURL, parsed.PageTitle
+	md.HasSnapshot = ing.Snapshot != ""
+	md.SnapshotBytes = len(ing.Snapshot)
+	md.HasConsoleLogs = len(ing.Console) > 0
+	for _, e := range ing.Console {
+		if e.Level == proxy.LevelError {
+			md.ConsoleErrorCount++
+		}
+	}
+	md.HasImage = len(ing.Images) > 0
+	if n := in.inlineMax; n > 0 && fwd.ext == nil && parsed.ResultText != "" && len(parsed.ResultText) <= n {
+		md.Result = parsed.ResultText
+	}
+	if in.full {
+		res.Upstream = json.RawMessage(resp.Result) // masked, as stored
+	}
+	if in.changes && !in.full {
+		res.ConsoleErrors = content.ErrorLines(ing.Console, parsed.PageURL) // masked, as stored
+	}
+	if parsed.PageURL != "" {
+		page := content.Page{URL: parsed.PageURL, Title: parsed.PageTitle, Snapshot: ing.Snapshot} // masked, as stored
+		if in.changes && !in.full {
+			res.Changes = content.Changes(in.lastPage, page, in.changesMax)
+			res.Changes.URLAsSent = navigatedTo(fwd, parsed.PageURL)
+		}
+		if page.Snapshot == "" && page.URL == in.lastPage.URL {
+			page.Snapshot = in.lastPage.Snapshot // still the latest of this page
+		}
+		rec.lastPage = page
+	}
+	return rec
+}
+
+// redaction is what keeps secrets out of the record and the answer: text
+// and doc mask a string and a JSON document, and images over maxImage bytes
+// (0: no limit) are not kept, imageOmitted saying so.
+type redaction struct {
+	text         func(string) string
+	doc          func(json.RawMessage) json.RawMessage
+	maxImage     int64
+	imageOmitted func(size int) string
+}
+
+// redaction masks the secrets of the policy (PROXY_SECRETS_FILE), then the
+// credentials of the vault (typed through placeholders).
+func (m *Manager) redaction() redaction {
+	p := m.opts.Policy
+	return redaction{
+		text:         func(s string) string { return m.maskCredentials(p.Redact(s)) },
+		doc:          func(raw json.RawMessage) json.RawMessage { return m.maskCredentialsJSON(p.RedactJSON(raw)) },
+		maxImage:     p.MaxImageBytes(),
+		imageOmitted: p.ImageOmitted,
+	}
+}
+
+// record masks secrets in everything a response row and its console rows
+// hold, and drops images over the size limit. It reports the size of the
+// largest image dropped (0: none).
+func (r redaction) record(resp *proxy.Response, parsed *upstream.Parsed, ing *upstream.Ingested) int {
+	resp.Result = string(r.doc(json.RawMessage(resp.Result)))
+	resp.ErrorMessage = r.text(resp.ErrorMessage)
+	ing.Snapshot = r.text(ing.Snapshot)
+	ing.ConsoleRaw = r.text(ing.ConsoleRaw)
+	for i := range ing.Console {
+		ing.Console[i].Message = r.text(ing.Console[i].Message)
+		if len(ing.Console[i].Location) > 0 {
+			ing.Console[i].Location = r.doc(ing.Console[i].Location)
+		}
+	}
+	parsed.PageURL = r.text(parsed.PageURL)
+	parsed.PageTitle = r.text(parsed.PageTitle)
+	parsed.ErrorText = r.text(parsed.ErrorText)
+	parsed.ResultText = r.text(parsed.ResultText)
+
+	limit, dropped := r.maxImage, 0
+	if limit <= 0 {
+		return 0
+	}
+	kept := ing.Images[:0]
+	for _, im := range ing.Images {
+		if int64(len(im.Data)) > limit {
+			dropped = max(dropped, len(im.Data))
+			continue
+		}
+		kept = append(kept, im)
+	}
+	ing.Images = kept
+	return dropped
+}
+
+// scrub takes the program's encoded arguments out of upstream's answer.
+func (f forwarded) scrub(raw string) string {
+	if f.blob == "" {
+		return raw
+	}
+	return strings.ReplaceAll(raw, f.blob, blobMark)
+}
+
+// interpret reads a program's answer; an image it returned becomes an image
+// of the ref instead of base64 text in the record. For upstream's own
+// tools it has nothing to do.
+func (f forwarded) interpret(parsed *upstream.Parsed, resp *proxy.Response, ing *upstream.Ingested) toolset.Outcome {
+	if f.ext == nil {
+		return toolset.Outcome{}
+	}
+	out := toolset.Interpret(parsed.ResultText, errorText(parsed))
+	if out.Image != nil {
+		b64 := base64.StdEncoding.EncodeToString(out.Image.Data)
+		resp.Result = strings.ReplaceAll(resp.Result, b64, imageMark)
+		parsed.ResultText = strings.ReplaceAll(parsed.ResultText, b64, imageMark)
+		ing.Images = append(ing.Images, proxy.Image{MimeType: out.Image.MimeType, Data: out.Image.Data})
+	}
+	return out
+}
+
+func errorText(p *upstream.Parsed) string {
+	if p.IsError {
+		return p.ErrorText
+	}
+	return ""
+}
+
+// setErrorCode gives a failed call result its code, whether a retry can
+// help, and what to do (suggestion overrides the code's own).
+func setErrorCode(res *proxy.CallResult, code, suggestion string) {
+	e := proxy.Errorf(code, "")
+	retry := e.Retryable
+	res.ErrorCode, res.Retryable, res.Suggestion = code, &retry, e.Suggestion
+	if suggestion != "" {
+		res.Suggestion = suggestion
+	}
+}
+
+// navigatedTo reports whether fwd navigated to url, the URL the page is at
+// after it (upstream adds the root path's slash to a bare origin).
+func navigatedTo(fwd forwarded, url string) bool {
+	if fwd.tool != "browser_navigate" {
+		return false
+	}
+	var p struct {
+		URL string `json:"url"`
+	}
+	if json.Unmarshal(fwd.params, &p) != nil || p.URL == "" {
+		return false
+	}
+	return p.URL == url || p.URL+"/" == url
+}
+
+// DefaultChangesMax is the byte budget of a call's change summary when
+// Options.ChangesMax is 0: a status line, a few added elements or a small
+// page fit; a big new page does not and is read by ref.
+const DefaultChangesMax = 1000
+
+func (m *Manager) changesMax() int {
+	switch n := m.opts.ChangesMax; {
+	case n == 0:
+		return DefaultChangesMax
+	case n < 0:
+		return 0
+	default:
+		return n
+	}
+}
+
+// Validate refuses a call exactly as Call would before it reaches a
+// session, without naming one: a conversation's first call goes to a
+// default session created for it, and a call that is refused anyway must
+// not cost a session and a worker. A refusal counts as Call's do.
+func (m *Manager) Validate(ctx context.Context, tool string, params json.RawMessage) error {
+	r, p, err := m.admissible(ctx, proxy.CallRequest{Tool: tool, Params: params})
+	if err == nil {
+		// The proxy's own tools build their program from the arguments,
+		// which can refuse them too.
+		_, err = m.upstreamCall(ctx, r, m.revealCredentials(p.Raw))
+	}
+	if err != nil && m.opts.Observer != nil {
+		m.opts.Observer.ObserveRefused(m.toolLabel(tool), proxy.ErrorCode(err))
+	}
+	return err
+}
+
+// toolLabel is name when the server knows the tool (upstream's or one of the
+// proxy's own), else "unknown": the metrics' label values stay a fixed set
+// whatever names clients send.
+func (m *Manager) toolLabel(name string) string {
+	if m.catalog.Known(name) {
+		return name
+	}
+	return "unknown"
+}
