@@ -84,7 +84,8 @@ type Store interface {
 	GetResponse(ctx context.Context, refID string) (*proxy.Response, error)
 }
 
-// Options tune a Manager; zero values get DESIGN.md's defaults.
+// Options tune a Manager; zero values get the defaults of
+// docs/CONFIGURATION.md.
 type Options struct {
 	MaxSessions int
 	IdleTimeout time.Duration
