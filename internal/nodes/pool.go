@@ -18,31 +18,9 @@ import (
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
 )
 
-// State is a node's state as /nodes shows it.
-type State string
-
-// Node states.
-const (
-	StateUp       State = "up"
-	StateDown     State = "down"
-	StateDraining State = "draining"
-)
-
-// ErrUnknownNode is returned for a node id the pool does not hold.
-var ErrUnknownNode = errors.New("no such browser node")
-
-// Info is one node as /nodes shows it.
-type Info struct {
-	ID       string `json:"id"`
-	Endpoint string `json:"endpoint"` // credentials masked
-	State    State  `json:"state"`
-	Sessions int    `json:"sessions"`
-	Capacity int    `json:"capacity"`
-	// Failures counts failed probes since the proxy started.
-	Failures int64 `json:"failures"`
-	// Error says why the node is down.
-	Error     string    `json:"error,omitempty"`
-	CheckedAt time.Time `json:"checked_at,omitzero"`
+// unknownNode is the error for a node id the pool does not hold.
+func unknownNode(id string) error {
+	return &proxy.Error{Code: proxy.ENODEMISSING, Message: fmt.Sprintf("no browser node %q", id), Details: map[string]any{"node": id}}
 }
 
 // Config configures a Pool.
@@ -80,14 +58,14 @@ type node struct {
 	checked  time.Time
 }
 
-func (n *node) state() State {
+func (n *node) state() proxy.NodeState {
 	switch {
 	case n.draining:
-		return StateDraining
+		return proxy.NodeDraining
 	case !n.up:
-		return StateDown
+		return proxy.NodeDown
 	}
-	return StateUp
+	return proxy.NodeUp
 }
 
 // New returns a pool of eps, every node down until its first probe.
@@ -161,7 +139,7 @@ func (p *Pool) ProbeAll(ctx context.Context) {
 func (p *Pool) Check(ctx context.Context, id string) error {
 	n := p.find(id)
 	if n == nil {
-		return fmt.Errorf("%w: %q", ErrUnknownNode, id)
+		return unknownNode(id)
 	}
 	p.probe(ctx, n)
 	return nil
@@ -224,10 +202,10 @@ func (p *Pool) wakeLocked() {
 }
 
 // List returns every node, in configuration order.
-func (p *Pool) List() []Info {
+func (p *Pool) List() []proxy.Node {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	out := make([]Info, 0, len(p.nodes))
+	out := make([]proxy.Node, 0, len(p.nodes))
 	for _, n := range p.nodes {
 		out = append(out, n.infoLocked())
 	}
@@ -235,7 +213,7 @@ func (p *Pool) List() []Info {
 }
 
 // Get returns the node id.
-func (p *Pool) Get(id string) (Info, error) {
+func (p *Pool) Get(id string) (proxy.Node, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, n := range p.nodes {
@@ -243,11 +221,11 @@ func (p *Pool) Get(id string) (Info, error) {
 			return n.infoLocked(), nil
 		}
 	}
-	return Info{}, fmt.Errorf("%w: %q", ErrUnknownNode, id)
+	return proxy.Node{}, unknownNode(id)
 }
 
-func (n *node) infoLocked() Info {
-	in := Info{ID: n.ep.ID, Endpoint: n.ep.Masked(), State: n.state(), Sessions: n.leases, Capacity: n.ep.Capacity, Failures: n.failures, CheckedAt: n.checked}
+func (n *node) infoLocked() proxy.Node {
+	in := proxy.Node{ID: n.ep.ID, Endpoint: n.ep.Masked(), State: n.state(), Sessions: n.leases, Capacity: n.ep.Capacity, Failures: n.failures, CheckedAt: n.checked}
 	if !n.up && n.err != nil {
 		in.Error = n.err.Error()
 	}
@@ -256,7 +234,7 @@ func (n *node) infoLocked() Info {
 
 // SetDraining marks the node id draining (nothing new is placed on it) or
 // returns it to placement.
-func (p *Pool) SetDraining(id string, draining bool) (Info, error) {
+func (p *Pool) SetDraining(id string, draining bool) (proxy.Node, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, n := range p.nodes {
@@ -271,7 +249,7 @@ func (p *Pool) SetDraining(id string, draining bool) (Info, error) {
 			return n.infoLocked(), nil
 		}
 	}
-	return Info{}, fmt.Errorf("%w: %q", ErrUnknownNode, id)
+	return proxy.Node{}, unknownNode(id)
 }
 
 // Lease is one worker's place on a node. Release it when the worker ends.
@@ -310,7 +288,7 @@ func (p *Pool) Place(ctx context.Context) (*Lease, error) {
 		var best *node
 		anyUp := false
 		for _, n := range p.nodes {
-			if n.state() != StateUp {
+			if n.state() != proxy.NodeUp {
 				continue
 			}
 			anyUp = true

@@ -126,11 +126,11 @@ func TestPlaceSkipsDownAndDrainingNodes(t *testing.T) {
 	}
 	mu.Unlock()
 
-	states := map[string]State{}
+	states := map[string]proxy.NodeState{}
 	for _, in := range p.List() {
 		states[in.ID] = in.State
 	}
-	if diff := cmp.Diff(map[string]State{"n1": StateDown, "n2": StateDraining, "n3": StateUp}, states); diff != "" {
+	if diff := cmp.Diff(map[string]proxy.NodeState{"n1": proxy.NodeDown, "n2": proxy.NodeDraining, "n3": proxy.NodeUp}, states); diff != "" {
 		t.Errorf("states (-want +got):\n%s", diff)
 	}
 	if in, _ := p.Get("n1"); in.Error == "" || in.Failures != 1 {
@@ -182,13 +182,13 @@ func TestPlaceHonoursContext(t *testing.T) {
 
 func TestUnknownNode(t *testing.T) {
 	p, _ := newTestPool(t, time.Second, 1)
-	if _, err := p.Get("nope"); !errors.Is(err, ErrUnknownNode) {
+	if _, err := p.Get("nope"); proxy.ErrorCode(err) != proxy.ENODEMISSING {
 		t.Errorf("Get: %v", err)
 	}
-	if _, err := p.SetDraining("nope", true); !errors.Is(err, ErrUnknownNode) {
+	if _, err := p.SetDraining("nope", true); proxy.ErrorCode(err) != proxy.ENODEMISSING {
 		t.Errorf("SetDraining: %v", err)
 	}
-	if err := p.Check(context.Background(), "nope"); !errors.Is(err, ErrUnknownNode) {
+	if err := p.Check(context.Background(), "nope"); proxy.ErrorCode(err) != proxy.ENODEMISSING {
 		t.Errorf("Check: %v", err)
 	}
 }

@@ -336,6 +336,10 @@ func (m *Manager) worker(ctx context.Context) (Worker, error) {
 		}
 		m.kickPool()
 		w, err := m.spawner.Spawn(ctx)
+		var refused *proxy.Error
+		if errors.As(err, &refused) {
+			return nil, refused // placement's answer: every browser node full or down
+		}
 		if err != nil {
 			return nil, &proxy.Error{Code: proxy.EUNAVAILABLE, Message: "starting a browser worker failed: " + err.Error(), Retryable: true,
 				Suggestion: "Retry in a few seconds; if it persists check GET /health."}
@@ -517,7 +521,7 @@ func (m *Manager) withExpiry(s *proxy.Session) *proxy.Session {
 		w := l.current
 		l.mu.Unlock()
 		if w != nil {
-			s.WorkerPID, s.RSSBytes = w.PID(), w.RSS()
+			s.WorkerPID, s.RSSBytes, s.Node = w.PID(), w.RSS(), nodeOf(w)
 		}
 		left := l.restartsLeft(m.opts.Now())
 		s.RestartsLeft = &left

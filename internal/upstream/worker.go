@@ -54,6 +54,11 @@ type WorkerConfig struct {
 	// PlaywrightEndpoint is a shared browser run by a browser server
 	// (Browser.PlaywrightEndpoint); it wins over CDPEndpoint.
 	PlaywrightEndpoint string
+	// Remote is a browser node's Playwright server; it wins over both
+	// endpoints. Its URL and headers may hold credentials, so they reach
+	// the worker in a private file read at start, never on its command
+	// line, which anyone on the machine can read.
+	Remote *RemoteBrowser
 	// CDPEndpoint is a shared browser's CDP endpoint (Browser.CDPEndpoint,
 	// or a remote browser). With neither endpoint the worker launches its
 	// own headless browser (per-session mode).
@@ -124,7 +129,10 @@ type Worker struct {
 	// died, not for anything of its own.
 	lostBrowser atomic.Bool
 	nextID      atomic.Int64
-	lifeStop    context.CancelFunc
+	// node is the browser node the worker was placed on ("" for ours);
+	// set before the worker is handed out, never changed after.
+	node     string
+	lifeStop context.CancelFunc
 
 	closeOnce sync.Once
 	closeErr  error
@@ -134,6 +142,8 @@ type Worker struct {
 func workerArgs(cfg WorkerConfig, outputDir string) ([]string, error) {
 	args := []string{"--isolated", "--output-dir", outputDir, "--file-paths", "absolute"}
 	switch {
+	case cfg.Remote != nil:
+		args = append(args, "--config", remoteConfigPath(outputDir))
 	case cfg.PlaywrightEndpoint != "":
 		args = append(args, "--endpoint", cfg.PlaywrightEndpoint)
 	case cfg.CDPEndpoint != "":
@@ -220,6 +230,15 @@ func StartWorker(ctx context.Context, cfg WorkerConfig) (_ *Worker, err error) {
 	args, err := workerArgs(cfg, outputDir)
 	if err != nil {
 		return nil, err
+	}
+	if cfg.Remote != nil {
+		conf, err := writeRemoteConfig(outputDir, *cfg.Remote)
+		if err != nil {
+			return nil, err
+		}
+		// Read once, as the worker starts: by the time it answers
+		// initialize, the file has served its purpose.
+		defer os.Remove(conf)
 	}
 	if err := os.MkdirAll(outputDir, 0o700); err != nil {
 		return nil, fmt.Errorf("upstream worker output dir: %w", err)

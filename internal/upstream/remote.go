@@ -1,0 +1,132 @@
+package upstream
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+
+	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/nodes"
+)
+
+// RemoteBrowser is a Playwright browser server a worker connects to.
+type RemoteBrowser struct {
+	URL    string
+	Header http.Header
+}
+
+// remoteConfigPath is where StartWorker puts the worker's configuration
+// naming its remote browser: beside its output directory, not in it, so it
+// is never taken for a file the worker wrote.
+func remoteConfigPath(outputDir string) string { return outputDir + ".remote.json" }
+
+// writeRemoteConfig writes @playwright/mcp's configuration for rb, readable
+// by this user only.
+func writeRemoteConfig(outputDir string, rb RemoteBrowser) (string, error) {
+	headers := map[string]string{}
+	for k, vs := range rb.Header {
+		if len(vs) > 0 {
+			headers[k] = vs[len(vs)-1]
+		}
+	}
+	data, err := json.Marshal(map[string]any{"browser": map[string]any{
+		"remoteEndpoint": rb.URL,
+		"remoteHeaders":  headers,
+	}})
+	if err != nil {
+		return "", fmt.Errorf("remote browser configuration: %w", err)
+	}
+	p := remoteConfigPath(outputDir)
+	if err := os.WriteFile(p, data, 0o600); err != nil {
+		return "", fmt.Errorf("remote browser configuration: %w", err)
+	}
+	return p, nil
+}
+
+// placeOnNode leases room on a browser node for one worker and points cfg at
+// it. The lease goes back when the worker ends (trackNode).
+func (h *Host) placeOnNode(ctx context.Context, cfg WorkerConfig) (WorkerConfig, *nodes.Lease, error) {
+	lease, err := h.cfg.Nodes.Place(ctx)
+	if err != nil {
+		return cfg, nil, err
+	}
+	ep := lease.Endpoint()
+	cfg.Remote = &RemoteBrowser{URL: ep.URL, Header: ep.Header}
+	cfg.PlaywrightEndpoint, cfg.CDPEndpoint = "", ""
+	return cfg, lease, nil
+}
+
+// trackNode holds w's lease until w ends, and stops w when its node goes
+// down: like a worker whose shared browser died, it cannot serve a call
+// without it, and its exit is what the session layer restores elsewhere.
+// false means the host is closed.
+func (h *Host) trackNode(w *Worker, lease *nodes.Lease) bool {
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		lease.Release()
+		return false
+	}
+	w.node = lease.Node()
+	lost := h.nodeLost[w.node]
+	if lost == nil {
+		lost = make(chan struct{})
+		h.nodeLost[w.node] = lost
+	}
+	h.bg.Add(1)
+	h.mu.Unlock()
+	go func() {
+		defer h.bg.Done()
+		defer lease.Release()
+		select {
+		case <-w.Done():
+			return
+		case <-lost:
+		}
+		h.log.Warn("browser node down; stopping a worker placed on it", "node", w.node, "worker_pid", w.PID())
+		w.lostBrowser.Store(true)
+		ctx, cancel := context.WithTimeout(context.Background(), watchStopTimeout)
+		defer cancel()
+		_ = w.Close(ctx)
+	}()
+	return true
+}
+
+// nodeDown stops every worker on the node id (the pool calls it when the
+// node stops answering).
+func (h *Host) nodeDown(id string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if lost := h.nodeLost[id]; lost != nil {
+		close(lost)
+		delete(h.nodeLost, id)
+	}
+}
+
+// isPlacement reports whether err is a placement's refusal (every node full
+// or down): trying again at once cannot help, and it says nothing about
+// whether workers start.
+func isPlacement(err error) bool {
+	var pe *proxy.Error
+	return errors.As(err, &pe)
+}
+
+// Node is the id of the browser node the worker is placed on; "" for the
+// local browser.
+func (w *Worker) Node() string { return w.node }
+
+// checkNodes is nil while a browser node is up; else it says why none is.
+func (h *Host) checkNodes() error {
+	var why []string
+	for _, n := range h.cfg.Nodes.List() {
+		if n.State == proxy.NodeUp || n.State == proxy.NodeDraining {
+			return nil
+		}
+		why = append(why, n.ID+": "+n.Error)
+	}
+	return fmt.Errorf("no browser node is up (%s)", strings.Join(why, "; "))
+}
