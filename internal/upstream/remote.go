@@ -72,6 +72,14 @@ func (h *Host) trackNode(w *Worker, lease *nodes.Lease) bool {
 		return false
 	}
 	w.node = lease.Node()
+	w.nodeDown = func(ctx context.Context) bool {
+		pool := h.cfg.Nodes
+		if err := pool.Check(ctx, w.node); err != nil {
+			return false
+		}
+		n, err := pool.Get(w.node)
+		return err == nil && n.State == proxy.NodeDown
+	}
 	lost := h.nodeLost[w.node]
 	if lost == nil {
 		lost = make(chan struct{})
@@ -129,4 +137,36 @@ func (h *Host) checkNodes() error {
 		why = append(why, n.ID+": "+n.Error)
 	}
 	return fmt.Errorf("no browser node is up (%s)", strings.Join(why, "; "))
+}
+
+// ErrNodeDown is returned (wrapped, with ErrWorkerExited) by a call whose
+// worker lost its browser node: the call may have run before the node went,
+// so it is not replayed; the worker is stopped and its session restored on
+// another node.
+var ErrNodeDown = fmt.Errorf("%w: its browser node went down", ErrWorkerExited)
+
+// remoteLost are what Playwright answers when the connection to a remote
+// browser is gone, or cannot be opened.
+var remoteLost = []string{
+	"WebSocket error",
+	"Target page, context or browser has been closed",
+	"Browser has been closed",
+	"browser has disconnected",
+	"Connection closed",
+}
+
+// lostRemote reports whether a tool's answer says its browser connection is
+// gone: the one failure a worker on a browser node shows when the node dies,
+// since the worker itself lives on.
+func lostRemote(raw []byte) bool {
+	p, err := Parse(raw)
+	if err != nil || !p.IsError {
+		return false
+	}
+	for _, s := range remoteLost {
+		if strings.Contains(p.ErrorText, s) {
+			return true
+		}
+	}
+	return false
 }

@@ -129,9 +129,11 @@ type Worker struct {
 	// died, not for anything of its own.
 	lostBrowser atomic.Bool
 	nextID      atomic.Int64
-	// node is the browser node the worker was placed on ("" for ours);
-	// set before the worker is handed out, never changed after.
+	// node is the browser node the worker was placed on ("" for ours),
+	// and nodeDown checks that node now, reporting whether it is down;
+	// both set before the worker is handed out, never changed after.
 	node     string
+	nodeDown func(context.Context) bool
 	lifeStop context.CancelFunc
 
 	closeOnce sync.Once
@@ -553,6 +555,9 @@ func (w *Worker) CallTool(ctx context.Context, name string, args json.RawMessage
 	res, err := w.request(ctx, string(mcp.MethodToolsCall), callParams{Name: name, Arguments: args})
 	if err != nil {
 		return nil, fmt.Errorf("tools/call %s: %w", name, err)
+	}
+	if w.nodeDown != nil && lostRemote(res) && w.nodeDown(ctx) {
+		return nil, fmt.Errorf("tools/call %s: %w", name, ErrNodeDown)
 	}
 	return res, nil
 }
