@@ -197,7 +197,7 @@ func LaunchBrowser(ctx context.Context, cfg BrowserConfig) (*Browser, error) {
 	cmd.Env = append(childEnv(cfg.Env), tmpdirEnv(dir, logger)...)
 	cmd.SysProcAttr = sysProcAttr()
 	started := time.Now()
-	proc, err := startProcess(cmd)
+	proc, err := startProcess(cmd, nil)
 	_ = stderrW.Close()
 	if err != nil {
 		closeFiles(stderrR)

@@ -187,7 +187,7 @@ func (f *fakeBrowsers) launch(ctx context.Context) (*Browser, error) {
 	}
 	cmd := exec.Command("sleep", "300")
 	cmd.SysProcAttr = sysProcAttr()
-	proc, err := startProcess(cmd)
+	proc, err := startProcess(cmd, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/clock"
 )
 
 const (
@@ -74,6 +75,8 @@ type WorkerConfig struct {
 	// MaxLineBytes bounds one line of the worker's stdout; 0 means 64 MiB.
 	MaxLineBytes int
 	Logger       *slog.Logger
+	// Clock times Close's grace periods; nil is the real clock.
+	Clock clock.Clock
 }
 
 // DefaultCommand runs the @playwright/mcp pinned in root/node_modules.
@@ -263,7 +266,7 @@ func StartWorker(ctx context.Context, cfg WorkerConfig) (_ *Worker, err error) {
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdinR, stdoutW, stderrW
 	cmd.SysProcAttr = sysProcAttr()
 	started := time.Now()
-	proc, err := startProcess(cmd)
+	proc, err := startProcess(cmd, cfg.Clock)
 	closeFiles(stdinR, stdoutW, stderrW) // the child's ends
 	if err != nil {
 		closeFiles(stdinW, stdoutR, stderrR)
