@@ -22,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/clock/clocktest"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/e2etest"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/proctest"
 )
@@ -388,14 +389,18 @@ func TestEnsureWaitsForSlowServer(t *testing.T) {
 			}
 			second := f.starter(t, "serve")
 			second.probe.Timeout = 100 * time.Millisecond
+			clk := clocktest.New()
+			second.clock = clk
 			done := make(chan error, 1)
 			go func() { done <- second.Ensure(context.Background()) }()
-			// Long enough for the second Ensure to find the port taken and
-			// unanswered, when it is.
-			time.Sleep(500 * time.Millisecond)
+			// Waiting for its first look again: it found the port taken
+			// and unanswered, when it is, and no server of its own started.
+			clk.WaitForTimer(t, 50*time.Millisecond)
 			if err := os.WriteFile(gate, nil, 0o600); err != nil {
 				t.Fatal(err)
 			}
+			waitAnswering(t, second)
+			clk.Advance(50 * time.Millisecond)
 			if err := <-done; err != nil {
 				t.Fatalf("second Ensure: %v", err)
 			}
@@ -403,6 +408,18 @@ func TestEnsureWaitsForSlowServer(t *testing.T) {
 				t.Errorf("started %v, want still exactly one server", pids)
 			}
 		})
+	}
+}
+
+// waitAnswering waits for the server s would start to answer /health.
+func waitAnswering(t *testing.T, s *Starter) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for s.check(t.Context()) != answering {
+		if time.Now().After(deadline) {
+			t.Fatal("the server does not answer after 10s")
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 
