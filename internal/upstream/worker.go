@@ -82,13 +82,11 @@ type WorkerConfig struct {
 // DefaultCommand runs the @playwright/mcp pinned in root/node_modules.
 //
 // One worker per session makes the worker the largest per-session cost the
-// proxy controls (docs/BENCHMARKS.md), so V8 trades a little speed for
-// memory. --optimize-for-size: with the 1,500-item catalogue page a
-// worker's resident memory drops from ≈ 156 MB to ≈ 118 MB, its navigate +
-// snapshot time within noise. --single-threaded runs V8's garbage collector
-// and compilers on the main thread instead of a pool of threads: −4.6 MB PSS
-// per worker at 10 sessions (59.7 → 55.1), calls/s within noise; a worker
-// waits on its browser far more than it computes.
+// proxy controls, so V8 trades a little speed for memory:
+// --optimize-for-size shrinks it, and --single-threaded runs V8's garbage
+// collector and compilers on the main thread instead of a pool of threads,
+// which costs little because a worker waits on its browser far more than
+// it computes. docs/BENCHMARKS.md has the measurements.
 func DefaultCommand(root string) []string {
 	return []string{"node", "--optimize-for-size", "--single-threaded", filepath.Join(root, "node_modules", "@playwright", "mcp", "cli.js")}
 }
