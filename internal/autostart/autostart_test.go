@@ -285,6 +285,18 @@ func (f *fixture) stopServers(t *testing.T) {
 	}
 }
 
+// waitStarts is starts once it lists n pids, or after 10s.
+func (f *fixture) waitStarts(t *testing.T, n int) []int {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if pids := f.starts(t); len(pids) >= n || time.Now().After(deadline) {
+			return pids
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 func TestEnsureStartsExactlyOne(t *testing.T) {
 	f := newFixture(t)
 	const bridges = 4
@@ -384,7 +396,9 @@ func TestEnsureWaitsForSlowServer(t *testing.T) {
 			if err := first.Ensure(context.Background()); err == nil || !strings.Contains(err.Error(), "did not answer") {
 				t.Fatalf("first Ensure = %v; want it to give up waiting", err)
 			}
-			if pids := f.starts(t); len(pids) != 1 || !running(pids[0], ServerName) {
+			// The server records its start itself, which a slow machine may
+			// not have got to when Ensure gives up.
+			if pids := f.waitStarts(t, 1); len(pids) != 1 || !running(pids[0], ServerName) {
 				t.Fatalf("after the first Ensure: started %v, want one still running", pids)
 			}
 			second := f.starter(t, "serve")
