@@ -5,7 +5,7 @@ GO ?= go
 PREFIX ?= /usr/local
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 PKG := github.com/playwright-mcp-proxy/playwright-mcp-proxy
-LDFLAGS := -X $(PKG)/internal/proxyserver.Version=$(VERSION) -X $(PKG)/internal/proxyserver.ProjectRoot=$(CURDIR)
+LDFLAGS := -X $(PKG)/internal/buildinfo.Version=$(VERSION) -X $(PKG)/internal/buildinfo.ProjectRoot=$(CURDIR)
 TEST_TIMEOUT ?= 15m
 
 .PHONY: all deps build run install test test-short vet fmt fuzz clean

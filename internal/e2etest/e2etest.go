@@ -84,7 +84,7 @@ func (b *Binaries) Build(t *testing.T) (proxyServer, bridge string) {
 		}
 		root := ProjectRoot(t)
 		cmd := exec.Command("go", "build", "-o", b.dir+"/",
-			"-ldflags", "-X github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/proxyserver.ProjectRoot="+root,
+			"-ldflags", "-X github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/buildinfo.ProjectRoot="+root,
 			"./cmd/proxy-server", "./cmd/mcp-bridge")
 		cmd.Dir = root
 		if out, err := cmd.CombinedOutput(); err != nil {
