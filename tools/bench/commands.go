@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/bench"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/tools/bench/internal/bench"
 )
 
 // common are the flags every subcommand has.

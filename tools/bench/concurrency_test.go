@@ -10,7 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/bench"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/tools/bench/internal/bench"
 )
 
 // TestConcurrencyFlags: -pages chooses the pages the loop uses; the default
