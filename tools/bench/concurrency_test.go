@@ -14,7 +14,7 @@ import (
 )
 
 // TestConcurrencyFlags: -pages chooses the pages the loop uses; the default
-// stays issue 7's catalogue + form mix.
+// stays the memory scenario's catalogue + form mix.
 func TestConcurrencyFlags(t *testing.T) {
 	tests := []struct {
 		name string

@@ -1,23 +1,25 @@
 package bench
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"os"
-	"strings"
 	"time"
+
+	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/bridge"
 )
 
-// Client speaks proxy-server's HTTP API (README "HTTP API").
+// Client drives proxy-server's HTTP API for the scenarios: the product's own
+// client of it (bridge.Client), with a connection pool sized for many
+// sessions at once and a bound on each request, sending each request once.
 type Client struct {
-	base  string
+	api   *bridge.Client
 	http  *http.Client
+	base  string
 	token string
 }
 
@@ -31,193 +33,121 @@ func NewClient(base string, timeout time.Duration) (*Client, error) {
 	tr.MaxIdleConns = 512
 	tr.MaxIdleConnsPerHost = 512
 	tr.Proxy = nil // never through an HTTP proxy: 127.0.0.1 only
-	return &Client{base: base, http: &http.Client{Transport: tr, Timeout: timeout}, token: os.Getenv("PROXY_AUTH_TOKEN")}, nil
-}
-
-// APIError is a non-2xx answer of proxy-server.
-type APIError struct {
-	Status  int
-	Code    string `json:"error"`
-	Message string `json:"message"`
-}
-
-func (e *APIError) Error() string {
-	return fmt.Sprintf("HTTP %d %s: %s", e.Status, e.Code, e.Message)
-}
-
-// Session is the part of a session object the benchmark uses.
-type Session struct {
-	ID        string `json:"session_id"`
-	State     string `json:"state"`
-	WorkerPID int    `json:"worker_pid"`
-}
-
-// CallResult is the call response of POST /call.
-type CallResult struct {
-	RefID     string         `json:"ref_id"`
-	SessionID string         `json:"session_id"`
-	Status    string         `json:"status"`
-	Error     string         `json:"error"`
-	Metadata  map[string]any `json:"metadata"`
-}
-
-// ToolError is a call that ran but answered "status":"error".
-type ToolError struct{ Tool, Message string }
-
-func (e *ToolError) Error() string { return fmt.Sprintf("%s: status error: %s", e.Tool, e.Message) }
-
-func (c *Client) do(ctx context.Context, method, path string, body, out any) error {
-	var r io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return fmt.Errorf("encoding request: %w", err)
-		}
-		r = bytes.NewReader(b)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, c.base+path, r)
+	hc, token := &http.Client{Transport: tr, Timeout: timeout}, os.Getenv("PROXY_AUTH_TOKEN")
+	api, err := bridge.NewClient(base, token,
+		bridge.WithHTTPClient(hc),
+		bridge.WithRetryTimeout(0),
+		// No version: the benchmark is not a bridge, and a version unlike
+		// the server's would be a warning in the server log it checks.
+		bridge.WithVersion(""))
 	if err != nil {
-		return fmt.Errorf("%s %s: %w", method, path, err)
+		return nil, err
 	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
+	return &Client{api: api, http: hc, base: base, token: token}, nil
+}
+
+// get reads a text page outside the API's contract (GET /metrics).
+func (c *Client) get(ctx context.Context, path string) (string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+path, nil)
+	if err != nil {
+		return "", fmt.Errorf("GET %s: %w", path, err)
 	}
 	if c.token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.token)
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return fmt.Errorf("%s %s: %w", method, pathOnly(path), err)
+		return "", fmt.Errorf("GET %s: %w", path, err)
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
 	if err != nil {
-		return fmt.Errorf("%s %s: reading answer: %w", method, pathOnly(path), err)
+		return "", fmt.Errorf("GET %s: reading answer: %w", path, err)
 	}
 	if resp.StatusCode/100 != 2 {
-		e := &APIError{Status: resp.StatusCode}
-		if json.Unmarshal(data, e) != nil || e.Code == "" {
-			e.Message = strings.TrimSpace(string(data))
-		}
-		return e
+		return "", fmt.Errorf("GET %s: HTTP %d: %.200s", path, resp.StatusCode, data)
 	}
-	switch o := out.(type) {
-	case nil:
-		return nil
-	case *string:
-		*o = string(data)
-		return nil
-	default:
-		if err := json.Unmarshal(data, out); err != nil {
-			return fmt.Errorf("%s %s: decoding answer: %w", method, pathOnly(path), err)
-		}
-		return nil
-	}
-}
-
-func pathOnly(p string) string {
-	p, _, _ = strings.Cut(p, "?")
-	return p
+	return string(data), nil
 }
 
 // CreateSession is POST /sessions.
-func (c *Client) CreateSession(ctx context.Context) (Session, error) {
-	var s Session
-	err := c.do(ctx, http.MethodPost, "/sessions", nil, &s)
-	return s, err
+func (c *Client) CreateSession(ctx context.Context) (*proxy.Session, error) {
+	return c.api.CreateSession(ctx)
 }
 
 // DeleteSession is DELETE /sessions/{id}.
 func (c *Client) DeleteSession(ctx context.Context, id string) error {
-	return c.do(ctx, http.MethodDelete, "/sessions/"+url.PathEscape(id), nil, nil)
+	return c.api.CloseSession(ctx, id)
 }
 
-// ListSessions is GET /sessions.
-func (c *Client) ListSessions(ctx context.Context) ([]Session, error) {
-	var raw json.RawMessage
-	if err := c.do(ctx, http.MethodGet, "/sessions", nil, &raw); err != nil {
-		return nil, err
-	}
-	var list []Session
-	if json.Unmarshal(raw, &list) == nil {
-		return list, nil
-	}
-	var wrapped struct {
-		Sessions []Session `json:"sessions"`
-	}
-	if err := json.Unmarshal(raw, &wrapped); err != nil {
-		return nil, fmt.Errorf("GET /sessions: decoding answer: %w", err)
-	}
-	return wrapped.Sessions, nil
+// ListSessions is GET /sessions: the sessions this client created.
+func (c *Client) ListSessions(ctx context.Context) ([]*proxy.Session, error) {
+	return c.api.ListSessions(ctx)
 }
 
-// Call is POST /call. A 200 with "status":"error" returns the result and a
-// *ToolError.
-func (c *Client) Call(ctx context.Context, sessionID, tool string, params map[string]any) (CallResult, error) {
+// Call is POST /call. A call that ran but answered "status":"error" returns
+// its result and an error.
+func (c *Client) Call(ctx context.Context, sessionID, tool string, params map[string]any) (proxy.CallResult, error) {
 	if params == nil {
 		params = map[string]any{}
 	}
-	var res CallResult
-	err := c.do(ctx, http.MethodPost, "/call", map[string]any{"session_id": sessionID, "tool": tool, "params": params}, &res)
+	raw, err := json.Marshal(params)
 	if err != nil {
-		return res, fmt.Errorf("%s: %w", tool, err)
+		return proxy.CallResult{}, fmt.Errorf("%s: encoding params: %w", tool, err)
+	}
+	res, err := c.api.Call(ctx, proxy.CallRequest{SessionID: sessionID, Tool: tool, Params: raw})
+	if err != nil {
+		return proxy.CallResult{}, fmt.Errorf("%s: %w", tool, err)
 	}
 	if res.Status != "success" {
 		msg := res.Error
 		if msg == "" {
 			msg = "status " + res.Status
 		}
-		return res, &ToolError{Tool: tool, Message: msg}
+		return *res, fmt.Errorf("%s: status error: %s", tool, msg)
 	}
-	return res, nil
+	return *res, nil
 }
 
 // Content is GET /content/{ref}?search_for=…&reset_cursor=true (the whole
 // match every time, regardless of earlier reads).
 func (c *Client) Content(ctx context.Context, ref, search string) (string, error) {
-	q := url.Values{"reset_cursor": {"true"}}
-	if search != "" {
-		q.Set("search_for", search)
+	ct, err := c.api.Content(ctx, ref, proxy.Query{Text: search}, true)
+	if err != nil {
+		return "", err
 	}
-	var text string
-	err := c.do(ctx, http.MethodGet, "/content/"+url.PathEscape(ref)+"?"+q.Encode(), nil, &text)
-	return text, err
+	return ct.Text, nil
 }
 
-// Health is GET /health: the status string, whatever the HTTP code.
+// Health is GET /health: the status string (a degraded server's too).
 func (c *Client) Health(ctx context.Context) (string, error) {
-	var h struct {
-		Status string `json:"status"`
+	h, err := c.api.Health(ctx)
+	if err != nil {
+		return "", err
 	}
-	err := c.do(ctx, http.MethodGet, "/health", nil, &h)
-	var ae *APIError
-	if errors.As(err, &ae) {
-		return fmt.Sprintf("HTTP %d %s", ae.Status, ae.Message), nil
-	}
-	return h.Status, err
+	return h.Status, nil
 }
 
 // ClickTargetParam returns the name of browser_click's element argument
 // ("target" in @playwright/mcp 0.0.83, "ref" before), read from GET /tools:
 // the schemas change between versions, so they are not hard-coded.
 func (c *Client) ClickTargetParam(ctx context.Context) (string, error) {
-	var tools struct {
-		Tools []struct {
-			Name        string `json:"name"`
-			InputSchema struct {
-				Properties map[string]json.RawMessage `json:"properties"`
-			} `json:"inputSchema"`
-		} `json:"tools"`
-	}
-	if err := c.do(ctx, http.MethodGet, "/tools", nil, &tools); err != nil {
+	tools, err := c.api.Tools(ctx)
+	if err != nil {
 		return "", err
 	}
-	for _, t := range tools.Tools {
+	for _, t := range tools {
 		if t.Name != "browser_click" {
 			continue
 		}
+		var schema struct {
+			Properties map[string]json.RawMessage `json:"properties"`
+		}
+		if err := json.Unmarshal(t.InputSchema, &schema); err != nil {
+			return "", fmt.Errorf("browser_click's input schema: %w", err)
+		}
 		for _, p := range []string{"target", "ref"} {
-			if _, ok := t.InputSchema.Properties[p]; ok {
+			if _, ok := schema.Properties[p]; ok {
 				return p, nil
 			}
 		}
