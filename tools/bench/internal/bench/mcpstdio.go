@@ -438,7 +438,7 @@ func (s *StdioServer) stop(ctx context.Context) StdioStopReport {
 	for _, p := range tree {
 		if alive(p) {
 			p.Comm = procKind(p)
-			rep.Leftover = append(rep.Leftover, p.String())
+			rep.Leftover = append(rep.Leftover, procName(p))
 			_ = syscall.Kill(p.PID, syscall.SIGKILL)
 		}
 	}
