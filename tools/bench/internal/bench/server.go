@@ -163,22 +163,7 @@ func serverEnv(env []string, over map[string]string) []string {
 	for k, v := range over {
 		over2[k] = v
 	}
-	out := make([]string, 0, len(env)+len(over2))
-	for _, kv := range env {
-		k, _, _ := strings.Cut(kv, "=")
-		if _, ok := over2[k]; !ok {
-			out = append(out, kv)
-		}
-	}
-	keys := make([]string, 0, len(over2))
-	for k := range over2 {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		out = append(out, k+"="+over2[k])
-	}
-	return out
+	return childEnv(env, over2)
 }
 
 func loopbackOnly(addr string) error {
