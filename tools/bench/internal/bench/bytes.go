@@ -17,9 +17,9 @@ import (
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/mcpserver"
 )
 
-// BytesTargetPct is issue 7's target for the bytes scenario: what the model
-// receives through the proxy is at most this share of what it receives from
-// plain @playwright/mcp for the same task.
+// BytesTargetPct is the target for the bytes scenario (docs/BENCHMARKS.md):
+// what the model receives through the proxy is at most this share of what
+// it receives from plain @playwright/mcp for the same task.
 const BytesTargetPct = 5.0
 
 // BytesConfig configures the bytes scenario: how many bytes reach the model

@@ -16,8 +16,9 @@ import (
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/upstream"
 )
 
-// OverheadTargetMS is issue 7's target for the overhead scenario: the proxy
-// path adds at most this much to a call, median.
+// OverheadTargetMS is the target for the overhead scenario
+// (docs/BENCHMARKS.md): the proxy path adds at most this much to a call,
+// median.
 const OverheadTargetMS = 3.0
 
 // OverheadConfig configures the overhead scenario: the same calls, A/B
