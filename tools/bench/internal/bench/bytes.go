@@ -587,7 +587,7 @@ func (r *BytesResult) writeText(w io.Writer) {
 		}
 	}
 	if r.RatioPct > 0 {
-		fmt.Fprintf(w, "result: proxy / plain = %.1f %% of the bytes (issue 7 target ≤ %.0f %%: %s)\n", r.RatioPct, r.TargetPct, verdict(r.RatioPct <= r.TargetPct))
+		fmt.Fprintf(w, "result: proxy / plain = %.1f %% of the bytes (target ≤ %.0f %%: %s)\n", r.RatioPct, r.TargetPct, verdict(r.RatioPct <= r.TargetPct))
 	}
 	for _, s := range r.Stops {
 		fmt.Fprintf(w, "stdio stop: %s\n", s.Summary())

@@ -666,7 +666,7 @@ func (r *OverheadResult) writeText(w io.Writer) {
 		if k.Pairs == 0 {
 			continue
 		}
-		fmt.Fprintf(w, "result: %s: the proxy path adds %.1f ms median (issue 7 target ≤ %.0f ms median: %s); the client receives %d bytes per call through the proxy vs %d plain\n",
+		fmt.Fprintf(w, "result: %s: the proxy path adds %.1f ms median (target ≤ %.0f ms median: %s); the client receives %d bytes per call through the proxy vs %d plain\n",
 			k.Tool, k.AddedMS, r.TargetMS, verdict(k.AddedMS <= r.TargetMS), k.ProxyBytes.Median, k.PlainBytes.Median)
 	}
 	if r.ViaCommand != "" {
