@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"syscall"
 
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/buildinfo"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/config"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/logging"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/proxyserver"
@@ -60,7 +61,7 @@ func (m *Main) Run(ctx context.Context, args []string) error {
 	case "browser-node":
 		return (&BrowserNodeCommand{Main: m}).Run(ctx, rest)
 	case "version":
-		fmt.Fprintln(m.Stdout, "proxy-server", proxyserver.Version)
+		fmt.Fprintln(m.Stdout, "proxy-server", buildinfo.Version)
 		return nil
 	case "help", "-h", "-help", "--help":
 		m.usage(m.Stdout)

@@ -29,6 +29,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/clock"
 )
 
 // File names in the data directory. The pid file is autostart's own record
@@ -80,6 +82,10 @@ type Config struct {
 	// (DefaultStartTimeout when zero); ctx may end it sooner.
 	StartTimeout time.Duration
 	Logger       *slog.Logger
+	// Clock times the pauses between looks at a starting server; nil is
+	// the real clock. StartTimeout bounds a real process's start-up and
+	// is always real time.
+	Clock clock.Clock
 }
 
 // Starter starts proxy-server when nothing answers.
@@ -95,6 +101,7 @@ type Starter struct {
 	timeout time.Duration
 	log     *slog.Logger
 	probe   *http.Client
+	clock   clock.Clock
 }
 
 // New checks cfg and returns a Starter. It returns ErrNotLoopback (wrapped)
@@ -122,7 +129,7 @@ func New(cfg Config) (*Starter, error) {
 		base: u, host: u.Hostname(), port: port,
 		dbPath: db, dataDir: filepath.Dir(db),
 		exe: cfg.Executable, env: cfg.Env, token: cfg.Token,
-		timeout: cfg.StartTimeout, log: cfg.Logger,
+		timeout: cfg.StartTimeout, log: cfg.Logger, clock: clock.Or(cfg.Clock),
 		// A probe needs no keep-alive: it runs rarely and must see a fresh dial.
 		probe: &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 3 * time.Second},
 	}
@@ -365,11 +372,9 @@ func (s *Starter) waitAnswer(ctx context.Context, pid int) error {
 			s.forgetPID(pid)
 			return fmt.Errorf("%w (pid %d); last lines of %s:\n%s", ErrExited, pid, logPath, tail(logPath, 15))
 		}
-		select {
-		case <-ctx.Done():
+		if err := clock.Sleep(ctx, s.clock, delay); err != nil {
 			return fmt.Errorf("autostart: proxy-server (pid %d) did not answer at %s in time (it keeps starting; see %s): %w",
-				pid, s.base, logPath, ctx.Err())
-		case <-time.After(delay):
+				pid, s.base, logPath, err)
 		}
 		delay = min(delay*2, 500*time.Millisecond)
 	}

@@ -22,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/clock/clocktest"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/e2etest"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/proctest"
 )
@@ -284,6 +285,18 @@ func (f *fixture) stopServers(t *testing.T) {
 	}
 }
 
+// waitStarts is starts once it lists n pids, or after 10s.
+func (f *fixture) waitStarts(t *testing.T, n int) []int {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if pids := f.starts(t); len(pids) >= n || time.Now().After(deadline) {
+			return pids
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 func TestEnsureStartsExactlyOne(t *testing.T) {
 	f := newFixture(t)
 	const bridges = 4
@@ -383,19 +396,25 @@ func TestEnsureWaitsForSlowServer(t *testing.T) {
 			if err := first.Ensure(context.Background()); err == nil || !strings.Contains(err.Error(), "did not answer") {
 				t.Fatalf("first Ensure = %v; want it to give up waiting", err)
 			}
-			if pids := f.starts(t); len(pids) != 1 || !running(pids[0], ServerName) {
+			// The server records its start itself, which a slow machine may
+			// not have got to when Ensure gives up.
+			if pids := f.waitStarts(t, 1); len(pids) != 1 || !running(pids[0], ServerName) {
 				t.Fatalf("after the first Ensure: started %v, want one still running", pids)
 			}
 			second := f.starter(t, "serve")
 			second.probe.Timeout = 100 * time.Millisecond
+			clk := clocktest.New()
+			second.clock = clk
 			done := make(chan error, 1)
 			go func() { done <- second.Ensure(context.Background()) }()
-			// Long enough for the second Ensure to find the port taken and
-			// unanswered, when it is.
-			time.Sleep(500 * time.Millisecond)
+			// Waiting for its first look again: it found the port taken
+			// and unanswered, when it is, and no server of its own started.
+			clk.WaitForTimer(t, 50*time.Millisecond)
 			if err := os.WriteFile(gate, nil, 0o600); err != nil {
 				t.Fatal(err)
 			}
+			waitAnswering(t, second)
+			clk.Advance(50 * time.Millisecond)
 			if err := <-done; err != nil {
 				t.Fatalf("second Ensure: %v", err)
 			}
@@ -403,6 +422,18 @@ func TestEnsureWaitsForSlowServer(t *testing.T) {
 				t.Errorf("started %v, want still exactly one server", pids)
 			}
 		})
+	}
+}
+
+// waitAnswering waits for the server s would start to answer /health.
+func waitAnswering(t *testing.T, s *Starter) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for s.check(t.Context()) != answering {
+		if time.Now().After(deadline) {
+			t.Fatal("the server does not answer after 10s")
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 

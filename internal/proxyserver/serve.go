@@ -19,6 +19,7 @@ import (
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/api"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/buildinfo"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/config"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/content"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/mcpserver"
@@ -29,14 +30,6 @@ import (
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/store"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/toolset"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/upstream"
-)
-
-// Set by the linker (-X) in the Makefile: the release version, and the
-// project directory whose node_modules holds the pinned @playwright/mcp, so
-// that installed binaries find it from any working directory.
-var (
-	Version     = "dev"
-	ProjectRoot = ""
 )
 
 // ShutdownBudget bounds a graceful shutdown, from the signal to the last
@@ -227,10 +220,10 @@ func Serve(ctx context.Context, cfg config.Config, opts Options) error {
 	// /mcp: the bridge's tool surface in-process; each MCP session gets its
 	// own default browser session, and the sessions it creates close when
 	// it ends.
-	mcpHTTP := mcpserver.NewHTTPHandler(mgr, reader, mcpserver.HTTPConfig{Logger: log, Toolsets: groups, Options: []mcpserver.Option{mcpserver.WithVersion(Version)}})
+	mcpHTTP := mcpserver.NewHTTPHandler(mgr, reader, mcpserver.HTTPConfig{Logger: log, Toolsets: groups, Options: []mcpserver.Option{mcpserver.WithVersion(buildinfo.Version)}})
 	apiOpts := []api.Option{
 		api.WithLogger(log),
-		api.WithVersion(Version),
+		api.WithVersion(buildinfo.Version),
 		api.WithMaxBodyBytes(cfg.MaxBodyBytes),
 		api.WithHealthCheck("database", db.Ping),
 		api.WithHealthCheck("browser", host.Check),
@@ -261,7 +254,7 @@ func Serve(ctx context.Context, cfg config.Config, opts Options) error {
 	srv.RegisterOnShutdown(silent.closeAll)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
-	log.Info("proxy-server listening", "addr", ln.Addr().String(), "database", cfg.DatabasePath, "version", Version)
+	log.Info("proxy-server listening", "addr", ln.Addr().String(), "database", cfg.DatabasePath, "version", buildinfo.Version)
 	if opts.OnListen != nil {
 		opts.OnListen(ln.Addr().String())
 	}
@@ -334,7 +327,7 @@ func workerCommand(cfg config.Config, root string) ([]string, error) {
 // projectDir is the directory whose node_modules holds the pinned
 // @playwright/mcp, "" when none is found; candidates are where it looked.
 func projectDir(root string) (dir string, candidates []string) {
-	for _, r := range []string{root, ProjectRoot} {
+	for _, r := range []string{root, buildinfo.ProjectRoot} {
 		if r != "" {
 			candidates = append(candidates, r)
 		}

@@ -128,6 +128,9 @@ type Options struct {
 	// handOutPing bounds the ping a pooled worker must answer before a
 	// session gets it (default handOutPingTimeout).
 	handOutPing time.Duration
+	// pingTimeout bounds one ping of the ping loop (default: the interval,
+	// within minPingTimeout and maxPingTimeout).
+	pingTimeout time.Duration
 }
 
 // Manager maps session ids to live workers and records every call.

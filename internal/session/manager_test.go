@@ -258,7 +258,7 @@ func TestDuplicateRequestIDIsRefused(t *testing.T) {
 
 func TestWorkerDeathMidCallIsReportedNotReplayed(t *testing.T) {
 	ctx := context.Background()
-	m, sp, db := newManager(t, Options{})
+	m, sp, db := newManager(t, Options{restartBackoff: time.Millisecond})
 	sp.prepare = func(w *fakeWorker) {
 		w.answer = func(name string, _ json.RawMessage) (json.RawMessage, error) {
 			if name == "browser_click" {

@@ -376,7 +376,10 @@ func failedErr(id string) error {
 // crash path replaces it (the pool filler, a spare).
 func (m *Manager) pingLoop(interval time.Duration) {
 	defer m.tasks.Done()
-	timeout := min(max(interval, minPingTimeout), maxPingTimeout)
+	timeout := m.opts.pingTimeout
+	if timeout <= 0 {
+		timeout = min(max(interval, minPingTimeout), maxPingTimeout)
+	}
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {

@@ -265,7 +265,7 @@ func workerOf(t *testing.T, m *Manager, sp *fakeSpawner, id string) *fakeWorker 
 
 func TestHungWorkerIsKilledAndReplaced(t *testing.T) {
 	ctx := context.Background()
-	m, sp, _ := newManager(t, Options{PingInterval: 10 * time.Millisecond, restartBackoff: time.Millisecond})
+	m, sp, _ := newManager(t, Options{PingInterval: 10 * time.Millisecond, pingTimeout: 20 * time.Millisecond, restartBackoff: time.Millisecond})
 	var hang atomic.Bool
 	sp.prepare = func(w *fakeWorker) {
 		w.ping = func(ctx context.Context) error {
@@ -693,7 +693,7 @@ func TestRestartIsLogged(t *testing.T) {
 			var logs logSink
 			opts := Options{restartBackoff: time.Millisecond, Logger: slog.New(slog.NewJSONHandler(&logs, nil))}
 			if tc.pings {
-				opts.PingInterval = 5 * time.Millisecond
+				opts.PingInterval, opts.pingTimeout = 5*time.Millisecond, 20*time.Millisecond
 			}
 			m, sp, _ := newManager(t, opts)
 			var hang atomic.Bool

@@ -16,7 +16,7 @@ import (
 )
 
 // browserStartTimeout bounds how long LaunchBrowser waits for Chromium to
-// announce its DevTools endpoint (≈0.5 s is usual; a cold disk is slower).
+// announce its DevTools endpoint, with room for a cold disk.
 const browserStartTimeout = 30 * time.Second
 
 // browserCandidates are tried in order on PATH, then the absolute fallbacks.
@@ -37,8 +37,8 @@ type BrowserConfig struct {
 	// inherits from the proxy.
 	Env []string
 	// OptimizeMemory makes V8 in every renderer optimise for size
-	// (PROXY_BROWSER_OPTIMIZE_MEMORY): measured with 10 sessions on the
-	// 1,500-item catalogue page, −25 % memory per session for −12 % calls/s.
+	// (PROXY_BROWSER_OPTIMIZE_MEMORY): less memory per session for fewer
+	// calls/s on a heavy page (docs/BENCHMARKS.md).
 	OptimizeMemory bool
 	// TempDir is where the browser's directory (its profile, and the
 	// TMPDIR of the browser and its helpers) is made; "" means
@@ -143,7 +143,7 @@ func chromiumFlags(cfg BrowserConfig) []string {
 		"--disable-default-apps",
 		"--disable-extensions",
 		// The WebUI omnibox popups (chrome://omnibox-popup.top-chrome) get
-		// a renderer of their own in every BrowserContext, ≈ 40 MB PSS per
+		// a renderer of their own in every BrowserContext: memory in every
 		// session for a popup a headless browser never shows.
 		"--disable-features=Translate,OptimizationHints,NetworkTimeServiceQuerying,MediaRouter,DialMediaRouteProvider,HttpsUpgrades,PaintHolding,AimEnabled,LensOverlay," +
 			"WebUIOmniboxPopup,WebUIOmniboxFullPopup,WebUIOmniboxAimPopup",
@@ -204,7 +204,7 @@ func LaunchBrowser(ctx context.Context, cfg BrowserConfig) (*Browser, error) {
 	cmd.Env = append(childEnv(cfg.Env), tmpdirEnv(dir, logger)...)
 	cmd.SysProcAttr = sysProcAttr()
 	started := time.Now()
-	proc, err := startProcess(cmd)
+	proc, err := startProcess(cmd, nil)
 	_ = stderrW.Close()
 	if err != nil {
 		closeFiles(stderrR)

@@ -187,7 +187,7 @@ func LaunchBrowserServer(ctx context.Context, cfg BrowserConfig, node, from stri
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdinR, stdoutW, stderrW
 	cmd.SysProcAttr = sysProcAttr()
 	started := time.Now()
-	proc, err := startProcess(cmd)
+	proc, err := startProcess(cmd, nil)
 	closeFiles(stdinR, stdoutW, stderrW)
 	if err != nil {
 		closeFiles(stdinW, stdoutR, stderrR)

@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/clock"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/nodes"
 )
 
@@ -63,6 +64,10 @@ type HostConfig struct {
 	// Spawn is let through; 0 means 30 s.
 	BreakerCooldown time.Duration
 	Logger          *slog.Logger
+	// Clock times the host's own waits: spawn retry backoffs and the delay
+	// before relaunching a crash-looping browser. nil is the real clock;
+	// Worker.Clock times the workers' stops.
+	Clock clock.Clock
 }
 
 const (
@@ -83,8 +88,9 @@ const (
 // at once in the background, or on the next spawn, whichever comes first.
 // Spawn retries failed starts and sits behind a circuit breaker.
 type Host struct {
-	cfg HostConfig
-	log *slog.Logger
+	cfg   HostConfig
+	log   *slog.Logger
+	clock clock.Clock
 
 	crashes atomic.Int64 // unplanned exits of the shared browser
 
@@ -150,6 +156,7 @@ func NewHost(cfg HostConfig) *Host {
 	h := &Host{
 		cfg:       cfg,
 		log:       log,
+		clock:     clock.Or(cfg.Clock),
 		spawns:    make(chan struct{}, max(2, 2*runtime.NumCPU())),
 		launching: make(chan struct{}, 1),
 		breaker:   newBreaker(cfg.BreakerThreshold, cfg.BreakerCooldown),
@@ -343,9 +350,9 @@ func (h *Host) supervise(b *Browser) {
 	h.mu.Unlock()
 	for {
 		if delay > 0 {
-			t := time.NewTimer(delay)
+			t := h.clock.NewTimer(delay)
 			select {
-			case <-t.C:
+			case <-t.C():
 			case <-h.life.Done():
 				t.Stop()
 				return
@@ -448,9 +455,9 @@ func (h *Host) spawnRetrying(ctx context.Context) (*Worker, error) {
 			return nil, err
 		}
 		h.log.Warn("worker start failed; retrying", "attempt", attempt, "of", attempts, "retry_in", backoff, "err", err)
-		t := time.NewTimer(backoff)
+		t := h.clock.NewTimer(backoff)
 		select {
-		case <-t.C:
+		case <-t.C():
 		case <-ctx.Done():
 			// The failure stands (and counts); the wait was the caller's.
 			t.Stop()

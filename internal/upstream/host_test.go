@@ -17,6 +17,7 @@ import (
 	"time"
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/clock/clocktest"
 )
 
 // Host tests without node or Chromium: workers are the fake (this test
@@ -187,7 +188,7 @@ func (f *fakeBrowsers) launch(ctx context.Context) (*Browser, error) {
 	}
 	cmd := exec.Command("sleep", "300")
 	cmd.SysProcAttr = sysProcAttr()
-	proc, err := startProcess(cmd)
+	proc, err := startProcess(cmd, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -222,7 +223,8 @@ func (f *fakeBrowsers) first() *Browser {
 func TestHostBrowserDeathStopsWorkersAndRelaunches(t *testing.T) {
 	before := runtime.NumGoroutine()
 	fb := &fakeBrowsers{t: t}
-	h := NewHost(HostConfig{Worker: fakeWorkerConfig(t), Logger: testLogger(t)})
+	clk := clocktest.New()
+	h := NewHost(HostConfig{Worker: fakeWorkerConfig(t), Logger: testLogger(t), Clock: clk})
 	h.launchBrowser = fb.launch
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()
@@ -284,6 +286,9 @@ func TestHostBrowserDeathStopsWorkersAndRelaunches(t *testing.T) {
 		}
 	}
 	fb.setFail(nil)
+	// A failed relaunch is retried a second later.
+	clk.WaitForTimer(t, time.Second)
+	clk.Advance(time.Second)
 	if !eventually(10*time.Second, func() bool { return h.Check(ctx) == nil && fb.count() == 2 }) {
 		t.Fatalf("browser not relaunched: Check = %v, launches = %d", h.Check(ctx), fb.count())
 	}

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/clock"
 )
 
 const (
@@ -51,9 +53,10 @@ func childEnv(extra []string) []string {
 // process is a started child in its own process group, with our own reaper:
 // mcp-go's transport has no Wait and would not tell us the exit status.
 type process struct {
-	cmd  *exec.Cmd
-	pid  int
-	done chan struct{}
+	cmd   *exec.Cmd
+	pid   int
+	done  chan struct{}
+	clock clock.Clock // times the waits of stop and kill
 
 	mu      sync.Mutex // guards reaped: signals must not reach a recycled pgid
 	reaped  bool
@@ -63,12 +66,12 @@ type process struct {
 
 // startProcess starts cmd (which must have SysProcAttr from sysProcAttr and
 // only *os.File stdio, so Wait never waits for copying goroutines) and reaps
-// it in the background.
-func startProcess(cmd *exec.Cmd) (*process, error) {
+// it in the background; clk (nil: the real one) times its stop.
+func startProcess(cmd *exec.Cmd, clk clock.Clock) (*process, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	p := &process{cmd: cmd, pid: cmd.Process.Pid, done: make(chan struct{})}
+	p := &process{cmd: cmd, pid: cmd.Process.Pid, done: make(chan struct{}), clock: clock.Or(clk)}
 	go p.reap()
 	return p, nil
 }
@@ -161,24 +164,26 @@ func (p *process) stop(ctx context.Context, politeWait bool) error {
 // kill SIGKILLs the process group at once and waits for the reap.
 func (p *process) kill() error {
 	p.signalGroup(syscall.SIGKILL)
+	t := p.clock.NewTimer(reapTimeout)
+	defer t.Stop()
 	select {
 	case <-p.done:
 		return nil
-	case <-time.After(reapTimeout):
+	case <-t.C():
 		return fmt.Errorf("process %d did not exit after SIGKILL", p.pid)
 	}
 }
 
 // waitFor waits for the exit up to d or until ctx ends.
 func (p *process) waitFor(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
+	t := p.clock.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-p.done:
 		return true
 	case <-ctx.Done():
 		return p.exited()
-	case <-t.C:
+	case <-t.C():
 		return false
 	}
 }

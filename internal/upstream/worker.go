@@ -22,6 +22,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/clock"
 )
 
 const (
@@ -79,18 +80,18 @@ type WorkerConfig struct {
 	// MaxLineBytes bounds one line of the worker's stdout; 0 means 64 MiB.
 	MaxLineBytes int
 	Logger       *slog.Logger
+	// Clock times Close's grace periods; nil is the real clock.
+	Clock clock.Clock
 }
 
 // DefaultCommand runs the @playwright/mcp pinned in root/node_modules.
 //
 // One worker per session makes the worker the largest per-session cost the
-// proxy controls (docs/BENCHMARKS.md), so V8 trades a little speed for
-// memory. --optimize-for-size: with the 1,500-item catalogue page a
-// worker's resident memory drops from ≈ 156 MB to ≈ 118 MB, its navigate +
-// snapshot time within noise. --single-threaded runs V8's garbage collector
-// and compilers on the main thread instead of a pool of threads: −4.6 MB PSS
-// per worker at 10 sessions (59.7 → 55.1), calls/s within noise; a worker
-// waits on its browser far more than it computes.
+// proxy controls, so V8 trades a little speed for memory:
+// --optimize-for-size shrinks it, and --single-threaded runs V8's garbage
+// collector and compilers on the main thread instead of a pool of threads,
+// which costs little because a worker waits on its browser far more than
+// it computes. docs/BENCHMARKS.md has the measurements.
 func DefaultCommand(root string) []string {
 	return []string{"node", "--optimize-for-size", "--single-threaded", filepath.Join(root, "node_modules", "@playwright", "mcp", "cli.js")}
 }
@@ -284,7 +285,7 @@ func StartWorker(ctx context.Context, cfg WorkerConfig) (_ *Worker, err error) {
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdinR, stdoutW, stderrW
 	cmd.SysProcAttr = sysProcAttr()
 	started := time.Now()
-	proc, err := startProcess(cmd)
+	proc, err := startProcess(cmd, cfg.Clock)
 	closeFiles(stdinR, stdoutW, stderrW) // the child's ends
 	if err != nil {
 		closeFiles(stdinW, stdoutR, stderrR)

@@ -7,7 +7,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/proctest"
 	"os"
 	"regexp"
 	"runtime"
@@ -21,6 +20,8 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/clock/clocktest"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/proctest"
 )
 
 // groupGone waits briefly for process group pgid to empty and returns what
@@ -243,17 +244,21 @@ func TestWorkerFakeClose(t *testing.T) {
 	tests := []struct {
 		name    string
 		env     []string
+		graces  int // stop steps the worker sits out, each waited out in full
 		ctxWait time.Duration
 		maxTook time.Duration
 	}{
-		{"exits on stdin EOF", nil, 10 * time.Second, 1500 * time.Millisecond},
-		{"ignores EOF, stops on SIGTERM", []string{"PWP_FAKE_HANG_ON_EOF=1"}, 10 * time.Second, 3 * time.Second},
-		{"ignores EOF and SIGTERM", []string{"PWP_FAKE_HANG_ON_EOF=1", "PWP_FAKE_IGNORE_TERM=1"}, 10 * time.Second, 5500 * time.Millisecond},
-		{"ctx ends the waits early", []string{"PWP_FAKE_HANG_ON_EOF=1", "PWP_FAKE_IGNORE_TERM=1"}, 300 * time.Millisecond, 1500 * time.Millisecond},
+		{"exits on stdin EOF", nil, 0, 10 * time.Second, 1500 * time.Millisecond},
+		{"ignores EOF, stops on SIGTERM", []string{"PWP_FAKE_HANG_ON_EOF=1"}, 1, 10 * time.Second, 3 * time.Second},
+		{"ignores EOF and SIGTERM", []string{"PWP_FAKE_HANG_ON_EOF=1", "PWP_FAKE_IGNORE_TERM=1"}, 2, 10 * time.Second, 5500 * time.Millisecond},
+		{"ctx ends the waits early", []string{"PWP_FAKE_HANG_ON_EOF=1", "PWP_FAKE_IGNORE_TERM=1"}, 0, 300 * time.Millisecond, 1500 * time.Millisecond},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			w := startFake(t, fakeWorkerConfig(t, append(tt.env, "PWP_FAKE_CHILD=1")...))
+			clk := clocktest.New()
+			cfg := fakeWorkerConfig(t, append(tt.env, "PWP_FAKE_CHILD=1")...)
+			cfg.Clock = clk
+			w := startFake(t, cfg)
 			pgid := w.PID()
 			if !eventually(2*time.Second, func() bool { return strings.Contains(w.Stderr(), "fake: child ") }) {
 				t.Fatalf("no child; stderr %s", w.Stderr())
@@ -273,8 +278,13 @@ func TestWorkerFakeClose(t *testing.T) {
 			for i := range errs {
 				wg.Go(func() { errs[i] = w.Close(ctx) })
 			}
+			for range tt.graces {
+				clk.WaitForTimer(t, stopStepTimeout)
+				clk.Advance(stopStepTimeout)
+			}
 			wg.Wait()
-			took := time.Since(start)
+			// The time Close would have taken on the real clock.
+			took := time.Since(start) + clk.Advanced()
 			for _, err := range errs {
 				if err != nil {
 					t.Errorf("Close: %v", err)

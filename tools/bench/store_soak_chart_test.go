@@ -15,8 +15,8 @@ func TestChartCommand(t *testing.T) {
 	out := t.TempDir()
 	var stdout, stderr bytes.Buffer
 	err := NewMain(&stdout, &stderr).Run(context.Background(), []string{"chart",
-		"-concurrency", filepath.Join("..", "..", "internal", "bench", "testdata", "concurrency.json"),
-		"-soak", filepath.Join("..", "..", "internal", "bench", "testdata", "soak.json"),
+		"-concurrency", filepath.Join("internal", "bench", "testdata", "concurrency.json"),
+		"-soak", filepath.Join("internal", "bench", "testdata", "soak.json"),
 		"-out", out})
 	if err != nil {
 		t.Fatalf("bench chart: %v\n%s", err, stderr.String())
@@ -79,7 +79,7 @@ func TestFlagErrors(t *testing.T) {
 func TestChartCommandWrongReport(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	err := NewMain(&stdout, &stderr).Run(context.Background(), []string{"chart",
-		"-concurrency", filepath.Join("..", "..", "internal", "bench", "testdata", "soak.json"), "-out", t.TempDir()})
+		"-concurrency", filepath.Join("internal", "bench", "testdata", "soak.json"), "-out", t.TempDir()})
 	if err == nil || !strings.Contains(err.Error(), "no concurrency levels") {
 		t.Errorf("err = %v, want \"no concurrency levels\"", err)
 	}

@@ -144,7 +144,7 @@ func TestSessionLoopStartsNoCallAfterTheDeadline(t *testing.T) {
 				}
 				switch what {
 				case "get_content":
-					fmt.Fprint(w, formButtons)
+					_ = json.NewEncoder(w).Encode(map[string]string{"text": formButtons})
 				case "browser_navigate", "browser_snapshot", "browser_click":
 					fmt.Fprintf(w, `{"ref_id":"ref-%d","status":"success"}`, n)
 				default:

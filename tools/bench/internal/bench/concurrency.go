@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
 )
 
 // ConcurrencyConfig configures the concurrency scenario.
@@ -21,7 +23,7 @@ type ConcurrencyConfig struct {
 	// window (LevelResult.WindowMS) is a little longer.
 	Duration time.Duration
 	// Pages the sessions navigate to, in turn (default catalogue, form:
-	// issue 7's memory scenario; "form" alone is the light page).
+	// the memory scenario; "form" alone is the light page).
 	Pages []string
 	// MaxIterations bounds the navigate+snapshot+click rounds of one session
 	// at one level, whatever the duration.
@@ -279,7 +281,7 @@ func (r *recorder) roundEnded(idx int, completed, cut bool) {
 }
 
 // call runs one POST /call and records it.
-func (r *recorder) call(ctx context.Context, c *Client, id, tool, page string, params map[string]any) (CallResult, error) {
+func (r *recorder) call(ctx context.Context, c *Client, id, tool, page string, params map[string]any) (proxy.CallResult, error) {
 	t := time.Now()
 	res, err := c.Call(ctx, id, tool, params)
 	done := time.Now()

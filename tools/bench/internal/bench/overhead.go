@@ -16,8 +16,9 @@ import (
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/upstream"
 )
 
-// OverheadTargetMS is issue 7's target for the overhead scenario: the proxy
-// path adds at most this much to a call, median.
+// OverheadTargetMS is the target for the overhead scenario
+// (docs/BENCHMARKS.md): the proxy path adds at most this much to a call,
+// median.
 const OverheadTargetMS = 3.0
 
 // OverheadConfig configures the overhead scenario: the same calls, A/B
@@ -665,7 +666,7 @@ func (r *OverheadResult) writeText(w io.Writer) {
 		if k.Pairs == 0 {
 			continue
 		}
-		fmt.Fprintf(w, "result: %s: the proxy path adds %.1f ms median (issue 7 target ≤ %.0f ms median: %s); the client receives %d bytes per call through the proxy vs %d plain\n",
+		fmt.Fprintf(w, "result: %s: the proxy path adds %.1f ms median (target ≤ %.0f ms median: %s); the client receives %d bytes per call through the proxy vs %d plain\n",
 			k.Tool, k.AddedMS, r.TargetMS, verdict(k.AddedMS <= r.TargetMS), k.ProxyBytes.Median, k.PlainBytes.Median)
 	}
 	if r.ViaCommand != "" {

@@ -9,94 +9,35 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/proctest"
 )
 
 // Proc is one live process read from /proc.
-type Proc struct {
-	PID, PPID int
-	// Start is the process start time in clock ticks since boot: with the
-	// pid it identifies a process even after its pid is reused.
-	Start uint64
-	Comm  string
-	// CPUSelf is utime+stime, CPUReaped cutime+cstime (the children it
-	// waited for), in clock ticks.
-	CPUSelf, CPUReaped uint64
-}
+type Proc = proctest.Proc
 
-func (p Proc) String() string { return fmt.Sprintf("%d(%s)", p.PID, p.Comm) }
+// procName is how reports name a process: pid and kind.
+func procName(p Proc) string { return fmt.Sprintf("%d(%s)", p.PID, p.Comm) }
 
+// procKey identifies a process even after its pid is reused.
 type procKey struct {
 	pid   int
 	start uint64
 }
 
-func (p Proc) key() procKey { return procKey{p.PID, p.Start} }
+func keyOf(p Proc) procKey { return procKey{p.PID, p.Start} }
 
 // readProc reads /proc/PID/stat; ok is false when the process is gone or a
 // zombie.
-func readProc(pid int) (Proc, bool) {
-	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
-	if err != nil {
-		return Proc{}, false
-	}
-	return parseStat(pid, b)
-}
-
-// parseStat parses the content of /proc/PID/stat. comm may hold spaces and
-// parentheses, so it ends at the last ')'.
-func parseStat(pid int, b []byte) (Proc, bool) {
-	s := string(b)
-	open, closing := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
-	if open < 0 || closing < open {
-		return Proc{}, false
-	}
-	f := strings.Fields(s[closing+1:])
-	// f[0] is field 3 (state), f[1] field 4 (ppid), f[19] field 22 (starttime).
-	if len(f) < 20 || f[0] == "Z" || f[0] == "X" {
-		return Proc{}, false
-	}
-	ppid, _ := strconv.Atoi(f[1])
-	start, _ := strconv.ParseUint(f[19], 10, 64)
-	u := func(i int) uint64 { n, _ := strconv.ParseUint(f[i], 10, 64); return n }
-	// fields 14–17: utime stime cutime cstime
-	return Proc{PID: pid, PPID: ppid, Start: start, Comm: s[open+1 : closing],
-		CPUSelf: u(11) + u(12), CPUReaped: u(13) + u(14)}, true
-}
-
-// allProcs lists every live process visible in /proc.
-func allProcs() []Proc {
-	entries, _ := os.ReadDir("/proc")
-	out := make([]Proc, 0, len(entries))
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if p, ok := readProc(pid); ok {
-			out = append(out, p)
-		}
-	}
-	return out
-}
+func readProc(pid int) (Proc, bool) { return proctest.Stat(pid) }
 
 // processTree returns root (when alive) and all its live descendants.
 func processTree(root int) []Proc {
-	all := allProcs()
-	children := map[int][]Proc{}
-	var out []Proc
-	for _, p := range all {
-		children[p.PPID] = append(children[p.PPID], p)
-		if p.PID == root {
-			out = append(out, p)
-		}
-	}
-	if len(out) == 0 {
+	p, ok := proctest.Stat(root)
+	if !ok {
 		return nil
 	}
-	for i := 0; i < len(out); i++ {
-		out = append(out, children[out[i].PID]...)
-	}
-	return out
+	return append([]Proc{p}, proctest.Descendants(root)...)
 }
 
 // alive reports whether p (same pid and start time) still runs.
@@ -226,5 +167,5 @@ func Prepare() error {
 	if !supported {
 		return fmt.Errorf("the benchmark reads /proc: it runs on Linux only")
 	}
-	return becomeSubreaper()
+	return proctest.BecomeSubreaper()
 }

@@ -9,14 +9,14 @@ import (
 	"net"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/proctest"
 )
 
 // ServerConfig says how to start one proxy-server child.
@@ -43,12 +43,10 @@ type Server struct {
 	LogPath string
 	DBPath  string
 
-	cfg     ServerConfig
-	log     *slog.Logger
-	cmd     *exec.Cmd
-	dir     string
-	done    chan struct{} // closed when cmd.Wait returned
-	waitErr error
+	cfg  ServerConfig
+	log  *slog.Logger
+	proc *proctest.Server
+	dir  string
 
 	mu   sync.Mutex
 	seen map[procKey]Proc // every descendant seen while it ran
@@ -99,8 +97,6 @@ func (r StopReport) Summary() string {
 	return s + fmt.Sprintf("LEFT RUNNING (then killed by pid): %s", strings.Join(r.Leftover, " "))
 }
 
-var listenRE = regexp.MustCompile(`msg="proxy-server listening" addr=(\S+)`)
-
 // StartServer starts proxy-server serve on 127.0.0.1, port 0, with its own
 // temp database and log, and waits until it listens. The caller must call
 // Stop (also on error paths); StartServer stops the child itself when it
@@ -120,7 +116,6 @@ func StartServer(ctx context.Context, log *slog.Logger, cfg ServerConfig) (*Serv
 		cfg: cfg, log: log, dir: dir,
 		LogPath: filepath.Join(dir, "proxy-server.log"),
 		DBPath:  filepath.Join(dir, "proxy.db"),
-		done:    make(chan struct{}),
 		seen:    map[procKey]Proc{},
 	}
 	logf, err := os.Create(s.LogPath)
@@ -130,26 +125,24 @@ func StartServer(ctx context.Context, log *slog.Logger, cfg ServerConfig) (*Serv
 	}
 	defer logf.Close() // the child holds its own copy
 
-	cmd := exec.Command(cfg.Binary, "serve", "-host", "127.0.0.1", "-port", "0", "-db", s.DBPath)
-	cmd.Dir = cfg.Dir
-	cmd.Env = serverEnv(os.Environ(), cfg.Env)
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = sysProcAttr()
-	if err := cmd.Start(); err != nil {
+	s.proc, err = proctest.StartServer(proctest.ServerConfig{
+		Binary: cfg.Binary, Args: []string{"-host", "127.0.0.1", "-port", "0", "-db", s.DBPath},
+		Dir: cfg.Dir, Env: serverEnv(os.Environ(), cfg.Env), Log: logf,
+	})
+	if err != nil {
 		os.RemoveAll(dir)
-		return nil, fmt.Errorf("starting %s: %w", cfg.Binary, err)
+		return nil, err
 	}
-	s.cmd, s.PID = cmd, cmd.Process.Pid
-	go func() {
-		s.waitErr = cmd.Wait()
-		close(s.done)
-	}()
+	s.PID = s.proc.PID
 	trackCtx, cancel := context.WithCancel(context.Background())
 	s.stopTracking, s.trackDone = cancel, make(chan struct{})
 	go s.track(trackCtx)
 	log.Info("proxy-server started", "pid", s.PID, "log", s.LogPath, "env", cfg.Env)
 
-	addr, err := s.waitListening(ctx)
+	addr, err := s.proc.WaitListening(ctx, cfg.StartTimeout)
+	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+		err = fmt.Errorf("%w; log:\n%s", err, tailFile(s.LogPath, 20))
+	}
 	if err != nil {
 		rep := s.Stop(context.WithoutCancel(ctx))
 		return nil, fmt.Errorf("%w (%s)", err, rep.Summary())
@@ -170,22 +163,7 @@ func serverEnv(env []string, over map[string]string) []string {
 	for k, v := range over {
 		over2[k] = v
 	}
-	out := make([]string, 0, len(env)+len(over2))
-	for _, kv := range env {
-		k, _, _ := strings.Cut(kv, "=")
-		if _, ok := over2[k]; !ok {
-			out = append(out, kv)
-		}
-	}
-	keys := make([]string, 0, len(over2))
-	for k := range over2 {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		out = append(out, k+"="+over2[k])
-	}
-	return out
+	return childEnv(env, over2)
 }
 
 func loopbackOnly(addr string) error {
@@ -197,29 +175,6 @@ func loopbackOnly(addr string) error {
 		return fmt.Errorf("proxy-server listens on %q, not loopback: refusing to benchmark it", addr)
 	}
 	return nil
-}
-
-func (s *Server) waitListening(ctx context.Context) (string, error) {
-	deadline := time.NewTimer(s.cfg.StartTimeout)
-	defer deadline.Stop()
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		if b, err := os.ReadFile(s.LogPath); err == nil {
-			if m := listenRE.FindSubmatch(b); m != nil {
-				return string(m[1]), nil
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return "", fmt.Errorf("waiting for proxy-server to listen: %w", ctx.Err())
-		case <-s.done:
-			return "", fmt.Errorf("proxy-server exited before listening (%v); log:\n%s", s.waitErr, tailFile(s.LogPath, 20))
-		case <-deadline.C:
-			return "", fmt.Errorf("proxy-server did not listen within %s; log:\n%s", s.cfg.StartTimeout, tailFile(s.LogPath, 20))
-		case <-tick.C:
-		}
-	}
 }
 
 // track records every descendant of the server once a second, so the leak
@@ -248,9 +203,9 @@ func (s *Server) Track() {
 	defer s.mu.Unlock()
 	for _, p := range tree {
 		if p.PID != s.PID && p.PID != self {
-			if _, ok := s.seen[p.key()]; !ok {
+			if _, ok := s.seen[keyOf(p)]; !ok {
 				p.Comm = procKind(p)
-				s.seen[p.key()] = p
+				s.seen[keyOf(p)] = p
 			}
 		}
 	}
@@ -271,14 +226,7 @@ func (s *Server) Memory(withPSS bool) MemSample {
 }
 
 // Exited reports whether the server process has exited.
-func (s *Server) Exited() bool {
-	select {
-	case <-s.done:
-		return true
-	default:
-		return false
-	}
-}
+func (s *Server) Exited() bool { return s.proc.Exited() }
 
 // Stop sends SIGTERM, waits for the exit (killing the process group after
 // StopTimeout), reaps it, then checks that every descendant seen during the
@@ -292,21 +240,13 @@ func (s *Server) stop(ctx context.Context) StopReport {
 	s.Track()
 	rep := StopReport{Signal: "SIGTERM", LogPath: s.LogPath}
 	start := time.Now()
-	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil && !errors.Is(err, os.ErrProcessDone) {
-		s.log.Warn("SIGTERM to proxy-server", "pid", s.PID, "err", err)
-	}
-	select {
-	case <-s.done:
-	case <-time.After(s.cfg.StopTimeout):
-		rep.Killed = true
-		s.log.Error("proxy-server did not exit after SIGTERM: killing its process group", "pid", s.PID, "waited", s.cfg.StopTimeout)
-		_ = syscall.Kill(-s.PID, syscall.SIGKILL)
-		<-s.done
+	if rep.Killed = s.proc.Stop(s.cfg.StopTimeout); rep.Killed {
+		s.log.Error("proxy-server did not exit after SIGTERM: its process group was killed", "pid", s.PID, "waited", s.cfg.StopTimeout)
 	}
 	rep.TookMS = ms(time.Since(start))
 	rep.Exit = "0"
-	if s.waitErr != nil {
-		rep.Exit = s.waitErr.Error()
+	if err := s.proc.Err(); err != nil {
+		rep.Exit = err.Error()
 	}
 	s.stopTracking()
 	<-s.trackDone
@@ -327,7 +267,7 @@ func (s *Server) stop(ctx context.Context) StopReport {
 	deadline := time.Now().Add(10 * time.Second)
 	var left []Proc
 	for {
-		reapOrphans()
+		proctest.ReapOrphans()
 		left = left[:0]
 		for _, p := range seen {
 			if alive(p) {
@@ -337,7 +277,7 @@ func (s *Server) stop(ctx context.Context) StopReport {
 		// Orphans re-parented to us (we are a child subreaper).
 		for _, p := range processTree(os.Getpid()) {
 			if p.PID != os.Getpid() && p.PPID == os.Getpid() {
-				if _, ok := s.seen[p.key()]; !ok {
+				if _, ok := s.seen[keyOf(p)]; !ok {
 					p.Comm = procKind(p)
 					left = append(left, p)
 				}
@@ -349,14 +289,14 @@ func (s *Server) stop(ctx context.Context) StopReport {
 		time.Sleep(100 * time.Millisecond)
 	}
 	for _, p := range left {
-		rep.Leftover = append(rep.Leftover, p.String())
+		rep.Leftover = append(rep.Leftover, procName(p))
 		if alive(p) {
 			_ = syscall.Kill(p.PID, syscall.SIGKILL)
 		}
 	}
 	if len(left) > 0 {
 		time.Sleep(200 * time.Millisecond)
-		reapOrphans()
+		proctest.ReapOrphans()
 	}
 	rep.LogProblems, rep.LogProblemCount = logProblems(s.LogPath, 8)
 	if !s.cfg.KeepFiles {

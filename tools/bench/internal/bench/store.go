@@ -26,7 +26,8 @@ import (
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/store"
 )
 
-// Targets of issue 7 for the record, printed next to the results.
+// The record's targets (docs/BENCHMARKS.md, "Against the targets"),
+// printed next to the results.
 const (
 	// IngestTargetPerSec is the ingest rate the record must sustain:
 	// 100 KB page snapshots per second.

@@ -39,8 +39,8 @@ type Breakdown struct {
 }
 
 // timeBreakdown reads the server's database read-only and joins it with
-// the client timings. It depends only on the requests/responses tables of
-// DESIGN.md and their RFC 3339 timestamps.
+// the client timings. It depends only on the requests and responses tables
+// (migrations/) and their RFC 3339 timestamps.
 func timeBreakdown(ctx context.Context, dbPath string, calls []callTiming) ([]Breakdown, error) {
 	if len(calls) == 0 {
 		return nil, nil

@@ -135,8 +135,9 @@ func (w *tailWriter) String() string {
 // StartStdio starts cfg's command in its own process group (so Ctrl-C in the
 // terminal reaches only the benchmark, which then stops it, and so stopping
 // it reaches everything it started), connects an mcp-go client pinned to
-// protocol 2025-11-25 (see DESIGN.md "Library pitfalls"), initializes and
-// lists the tools. On error the child is already stopped.
+// protocol 2025-11-25 (as proxy-server's own client of its workers is:
+// unpinned, mcp-go negotiates a newer version first, where ping is a no-op),
+// initializes and lists the tools. On error the child is already stopped.
 func StartStdio(ctx context.Context, log *slog.Logger, cfg StdioConfig) (_ *StdioServer, err error) {
 	if cfg.StartTimeout <= 0 {
 		cfg.StartTimeout = 60 * time.Second
@@ -437,7 +438,7 @@ func (s *StdioServer) stop(ctx context.Context) StdioStopReport {
 	for _, p := range tree {
 		if alive(p) {
 			p.Comm = procKind(p)
-			rep.Leftover = append(rep.Leftover, p.String())
+			rep.Leftover = append(rep.Leftover, procName(p))
 			_ = syscall.Kill(p.PID, syscall.SIGKILL)
 		}
 	}

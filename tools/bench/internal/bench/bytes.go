@@ -17,9 +17,9 @@ import (
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/mcpserver"
 )
 
-// BytesTargetPct is issue 7's target for the bytes scenario: what the model
-// receives through the proxy is at most this share of what it receives from
-// plain @playwright/mcp for the same task.
+// BytesTargetPct is the target for the bytes scenario (docs/BENCHMARKS.md):
+// what the model receives through the proxy is at most this share of what
+// it receives from plain @playwright/mcp for the same task.
 const BytesTargetPct = 5.0
 
 // BytesConfig configures the bytes scenario: how many bytes reach the model
@@ -587,7 +587,7 @@ func (r *BytesResult) writeText(w io.Writer) {
 		}
 	}
 	if r.RatioPct > 0 {
-		fmt.Fprintf(w, "result: proxy / plain = %.1f %% of the bytes (issue 7 target ≤ %.0f %%: %s)\n", r.RatioPct, r.TargetPct, verdict(r.RatioPct <= r.TargetPct))
+		fmt.Fprintf(w, "result: proxy / plain = %.1f %% of the bytes (target ≤ %.0f %%: %s)\n", r.RatioPct, r.TargetPct, verdict(r.RatioPct <= r.TargetPct))
 	}
 	for _, s := range r.Stops {
 		fmt.Fprintf(w, "stdio stop: %s\n", s.Summary())

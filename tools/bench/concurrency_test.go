@@ -10,11 +10,11 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/bench"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/tools/bench/internal/bench"
 )
 
 // TestConcurrencyFlags: -pages chooses the pages the loop uses; the default
-// stays issue 7's catalogue + form mix.
+// stays the memory scenario's catalogue + form mix.
 func TestConcurrencyFlags(t *testing.T) {
 	tests := []struct {
 		name string

@@ -14,7 +14,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/bench"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/tools/bench/internal/bench"
 )
 
 // RelayCommand is `bench relay -- CMD ARGS…`: a stdio MCP server (CMD)

@@ -8,8 +8,6 @@ import (
 	"log/slog"
 	"math"
 	"math/rand/v2"
-	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -19,6 +17,8 @@ import (
 	"sync"
 	"text/tabwriter"
 	"time"
+
+	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
 )
 
 // SoakConfig configures the soak scenario: sessions run mixed traffic with
@@ -228,10 +228,10 @@ func (s *soakRun) op() {
 }
 
 // call is one POST /call, counted and timed.
-func (s *soakRun) call(ctx context.Context, id, tool, page string, params map[string]any) (CallResult, bool, error) {
+func (s *soakRun) call(ctx context.Context, id, tool, page string, params map[string]any) (proxy.CallResult, bool, error) {
 	res, err := s.rec.call(ctx, s.c, id, tool, page, params)
 	s.op()
-	restored, _ := res.Metadata["restored"].(bool)
+	restored := res.Metadata.Restored
 	if restored {
 		s.mu.Lock()
 		s.restored++
@@ -452,7 +452,7 @@ func (s *soakRun) sessionLoop(ctx, loadCtx context.Context, id string, idx int) 
 		if afterLong {
 			res, restored, err := s.call(ctx, id, "browser_snapshot", "after long pause", nil)
 			if err == nil {
-				url, _ := res.Metadata["page_url"].(string)
+				url := res.Metadata.PageURL
 				s.mu.Lock()
 				if restored {
 					s.restoredAfterPause++
@@ -474,7 +474,7 @@ func (s *soakRun) sessionLoop(ctx, loadCtx context.Context, id string, idx int) 
 			_ = sleepCtx(loadCtx, time.Second)
 			continue
 		}
-		if u, _ := nav.Metadata["page_url"].(string); u != "" {
+		if u := nav.Metadata.PageURL; u != "" {
 			lastURL = u
 		}
 		think()
@@ -552,7 +552,7 @@ func pollSuspensions(ctx context.Context, c *Client, ids func() []string, every 
 			if prev == "active" && s.State == "suspended" {
 				n++
 			}
-			ours[s.ID] = s.State
+			ours[s.ID] = string(s.State)
 		}
 	}
 	return n
@@ -781,19 +781,13 @@ func countFDs(pid int) (int, bool) {
 
 // Console is GET /console/{ref_id}?level=… (get_console_content).
 func (c *Client) Console(ctx context.Context, ref, level string) (string, error) {
-	q := ""
-	if level != "" {
-		q = "?" + url.Values{"level": {level}}.Encode()
-	}
-	var text string
-	err := c.do(ctx, http.MethodGet, "/console/"+url.PathEscape(ref)+q, nil, &text)
-	return text, err
+	return c.api.Console(ctx, ref, level)
 }
 
 // metrics reads GET /metrics and returns its unlabelled samples by name.
 func (c *Client) metrics(ctx context.Context) (map[string]float64, error) {
-	var text string
-	if err := c.do(ctx, http.MethodGet, "/metrics", nil, &text); err != nil {
+	text, err := c.get(ctx, "/metrics")
+	if err != nil {
 		return nil, err
 	}
 	return parseMetrics(text), nil

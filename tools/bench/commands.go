@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/bench"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/tools/bench/internal/bench"
 )
 
 // common are the flags every subcommand has.
@@ -178,7 +178,7 @@ type concurrencyFlags struct {
 func (f *concurrencyFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.levels, "levels", "1,10,25,50", "numbers of concurrent sessions")
 	fs.DurationVar(&f.duration, "duration", 60*time.Second, "load duration per level: no call starts after it (the calls in flight finish; the report gives the measured window)")
-	fs.StringVar(&f.pages, "pages", "catalogue,form", "pages the sessions navigate to, in turn: `list` of form, table, catalogue (catalogue,form is issue 7's memory scenario on the 1,500-item page; form alone is a light page)")
+	fs.StringVar(&f.pages, "pages", "catalogue,form", "pages the sessions navigate to, in turn: `list` of form, table, catalogue (catalogue,form is the memory scenario on the 1,500-item page; form alone is a light page)")
 	fs.IntVar(&f.maxIter, "max-iterations", 10000, "bound on navigate/snapshot/click rounds per session per level")
 	fs.IntVar(&f.warmPool, "warm-pool", 1, "PROXY_WARM_POOL")
 	fs.IntVar(&f.maxSessions, "max-sessions", 0, "PROXY_MAX_SESSIONS (0: the largest level)")
