@@ -1,98 +1,45 @@
 package e2etest
 
 import (
-	"bufio"
 	"bytes"
-	"os/exec"
-	"strings"
+	"context"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/proctest"
 )
 
-// BrowserNode is `proxy-server browser-node` run as a process of its own: a
-// Playwright browser server on this machine's Chromium, which a proxy-server
-// places sessions on through PROXY_BROWSER_ENDPOINTS. It runs in its own
-// process group, which Kill and the test's cleanup end whole.
+// BrowserNode is a browser node (proctest.Node) a test started; the test's
+// cleanup kills it.
 type BrowserNode struct {
-	t      *testing.T
-	bin    string
-	addr   string
-	cmd    *exec.Cmd
-	exited chan struct{}
-	// Endpoint is the ws:// URL the node listens on.
-	Endpoint string
+	*proctest.Node
+	t   *testing.T
+	bin string
+	// addr is where it listens, kept for Restart.
+	addr string
 }
 
 // StartBrowserNode starts a browser node of bin (a built proxy-server) on
-// 127.0.0.1:port at path /pw, and waits until it listens.
+// 127.0.0.1:port and waits until it listens.
 func StartBrowserNode(t *testing.T, bin, port string) *BrowserNode {
 	t.Helper()
 	n := &BrowserNode{t: t, bin: bin, addr: "127.0.0.1:" + port}
 	n.start()
-	t.Cleanup(n.Kill)
+	t.Cleanup(func() { n.Kill() })
 	return n
 }
 
 func (n *BrowserNode) start() {
 	n.t.Helper()
-	cmd := exec.Command(n.bin, "browser-node", "-listen", n.addr, "-path", "/pw")
-	cmd.Dir = ProjectRoot(n.t)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	stdout, err := cmd.StdoutPipe()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var log syncBuffer
+	node, err := proctest.StartNode(ctx, n.bin, ProjectRoot(n.t), n.addr, &log)
 	if err != nil {
-		n.t.Fatal(err)
+		n.t.Fatalf("%v:\n%s", err, log.String())
 	}
-	stderr := &syncBuffer{}
-	cmd.Stderr = stderr
-	if err := cmd.Start(); err != nil {
-		n.t.Fatal(err)
-	}
-	n.cmd, n.exited = cmd, make(chan struct{})
-	endpoint := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if line := sc.Text(); strings.HasPrefix(line, "ws://") {
-				endpoint <- line
-			}
-		}
-	}()
-	go func() {
-		_ = cmd.Wait()
-		close(n.exited)
-	}()
-	select {
-	case n.Endpoint = <-endpoint:
-	case <-n.exited:
-		n.t.Fatalf("browser node on %s exited before listening:\n%s", n.addr, stderr.String())
-	case <-time.After(60 * time.Second):
-		n.Kill()
-		n.t.Fatalf("browser node on %s did not listen within 60s:\n%s", n.addr, stderr.String())
-	}
-}
-
-// Kill sends SIGKILL to the node and every process below it (the browser
-// server, Chromium and its helpers, which run in process groups of their
-// own), as a machine that dies would, and waits for the node to be reaped.
-// It does nothing to a node already killed.
-func (n *BrowserNode) Kill() {
-	select {
-	case <-n.exited:
-		return
-	default:
-	}
-	procs := proctest.Descendants(n.cmd.Process.Pid)
-	_ = syscall.Kill(-n.cmd.Process.Pid, syscall.SIGKILL)
-	proctest.KillAll(procs)
-	select {
-	case <-n.exited:
-	case <-time.After(10 * time.Second):
-		n.t.Errorf("browser node %d survived SIGKILL", n.cmd.Process.Pid)
-	}
+	n.Node = node
 }
 
 // Restart starts the node again on the same address, after a Kill.
