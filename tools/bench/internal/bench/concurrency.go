@@ -223,7 +223,9 @@ func RunConcurrency(ctx context.Context, log *slog.Logger, site *Site, cfg Concu
 	scfg.Env["PROXY_WARM_POOL"] = strconv.Itoa(cfg.WarmPool)
 	res = &ConcurrencyResult{Env: scfg.Env, DurationMS: ms(cfg.Duration), Pages: cfg.Pages, MaxIterations: cfg.MaxIterations, Nodes: cfg.Nodes}
 	if cfg.Nodes > 0 {
-		endpoints, stop, err := startNodes(ctx, log, scfg, cfg.Nodes, cfg.MaxSessions)
+		// Each node can take every session and the spares: placement,
+		// not capacity, is what is measured.
+		endpoints, stop, err := startNodes(ctx, log, scfg, cfg.Nodes, cfg.MaxSessions+cfg.WarmPool)
 		if err != nil {
 			return res, err
 		}
