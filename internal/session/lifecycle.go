@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sort"
 	"time"
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
@@ -24,73 +23,15 @@ const (
 const ShutdownStopReserve = 3 * time.Second
 
 // reserve takes one of the MaxSessions live slots, suspending the least
-// recently used idle session when they are all taken. A session with a call
-// in flight is never evicted: when every session is busy the answer is
-// MAX_SESSIONS_REACHED.
+// recently used idle session when they are all taken.
 func (m *Manager) reserve(ctx context.Context) error {
-	// Each pass either takes a free slot or evicts one session; a bounded
-	// number of passes stops a create from chasing slots that concurrent
-	// creates keep taking.
-	const passes = 3
-	for pass := 0; ; pass++ {
-		m.mu.Lock()
-		if len(m.live)+m.reserved < m.opts.MaxSessions {
-			m.reserved++
-			m.mu.Unlock()
-			return nil
+	return m.reg.reserve(func(l *live) bool {
+		if !m.trySuspend(ctx, l, "evicted to make room") {
+			return false
 		}
-		if pass == passes {
-			m.mu.Unlock()
-			break
-		}
-		victims := m.idleByAge()
-		m.mu.Unlock()
-		evicted := false
-		for _, v := range victims {
-			if m.trySuspend(ctx, v, "evicted to make room") {
-				m.stats.evicted.Add(1)
-				evicted = true
-				break
-			}
-		}
-		if !evicted {
-			break
-		}
-	}
-	return &proxy.Error{Code: proxy.EMAXSESSIONS,
-		Message:    fmt.Sprintf("all %d live sessions are busy; none can be suspended to make room", m.opts.MaxSessions),
-		Retryable:  true,
-		Suggestion: "Retry when a call finishes, or close a session you no longer need (close_session).",
-		Details:    map[string]any{"max_sessions": m.opts.MaxSessions}}
-}
-
-func (m *Manager) unreserve() {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.reserved--
-}
-
-// idleByAge lists live sessions without a call in flight, least recently
-// used first. The caller holds m.mu.
-func (m *Manager) idleByAge() []*live {
-	type aged struct {
-		l  *live
-		at time.Time
-	}
-	var idle []aged
-	for _, l := range m.live {
-		l.mu.Lock()
-		if l.calls == 0 {
-			idle = append(idle, aged{l, l.lastActivity})
-		}
-		l.mu.Unlock()
-	}
-	sort.Slice(idle, func(i, j int) bool { return idle[i].at.Before(idle[j].at) })
-	out := make([]*live, len(idle))
-	for i, a := range idle {
-		out[i] = a.l
-	}
-	return out
+		m.stats.evicted.Add(1)
+		return true
+	})
 }
 
 // trySuspend suspends l unless a call holds or awaits it; it reports
@@ -138,16 +79,13 @@ func (m *Manager) suspendLocked(ctx context.Context, l *live, reason string) {
 		stopWorker(stop, w, m.log)
 	}
 	l.retired = true
-	// The stored state changes before the handle leaves m.live, so whoever
-	// finds the handle gone reads "suspended" and revives it properly.
+	// The stored state changes before the handle leaves the registry, so
+	// whoever finds the handle gone reads "suspended" and revives it
+	// properly.
 	if err := m.store.UpdateSessionState(ctx, l.id, proxy.SessionSuspended); err != nil {
 		m.log.Warn("marking session suspended", "session_id", l.id, "err", err)
 	}
-	m.mu.Lock()
-	if m.live[l.id] == l {
-		delete(m.live, l.id)
-	}
-	m.mu.Unlock()
+	m.reg.remove(l)
 	m.log.Info("session suspended", "session_id", l.id, "reason", reason)
 }
 
@@ -198,18 +136,7 @@ func (m *Manager) suspendIdle(ctx context.Context) {
 		case <-t.C:
 		}
 		cutoff := m.opts.Now().Add(-m.opts.IdleTimeout)
-		m.mu.Lock()
-		var stale []*live
-		for _, l := range m.idleByAge() {
-			l.mu.Lock()
-			old := l.lastActivity.Before(cutoff)
-			l.mu.Unlock()
-			if old {
-				stale = append(stale, l)
-			}
-		}
-		m.mu.Unlock()
-		for _, l := range stale {
+		for _, l := range m.reg.idleSince(cutoff) {
 			m.trySuspend(ctx, l, "idle")
 		}
 	}
@@ -267,7 +194,7 @@ func (m *Manager) unfail(ctx context.Context, id string) error {
 	if err := validID(id); err != nil {
 		return err
 	}
-	unlock := m.transition(id)
+	unlock := m.reg.transition(id)
 	defer unlock()
 	s, err := m.session(ctx, id)
 	if err != nil {

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
-	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/upstream"
 )
 
 // Supervision budgets. A session may lose its worker restartLimit times in
@@ -134,14 +133,8 @@ func (m *Manager) Stats() Stats {
 // of a session's own worker puts it in the error state.
 func (m *Manager) RestartsLeft() map[string]int {
 	out := map[string]int{}
-	m.mu.Lock()
-	lives := make([]*live, 0, len(m.live))
-	for _, l := range m.live {
-		lives = append(lives, l)
-	}
-	m.mu.Unlock()
 	now := m.opts.Now()
-	for _, l := range lives {
+	for _, l := range m.reg.all() {
 		if left := l.restartsLeft(now); left < restartLimit {
 			out[l.id] = left
 		}
@@ -282,22 +275,6 @@ func (m *Manager) allowRestart(ctx context.Context, l *live) error {
 	return nil
 }
 
-// restartsLeft is how many more times l's worker may die of its own
-// within the restart window before the session goes to the error state.
-// It forgets restarts older than the window.
-func (l *live) restartsLeft(now time.Time) int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	recent := l.restarts[:0]
-	for _, t := range l.restarts {
-		if now.Sub(t) < restartWindow {
-			recent = append(recent, t)
-		}
-	}
-	l.restarts = recent
-	return restartLimit - len(recent)
-}
-
 // browserLoss is implemented by workers that tell whether they were
 // stopped because the shared browser died (upstream.Worker).
 type browserLoss interface{ LostBrowser() bool }
@@ -352,11 +329,7 @@ func (m *Manager) fail(ctx context.Context, l *live, why string) {
 	if err := m.store.UpdateSessionState(context.WithoutCancel(ctx), l.id, proxy.SessionError); err != nil {
 		m.log.Warn("marking session failed", "session_id", l.id, "err", err)
 	}
-	m.mu.Lock()
-	if m.live[l.id] == l {
-		delete(m.live, l.id)
-	}
-	m.mu.Unlock()
+	m.reg.remove(l)
 	m.stats.failed.Add(1)
 	m.log.Error("session failed", "session_id", l.id, "reason", why)
 }
@@ -384,13 +357,7 @@ func (m *Manager) pingLoop(interval time.Duration) {
 			return
 		case <-t.C:
 		}
-		m.mu.Lock()
-		lives := make([]*live, 0, len(m.live))
-		for _, l := range m.live {
-			lives = append(lives, l)
-		}
-		m.mu.Unlock()
-		for _, l := range lives {
+		for _, l := range m.reg.all() {
 			w := l.currentWorker()
 			if w == nil || !l.startPing() {
 				continue
@@ -402,11 +369,11 @@ func (m *Manager) pingLoop(interval time.Duration) {
 				m.ping(l, w, timeout)
 			}()
 		}
-		for _, w := range m.sparesToPing() {
+		for _, w := range m.pool.toPing() {
 			m.tasks.Add(1)
 			go func() {
 				defer m.tasks.Done()
-				m.pingSpare(w, timeout)
+				m.pool.pingSpare(w, timeout)
 			}()
 		}
 	}
@@ -443,160 +410,6 @@ func killWorker(w Worker, log *slog.Logger) {
 	if err := w.Kill(ctx); err != nil {
 		log.Warn("killing worker", "worker_pid", w.PID(), "err", err)
 	}
-}
-
-// spare is the ping record of a worker in the warm pool.
-type spare struct {
-	pinging  bool
-	failures int
-}
-
-// addSpare records w as a spare; call it before w enters the pool.
-func (m *Manager) addSpare(w Worker) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.spares[w] = &spare{}
-}
-
-// takeSpare claims w, a spare: false means another owner (the ping loop
-// killing it) claimed it first.
-func (m *Manager) takeSpare(w Worker) bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	_, ok := m.spares[w]
-	delete(m.spares, w)
-	return ok
-}
-
-// sparesToPing marks the spares whose last ping is over as pinging.
-func (m *Manager) sparesToPing() []Worker {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	var ws []Worker
-	for w, s := range m.spares {
-		if !s.pinging {
-			s.pinging = true
-			ws = append(ws, w)
-		}
-	}
-	return ws
-}
-
-// pingSpare pings a spare in the pool. One that exited, or failed
-// pingFailLimit pings in a row, is taken out of the spares, killed and
-// replaced: a create must never get it. A spare handed out meanwhile is
-// its session's now, and the result is dropped.
-func (m *Manager) pingSpare(w Worker, timeout time.Duration) {
-	var err error
-	select {
-	case <-w.Done():
-		err = upstream.ErrWorkerExited
-	default:
-		ctx, cancel := context.WithTimeout(context.Background(), timeout)
-		err = w.Ping(ctx)
-		cancel()
-	}
-	exited := false
-	select {
-	case <-w.Done():
-		exited = true
-	default:
-	}
-	m.mu.Lock()
-	s, ok := m.spares[w]
-	if !ok {
-		m.mu.Unlock()
-		return
-	}
-	s.pinging = false
-	if err == nil {
-		s.failures = 0
-		m.mu.Unlock()
-		return
-	}
-	s.failures++
-	failures := s.failures
-	drop := exited || failures >= pingFailLimit
-	if drop {
-		delete(m.spares, w)
-	}
-	m.mu.Unlock()
-	switch {
-	case exited:
-		m.log.Warn("spare worker exited; replacing it", "worker_pid", w.PID())
-		closeWorker(w, m.log) // reaps it and removes its output dir
-	case drop:
-		m.log.Error("spare worker does not answer pings; killing it", "worker_pid", w.PID(), "failures", failures, "err", err)
-		m.stats.hung.Add(1)
-		killWorker(w, m.log)
-	default:
-		m.log.Warn("spare worker ping failed", "worker_pid", w.PID(), "failures", failures, "err", err)
-		return
-	}
-	m.spareLost.Store(true)
-	m.kickPool() // the filler drops it from the pool and starts another
-}
-
-// dropDeadSpares takes the spares that have exited (killed by the ping
-// loop, or crashed) out of the pool, so that the filler replaces them
-// instead of counting them as ready. Live ones go back. It runs only once
-// the ping loop lost a spare: while the live ones are out, a create would
-// find the pool empty.
-func (m *Manager) dropDeadSpares() {
-	if !m.spareLost.Swap(false) {
-		return
-	}
-	for range len(m.pool) {
-		var w Worker
-		select {
-		case w = <-m.pool:
-		default:
-			return
-		}
-		select {
-		case <-w.Done():
-			if m.takeSpare(w) {
-				closeWorker(w, m.log) // reaps it and removes its output dir
-			}
-			continue
-		default:
-		}
-		select {
-		case m.pool <- w:
-		default: // refilled meanwhile by putSpare: one spare too many
-			if m.takeSpare(w) {
-				closeWorker(w, m.log)
-			}
-		}
-	}
-}
-
-// handOutPingTimeout bounds the ping a warm worker must answer before a
-// session gets it: an idle worker answers at once, and a create should
-// rather spawn a new one than hand out one that hangs.
-const handOutPingTimeout = time.Second
-
-// answers reports whether w, a spare about to be handed out, answers a
-// ping within handOutPingTimeout; one that does not is killed. A failure
-// because ctx ended says nothing about w, which is left alone.
-func (m *Manager) answers(ctx context.Context, w Worker) bool {
-	timeout := m.opts.handOutPing
-	if timeout <= 0 {
-		timeout = handOutPingTimeout
-	}
-	pctx, cancel := context.WithTimeout(ctx, timeout)
-	err := w.Ping(pctx)
-	cancel()
-	if err == nil {
-		return true
-	}
-	if ctx.Err() != nil {
-		return false
-	}
-	m.log.Warn("warm worker did not answer its ping when handed out; killing it", "worker_pid", w.PID(), "err", err)
-	m.stats.hung.Add(1)
-	killWorker(w, m.log)
-	return false
 }
 
 // markDirty notes that a call may have changed browser state worth saving
