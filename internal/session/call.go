@@ -97,7 +97,7 @@ func (m *Manager) call(ctx context.Context, req proxy.CallRequest) (*proxy.CallR
 		return nil, -1, err
 	}
 
-	if _, err := m.ensureWorker(ctx, l); err != nil {
+	if _, err := m.sup.ensureWorker(ctx, l); err != nil {
 		return nil, -1, err
 	}
 	restored := l.takeRestored()
@@ -144,7 +144,7 @@ func (m *Manager) call(ctx context.Context, req proxy.CallRequest) (*proxy.CallR
 		return nil, 0, m.recordFailure(recCtx, l, refID, finished, callErr)
 	}
 	if !tool.ReadOnly {
-		m.markDirty(l)
+		m.sup.markDirty(l)
 	}
 
 	res, stored, err := m.record(recCtx, l, refID, req.Tool, fwd, raw, finished, req.Changes)
@@ -310,8 +310,8 @@ func (m *Manager) forward(ctx context.Context, l *live, tool string, params json
 		return raw, err
 	}
 	m.log.WarnContext(ctx, "session worker was gone before the call reached it; sending the call to a new worker", "session_id", l.id, "worker_pid", l.worker.PID())
-	m.workerLost(l)
-	if _, err := m.ensureWorker(ctx, l); err != nil {
+	m.sup.workerLost(l)
+	if _, err := m.sup.ensureWorker(ctx, l); err != nil {
 		return nil, err
 	}
 	callCtx, cancel = context.WithTimeout(ctx, m.opts.CallTimeout)
@@ -350,8 +350,8 @@ func (m *Manager) recordFailure(ctx context.Context, l *live, refID string, at t
 		default:
 		}
 		if dead {
-			m.workerLost(l)
-			m.restartSoon(l)
+			m.sup.workerLost(l)
+			m.sup.restartSoon(l)
 		}
 	}
 	// Upstream error text can quote the call's arguments.

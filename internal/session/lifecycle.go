@@ -14,6 +14,9 @@ const (
 	saveStateTimeout    = 15 * time.Second
 	restoreStateTimeout = 30 * time.Second
 	shutdownCloseBudget = 5 * time.Second
+	// evictLockWait bounds how long an eviction or idle suspension waits
+	// for a session held by a state save or a restart (not by a call).
+	evictLockWait = 5 * time.Second
 )
 
 // ShutdownStopReserve is the part of a shutdown's budget kept for stopping
@@ -64,7 +67,7 @@ func (m *Manager) suspendLocked(ctx context.Context, l *live, reason string) {
 	ctx = context.WithoutCancel(ctx) // the record of the suspend is always written
 	if w := l.worker; w != nil {
 		sctx, cancel := context.WithTimeout(budget, saveStateTimeout)
-		m.saveState(sctx, l, w)
+		m.sup.saveState(sctx, l, w)
 		cancel()
 		if reason == reasonShutdown {
 			m.closeBrowser(budget, w)
@@ -142,28 +145,6 @@ func (m *Manager) suspendIdle(ctx context.Context) {
 	}
 }
 
-// restore gives a fresh worker the session's last saved state. A failure
-// is logged, not returned: the session still works, with a fresh browser
-// context, and the caller already reports restored=true.
-func (m *Manager) restore(ctx context.Context, l *live, w Worker) {
-	state, savedAt, err := m.store.LoadSessionState(ctx, l.id)
-	if err != nil {
-		m.log.Warn("loading session state", "session_id", l.id, "err", err)
-		return
-	}
-	if state == nil {
-		m.log.Info("session resumed without saved state", "session_id", l.id, "state", proxy.SessionActive, "worker_pid", w.PID())
-		return
-	}
-	rctx, cancel := context.WithTimeout(ctx, restoreStateTimeout)
-	defer cancel()
-	if err := w.RestoreState(rctx, state); err != nil {
-		m.log.Warn("restoring session state", "session_id", l.id, "err", err)
-		return
-	}
-	m.log.Info("session state restored", "session_id", l.id, "state", proxy.SessionActive, "worker_pid", w.PID(), "saved_at", savedAt)
-}
-
 // ResumeSession brings a suspended session back into a worker now, rather than on
 // its next call. It reports whether the browser state was restored into a
 // new worker (false when the session was already live).
@@ -178,7 +159,7 @@ func (m *Manager) ResumeSession(ctx context.Context, id string) (*proxy.Session,
 	if err != nil {
 		return nil, false, err
 	}
-	_, err = m.ensureWorker(ctx, l)
+	_, err = m.sup.ensureWorker(ctx, l)
 	restored := l.takeRestored()
 	m.release(l)
 	if err != nil {

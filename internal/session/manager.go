@@ -134,20 +134,18 @@ type Manager struct {
 	store Store
 	log   *slog.Logger
 
-	reg  *registry // the live sessions
-	pool *pool     // where workers come from
+	reg  *registry   // the live sessions
+	pool *pool       // where workers come from
+	sup  *supervisor // what keeps the live sessions' workers alive
 
 	mu        sync.Mutex
 	discovery *toolDiscovery // the worker start learning tools, if any
 	shutdown  bool
-	// tasksEnding: Shutdown waits for the background tasks; no more start.
-	tasksEnding bool
 
 	upstream chan struct{} // admission to upstream calls; nil: unbounded
 	stop     context.CancelFunc
 	done     <-chan struct{} // closed by Shutdown: background work ends
 	bg       sync.WaitGroup  // pool filler and idle sweeper
-	tasks    sync.WaitGroup  // watchers, restarts, pings, state saves
 	stats    stats
 	catalog  *catalog.Catalog // the tools calls are resolved and checked against
 	creds    credentials      // values typed through placeholders, never recorded
@@ -195,6 +193,7 @@ func New(store Store, spawner Spawner, opts Options) *Manager {
 	}
 	tracked := spawnTracker{Spawner: spawner, stats: &m.stats, now: opts.Now} // for CheckWorkers
 	m.pool = newPool(opts.WarmPool, opts.handOutPing, tracked, &m.stats, opts.Logger)
+	m.sup = &supervisor{opts: opts, store: store, log: opts.Logger, stats: &m.stats, reg: m.reg, pool: m.pool, done: m.done}
 	m.catalog = catalog.New(m.upstreamTools, opts.Policy, opts.Toolset, opts.Logger)
 	if opts.WarmPool > 0 {
 		m.bg.Add(1)
@@ -208,8 +207,7 @@ func New(store Store, spawner Spawner, opts Options) *Manager {
 		go m.suspendIdle(ctx)
 	}
 	if opts.PingInterval > 0 {
-		m.tasks.Add(1)
-		go m.pingLoop(opts.PingInterval)
+		m.sup.goTask(func() { m.sup.pingLoop(opts.PingInterval) })
 	}
 	return m
 }
@@ -247,12 +245,9 @@ func (m *Manager) upstreamTools(ctx context.Context) ([]proxy.Tool, error) {
 	if d == nil {
 		d = &toolDiscovery{done: make(chan struct{})}
 		m.discovery = d
-		if m.tasksEnding {
+		if !m.sup.goTask(func() { m.discoverTools(d) }) {
 			d.err = errShuttingDown()
 			close(d.done)
-		} else {
-			m.tasks.Add(1)
-			go m.discoverTools(d)
 		}
 	}
 	m.mu.Unlock()
@@ -269,7 +264,6 @@ func (m *Manager) upstreamTools(ctx context.Context) ([]proxy.Tool, error) {
 }
 
 func (m *Manager) discoverTools(d *toolDiscovery) {
-	defer m.tasks.Done()
 	ctx, cancel := context.WithTimeout(context.Background(), toolDiscoveryLimit)
 	defer cancel()
 	go func() { // Shutdown ends the start
@@ -313,7 +307,7 @@ func (m *Manager) CreateSession(ctx context.Context) (*proxy.Session, error) {
 	}
 	l := &live{id: s.ID, owner: owner, sem: make(chan struct{}, 1), hadWorker: true, lastActivity: now}
 	l.sem <- struct{}{} // nobody can see l yet; assign wants the lock held
-	m.assign(l, w)
+	m.sup.assign(l, w)
 	l.unlock()
 	m.reg.fill(l)
 	m.stats.created.Add(1)
@@ -478,7 +472,7 @@ func (m *Manager) release(l *live) {
 	l.unlock()
 	// The activity time is when the call ends.
 	l.leave(m.opts.Now())
-	m.saveSoon(l)
+	m.sup.saveSoon(l)
 }
 
 // revive makes a live handle for a known session that has none (suspended,
@@ -506,43 +500,6 @@ func (m *Manager) revive(ctx context.Context, id string) (*live, error) {
 	}
 	m.reg.fill(l)
 	return l, nil
-}
-
-// ensureWorker gives l a live worker; it reports whether the session's
-// browser state had to start afresh (old element refs are stale).
-func (m *Manager) ensureWorker(ctx context.Context, l *live) (restored bool, err error) {
-	if l.worker != nil {
-		select {
-		case <-l.worker.Done():
-			m.log.WarnContext(ctx, "session worker had exited; replacing it", "session_id", l.id, "worker_pid", l.worker.PID())
-			m.workerLost(l)
-		default:
-			return false, nil
-		}
-	}
-	if l.crashed {
-		if err := m.allowRestart(ctx, l); err != nil {
-			return false, err
-		}
-	}
-	w, err := m.pool.get(ctx)
-	if err != nil {
-		return false, err
-	}
-	m.assign(l, w)
-	l.crashed, l.excused = false, false
-	l.clearPings()
-	if err := m.store.UpdateSessionState(ctx, l.id, proxy.SessionActive); err != nil {
-		m.log.WarnContext(ctx, "marking session active", "session_id", l.id, "err", err)
-	}
-	restored = l.hadWorker
-	l.hadWorker = true
-	if restored {
-		m.restore(ctx, l, w)
-		l.restored = true
-		m.stats.restored.Add(1)
-	}
-	return restored, nil
 }
 
 type sessionMeta struct {
@@ -613,12 +570,7 @@ func (m *Manager) Shutdown(ctx context.Context) error {
 		go func() { defer wg.Done(); stopWorker(ctx, w, m.log) }()
 	}
 	wg.Wait()
-	// Watchers, pings and saves end on m.done; a restart in progress ends
-	// once its spawn does. None starts from here on (goTask).
-	m.mu.Lock()
-	m.tasksEnding = true
-	m.mu.Unlock()
-	m.tasks.Wait()
+	m.sup.endTasks()
 	return nil
 }
 
@@ -632,6 +584,17 @@ func stopWorker(ctx context.Context, w Worker, log *slog.Logger) {
 	defer cancel()
 	if err := w.Close(ctx); err != nil {
 		log.Warn("stopping worker", "worker_pid", w.PID(), "err", err)
+	}
+}
+
+// killWorker stops a worker that answers nothing at once: the polite steps
+// of a stop (stdin closed, SIGTERM, each waited for) would only delay its
+// replacement.
+func killWorker(w Worker, log *slog.Logger) {
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Second)
+	defer cancel()
+	if err := w.Kill(ctx); err != nil {
+		log.Warn("killing worker", "worker_pid", w.PID(), "err", err)
 	}
 }
 
