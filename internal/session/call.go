@@ -16,6 +16,7 @@ import (
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/catalog"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/content"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/redact"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/toolset"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/upstream"
 )
@@ -113,7 +114,7 @@ func (m *Manager) call(ctx context.Context, req proxy.CallRequest) (*proxy.CallR
 	recCtx := context.WithoutCancel(ctx)
 	// The record gets the arguments with secrets masked; the worker gets
 	// them as they are (it has to type the real password).
-	request := &proxy.Request{RefID: refID, SessionID: l.id, ToolName: req.Tool, Params: m.maskCredentialsJSON(m.opts.Policy.RedactJSON(params)), Timestamp: started}
+	request := &proxy.Request{RefID: refID, SessionID: l.id, ToolName: req.Tool, Params: m.redaction().doc(params), Timestamp: started}
 	var requestWritten chan error
 	if req.RequestID == "" {
 		// A ref_id we made cannot be taken already, so nothing can refuse
@@ -355,7 +356,7 @@ func (m *Manager) recordFailure(ctx context.Context, l *live, refID string, at t
 		}
 	}
 	// Upstream error text can quote the call's arguments.
-	perr.Message = m.maskCredentials(m.opts.Policy.Redact(perr.Message))
+	perr.Message = m.redaction().text(perr.Message)
 	resp := &proxy.Response{RefID: refID, Status: proxy.StatusError, ErrorMessage: perr.Message, Timestamp: at}
 	if err := m.store.InsertResponse(ctx, resp, nil, nil); err != nil {
 		m.log.ErrorContext(ctx, "recording failed call", "session_id", l.id, "ref_id", refID, "err", err)
@@ -524,27 +525,29 @@ func buildRecord(in recordInput) recordOutput {
 	return rec
 }
 
-// redaction is what keeps secrets out of the record and the answer: text
-// and doc mask a string and a JSON document, and images over maxImage bytes
-// (0: no limit) are not kept, imageOmitted saying so.
+// redaction is what keeps secrets out of the record and the answer: mask
+// masks strings and JSON documents, and images over maxImage bytes (0: no
+// limit) are not kept, imageOmitted saying so.
 type redaction struct {
-	text         func(string) string
-	doc          func(json.RawMessage) json.RawMessage
+	mask         redact.Redactor
 	maxImage     int64
 	imageOmitted func(size int) string
 }
 
-// redaction masks the secrets of the policy (PROXY_SECRETS_FILE), then the
-// credentials of the vault (typed through placeholders).
+// redaction is the one masking of everything recorded or returned: the
+// secrets of the policy (PROXY_SECRETS_FILE), then the credentials of the
+// vault (typed through placeholders), in one walk of each document.
 func (m *Manager) redaction() redaction {
 	p := m.opts.Policy
-	return redaction{
-		text:         func(s string) string { return m.maskCredentials(p.Redact(s)) },
-		doc:          func(raw json.RawMessage) json.RawMessage { return m.maskCredentialsJSON(p.RedactJSON(raw)) },
-		maxImage:     p.MaxImageBytes(),
-		imageOmitted: p.ImageOmitted,
-	}
+	mask := p.Masker()
+	vault, _ := m.creds.redactors()
+	mask.Replacer = redact.Then(mask.Replacer, vault.Replacer)
+	return redaction{mask: mask, maxImage: p.MaxImageBytes(), imageOmitted: p.ImageOmitted}
 }
+
+func (r redaction) text(s string) string { return r.mask.String(s) }
+
+func (r redaction) doc(raw json.RawMessage) json.RawMessage { return r.mask.JSON(raw) }
 
 // record masks secrets in everything a response row and its console rows
 // hold, and drops images over the size limit. It reports the size of the
