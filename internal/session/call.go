@@ -28,8 +28,9 @@ import (
 // writes the request row, forwards, and records the failure
 // (recordFailure) or the answer: buildRecord turns it into rows and a
 // result, record writes them. Validate is the same refusal without a
-// session. The session steps a call shares with resume (acquire,
-// ensureWorker, release) stay with the session registry in manager.go.
+// session. The session steps a call shares with resume live with the
+// session's lifecycle (acquire, release: lifecycle.go) and its supervision
+// (ensureWorker: supervisor.go).
 
 // Call forwards a tool call to the session's worker and records it.
 //
