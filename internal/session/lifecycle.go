@@ -370,15 +370,11 @@ func (m *Manager) ResumeSession(ctx context.Context, id string) (*proxy.Session,
 // unfail makes a session in the error state resumable again: an explicit
 // resume is the user asking to try once more.
 func (m *Manager) unfail(ctx context.Context, id string) error {
-	if err := validID(id); err != nil {
-		return err
-	}
-	unlock := m.reg.transition(id)
-	defer unlock()
-	s, err := m.session(ctx, id)
+	s, unlock, err := m.transition(ctx, id)
 	if err != nil {
 		return err
 	}
+	defer unlock()
 	if s.State != proxy.SessionError {
 		return nil
 	}
@@ -389,19 +385,30 @@ func (m *Manager) unfail(ctx context.Context, id string) error {
 	return nil
 }
 
+// transition takes the transition lock of id (registry.transition) and
+// reads the session for the caller of ctx; once err is nil the caller
+// holds the lock and calls unlock.
+func (m *Manager) transition(ctx context.Context, id string) (s *proxy.Session, unlock func(), err error) {
+	if err := validID(id); err != nil {
+		return nil, nil, err
+	}
+	unlock = m.reg.transition(id)
+	if s, err = m.session(ctx, id); err != nil {
+		unlock()
+		return nil, nil, err
+	}
+	return s, unlock, nil
+}
+
 // Close stops a session's worker; its history stays readable.
 func (m *Manager) CloseSession(ctx context.Context, id string) error {
-	if err := validID(id); err != nil {
-		return err
-	}
 	// The transition lock keeps a concurrent resume from bringing the
 	// session back between our look-up and the state change.
-	unlock := m.reg.transition(id)
-	defer unlock()
-	s, err := m.session(ctx, id)
+	s, unlock, err := m.transition(ctx, id)
 	if err != nil {
 		return err
 	}
+	defer unlock()
 	if s.State == proxy.SessionClosed {
 		return nil
 	}
