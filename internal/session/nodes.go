@@ -11,7 +11,7 @@ type placed interface{ Node() string }
 
 // nodeOf is the browser node w runs on; "" for the server's own browser.
 func nodeOf(w Worker) string {
-	if p, ok := w.(placed); ok && w != nil {
+	if p, ok := w.(placed); ok {
 		return p.Node()
 	}
 	return ""
@@ -26,15 +26,15 @@ func (m *Manager) MoveOff(ctx context.Context, node string) (int, error) {
 	if err := m.checkOpen(); err != nil {
 		return 0, err
 	}
-	m.dropSparesOn(node)
-	m.mu.Lock()
+	if m.pool.drop(func(w Worker) bool { return nodeOf(w) == node }) > 0 {
+		m.pool.wake() // the filler replaces them where placement now puts workers
+	}
 	var on []*live
-	for _, l := range m.live {
+	for _, l := range m.reg.all() {
 		if nodeOf(l.currentWorker()) == node {
 			on = append(on, l)
 		}
 	}
-	m.mu.Unlock()
 	moved := 0
 	var errs []error
 	for _, l := range on {
@@ -56,35 +56,4 @@ func (m *Manager) MoveOff(ctx context.Context, node string) (int, error) {
 	}
 	m.log.Info("sessions moved off a browser node", "node", node, "moved", moved, "failed", len(errs))
 	return moved, errors.Join(errs...)
-}
-
-// dropSparesOn closes the warm pool's workers on node; the filler replaces
-// them wherever placement now puts workers.
-func (m *Manager) dropSparesOn(node string) {
-	dropped := 0
-	for range len(m.pool) {
-		var w Worker
-		select {
-		case w = <-m.pool:
-		default:
-			return
-		}
-		if nodeOf(w) == node {
-			if m.takeSpare(w) {
-				closeWorker(w, m.log)
-				dropped++
-			}
-			continue
-		}
-		select {
-		case m.pool <- w:
-		default:
-			if m.takeSpare(w) {
-				closeWorker(w, m.log)
-			}
-		}
-	}
-	if dropped > 0 {
-		m.kickPool()
-	}
 }

@@ -118,9 +118,7 @@ func (s *logSink) records(t *testing.T, msg string) []map[string]any {
 // liveOf returns session id's live handle.
 func liveOf(t *testing.T, m *Manager, id string) *live {
 	t.Helper()
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	l := m.live[id]
+	l := m.reg.get(id)
 	if l == nil {
 		t.Fatalf("session %s has no live handle", id)
 	}
