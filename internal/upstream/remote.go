@@ -52,7 +52,7 @@ func writeRemoteConfig(outputDir string, rb RemoteBrowser) (string, error) {
 func (h *Host) placeOnNode(ctx context.Context, cfg WorkerConfig) (WorkerConfig, *nodes.Lease, error) {
 	lease, err := h.cfg.Nodes.Place(ctx)
 	if err != nil {
-		return cfg, nil, err
+		return cfg, nil, placementError{err}
 	}
 	ep := lease.Endpoint()
 	cfg.Remote = &RemoteBrowser{URL: ep.URL, Header: ep.Header}
@@ -115,11 +115,17 @@ func (h *Host) nodeDown(id string) {
 	}
 }
 
-// isPlacement reports whether err is a placement's refusal (every node full
-// or down): trying again at once cannot help, and it says nothing about
-// whether workers start.
+// placementError is placement's refusal (every node full or down, or the
+// wait for room cut short): trying again at once cannot help, and it says
+// nothing about whether workers start. It unwraps to the pool's own error,
+// a *proxy.Error the session layer answers with as it is.
+type placementError struct{ err error }
+
+func (e placementError) Error() string { return e.err.Error() }
+func (e placementError) Unwrap() error { return e.err }
+
 func isPlacement(err error) bool {
-	var pe *proxy.Error
+	var pe placementError
 	return errors.As(err, &pe)
 }
 
