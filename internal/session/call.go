@@ -332,6 +332,9 @@ func (m *Manager) recordFailure(ctx context.Context, l *live, refID string, at t
 			Suggestion: "Retry, or check that the page responds; the browser state may have changed."}
 	case errors.Is(callErr, context.Canceled):
 		perr = &proxy.Error{Code: proxy.ETIMEOUT, Message: "the caller cancelled the tool call", Retryable: true}
+	case errors.Is(callErr, upstream.ErrNodeDown):
+		perr = &proxy.Error{Code: proxy.EUNAVAILABLE, Message: "the session's browser node went down during the call; it was not replayed", Retryable: true,
+			Suggestion: "Retry: the session comes back on another node with its saved state (element refs will be stale)."}
 	case errors.Is(callErr, upstream.ErrWorkerExited):
 		perr = &proxy.Error{Code: proxy.EUNAVAILABLE, Message: "the browser worker died during the call; it was not replayed", Retryable: true,
 			Suggestion: "Retry: the next call starts a fresh worker for this session (element refs will be stale)."}

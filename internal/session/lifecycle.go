@@ -134,7 +134,7 @@ func (m *Manager) withExpiry(s *proxy.Session) *proxy.Session {
 		w := l.current
 		l.mu.Unlock()
 		if w != nil {
-			s.WorkerPID, s.RSSBytes = w.PID(), w.RSS()
+			s.WorkerPID, s.RSSBytes, s.Node = w.PID(), w.RSS(), nodeOf(w)
 		}
 		left := l.restartsLeft(m.opts.Now())
 		s.RestartsLeft = &left

@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -137,6 +138,10 @@ func (p *pool) get(ctx context.Context) (Worker, error) {
 		}
 		p.wake()
 		w, err := p.spawner.Spawn(ctx)
+		var refused *proxy.Error
+		if errors.As(err, &refused) {
+			return nil, refused // placement's answer: every browser node full or down
+		}
 		if err != nil {
 			return nil, &proxy.Error{Code: proxy.EUNAVAILABLE, Message: "starting a browser worker failed: " + err.Error(), Retryable: true,
 				Suggestion: "Retry in a few seconds; if it persists check GET /health."}
@@ -279,20 +284,34 @@ func (p *pool) dropDead() {
 	if !p.spareLost.Swap(false) {
 		return
 	}
+	p.drop(func(w Worker) bool {
+		select {
+		case <-w.Done():
+			return true
+		default:
+			return false
+		}
+	})
+}
+
+// drop stops the spares match picks (closeWorker reaps a dead one and
+// removes its output dir) and puts the others back; it returns how many it
+// stopped.
+func (p *pool) drop(match func(Worker) bool) int {
+	n := 0
 	for range len(p.ready) {
 		var w Worker
 		select {
 		case w = <-p.ready:
 		default:
-			return
+			return n
 		}
-		select {
-		case <-w.Done():
+		if match(w) {
 			if p.take(w) {
-				closeWorker(w, p.log) // reaps it and removes its output dir
+				closeWorker(w, p.log)
+				n++
 			}
 			continue
-		default:
 		}
 		select {
 		case p.ready <- w:
@@ -302,6 +321,7 @@ func (p *pool) dropDead() {
 			}
 		}
 	}
+	return n
 }
 
 // handOutPingTimeout bounds the ping a warm worker must answer before a

@@ -25,8 +25,9 @@ type spawnFailure struct {
 }
 
 // spawnTracker remembers whether the last worker start failed. A start the
-// caller gave up on (its context ended) says nothing about whether workers
-// can start and is not remembered.
+// caller gave up on (its context ended), or that placement refused (every
+// browser node full), says nothing about whether workers can start and is
+// not remembered.
 type spawnTracker struct {
 	Spawner
 	stats *stats
@@ -39,7 +40,7 @@ func (s spawnTracker) Spawn(ctx context.Context) (Worker, error) {
 	switch {
 	case err == nil:
 		s.stats.spawnFailure.Store(nil)
-	case ctx.Err() == nil:
+	case ctx.Err() == nil && proxy.ErrorCode(err) != proxy.EMAXSESSIONS:
 		s.stats.spawnFailure.Store(&spawnFailure{at: s.now(), err: err.Error()})
 	}
 	return w, err

@@ -302,6 +302,45 @@ func (cmd *ConcurrencyCommand) Run(ctx context.Context, args []string) error {
 	})
 }
 
+// NodesCommand is `bench nodes`.
+type NodesCommand struct {
+	Main   *Main
+	c      common
+	f      concurrencyFlags
+	counts string
+}
+
+// Run parses flags and runs the nodes scenario.
+func (cmd *NodesCommand) Run(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("bench nodes", flag.ContinueOnError)
+	fs.SetOutput(cmd.Main.Stderr)
+	cmd.c.register(fs)
+	cmd.f.register(fs)
+	fs.StringVar(&cmd.counts, "counts", "0,1,2,3", "numbers of browser nodes to compare (0: the server's own browser)")
+	for name, def := range map[string]string{"levels": "6", "duration": "30s"} {
+		_ = fs.Set(name, def)
+		fs.Lookup(name).DefValue = def
+	}
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	counts, err := intList(cmd.counts)
+	if err != nil {
+		return fmt.Errorf("-counts: %w", err)
+	}
+	if _, err := cmd.f.config(bench.ServerConfig{}, 0); err != nil {
+		return err
+	}
+	return cmd.c.run(ctx, cmd.Main, append([]string{"nodes"}, args...), func(ctx context.Context, log *slog.Logger, site *bench.Site, s bench.ServerConfig, rep *bench.Report) error {
+		cfg, err := cmd.f.config(s, cmd.c.reqTimeout)
+		if err != nil {
+			return err
+		}
+		rep.Nodes, err = bench.RunNodes(ctx, log, site, bench.NodesConfig{Concurrency: cfg, Counts: counts})
+		return err
+	})
+}
+
 // AllCommand is `bench all`: sessions, concurrency, overhead, bytes,
 // tokens.
 type AllCommand struct {

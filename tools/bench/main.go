@@ -65,6 +65,8 @@ func (m *Main) Run(ctx context.Context, args []string) error {
 		return (&SessionsCommand{Main: m}).Run(ctx, rest)
 	case "concurrency":
 		return (&ConcurrencyCommand{Main: m}).Run(ctx, rest)
+	case "nodes":
+		return (&NodesCommand{Main: m}).Run(ctx, rest)
 	case "all":
 		return (&AllCommand{Main: m}).Run(ctx, rest)
 	case "idle":
@@ -98,6 +100,7 @@ func (m *Main) usage() {
 Usage:
 	bench sessions [flags]      POST /sessions latency, warm pool 1 vs 0; first vs later navigation
 	bench concurrency [flags]   N concurrent sessions looping navigate + snapshot + click
+	bench nodes [flags]         the same load on the server's own browser and on 1, 2, 3 browser nodes
 	bench all [flags]           sessions, concurrency, overhead, bytes and tokens
 	bench idle [flags]          one active session while 0, 10, 25, 50 others sit idle
 	bench overhead [flags]      per-call latency, mcp-bridge → proxy-server vs plain @playwright/mcp (A/B)

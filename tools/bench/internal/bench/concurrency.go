@@ -44,6 +44,11 @@ type ConcurrencyConfig struct {
 	// during a load, that level's load stops early (the machine is shared;
 	// there is no swap to fall back on). 0 disables the guard.
 	MinAvailableKB int64
+	// Nodes, when positive, runs the browsers on that many browser nodes
+	// (proxy-server browser-node, on this machine) instead of the
+	// server's own; their processes are outside the server's tree, so its
+	// memory and CPU figures then leave them out.
+	Nodes int
 }
 
 // ConcurrencyResult is the result of the concurrency scenario.
@@ -52,6 +57,7 @@ type ConcurrencyResult struct {
 	DurationMS    float64           `json:"duration_ms"`
 	Pages         []string          `json:"pages"`
 	MaxIterations int               `json:"max_iterations_per_session"`
+	Nodes         int               `json:"nodes,omitempty"`
 	ClickParam    string            `json:"click_param"`
 	StartMemory   MemSample         `json:"start_memory"`
 	Levels        []LevelResult     `json:"levels"`
@@ -215,7 +221,17 @@ func RunConcurrency(ctx context.Context, log *slog.Logger, site *Site, cfg Concu
 	scfg.Env = copyEnv(scfg.Env)
 	scfg.Env["PROXY_MAX_SESSIONS"] = strconv.Itoa(cfg.MaxSessions)
 	scfg.Env["PROXY_WARM_POOL"] = strconv.Itoa(cfg.WarmPool)
-	res = &ConcurrencyResult{Env: scfg.Env, DurationMS: ms(cfg.Duration), Pages: cfg.Pages, MaxIterations: cfg.MaxIterations}
+	res = &ConcurrencyResult{Env: scfg.Env, DurationMS: ms(cfg.Duration), Pages: cfg.Pages, MaxIterations: cfg.MaxIterations, Nodes: cfg.Nodes}
+	if cfg.Nodes > 0 {
+		// Each node can take every session and the spares: placement,
+		// not capacity, is what is measured.
+		endpoints, stop, err := startNodes(ctx, log, scfg, cfg.Nodes, cfg.MaxSessions+cfg.WarmPool)
+		if err != nil {
+			return res, err
+		}
+		defer stop()
+		scfg.Env["PROXY_BROWSER_ENDPOINTS"] = endpoints
+	}
 	srv, err := StartServer(ctx, log, scfg)
 	if err != nil {
 		return res, err

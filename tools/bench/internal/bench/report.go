@@ -23,6 +23,7 @@ type Report struct {
 	Machine     Machine            `json:"machine"`
 	Sessions    *SessionsResult    `json:"sessions,omitempty"`
 	Concurrency *ConcurrencyResult `json:"concurrency,omitempty"`
+	Nodes       *NodesResult       `json:"nodes,omitempty"`
 	Idle        *IdleResult        `json:"idle,omitempty"`
 	Store       *StoreResult       `json:"store,omitempty"`
 	Soak        *SoakResult        `json:"soak,omitempty"`
@@ -127,6 +128,9 @@ func (r *Report) WriteText(w io.Writer) {
 	}
 	if r.Concurrency != nil {
 		r.Concurrency.writeText(w)
+	}
+	if r.Nodes != nil {
+		r.Nodes.writeText(w)
 	}
 	if r.Idle != nil {
 		r.Idle.writeText(w)
