@@ -1,5 +1,4 @@
--- The durable record: every session, request, response, console entry and
--- image (docs/ARCHITECTURE.md, "Where state lives").
+-- The durable record of DESIGN.md "Store".
 --
 -- Conventions, so readers and writers never disagree:
 --   * Timestamps are TEXT in UTC, RFC 3339 with a fixed nine-digit fraction
