@@ -87,6 +87,13 @@ type Response struct {
 	Timestamp    time.Time `json:"timestamp"`
 }
 
+// Call is one recorded tool call: what was sent and, once it answered,
+// what came back (nil while it is in flight).
+type Call struct {
+	Request  Request   `json:"request"`
+	Response *Response `json:"response,omitempty"`
+}
+
 // Console levels, in increasing severity.
 const (
 	LevelDebug = "debug"

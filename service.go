@@ -48,6 +48,9 @@ type ContentService interface {
 	// Images returns a ref's stored images without touching its diff
 	// cursor.
 	Images(ctx context.Context, refID string) ([]Image, error)
+	// Calls returns every call of a session, as recorded (secrets masked),
+	// in the order they were made.
+	Calls(ctx context.Context, sessionID string) ([]Call, error)
 }
 
 // Tool is one tool as clients see it. Its schema stays raw JSON so that no

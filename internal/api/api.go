@@ -130,6 +130,7 @@ func New(sessions proxy.SessionService, content proxy.ContentService, opts ...Op
 		r.Get("/sessions/{id}", s.handleGetSession)
 		r.Delete("/sessions/{id}", s.handleCloseSession)
 		r.Post("/sessions/{id}/resume", s.handleResumeSession)
+		r.Get("/sessions/{id}/export", s.handleExport)
 		r.Post("/call", s.handleCall)
 		r.Post("/call/validate", s.handleValidate)
 		r.Get("/content/{ref}", s.handleContent)

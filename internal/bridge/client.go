@@ -308,6 +308,17 @@ func (c *Client) Images(ctx context.Context, refID string) ([]proxy.Image, error
 	return ct.Images, nil
 }
 
+// Calls implements proxy.ContentService, reading the session's JSON export.
+func (c *Client) Calls(ctx context.Context, sessionID string) ([]proxy.Call, error) {
+	var body struct {
+		Calls []proxy.Call `json:"calls"`
+	}
+	if err := c.do(ctx, http.MethodGet, "/sessions/"+url.PathEscape(sessionID)+"/export?format=json", nil, &body); err != nil {
+		return nil, err
+	}
+	return body.Calls, nil
+}
+
 func (c *Client) content(ctx context.Context, refID string, q url.Values) (*proxy.Content, error) {
 	var body api.ContentBody
 	if err := c.do(ctx, http.MethodGet, "/content/"+url.PathEscape(refID)+"?"+q.Encode(), nil, &body); err != nil {

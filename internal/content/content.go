@@ -37,6 +37,10 @@ type Store interface {
 	// RefOwner returns the owner of the session a ref belongs to,
 	// EREFMISSING for an unknown ref.
 	RefOwner(ctx context.Context, refID string) (proxy.ClientID, error)
+	// GetSession returns ESESSIONMISSING for an unknown session.
+	GetSession(ctx context.Context, id string) (*proxy.Session, error)
+	// ListCalls returns a session's calls in the order they were made.
+	ListCalls(ctx context.Context, sessionID string) ([]proxy.Call, error)
 }
 
 // Service answers get_content and get_console_content. It is safe for
@@ -170,6 +174,19 @@ func (s *Service) Images(ctx context.Context, refID string) ([]proxy.Image, erro
 		return nil, fmt.Errorf("content: images of %s: %w", refID, err)
 	}
 	return images, nil
+}
+
+// Calls returns every call of a session, as recorded, in the order they
+// were made; another client's session is refused as an unknown one.
+func (s *Service) Calls(ctx context.Context, sessionID string) ([]proxy.Call, error) {
+	sess, err := s.store.GetSession(ctx, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	if !proxy.CanSee(ctx, sess.Owner) {
+		return nil, proxy.SessionNotFound(sessionID)
+	}
+	return s.store.ListCalls(ctx, sessionID)
 }
 
 // visible refuses a ref of a session the caller of ctx may not see
