@@ -37,7 +37,15 @@ func (s *Server) handleExport(w http.ResponseWriter, r *http.Request) {
 	name, ctype := fmt.Sprintf("session-%s.spec.ts", safeName(id)), "text/plain; charset=utf-8"
 	if format == export.FormatJSON {
 		name, ctype = fmt.Sprintf("session-%s.json", safeName(id)), "application/json"
-		if body, err = export.JSON(sess, calls); err != nil {
+		snapshots, err := parseBool(r.URL.Query().Get("snapshots"), "snapshots")
+		if err != nil {
+			s.writeErr(w, r, err)
+			return
+		}
+		if r.URL.Query().Get("snapshots") == "" {
+			snapshots = true
+		}
+		if body, err = export.JSON(sess, calls, snapshots); err != nil {
 			s.writeErr(w, r, err)
 			return
 		}

@@ -35,13 +35,31 @@ type RecordedCall struct {
 	PageTitle string `json:"page_title,omitempty"`
 	// Code is the Playwright code upstream ran for the call.
 	Code string `json:"code,omitempty"`
+	// DurationMS is how long the call took, from its request to its
+	// recorded answer.
+	DurationMS int64 `json:"duration_ms"`
+	// SnapshotBytes is the size of the call's page snapshot, which a
+	// record without snapshots leaves out.
+	SnapshotBytes int `json:"snapshot_bytes"`
 }
 
-// JSON returns the session's record as an indented JSON document.
-func JSON(s *proxy.Session, calls []proxy.Call) ([]byte, error) {
+// JSON returns the session's record as an indented JSON document; without
+// snapshots, each response's page_snapshot is left out (its size stays),
+// which is what a timeline needs.
+func JSON(s *proxy.Session, calls []proxy.Call, snapshots bool) ([]byte, error) {
 	rec := Record{Session: s, Calls: make([]RecordedCall, 0, len(calls))}
 	for _, c := range calls {
-		rec.Calls = append(rec.Calls, read(c))
+		rc := read(c)
+		if r := c.Response; r != nil {
+			rc.DurationMS = r.Timestamp.Sub(c.Request.Timestamp).Milliseconds()
+			rc.SnapshotBytes = len(r.PageSnapshot)
+			if !snapshots && r.PageSnapshot != "" {
+				lean := *r
+				lean.PageSnapshot = ""
+				rc.Response = &lean
+			}
+		}
+		rec.Calls = append(rec.Calls, rc)
 	}
 	out, err := json.MarshalIndent(rec, "", "  ")
 	if err != nil {

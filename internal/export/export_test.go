@@ -78,7 +78,7 @@ func TestPlaywright(t *testing.T) {
 
 func TestJSON(t *testing.T) {
 	s, calls := recorded(t)
-	out, err := JSON(s, calls)
+	out, err := JSON(s, calls, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,6 +98,18 @@ func TestJSON(t *testing.T) {
 	}
 	if rec.Calls[5].Response != nil {
 		t.Error("a call without an answer got one")
+	}
+
+	calls[1].Response.PageSnapshot = "- heading \"Zebracorn\""
+	lean, err := JSON(s, calls, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(lean), "Zebracorn") || !strings.Contains(string(lean), `"snapshot_bytes": 21`) {
+		t.Errorf("without snapshots: the snapshot is shown or its size is not:\n%s", lean)
+	}
+	if calls[1].Response.PageSnapshot == "" {
+		t.Error("leaving snapshots out changed the caller's calls")
 	}
 }
 
