@@ -48,7 +48,10 @@ type Server struct {
 	// bridgeVersions remembers the mcp-bridge versions already warned about.
 	bridgeVersions sync.Map
 	// tokenHash is the SHA-256 of PROXY_AUTH_TOKEN; nil: no token required.
-	tokenHash      []byte
+	tokenHash []byte
+	// uiCookie is the inspector's cookie value for that token.
+	uiCookie       string
+	ui             http.Handler    // the inspector's files; nil: no /ui
 	allowedOrigins map[string]bool // normalised scheme://host[:port]
 	allowedHosts   map[string]bool // bare lower-case host names/addresses
 	mounts         []mount
@@ -87,6 +90,9 @@ type healthDetail struct {
 	f    func() any
 }
 
+// WithUI serves the session inspector's files (internal/ui) at /ui/.
+func WithUI(h http.Handler) Option { return func(s *Server) { s.ui = h } }
+
 // WithVersion sets the version reported by /health.
 func WithVersion(v string) Option { return func(s *Server) { s.version = v } }
 
@@ -120,6 +126,11 @@ func New(sessions proxy.SessionService, content proxy.ContentService, opts ...Op
 		r.Handle(m.pattern, m.h)
 	}
 	r.Get("/health", s.handleHealth)
+	if s.ui != nil {
+		r.Get("/ui", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/ui/", http.StatusFound) })
+		r.Post("/ui/login", s.handleUILogin)
+		r.Handle("/ui/*", s.ui)
+	}
 	r.With(s.toolsets).Get("/tools", s.handleTools)
 	// /mcp (mounted above) acts for its own MCP sessions, never for a
 	// header its caller sends.
