@@ -12,6 +12,7 @@ const (
 	ESESSIONMISSING = "SESSION_NOT_FOUND"
 	EREFMISSING     = "REF_NOT_FOUND"
 	ETOOLMISSING    = "TOOL_NOT_FOUND"
+	ENODEMISSING    = "NODE_NOT_FOUND"
 	ESESSIONCLOSED  = "SESSION_CLOSED"
 	EMAXSESSIONS    = "MAX_SESSIONS_REACHED"
 	EORIGIN         = "ORIGIN_NOT_ALLOWED"
@@ -96,6 +97,8 @@ func suggestion(code string) string {
 		return "Use a ref_id returned by a previous tool call."
 	case ETOOLMISSING:
 		return "List the available tools and use one of their names."
+	case ENODEMISSING:
+		return "List the browser nodes with GET /nodes and use one of their ids."
 	case ESESSIONCLOSED:
 		return "The session was closed; create a new one with create_new_session."
 	case EMAXSESSIONS:

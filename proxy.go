@@ -40,6 +40,8 @@ type Session struct {
 	ExpiresAt time.Time `json:"expires_at,omitzero"`
 	WorkerPID int       `json:"worker_pid,omitempty"`
 	RSSBytes  int64     `json:"rss_bytes,omitempty"`
+	// Node is the browser node its worker runs on (PROXY_BROWSER_ENDPOINTS).
+	Node string `json:"node,omitempty"`
 	// RestartsLeft is how many more crashes of its own worker a live
 	// session survives within the restart window (crashes of the shared
 	// browser do not count); at 0 the next one puts it in the error state.

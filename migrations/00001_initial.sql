@@ -1,4 +1,5 @@
--- The durable record of DESIGN.md "Store".
+-- The durable record: every session, request, response, console entry and
+-- image (docs/ARCHITECTURE.md, "Where state lives").
 --
 -- Conventions, so readers and writers never disagree:
 --   * Timestamps are TEXT in UTC, RFC 3339 with a fixed nine-digit fraction

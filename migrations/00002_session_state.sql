@@ -1,5 +1,6 @@
--- What a suspended session needs to come back in a new worker (DESIGN.md
--- "Sessions": resume/rehydrate): one row per session, replaced on every save.
+-- What a suspended session needs to come back in a new worker (resume after
+-- a suspend, a crash or a restart): one row per session, replaced on every
+-- save.
 --
 --   * state is the JSON the upstream layer produced (last URL, title and the
 --     Playwright storage state: cookies, localStorage). The store does not

@@ -15,7 +15,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -129,9 +128,8 @@ func await(t *testing.T, ch <-chan struct{}, d time.Duration, what string, logs 
 
 // serverProc is a real `proxy-server serve` process.
 type serverProc struct {
-	cmd  *exec.Cmd
+	proc *proctest.Server
 	logs *logWatch
-	done chan struct{}
 	once sync.Once
 }
 
@@ -140,29 +138,23 @@ type serverProc struct {
 func startServer(t *testing.T, port, db string) *serverProc {
 	t.Helper()
 	serverBin, _ := binaries(t)
-	s := &serverProc{logs: &logWatch{}, done: make(chan struct{})}
-	s.cmd = exec.Command(serverBin, "serve", "-port", port, "-db", db)
-	s.cmd.Env = append(os.Environ(), "PROXY_WARM_POOL=0", "PROXY_HOST=127.0.0.1")
-	s.cmd.Stdout, s.cmd.Stderr = s.logs, s.logs
-	if err := s.cmd.Start(); err != nil {
+	s := &serverProc{logs: &logWatch{}}
+	var err error
+	s.proc, err = proctest.StartServer(proctest.ServerConfig{
+		Binary: serverBin, Args: []string{"-port", port, "-db", db},
+		Env: append(os.Environ(), "PROXY_WARM_POOL=0", "PROXY_HOST=127.0.0.1"), Log: s.logs,
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
-	go func() {
-		_ = s.cmd.Wait()
-		close(s.done)
-	}()
 	t.Cleanup(func() {
 		s.stop(t)
 		if t.Failed() {
-			t.Logf("proxy-server (pid %d) log:\n%s", s.cmd.Process.Pid, s.logs)
+			t.Logf("proxy-server (pid %d) log:\n%s", s.proc.PID, s.logs)
 		}
 	})
-	select {
-	case <-s.logs.seen("proxy-server listening", 1):
-	case <-s.done:
-		t.Fatalf("proxy-server exited before listening:\n%s", s.logs)
-	case <-time.After(90 * time.Second):
-		t.Fatalf("proxy-server did not listen within 90s:\n%s", s.logs)
+	if _, err := s.proc.WaitListening(context.Background(), 90*time.Second); err != nil {
+		t.Fatalf("%v:\n%s", err, s.logs)
 	}
 	return s
 }
@@ -170,14 +162,8 @@ func startServer(t *testing.T, port, db string) *serverProc {
 // stop sends SIGTERM and waits for a graceful exit (SIGKILL as a last resort).
 func (s *serverProc) stop(t *testing.T) {
 	s.once.Do(func() {
-		_ = s.cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-s.done:
-		case <-time.After(30 * time.Second):
+		if s.proc.Stop(30 * time.Second) {
 			t.Errorf("proxy-server did not stop within 30s of SIGTERM")
-			_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
-			_ = s.cmd.Process.Kill()
-			<-s.done
 		}
 	})
 }

@@ -27,9 +27,9 @@ import (
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/autostart"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/bridge"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/buildinfo"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/logging"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/mcpserver"
-	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/proxyserver"
 )
 
 func main() {
@@ -102,7 +102,7 @@ func NewMain() *Main { return &Main{Getenv: os.Getenv} }
 // Run serves MCP on stdin/stdout until stdin closes or ctx ends.
 func (m *Main) Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if len(args) > 0 && (args[0] == "version" || args[0] == "--version") {
-		fmt.Fprintln(stdout, "mcp-bridge", proxyserver.Version)
+		fmt.Fprintln(stdout, "mcp-bridge", buildinfo.Version)
 		return nil
 	}
 	if len(args) > 0 && (args[0] == "help" || args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
@@ -118,7 +118,7 @@ func (m *Main) Run(ctx context.Context, args []string, stdin io.Reader, stdout, 
 	}
 	log := logging.New(stderr, cfg.LogLevel, "text")
 	opts := []bridge.Option{
-		bridge.WithVersion(proxyserver.Version),
+		bridge.WithVersion(buildinfo.Version),
 		bridge.WithLogger(log),
 		bridge.WithRetryTimeout(cfg.RetryTimeout),
 		bridge.WithToolsets(cfg.Toolsets),
@@ -156,11 +156,11 @@ func (m *Main) Run(ctx context.Context, args []string, stdin io.Reader, stdout, 
 	if err != nil {
 		return err
 	}
-	srv, err := mcpserver.New(ctx, client, client, mcpserver.WithLogger(log), mcpserver.WithVersion(proxyserver.Version))
+	srv, err := mcpserver.New(ctx, client, client, mcpserver.WithLogger(log), mcpserver.WithVersion(buildinfo.Version))
 	if err != nil {
 		return err
 	}
-	log.Debug("mcp-bridge ready", "proxy", cfg.URL, "version", proxyserver.Version, "server_version", h.Version)
+	log.Debug("mcp-bridge ready", "proxy", cfg.URL, "version", buildinfo.Version, "server_version", h.Version)
 	stdio := server.NewStdioServer(srv.MCPServer())
 	err = stdio.Listen(ctx, stdin, mcpserver.WithRPCCodes(stdout))
 	leave(ctx, client, log)

@@ -5,7 +5,6 @@ package main
 // crashing; calls that arrive during a restart.
 
 import (
-	"bufio"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -18,7 +17,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -36,18 +34,19 @@ import (
 // binaryServer is proxy-server running as its own process.
 type binaryServer struct {
 	*server
+	proc *proctest.Server
 	cmd  *exec.Cmd
-	mu   sync.Mutex
-	logs strings.Builder
-	// exited is closed once the process was reaped; err is then its status.
-	exited chan struct{}
-	err    error
+	logs lockedWriter
+	buf  strings.Builder
+	// exited is closed once the process was reaped; proc.Err() is then
+	// its status.
+	exited <-chan struct{}
 }
 
 func (b *binaryServer) log() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.logs.String()
+	b.logs.mu.Lock()
+	defer b.logs.mu.Unlock()
+	return b.buf.String()
 }
 
 // runBinary starts the real proxy-server on a free port with the database
@@ -56,57 +55,31 @@ func runBinary(t *testing.T, dbPath string, env map[string]string) *binaryServer
 	t.Helper()
 	requireBrowser(t)
 	serverBin, _ := binaries(t)
-	cmd := exec.Command(serverBin, "serve", "-port", "0", "-db", dbPath, "-log-level", "debug")
-	cmd.Env = append(os.Environ(), "PROXY_WARM_POOL=0")
+	environ := append(os.Environ(), "PROXY_WARM_POOL=0")
 	for k, v := range env {
-		cmd.Env = append(cmd.Env, k+"="+v)
+		environ = append(environ, k+"="+v)
 	}
-	stderr, err := cmd.StderrPipe()
+	b := &binaryServer{server: &server{DBPath: dbPath}}
+	b.logs.w = &b.buf
+	proc, err := proctest.StartServer(proctest.ServerConfig{
+		Binary: serverBin, Args: []string{"-port", "0", "-db", dbPath, "-log-level", "debug"},
+		Env: environ, Log: &b.logs,
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	b := &binaryServer{server: &server{DBPath: dbPath}, cmd: cmd, exited: make(chan struct{})}
-	addrRe := regexp.MustCompile(`proxy-server listening"? addr=(\S+)`)
-	addr := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		sc.Buffer(make([]byte, 1<<20), 1<<20)
-		for sc.Scan() {
-			b.mu.Lock()
-			b.logs.WriteString(sc.Text() + "\n")
-			b.mu.Unlock()
-			if m := addrRe.FindStringSubmatch(sc.Text()); m != nil {
-				addr <- m[1]
-			}
-		}
-		b.err = cmd.Wait()
-		close(b.exited)
-	}()
+	b.proc, b.cmd, b.exited = proc, proc.Cmd, proc.Done()
 	t.Cleanup(func() {
-		select {
-		case <-b.exited:
-		default:
-			_ = cmd.Process.Signal(syscall.SIGTERM)
-			select {
-			case <-b.exited:
-			case <-time.After(15 * time.Second):
-				_ = cmd.Process.Kill()
-				<-b.exited
-			}
-		}
+		proc.Stop(15 * time.Second)
 		if t.Failed() {
 			t.Logf("proxy-server log:\n%s", b.log())
 		}
 	})
-	select {
-	case a := <-addr:
-		b.URL = "http://" + a
-	case <-time.After(60 * time.Second):
-		t.Fatalf("proxy-server did not start:\n%s", b.log())
+	addr, err := proc.WaitListening(context.Background(), 60*time.Second)
+	if err != nil {
+		t.Fatalf("proxy-server did not start (%v):\n%s", err, b.log())
 	}
+	b.URL = "http://" + addr
 	return b
 }
 

@@ -659,8 +659,8 @@ func TestSIGTERMLeavesNothing(t *testing.T) {
 	}
 	select {
 	case <-b.exited:
-		if b.err != nil {
-			t.Errorf("proxy-server exited with %v", b.err)
+		if err := b.proc.Err(); err != nil {
+			t.Errorf("proxy-server exited with %v", err)
 		}
 		t.Logf("SIGTERM → exit in %s", time.Since(start).Round(time.Millisecond))
 	case <-time.After(15 * time.Second):

@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"syscall"
 
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/buildinfo"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/config"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/logging"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/proxyserver"
@@ -57,8 +58,10 @@ func (m *Main) Run(ctx context.Context, args []string) error {
 		return (&ServeCommand{Main: m, OnListen: m.OnListen}).Run(ctx, rest)
 	case "migrate":
 		return (&MigrateCommand{Main: m}).Run(ctx, rest)
+	case "browser-node":
+		return (&BrowserNodeCommand{Main: m}).Run(ctx, rest)
 	case "version":
-		fmt.Fprintln(m.Stdout, "proxy-server", proxyserver.Version)
+		fmt.Fprintln(m.Stdout, "proxy-server", buildinfo.Version)
 		return nil
 	case "help", "-h", "-help", "--help":
 		m.usage(m.Stdout)
@@ -78,6 +81,9 @@ func (m *Main) usage(w io.Writer) {
 Usage:
 	proxy-server serve [flags]     start the service (configured by PROXY_* variables)
 	proxy-server migrate [flags]   apply database migrations and exit
+	proxy-server browser-node [flags]
+	                               run a browser node on this machine's Chromium
+	                               (for another server's PROXY_BROWSER_ENDPOINTS)
 	proxy-server version           print the version
 
 Run 'proxy-server serve -h' for the flags.
@@ -170,4 +176,30 @@ func (c *MigrateCommand) Run(ctx context.Context, args []string) error {
 	}
 	fmt.Fprintln(c.Main.Stdout, "database", cfg.DatabasePath, "is migrated")
 	return nil
+}
+
+// BrowserNodeCommand is `proxy-server browser-node`.
+type BrowserNodeCommand struct{ Main *Main }
+
+// Run serves one Playwright browser server on this machine's Chromium until
+// ctx ends.
+func (c *BrowserNodeCommand) Run(ctx context.Context, args []string) error {
+	cfg, err := config.FromEnv()
+	if err != nil {
+		return err
+	}
+	opts := proxyserver.NodeOptions{}
+	fs := flag.NewFlagSet("proxy-server browser-node", flag.ContinueOnError)
+	fs.StringVar(&opts.Addr, "listen", "127.0.0.1:0", "host:port to listen on (0.0.0.0:3000 for other machines; no token guards it, so keep it on a private network)")
+	fs.StringVar(&opts.Path, "path", "", "the endpoint's path, e.g. /playwright; empty makes a random one")
+	fs.StringVar(&cfg.LogLevel, "log-level", cfg.LogLevel, "debug, info, warn, error (PROXY_LOG_LEVEL)")
+	if help, err := c.Main.parseFlags(fs, args, "Runs a Playwright browser server on this machine's Chromium (PROXY_BROWSER_EXECUTABLE, PROXY_HEADLESS) until SIGINT or SIGTERM, and prints the endpoint to list in another proxy-server's PROXY_BROWSER_ENDPOINTS."); help || err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("browser-node takes no arguments, got %q", fs.Args())
+	}
+	opts.Logger = logging.New(c.Main.Stderr, cfg.LogLevel, cfg.LogFormat)
+	opts.OnListen = func(endpoint string) { fmt.Fprintln(c.Main.Stdout, endpoint) }
+	return proxyserver.RunBrowserNode(ctx, cfg, opts)
 }

@@ -38,6 +38,7 @@ type HealthFunc func(ctx context.Context) error
 type Server struct {
 	sessions     proxy.SessionService
 	content      proxy.ContentService
+	nodes        proxy.NodeService // nil: no browser nodes configured
 	health       map[string]HealthFunc
 	log          *slog.Logger
 	maxBodyBytes int64
@@ -93,6 +94,9 @@ type healthDetail struct {
 // WithUI serves the session inspector's files (internal/ui) at /ui/.
 func WithUI(h http.Handler) Option { return func(s *Server) { s.ui = h } }
 
+// WithNodes serves the browser nodes sessions are placed on at /nodes.
+func WithNodes(n proxy.NodeService) Option { return func(s *Server) { s.nodes = n } }
+
 // WithVersion sets the version reported by /health.
 func WithVersion(v string) Option { return func(s *Server) { s.version = v } }
 
@@ -132,6 +136,10 @@ func New(sessions proxy.SessionService, content proxy.ContentService, opts ...Op
 		r.Handle("/ui/*", s.ui)
 	}
 	r.With(s.toolsets).Get("/tools", s.handleTools)
+	r.Get("/nodes", s.handleListNodes)
+	r.Get("/nodes/{id}", s.handleGetNode)
+	r.Post("/nodes/{id}/drain", s.handleDrainNode)
+	r.Post("/nodes/{id}/undrain", s.handleUndrainNode)
 	// /mcp (mounted above) acts for its own MCP sessions, never for a
 	// header its caller sends.
 	r.Group(func(r chi.Router) {
@@ -627,6 +635,7 @@ var codes = map[string]int{
 	proxy.ESESSIONMISSING:  http.StatusNotFound,
 	proxy.EREFMISSING:      http.StatusNotFound,
 	proxy.ETOOLMISSING:     http.StatusNotFound,
+	proxy.ENODEMISSING:     http.StatusNotFound,
 	proxy.ENOENDPOINT:      http.StatusNotFound,
 	proxy.ESESSIONCLOSED:   http.StatusGone,
 	proxy.EMAXSESSIONS:     http.StatusTooManyRequests,

@@ -106,6 +106,11 @@ func WithStarter(f func(context.Context) error) Option { return func(c *Client) 
 // of, those groups instead of its own PROXY_TOOLSETS.
 func WithToolsets(list string) Option { return func(c *Client) { c.toolsets = list } }
 
+// WithHTTPClient sends the requests with hc instead of the bridge's own
+// one-conversation transport: a caller with many requests at once (the
+// benchmark) brings its own connection pool and per-request timeout.
+func WithHTTPClient(hc *http.Client) Option { return func(c *Client) { c.http = hc } }
+
 // NewClient returns a client of the proxy-server at baseURL.
 func NewClient(baseURL, token string, opts ...Option) (*Client, error) {
 	u, err := url.Parse(strings.TrimRight(baseURL, "/"))

@@ -575,3 +575,45 @@ func TestCallsReadsTheJSONExport(t *testing.T) {
 		t.Errorf("Calls (-want +got):\n%s", diff)
 	}
 }
+
+// TestWithHTTPClient: the requests go through the given http.Client, with
+// the bridge's headers, and its timeout bounds each of them.
+func TestWithHTTPClient(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/sessions/slow" {
+			<-release
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"session_id":"s1","state":"active"}`)
+	}))
+	defer srv.Close()
+	defer close(release)
+	var sent atomic.Int32
+	hc := &http.Client{Timeout: 200 * time.Millisecond, Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		sent.Add(1)
+		if r.Header.Get(ClientIDHeader) == "" {
+			t.Errorf("%s %s without %s", r.Method, r.URL.Path, ClientIDHeader)
+		}
+		return http.DefaultTransport.RoundTrip(r)
+	})}
+	c, err := NewClient(srv.URL, "", WithHTTPClient(hc), WithRetryTimeout(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, err := c.GetSession(context.Background(), "s1"); err != nil || s.ID != "s1" {
+		t.Fatalf("GetSession = %+v, %v", s, err)
+	}
+	if n := sent.Load(); n != 1 {
+		t.Errorf("the given client sent %d requests, want 1", n)
+	}
+	start := time.Now()
+	_, err = c.GetSession(context.Background(), "slow")
+	if proxy.ErrorCode(err) != proxy.EUNAVAILABLE || time.Since(start) > 5*time.Second {
+		t.Errorf("a request past the client's timeout: %v after %s, want %s at once", err, time.Since(start), proxy.EUNAVAILABLE)
+	}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }

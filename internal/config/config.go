@@ -15,6 +15,7 @@ import (
 
 	"github.com/kelseyhightower/envconfig"
 
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/nodes"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/toolset"
 )
 
@@ -43,7 +44,15 @@ type Config struct {
 	BrowserMode        string        `envconfig:"PROXY_BROWSER_MODE"`
 	BrowserExecutable  string        `envconfig:"PROXY_BROWSER_EXECUTABLE" unset:"the Chromium found on this machine"`
 	BrowserCDPEndpoint string        `envconfig:"PROXY_BROWSER_CDP_ENDPOINT" unset:"launch a local browser"`
-	Headless           bool          `envconfig:"PROXY_HEADLESS"`
+	// BrowserEndpoints are remote Playwright browser servers (browser
+	// nodes) that sessions are placed on instead of a browser of ours:
+	// nodes.ParseEndpoints says how they are written.
+	BrowserEndpoints  string        `envconfig:"PROXY_BROWSER_ENDPOINTS" unset:"the local browser"`
+	NodeProbeInterval time.Duration `envconfig:"PROXY_NODE_PROBE_INTERVAL"`
+	// NodeQueueTimeout is how long a new session waits for room when
+	// every browser node is full, before MAX_SESSIONS_REACHED.
+	NodeQueueTimeout time.Duration `envconfig:"PROXY_NODE_QUEUE_TIMEOUT"`
+	Headless         bool          `envconfig:"PROXY_HEADLESS"`
 	// BrowserOptimizeMemory trades some page speed for less memory per
 	// session (V8 --optimize-for-size in Chromium's renderers).
 	BrowserOptimizeMemory  bool     `envconfig:"PROXY_BROWSER_OPTIMIZE_MEMORY"`
@@ -89,6 +98,8 @@ func DefaultConfig(getenv func(string) string) Config {
 		WarmPool:               1,
 		PingInterval:           30 * time.Second,
 		BrowserMode:            BrowserModeShared,
+		NodeProbeInterval:      10 * time.Second,
+		NodeQueueTimeout:       30 * time.Second,
 		Headless:               true,
 		BrowserOptimizeMemory:  true,
 		ResponseMode:           ResponseModeRef,
@@ -164,6 +175,14 @@ func (c Config) Validate() error {
 		return bad("PING_INTERVAL", "must not be negative")
 	case c.BrowserMode != BrowserModeShared && c.BrowserMode != BrowserModePerSession:
 		return bad("BROWSER_MODE", "%q is not shared or per-session", c.BrowserMode)
+	case c.BrowserEndpoints != "" && c.BrowserMode != BrowserModeShared:
+		return bad("BROWSER_ENDPOINTS", "browser nodes serve shared-mode sessions; PROXY_BROWSER_MODE is %q", c.BrowserMode)
+	case c.BrowserEndpoints != "" && c.BrowserCDPEndpoint != "":
+		return bad("BROWSER_ENDPOINTS", "set it or PROXY_BROWSER_CDP_ENDPOINT, not both")
+	case c.NodeProbeInterval <= 0:
+		return bad("NODE_PROBE_INTERVAL", "must be positive")
+	case c.NodeQueueTimeout <= 0:
+		return bad("NODE_QUEUE_TIMEOUT", "must be positive")
 	case c.ResponseMode != ResponseModeRef && c.ResponseMode != ResponseModeFull:
 		return bad("RESPONSE_MODE", "%q is not ref or full", c.ResponseMode)
 	case c.InlineResultMax < 0:
@@ -182,6 +201,9 @@ func (c Config) Validate() error {
 		return bad("LOG_LEVEL", "%q is not debug, info, warn or error", c.LogLevel)
 	case !oneOf(c.LogFormat, "text", "json"):
 		return bad("LOG_FORMAT", "%q is not text or json", c.LogFormat)
+	}
+	if _, err := c.Nodes(); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	if _, err := toolset.Select(c.Toolsets); err != nil {
 		return fmt.Errorf("%w: PROXY_TOOLSETS: %w", ErrInvalid, err)
@@ -238,4 +260,9 @@ func oneOf(s string, set ...string) bool {
 		}
 	}
 	return false
+}
+
+// Nodes parses PROXY_BROWSER_ENDPOINTS; none means the local browser.
+func (c Config) Nodes() ([]nodes.Endpoint, error) {
+	return nodes.ParseEndpoints(c.BrowserEndpoints)
 }

@@ -98,6 +98,15 @@ func TestValidate(t *testing.T) {
 		{"log level", func(c *Config) { c.LogLevel = "loud" }, "PROXY_LOG_LEVEL"},
 		{"log format", func(c *Config) { c.LogFormat = "xml" }, "PROXY_LOG_FORMAT"},
 		{"inline max", func(c *Config) { c.InlineResultMax = -1 }, "PROXY_INLINE_RESULT_MAX"},
+		{"endpoint scheme", func(c *Config) { c.BrowserEndpoints = "http://10.0.0.5:3000" }, "PROXY_BROWSER_ENDPOINTS"},
+		{"endpoints per session", func(c *Config) {
+			c.BrowserEndpoints, c.BrowserMode = "ws://10.0.0.5:3000", BrowserModePerSession
+		}, "PROXY_BROWSER_ENDPOINTS"},
+		{"endpoints and cdp", func(c *Config) {
+			c.BrowserEndpoints, c.BrowserCDPEndpoint = "ws://10.0.0.5:3000", "http://127.0.0.1:9222"
+		}, "PROXY_BROWSER_ENDPOINTS"},
+		{"probe interval", func(c *Config) { c.NodeProbeInterval = 0 }, "PROXY_NODE_PROBE_INTERVAL"},
+		{"queue timeout", func(c *Config) { c.NodeQueueTimeout = -time.Second }, "PROXY_NODE_QUEUE_TIMEOUT"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

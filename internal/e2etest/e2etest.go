@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -31,8 +32,12 @@ func Main(m *testing.M, cleanup ...func()) {
 	os.Exit(code)
 }
 
+// module is the product's module path: its go.mod marks the project root
+// (tools/bench is a module of its own below it).
+const module = "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
+
 // ProjectRoot is the repository root: the nearest directory above the test's
-// working directory that holds go.mod.
+// working directory whose go.mod is the product's.
 func ProjectRoot(t testing.TB) string {
 	t.Helper()
 	dir, err := os.Getwd()
@@ -40,15 +45,25 @@ func ProjectRoot(t testing.TB) string {
 		t.Fatal(err)
 	}
 	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+		if b, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil && modulePath(b) == module {
 			return dir
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			t.Fatal("no go.mod above the test's directory")
+			t.Fatalf("no go.mod of %s above the test's directory", module)
 		}
 		dir = parent
 	}
+}
+
+// modulePath is the path of a go.mod's module line.
+func modulePath(gomod []byte) string {
+	for line := range strings.Lines(string(gomod)) {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "module "); ok {
+			return strings.Trim(strings.TrimSpace(rest), `"`)
+		}
+	}
+	return ""
 }
 
 // RequireBrowser skips only when the real parts are truly absent (or under
@@ -84,7 +99,7 @@ func (b *Binaries) Build(t *testing.T) (proxyServer, bridge string) {
 		}
 		root := ProjectRoot(t)
 		cmd := exec.Command("go", "build", "-o", b.dir+"/",
-			"-ldflags", "-X github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/proxyserver.ProjectRoot="+root,
+			"-ldflags", "-X github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/buildinfo.ProjectRoot="+root,
 			"./cmd/proxy-server", "./cmd/mcp-bridge")
 		cmd.Dir = root
 		if out, err := cmd.CombinedOutput(); err != nil {

@@ -19,7 +19,7 @@ import (
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/catalog"
 )
 
-// Prompt names (seed 003 §4.2).
+// Prompt names, as MCP clients list them.
 const (
 	PromptScrapeWebsite    = "scrape_website"
 	PromptFillForm         = "fill_form"

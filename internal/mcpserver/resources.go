@@ -15,7 +15,7 @@ import (
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
 )
 
-// Resource URIs (seed 003 §3: playwright:///{type}/{id}). Sessions are
+// Resource URIs (playwright:///{type}/{id}). Sessions are
 // listed; refs are reached through the templates, from the ref_id a tool
 // call returned.
 const (

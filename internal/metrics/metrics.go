@@ -33,6 +33,8 @@ type Sources struct {
 	Breaker func(ctx context.Context) error
 	// DatabaseBytes is the size of the SQLite database.
 	DatabaseBytes func(ctx context.Context) (int64, error)
+	// Nodes lists the browser nodes (PROXY_BROWSER_ENDPOINTS).
+	Nodes func() []proxy.Node
 }
 
 // Metrics is the registry and the call instruments. It implements
@@ -107,6 +109,8 @@ func (m *Metrics) ObserveRefused(tool, code string) {
 type scrape struct {
 	src                            Sources
 	sessions, db, breaker, browser *prometheus.Desc
+	nodeUp, nodeSessions           *prometheus.Desc
+	nodeCapacity, nodeFailures     *prometheus.Desc
 	stats                          map[string]*prometheus.Desc
 }
 
@@ -115,11 +119,15 @@ func newScrape(src Sources) *scrape {
 		return prometheus.NewDesc(namespace+"_"+name, help, labels, nil)
 	}
 	return &scrape{
-		src:      src,
-		sessions: desc("sessions", "Sessions by state.", "state"),
-		db:       desc("database_bytes", "Size of the SQLite database."),
-		breaker:  desc("circuit_breaker_open", "1 while worker starts fail fast."),
-		browser:  desc("browser_crashes_total", "Unplanned exits of the shared browser (each is relaunched)."),
+		src:          src,
+		sessions:     desc("sessions", "Sessions by state.", "state"),
+		db:           desc("database_bytes", "Size of the SQLite database."),
+		breaker:      desc("circuit_breaker_open", "1 while worker starts fail fast."),
+		browser:      desc("browser_crashes_total", "Unplanned exits of the shared browser (each is relaunched)."),
+		nodeUp:       desc("node_up", "1 while a browser node answers its probes; a draining node answers but takes nothing new.", "node", "state"),
+		nodeSessions: desc("node_sessions", "Workers placed on a browser node: sessions and spare workers.", "node"),
+		nodeCapacity: desc("node_capacity", "Sessions a browser node may hold (its endpoint's max=).", "node"),
+		nodeFailures: desc("node_probe_failures_total", "Failed probes of a browser node.", "node"),
 		stats: map[string]*prometheus.Desc{
 			"sessions_created":  desc("sessions_created_total", "Sessions created."),
 			"sessions_evicted":  desc("sessions_evicted_total", "Idle sessions suspended to make room for another."),
@@ -138,6 +146,10 @@ func (s *scrape) Describe(ch chan<- *prometheus.Desc) {
 	ch <- s.db
 	ch <- s.breaker
 	ch <- s.browser
+	ch <- s.nodeUp
+	ch <- s.nodeSessions
+	ch <- s.nodeCapacity
+	ch <- s.nodeFailures
 	for _, d := range s.stats {
 		ch <- d
 	}
@@ -171,6 +183,18 @@ func (s *scrape) Collect(ch chan<- prometheus.Metric) {
 	}
 	if s.src.BrowserCrashes != nil {
 		ch <- prometheus.MustNewConstMetric(s.browser, prometheus.CounterValue, float64(s.src.BrowserCrashes()))
+	}
+	if s.src.Nodes != nil {
+		for _, n := range s.src.Nodes() {
+			up := 0.0
+			if n.State != proxy.NodeDown {
+				up = 1
+			}
+			ch <- prometheus.MustNewConstMetric(s.nodeUp, prometheus.GaugeValue, up, n.ID, string(n.State))
+			ch <- prometheus.MustNewConstMetric(s.nodeSessions, prometheus.GaugeValue, float64(n.Sessions), n.ID)
+			ch <- prometheus.MustNewConstMetric(s.nodeCapacity, prometheus.GaugeValue, float64(n.Capacity), n.ID)
+			ch <- prometheus.MustNewConstMetric(s.nodeFailures, prometheus.CounterValue, float64(n.Failures), n.ID)
+		}
 	}
 	if s.src.Stats != nil {
 		st := s.src.Stats()

@@ -203,25 +203,25 @@ func TestRedact(t *testing.T) {
 	// JSON: escaped forms are masked, image data is not, big images go.
 	big := strings.Repeat("QUFB", 10) // 30 bytes decoded
 	raw := json.RawMessage(`{"content":[{"type":"text","text":"tok a\"b\\c\u003cd\u003e pw hunter2!x"},{"type":"image","mimeType":"image/png","data":"` + big + `"},{"type":"image","mimeType":"image/png","data":"aHVudGVyMiF4"}],"isError":false}`)
-	out := string(p.RedactJSON(raw))
+	out := string(p.Masker().JSON(raw))
 	for _, leak := range []string{"hunter2!x", `a\"b\\c`, big} {
 		if strings.Contains(out, leak) {
-			t.Errorf("RedactJSON kept %q: %s", leak, out)
+			t.Errorf("Masker().JSON kept %q: %s", leak, out)
 		}
 	}
 	for _, want := range []string{"<secret>TOKEN</secret>", "<secret>PASSWORD</secret>", "image omitted: 30 bytes", "aHVudGVyMiF4"} {
 		if !strings.Contains(out, want) {
-			t.Errorf("RedactJSON lacks %q: %s", want, out)
+			t.Errorf("Masker().JSON lacks %q: %s", want, out)
 		}
 	}
 	if !json.Valid([]byte(out)) {
-		t.Errorf("RedactJSON made invalid JSON: %s", out)
+		t.Errorf("Masker().JSON made invalid JSON: %s", out)
 	}
 	clean := json.RawMessage(`{"a":  "nothing secret here"}`)
-	if got := p.RedactJSON(clean); string(got) != string(clean) {
+	if got := p.Masker().JSON(clean); string(got) != string(clean) {
 		t.Errorf("unchanged document was rewritten: %s", got)
 	}
-	if got := string(p.RedactJSON(json.RawMessage(`{"text":"hunter2!x`))); got != `{"text":"<secret>PASSWORD</secret>` {
+	if got := string(p.Masker().JSON(json.RawMessage(`{"text":"hunter2!x`))); got != `{"text":"<secret>PASSWORD</secret>` {
 		t.Errorf("invalid JSON is not masked as text: %s", got)
 	}
 }
@@ -234,8 +234,8 @@ func TestRedactOrder(t *testing.T) {
 	if got := p.Redact("abcdef"); got != "ab<secret>A</secret>" {
 		t.Errorf("Redact = %q, want A masked first though B starts earlier", got)
 	}
-	if got := string(p.RedactJSON(json.RawMessage(`{"abcdef":"abcdef"}`))); got != `{"ab<secret>A</secret>":"ab<secret>A</secret>"}` {
-		t.Errorf("RedactJSON = %s", got)
+	if got := string(p.Masker().JSON(json.RawMessage(`{"abcdef":"abcdef"}`))); got != `{"ab<secret>A</secret>":"ab<secret>A</secret>"}` {
+		t.Errorf("Masker().JSON = %s", got)
 	}
 }
 

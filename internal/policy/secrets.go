@@ -2,9 +2,7 @@ package policy
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"net/url"
 	"os"
@@ -100,19 +98,24 @@ func (p *Policy) Redact(s string) string {
 	return p.masker().String(s)
 }
 
-// RedactJSON masks secrets in every string (and key) of a JSON document and
-// replaces inline images over MaxImageBytes with a text item. It leaves the
-// bytes untouched when nothing changes — the record keeps upstream's answer
-// exactly as received whenever it can — and base64 image data is never
-// masked (that would corrupt the image; images are not text). A document
-// that does not decode is masked as plain text.
-func (p *Policy) RedactJSON(raw json.RawMessage) json.RawMessage {
-	if len(raw) == 0 || (len(p.secrets) == 0 && (p.maxImage == 0 || !bytes.Contains(raw, []byte(`"image"`)))) {
-		return raw
+// Masker masks secrets in text and in every string (and key) of a JSON
+// document, and in a document replaces inline images over MaxImageBytes
+// with a text item. Its JSON leaves the bytes untouched when nothing
+// changes — the record keeps upstream's answer exactly as received
+// whenever it can — and base64 image data is never masked (that would
+// corrupt the image; images are not text). A document that does not decode
+// is masked as plain text. Its fields are nil where the policy has nothing
+// to do, and a caller with values of its own to mask chains them on
+// (redact.Then), so that one walk masks both.
+func (p *Policy) Masker() redact.Redactor {
+	var r redact.Redactor
+	if len(p.secrets) > 0 {
+		r = p.masker()
 	}
-	r := p.masker()
-	r.Media = p.omitImage
-	return r.JSON(raw)
+	if p.maxImage > 0 {
+		r.Media = p.omitImage
+	}
+	return r
 }
 
 // omitImage replaces an image over MaxImageBytes with a text item saying

@@ -1,7 +1,9 @@
-// Package proctest finds processes a test left behind. On Linux it makes the
-// test process a child subreaper, so anything a test starts that loses its
+// Package proctest finds processes a test left behind, and starts and stops
+// proxy-server as a child process (StartServer). On Linux it makes the test
+// process a child subreaper, so anything a test starts that loses its
 // parent is re-parented to the test (not to init) and can be found and
-// reaped. It is test support only and must never be imported by a binary.
+// reaped. It is support for the tests and the bench tool (tools/bench),
+// never imported by a product binary.
 package proctest
 
 import (
@@ -17,7 +19,13 @@ import (
 // Proc is one process seen in /proc.
 type Proc struct {
 	PID, PPID, PGID int
-	Comm            string
+	// Start is the process start time in clock ticks since boot: with the
+	// pid it identifies a process even after its pid is reused.
+	Start uint64
+	Comm  string
+	// CPUSelf is utime+stime, CPUReaped cutime+cstime (the children it
+	// waited for), in clock ticks.
+	CPUSelf, CPUReaped uint64
 }
 
 func (p Proc) String() string {
@@ -27,7 +35,7 @@ func (p Proc) String() string {
 // All lists every process visible in /proc.
 func All() []Proc {
 	entries, _ := os.ReadDir("/proc")
-	var out []Proc
+	out := make([]Proc, 0, len(entries))
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil {
@@ -46,19 +54,30 @@ func Stat(pid int) (Proc, bool) {
 	if err != nil {
 		return Proc{}, false
 	}
+	return ParseStat(pid, b)
+}
+
+// ParseStat parses the content of /proc/PID/stat; ok is false for a zombie
+// or what is not a stat line. comm may hold spaces and parentheses, so it
+// ends at the last ')'.
+func ParseStat(pid int, b []byte) (Proc, bool) {
 	s := string(b)
-	// comm may contain spaces and parentheses: it ends at the last ')'.
 	open, closing := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
 	if open < 0 || closing < open {
 		return Proc{}, false
 	}
 	f := strings.Fields(s[closing+1:])
-	if len(f) < 3 || f[0] == "Z" || f[0] == "X" {
+	// f[0] is field 3 (state), f[1] field 4 (ppid), f[2] field 5 (pgrp),
+	// f[11..14] fields 14-17 (utime stime cutime cstime), f[19] field 22
+	// (starttime).
+	if len(f) < 20 || f[0] == "Z" || f[0] == "X" {
 		return Proc{}, false
 	}
+	u := func(i int) uint64 { n, _ := strconv.ParseUint(f[i], 10, 64); return n }
 	ppid, _ := strconv.Atoi(f[1])
 	pgid, _ := strconv.Atoi(f[2])
-	return Proc{PID: pid, PPID: ppid, PGID: pgid, Comm: s[open+1 : closing]}, true
+	return Proc{PID: pid, PPID: ppid, PGID: pgid, Start: u(19), Comm: s[open+1 : closing],
+		CPUSelf: u(11) + u(12), CPUReaped: u(13) + u(14)}, true
 }
 
 // Alive reports whether pid exists and is not a zombie.

@@ -2,8 +2,16 @@
 
 package proctest
 
-import "errors"
+import (
+	"errors"
+	"syscall"
+)
 
 // BecomeSubreaper is Linux only: elsewhere an orphan goes to init and the
 // leak check does not see it.
 func BecomeSubreaper() error { return errors.New("child subreaper: Linux only") }
+
+// ReapOrphans has nothing to collect outside Linux.
+func ReapOrphans() {}
+
+func serverProcAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }

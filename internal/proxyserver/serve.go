@@ -19,24 +19,18 @@ import (
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/api"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/buildinfo"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/config"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/content"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/mcpserver"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/metrics"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/nodes"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/policy"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/session"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/store"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/toolset"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/ui"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/upstream"
-)
-
-// Set by the linker (-X) in the Makefile: the release version, and the
-// project directory whose node_modules holds the pinned @playwright/mcp, so
-// that installed binaries find it from any working directory.
-var (
-	Version     = "dev"
-	ProjectRoot = ""
 )
 
 // ShutdownBudget bounds a graceful shutdown, from the signal to the last
@@ -126,6 +120,19 @@ func Serve(ctx context.Context, cfg config.Config, opts Options) error {
 	if err != nil {
 		return err
 	}
+	pool, err := startNodes(ctx, cfg, command, log)
+	if err != nil {
+		return err
+	}
+	if pool != nil {
+		pctx, stopProbes := context.WithCancel(context.WithoutCancel(ctx))
+		probing := make(chan struct{})
+		go func() {
+			defer close(probing)
+			pool.Run(pctx)
+		}()
+		defer func() { stopProbes(); <-probing }()
+	}
 	host := upstream.NewHost(upstream.HostConfig{
 		Browser: upstream.BrowserConfig{
 			Executable:     cfg.BrowserExecutable,
@@ -135,6 +142,7 @@ func Serve(ctx context.Context, cfg config.Config, opts Options) error {
 		},
 		RemoteCDPEndpoint: cfg.BrowserCDPEndpoint,
 		PerSession:        cfg.BrowserMode == config.BrowserModePerSession,
+		Nodes:             pool,
 		Worker: upstream.WorkerConfig{
 			Command:   command,
 			ExtraArgs: append(cfg.PlaywrightExtraArgs(), pol.UpstreamArgs()...),
@@ -158,7 +166,7 @@ func Serve(ctx context.Context, cfg config.Config, opts Options) error {
 	// One worker before serving: a command that cannot start fails serve
 	// here, with what the worker said, instead of leaving a server whose
 	// every session fails. The manager gets it as its first worker.
-	spawn, err := startFirstWorker(ctx, host, command, cfg.BrowserCDPEndpoint != "", log)
+	spawn, err := startFirstWorker(ctx, host, command, cfg.BrowserCDPEndpoint != "" || pool != nil, log)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil // asked to stop while starting
@@ -176,6 +184,7 @@ func Serve(ctx context.Context, cfg config.Config, opts Options) error {
 		BrowserCrashes: host.BrowserCrashes,
 		Breaker:        host.CheckCircuitBreaker,
 		DatabaseBytes:  db.SizeBytes,
+		Nodes:          poolList(pool),
 	})
 	mgr = session.New(db, spawn, session.Options{
 		MaxSessions:        cfg.MaxSessions,
@@ -212,10 +221,10 @@ func Serve(ctx context.Context, cfg config.Config, opts Options) error {
 	// /mcp: the bridge's tool surface in-process; each MCP session gets its
 	// own default browser session, and the sessions it creates close when
 	// it ends.
-	mcpHTTP := mcpserver.NewHTTPHandler(mgr, reader, mcpserver.HTTPConfig{Logger: log, Toolsets: groups, Options: []mcpserver.Option{mcpserver.WithVersion(Version)}})
-	handler := api.New(mgr, reader,
+	mcpHTTP := mcpserver.NewHTTPHandler(mgr, reader, mcpserver.HTTPConfig{Logger: log, Toolsets: groups, Options: []mcpserver.Option{mcpserver.WithVersion(buildinfo.Version)}})
+	apiOpts := []api.Option{
 		api.WithLogger(log),
-		api.WithVersion(Version),
+		api.WithVersion(buildinfo.Version),
 		api.WithMaxBodyBytes(cfg.MaxBodyBytes),
 		api.WithHealthCheck("database", db.Ping),
 		api.WithHealthCheck("browser", host.Check),
@@ -231,7 +240,13 @@ func Serve(ctx context.Context, cfg config.Config, opts Options) error {
 		api.WithMount("/metrics", met.Handler()),
 		api.WithMount("/mcp", mcpHTTP),
 		api.WithUI(ui.Handler("/ui/")),
-	)
+	}
+	if pool != nil {
+		apiOpts = append(apiOpts,
+			api.WithNodes(nodes.Service{Pool: pool, Mover: mgr}),
+			api.WithHealthDetail("nodes", func() any { return pool.List() }))
+	}
+	handler := api.New(mgr, reader, apiOpts...)
 
 	silent := newSilentConns()
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, ConnState: silent.track}
@@ -241,7 +256,7 @@ func Serve(ctx context.Context, cfg config.Config, opts Options) error {
 	srv.RegisterOnShutdown(silent.closeAll)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
-	log.Info("proxy-server listening", "addr", ln.Addr().String(), "database", cfg.DatabasePath, "version", Version)
+	log.Info("proxy-server listening", "addr", ln.Addr().String(), "database", cfg.DatabasePath, "version", buildinfo.Version)
 	if opts.OnListen != nil {
 		opts.OnListen(ln.Addr().String())
 	}
@@ -277,8 +292,8 @@ func startFirstWorker(ctx context.Context, host *upstream.Host, command []string
 	defer cancel()
 	w, err := host.Spawn(sctx)
 	switch {
-	case err != nil && remote && errors.Is(err, upstream.ErrNoBrowser):
-		log.Warn("the remote browser (PROXY_BROWSER_CDP_ENDPOINT) does not answer; serving degraded until it does", "err", err)
+	case err != nil && remote && (errors.Is(err, upstream.ErrNoBrowser) || proxy.ErrorCode(err) == proxy.EUNAVAILABLE):
+		log.Warn("the remote browser (PROXY_BROWSER_CDP_ENDPOINT or PROXY_BROWSER_ENDPOINTS) does not answer; serving degraded until it does", "err", err)
 		return &spawner{host: host, log: log}, nil
 	case err != nil:
 		return nil, fmt.Errorf("the @playwright/mcp worker command %q (PROXY_PLAYWRIGHT_MCP_COMMAND) did not start: %w", strings.Join(command, " "), err)
@@ -314,7 +329,7 @@ func workerCommand(cfg config.Config, root string) ([]string, error) {
 // projectDir is the directory whose node_modules holds the pinned
 // @playwright/mcp, "" when none is found; candidates are where it looked.
 func projectDir(root string) (dir string, candidates []string) {
-	for _, r := range []string{root, ProjectRoot} {
+	for _, r := range []string{root, buildinfo.ProjectRoot} {
 		if r != "" {
 			candidates = append(candidates, r)
 		}
@@ -374,4 +389,48 @@ func changesMax(n int) int {
 		return -1
 	}
 	return n
+}
+
+// startNodes builds the pool of browser nodes of PROXY_BROWSER_ENDPOINTS
+// (nil without any) and probes them once, so that the first worker is
+// placed on a node known to answer.
+func startNodes(ctx context.Context, cfg config.Config, command []string, log *slog.Logger) (*nodes.Pool, error) {
+	eps, err := cfg.Nodes()
+	if err != nil || len(eps) == 0 {
+		return nil, err
+	}
+	from, err := upstream.PlaywrightFrom(command)
+	if err != nil {
+		return nil, fmt.Errorf("PROXY_BROWSER_ENDPOINTS: the workers' Playwright version is checked against each node's: %w", err)
+	}
+	version, err := upstream.PlaywrightVersion(from)
+	if err != nil {
+		return nil, fmt.Errorf("PROXY_BROWSER_ENDPOINTS: %w", err)
+	}
+	pool, err := nodes.New(eps, nodes.Config{
+		Prober:       nodes.HTTPProber{Version: version},
+		Interval:     cfg.NodeProbeInterval,
+		QueueTimeout: cfg.NodeQueueTimeout,
+		Logger:       log,
+	})
+	if err != nil {
+		return nil, err
+	}
+	pool.ProbeAll(ctx)
+	up := 0
+	for _, n := range pool.List() {
+		if n.State == proxy.NodeUp {
+			up++
+		}
+	}
+	log.Info("browser nodes", "configured", len(eps), "up", up, "playwright", version)
+	return pool, nil
+}
+
+// poolList is pool.List, or nil without a pool.
+func poolList(pool *nodes.Pool) func() []proxy.Node {
+	if pool == nil {
+		return nil
+	}
+	return pool.List
 }

@@ -16,6 +16,24 @@ type Replacer interface {
 	Replace(s string) string
 }
 
+// Then returns a Replacer that applies a, then b, so that two owners of
+// values to mask share one walk of each document. Either may be nil; the
+// result is nil when both are, so that a Redactor built on it still knows
+// it has nothing to do.
+func Then(a, b Replacer) Replacer {
+	switch {
+	case a == nil:
+		return b
+	case b == nil:
+		return a
+	}
+	return then{a, b}
+}
+
+type then struct{ first, second Replacer }
+
+func (t then) Replace(s string) string { return t.second.Replace(t.first.Replace(s)) }
+
 // Redactor applies a Replacer to text and to JSON documents. The zero
 // options are the ones for masking — keys are masked too, and a document
 // that does not decode is masked as text — so that leaving a field out never
@@ -61,6 +79,11 @@ func (r Redactor) String(s string) string {
 // not escaped, no trailing newline.
 func (r Redactor) JSON(raw json.RawMessage) json.RawMessage {
 	if len(raw) == 0 || (r.Replacer == nil && r.Media == nil) {
+		return raw
+	}
+	if r.Replacer == nil && !bytes.Contains(raw, []byte("mimeType")) && !bytes.Contains(raw, []byte(`\u`)) {
+		// Only a media item could change, and it needs a mimeType key,
+		// which a document without \u escapes cannot hide.
 		return raw
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))

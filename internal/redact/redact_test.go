@@ -82,6 +82,8 @@ func TestJSON(t *testing.T) {
 		{"media hook replaces", dropImages, `[{"type":"image","mimeType":"image/png","data":"QUFB"}]`, `[{"text":"dropped QUFB","type":"text"}]`},
 		{"media hook keeps", dropImages, `[{"type":"audio","mimeType":"audio/wav","data":"hunter22"}]`, same},
 		{"media hook without a replacer", Redactor{Media: dropImages.Media}, `{"type":"image","mimeType":"image/png","data":"QUFB"}`, `{"text":"dropped QUFB","type":"text"}`},
+		{"media hook without a replacer, key escaped", Redactor{Media: dropImages.Media}, `{"type":"image","mime\u0054ype":"image/png","data":"QUFB"}`, `{"text":"dropped QUFB","type":"text"}`},
+		{"media hook without a replacer, no media", Redactor{Media: dropImages.Media}, `{"type":"text","text":"hunter22"}`, same},
 		{"invalid JSON is masked as text", masker, `{"t":"hunter22`, `{"t":"<M1>`},
 		{"invalid JSON kept", revealer, `{"t":"<P>`, same},
 		// Only the first value decodes; what follows it goes when the
@@ -101,5 +103,22 @@ func TestJSON(t *testing.T) {
 				t.Errorf("JSON(%s) (-want +got):\n%s", tc.in, diff)
 			}
 		})
+	}
+}
+
+func TestThen(t *testing.T) {
+	first := strings.NewReplacer("hunter22", "<M1>")
+	second := strings.NewReplacer("<M1>", "<again>", "cred", "<C>")
+	if got := Then(first, second).Replace("hunter22 cred"); got != "<again> <C>" {
+		t.Errorf("Then(first, second) = %q, want the second applied to the first's output", got)
+	}
+	if Then(nil, nil) != nil {
+		t.Error("Then(nil, nil) is not nil: a Redactor built on it would walk every document")
+	}
+	if got := Then(nil, second).Replace("cred"); got != "<C>" {
+		t.Errorf("Then(nil, second) = %q", got)
+	}
+	if got := Then(first, nil).Replace("hunter22"); got != "<M1>" {
+		t.Errorf("Then(first, nil) = %q", got)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/catalog"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/content"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/redact"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/toolset"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/upstream"
 )
@@ -27,8 +28,9 @@ import (
 // writes the request row, forwards, and records the failure
 // (recordFailure) or the answer: buildRecord turns it into rows and a
 // result, record writes them. Validate is the same refusal without a
-// session. The session steps a call shares with resume (acquire,
-// ensureWorker, release) stay with the session registry in manager.go.
+// session. The session steps a call shares with resume live with the
+// session's lifecycle (acquire, release: lifecycle.go) and its supervision
+// (ensureWorker: supervisor.go).
 
 // Call forwards a tool call to the session's worker and records it.
 //
@@ -97,7 +99,7 @@ func (m *Manager) call(ctx context.Context, req proxy.CallRequest) (*proxy.CallR
 		return nil, -1, err
 	}
 
-	if _, err := m.ensureWorker(ctx, l); err != nil {
+	if _, err := m.sup.ensureWorker(ctx, l); err != nil {
 		return nil, -1, err
 	}
 	restored := l.takeRestored()
@@ -113,7 +115,7 @@ func (m *Manager) call(ctx context.Context, req proxy.CallRequest) (*proxy.CallR
 	recCtx := context.WithoutCancel(ctx)
 	// The record gets the arguments with secrets masked; the worker gets
 	// them as they are (it has to type the real password).
-	request := &proxy.Request{RefID: refID, SessionID: l.id, ToolName: req.Tool, Params: m.maskCredentialsJSON(m.opts.Policy.RedactJSON(params)), Timestamp: started}
+	request := &proxy.Request{RefID: refID, SessionID: l.id, ToolName: req.Tool, Params: m.redaction().doc(params), Timestamp: started}
 	var requestWritten chan error
 	if req.RequestID == "" {
 		// A ref_id we made cannot be taken already, so nothing can refuse
@@ -144,7 +146,7 @@ func (m *Manager) call(ctx context.Context, req proxy.CallRequest) (*proxy.CallR
 		return nil, 0, m.recordFailure(recCtx, l, refID, finished, callErr)
 	}
 	if !tool.ReadOnly {
-		m.markDirty(l)
+		m.sup.markDirty(l)
 	}
 
 	res, stored, err := m.record(recCtx, l, refID, req.Tool, fwd, raw, finished, req.Changes)
@@ -310,8 +312,8 @@ func (m *Manager) forward(ctx context.Context, l *live, tool string, params json
 		return raw, err
 	}
 	m.log.WarnContext(ctx, "session worker was gone before the call reached it; sending the call to a new worker", "session_id", l.id, "worker_pid", l.worker.PID())
-	m.workerLost(l)
-	if _, err := m.ensureWorker(ctx, l); err != nil {
+	m.sup.workerLost(l)
+	if _, err := m.sup.ensureWorker(ctx, l); err != nil {
 		return nil, err
 	}
 	callCtx, cancel = context.WithTimeout(ctx, m.opts.CallTimeout)
@@ -330,6 +332,9 @@ func (m *Manager) recordFailure(ctx context.Context, l *live, refID string, at t
 			Suggestion: "Retry, or check that the page responds; the browser state may have changed."}
 	case errors.Is(callErr, context.Canceled):
 		perr = &proxy.Error{Code: proxy.ETIMEOUT, Message: "the caller cancelled the tool call", Retryable: true}
+	case errors.Is(callErr, upstream.ErrNodeDown):
+		perr = &proxy.Error{Code: proxy.EUNAVAILABLE, Message: "the session's browser node went down during the call; it was not replayed", Retryable: true,
+			Suggestion: "Retry: the session comes back on another node with its saved state (element refs will be stale)."}
 	case errors.Is(callErr, upstream.ErrWorkerExited):
 		perr = &proxy.Error{Code: proxy.EUNAVAILABLE, Message: "the browser worker died during the call; it was not replayed", Retryable: true,
 			Suggestion: "Retry: the next call starts a fresh worker for this session (element refs will be stale)."}
@@ -350,12 +355,12 @@ func (m *Manager) recordFailure(ctx context.Context, l *live, refID string, at t
 		default:
 		}
 		if dead {
-			m.workerLost(l)
-			m.restartSoon(l)
+			m.sup.workerLost(l)
+			m.sup.restartSoon(l)
 		}
 	}
 	// Upstream error text can quote the call's arguments.
-	perr.Message = m.maskCredentials(m.opts.Policy.Redact(perr.Message))
+	perr.Message = m.redaction().text(perr.Message)
 	resp := &proxy.Response{RefID: refID, Status: proxy.StatusError, ErrorMessage: perr.Message, Timestamp: at}
 	if err := m.store.InsertResponse(ctx, resp, nil, nil); err != nil {
 		m.log.ErrorContext(ctx, "recording failed call", "session_id", l.id, "ref_id", refID, "err", err)
@@ -524,27 +529,29 @@ func buildRecord(in recordInput) recordOutput {
 	return rec
 }
 
-// redaction is what keeps secrets out of the record and the answer: text
-// and doc mask a string and a JSON document, and images over maxImage bytes
-// (0: no limit) are not kept, imageOmitted saying so.
+// redaction is what keeps secrets out of the record and the answer: mask
+// masks strings and JSON documents, and images over maxImage bytes (0: no
+// limit) are not kept, imageOmitted saying so.
 type redaction struct {
-	text         func(string) string
-	doc          func(json.RawMessage) json.RawMessage
+	mask         redact.Redactor
 	maxImage     int64
 	imageOmitted func(size int) string
 }
 
-// redaction masks the secrets of the policy (PROXY_SECRETS_FILE), then the
-// credentials of the vault (typed through placeholders).
+// redaction is the one masking of everything recorded or returned: the
+// secrets of the policy (PROXY_SECRETS_FILE), then the credentials of the
+// vault (typed through placeholders), in one walk of each document.
 func (m *Manager) redaction() redaction {
 	p := m.opts.Policy
-	return redaction{
-		text:         func(s string) string { return m.maskCredentials(p.Redact(s)) },
-		doc:          func(raw json.RawMessage) json.RawMessage { return m.maskCredentialsJSON(p.RedactJSON(raw)) },
-		maxImage:     p.MaxImageBytes(),
-		imageOmitted: p.ImageOmitted,
-	}
+	mask := p.Masker()
+	vault, _ := m.creds.redactors()
+	mask.Replacer = redact.Then(mask.Replacer, vault.Replacer)
+	return redaction{mask: mask, maxImage: p.MaxImageBytes(), imageOmitted: p.ImageOmitted}
 }
+
+func (r redaction) text(s string) string { return r.mask.String(s) }
+
+func (r redaction) doc(raw json.RawMessage) json.RawMessage { return r.mask.JSON(raw) }
 
 // record masks secrets in everything a response row and its console rows
 // hold, and drops images over the size limit. It reports the size of the

@@ -180,24 +180,3 @@ func (m *Manager) revealCredentials(params json.RawMessage) json.RawMessage {
 	_, revealer := m.creds.redactors()
 	return revealer.JSON(params)
 }
-
-// maskCredentials replaces every known credential value in s — as typed, as
-// escaped inside JSON text, and URL-escaped — with its placeholder, longest
-// value first. It is for text (snapshots, console lines, titles, URLs); a
-// JSON document goes through maskCredentialsJSON, since a replacement in
-// raw JSON could start inside an escape sequence ("\n" + "abcd…") and
-// corrupt it.
-func (m *Manager) maskCredentials(s string) string {
-	masker, _ := m.creds.redactors()
-	return masker.String(s)
-}
-
-// maskCredentialsJSON masks credential values in every string and key of a
-// JSON document (an upstream result, a call's params), leaving base64 image
-// and blob data alone (masking would corrupt an image, and images are not
-// text). The bytes come back unchanged when nothing was masked, and a
-// document that does not decode is masked as text.
-func (m *Manager) maskCredentialsJSON(raw json.RawMessage) json.RawMessage {
-	masker, _ := m.creds.redactors()
-	return masker.JSON(raw)
-}

@@ -14,7 +14,9 @@ import (
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
 )
 
-func vaultManager() *Manager { return &Manager{log: slog.New(slog.DiscardHandler)} }
+func vaultManager() *Manager {
+	return &Manager{log: slog.New(slog.DiscardHandler), opts: Options{Policy: openPolicy{}}}
+}
 
 var placeholderRE = regexp.MustCompile(`^<secret>(cred_[0-9a-f]{16})</secret>$`)
 
@@ -150,12 +152,12 @@ func TestMaskCredentials(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, m.maskCredentials(tc.in)); diff != "" {
-				t.Errorf("maskCredentials(%q) (-want +got):\n%s", tc.in, diff)
+			if diff := cmp.Diff(tc.want, m.redaction().text(tc.in)); diff != "" {
+				t.Errorf("redaction().text(%q) (-want +got):\n%s", tc.in, diff)
 			}
 		})
 	}
-	if got := vaultManager().maskCredentials("hunter22"); got != "hunter22" {
+	if got := vaultManager().redaction().text("hunter22"); got != "hunter22" {
 		t.Errorf("an empty vault masked %q", got)
 	}
 }
@@ -184,13 +186,13 @@ func TestMaskCredentialsJSON(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := m.maskCredentialsJSON(json.RawMessage(tc.in))
+			got := m.redaction().doc(json.RawMessage(tc.in))
 			if raw, ok := tc.want.(string); ok {
 				if raw == same {
 					raw = tc.in
 				}
 				if string(got) != raw {
-					t.Errorf("maskCredentialsJSON(%s) = %s, want %s", tc.in, got, raw)
+					t.Errorf("redaction().doc(%s) = %s, want %s", tc.in, got, raw)
 				}
 				return
 			}
@@ -224,7 +226,7 @@ func TestCredentialVaultDropsTheOldest(t *testing.T) {
 	if got := reveal(first); got != `{"t":"value-0000"}` {
 		t.Errorf("a credential added again was dropped as old: %s", got)
 	}
-	if got := m.maskCredentials("value-0001 value-0000"); got != "value-0001 "+first {
+	if got := m.redaction().text("value-0001 value-0000"); got != "value-0001 "+first {
 		t.Errorf("mask after eviction = %q, want only the kept value masked", got)
 	}
 }
@@ -246,7 +248,7 @@ func TestCredentialVaultConcurrency(t *testing.T) {
 				if got := string(m.revealCredentials(json.RawMessage(`"` + p + `"`))); got != `"`+v+`"` {
 					t.Errorf("reveal %s = %s", p, got)
 				}
-				if got := m.maskCredentials("x " + v); got != "x "+p {
+				if got := m.redaction().text("x " + v); got != "x "+p {
 					t.Errorf("mask %s = %s", v, got)
 				}
 			}

@@ -42,7 +42,7 @@ func TestHungSpareIsKilledAndReplaced(t *testing.T) {
 	waitFor(t, "the first spare", func() bool { return len(sp.all()) == 1 })
 	hung := sp.all()[0]
 	waitFor(t, "the hung spare killed", hung.killed.Load)
-	waitFor(t, "a second spare in the pool", func() bool { return len(sp.all()) == 2 && len(m.pool) == 1 })
+	waitFor(t, "a second spare in the pool", func() bool { return len(sp.all()) == 2 && len(m.pool.ready) == 1 })
 	s, err := m.CreateSession(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -72,7 +72,7 @@ func TestHandOutCheckSkipsHungSpare(t *testing.T) {
 			sp := &fakeSpawner{t: t}
 			firstHangs(sp, tc.ping) // before the pool's first spawn
 			m, _ := newManagerWith(t, sp, Options{WarmPool: 1, handOutPing: 10 * time.Millisecond})
-			waitFor(t, "the spare in the pool", func() bool { return len(m.pool) == 1 })
+			waitFor(t, "the spare in the pool", func() bool { return len(m.pool.ready) == 1 })
 			hung := sp.all()[0]
 			s, err := m.CreateSession(ctx)
 			if err != nil {
@@ -110,7 +110,7 @@ func TestHandOutCheckGivenUpSparesWorker(t *testing.T) {
 		}
 	}
 	m, _ := newManagerWith(t, sp, Options{WarmPool: 1}) // after prepare: the pool spawns at once
-	waitFor(t, "the spare in the pool", func() bool { return len(m.pool) == 1 })
+	waitFor(t, "the spare in the pool", func() bool { return len(m.pool.ready) == 1 })
 	spare := sp.all()[0]
 	go func() {
 		<-pinged

@@ -5,7 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"sync"
 	"time"
+
+	"github.com/google/uuid"
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
 )
@@ -15,6 +18,9 @@ const (
 	saveStateTimeout    = 15 * time.Second
 	restoreStateTimeout = 30 * time.Second
 	shutdownCloseBudget = 5 * time.Second
+	// evictLockWait bounds how long an eviction or idle suspension waits
+	// for a session held by a state save or a restart (not by a call).
+	evictLockWait = 5 * time.Second
 )
 
 // ShutdownStopReserve is the part of a shutdown's budget kept for stopping
@@ -23,74 +29,210 @@ const (
 // that long before the deadline, however long they would take otherwise.
 const ShutdownStopReserve = 3 * time.Second
 
+// The lifecycle of a session, in the order this file follows it. A create
+// reserves one of the MaxSessions live slots (evicting the least recently
+// used idle session when they are all taken) and gets a worker. Every call
+// acquires the session's live handle; a session without one (suspended, or
+// left by an earlier server) is revived into a fresh worker with its saved
+// state. A session idle past IdleTimeout, evicted, or live at shutdown is
+// suspended: its state saved, its worker stopped, its handle retired. One
+// whose worker dies too often is put in the error state by the supervisor
+// until an explicit resume. A close is final; the history stays readable.
+
+// Create starts a new isolated session.
+func (m *Manager) CreateSession(ctx context.Context) (*proxy.Session, error) {
+	if err := m.checkOpen(); err != nil {
+		return nil, err
+	}
+	if err := m.reserve(ctx); err != nil {
+		return nil, err
+	}
+	w, err := m.pool.get(ctx)
+	if err != nil {
+		m.reg.unreserve()
+		return nil, err
+	}
+	now := m.opts.Now().UTC()
+	owner, _ := proxy.ClientFrom(ctx)
+	s := &proxy.Session{ID: uuid.NewString(), CreatedAt: now, LastActivity: now, State: proxy.SessionActive, Metadata: json.RawMessage(`{}`), Owner: owner}
+	if err := m.store.CreateSession(ctx, s); err != nil {
+		m.reg.unreserve()
+		m.pool.put(w)
+		return nil, fmt.Errorf("recording new session: %w", err)
+	}
+	l := &live{id: s.ID, owner: owner, sem: make(chan struct{}, 1), hadWorker: true, lastActivity: now}
+	l.sem <- struct{}{} // nobody can see l yet; assign wants the lock held
+	m.sup.assign(l, w)
+	l.unlock()
+	m.reg.fill(l)
+	m.stats.created.Add(1)
+	m.log.Info("session created", "session_id", s.ID, "worker_pid", w.PID())
+	return m.withExpiry(s), nil
+}
+
 // reserve takes one of the MaxSessions live slots, suspending the least
-// recently used idle session when they are all taken. A session with a call
-// in flight is never evicted: when every session is busy the answer is
-// MAX_SESSIONS_REACHED.
+// recently used idle session when they are all taken.
 func (m *Manager) reserve(ctx context.Context) error {
-	// Each pass either takes a free slot or evicts one session; a bounded
-	// number of passes stops a create from chasing slots that concurrent
-	// creates keep taking.
-	const passes = 3
-	for pass := 0; ; pass++ {
-		m.mu.Lock()
-		if len(m.live)+m.reserved < m.opts.MaxSessions {
-			m.reserved++
-			m.mu.Unlock()
-			return nil
+	return m.reg.reserve(func(l *live) bool {
+		if !m.trySuspend(ctx, l, "evicted to make room") {
+			return false
 		}
-		if pass == passes {
-			m.mu.Unlock()
-			break
+		m.stats.evicted.Add(1)
+		return true
+	})
+}
+
+// Get returns one session the caller may see (proxy.CanSee).
+func (m *Manager) GetSession(ctx context.Context, id string) (*proxy.Session, error) {
+	if err := validID(id); err != nil {
+		return nil, err
+	}
+	s, err := m.session(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return m.withExpiry(s), nil
+}
+
+// session reads a session from the store for the caller of ctx: one that
+// belongs to another client is SESSION_NOT_FOUND, word for word as an
+// unknown id, so no answer tells the two apart.
+func (m *Manager) session(ctx context.Context, id string) (*proxy.Session, error) {
+	s, err := m.store.GetSession(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if !proxy.CanSee(ctx, s.Owner) {
+		return nil, proxy.SessionNotFound(id)
+	}
+	return s, nil
+}
+
+// List returns every session the caller may see, newest first.
+func (m *Manager) ListSessions(ctx context.Context) ([]*proxy.Session, error) {
+	all, err := m.store.ListSessions(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ss := all[:0]
+	for _, s := range all {
+		if proxy.CanSee(ctx, s.Owner) {
+			ss = append(ss, m.withExpiry(s))
 		}
-		victims := m.idleByAge()
-		m.mu.Unlock()
-		evicted := false
-		for _, v := range victims {
-			if m.trySuspend(ctx, v, "evicted to make room") {
-				m.stats.evicted.Add(1)
-				evicted = true
-				break
+	}
+	sort.SliceStable(ss, func(i, j int) bool { return ss[i].CreatedAt.After(ss[j].CreatedAt) })
+	return ss, nil
+}
+
+// withExpiry fills the derived fields of s. For a live session the
+// in-memory activity time is the truth (the idle sweeper goes by it; the
+// stored one is written when a call ends).
+func (m *Manager) withExpiry(s *proxy.Session) *proxy.Session {
+	if l := m.reg.get(s.ID); l != nil {
+		l.mu.Lock()
+		s.LastActivity = l.lastActivity.UTC()
+		w := l.current
+		l.mu.Unlock()
+		if w != nil {
+			s.WorkerPID, s.RSSBytes, s.Node = w.PID(), w.RSS(), nodeOf(w)
+		}
+		left := l.restartsLeft(m.opts.Now())
+		s.RestartsLeft = &left
+	}
+	if m.opts.IdleTimeout > 0 && (s.State == proxy.SessionActive || s.State == proxy.SessionSuspended) {
+		s.ExpiresAt = s.LastActivity.Add(m.opts.IdleTimeout)
+	}
+	return s
+}
+
+// acquire returns the session's live handle with its lock held.
+func (m *Manager) acquire(ctx context.Context, id string) (*live, error) {
+	if err := validID(id); err != nil {
+		return nil, err
+	}
+	for {
+		l := m.reg.get(id)
+		if l == nil {
+			var err error
+			if l, err = m.revive(ctx, id); err != nil {
+				return nil, withSessionID(err, id)
 			}
 		}
-		if !evicted {
-			break
+		if !proxy.CanSee(ctx, l.owner) {
+			return nil, withSessionID(proxy.SessionNotFound(id), id)
 		}
+		// Counted before waiting: a session with a call queued is busy, so
+		// neither eviction nor a background save takes it from under the call.
+		l.enter()
+		if err := l.lock(ctx); err != nil {
+			l.leave(m.opts.Now())
+			return nil, err
+		}
+		if l.retired {
+			l.unlock()
+			l.leave(m.opts.Now())
+			continue // closed, suspended or failed meanwhile: re-read its state
+		}
+		return l, nil
 	}
-	return &proxy.Error{Code: proxy.EMAXSESSIONS,
-		Message:    fmt.Sprintf("all %d live sessions are busy; none can be suspended to make room", m.opts.MaxSessions),
-		Retryable:  true,
-		Suggestion: "Retry when a call finishes, or close a session you no longer need (close_session).",
-		Details:    map[string]any{"max_sessions": m.opts.MaxSessions}}
 }
 
-func (m *Manager) unreserve() {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.reserved--
+// release ends what acquire began and saves the session's browser state in
+// the background if the call may have changed it.
+func (m *Manager) release(l *live) {
+	l.unlock()
+	// The activity time is when the call ends.
+	l.leave(m.opts.Now())
+	m.sup.saveSoon(l)
 }
 
-// idleByAge lists live sessions without a call in flight, least recently
-// used first. The caller holds m.mu.
-func (m *Manager) idleByAge() []*live {
-	type aged struct {
-		l  *live
-		at time.Time
+// revive makes a live handle for a known session that has none (suspended,
+// or left by an earlier server): it resumes in a fresh worker, in a slot of
+// its own.
+func (m *Manager) revive(ctx context.Context, id string) (*live, error) {
+	unlock := m.reg.transition(id)
+	defer unlock()
+	if l := m.reg.get(id); l != nil {
+		return l, nil // revived meanwhile
 	}
-	var idle []aged
-	for _, l := range m.live {
-		l.mu.Lock()
-		if l.calls == 0 {
-			idle = append(idle, aged{l, l.lastActivity})
-		}
-		l.mu.Unlock()
+	s, err := m.session(ctx, id)
+	if err != nil {
+		return nil, err
 	}
-	sort.Slice(idle, func(i, j int) bool { return idle[i].at.Before(idle[j].at) })
-	out := make([]*live, len(idle))
-	for i, a := range idle {
-		out[i] = a.l
+	if err := stateErr(s); err != nil {
+		return nil, err
 	}
-	return out
+	if err := m.reserve(ctx); err != nil {
+		return nil, err
+	}
+	l := &live{id: id, owner: s.Owner, sem: make(chan struct{}, 1), hadWorker: true, lastActivity: m.opts.Now()}
+	if md := sessionMetadata(s.Metadata); md.LastURL != "" {
+		l.lastPage.URL = md.LastURL
+	}
+	m.reg.fill(l)
+	return l, nil
+}
+
+type sessionMeta struct {
+	LastURL string `json:"last_url"`
+}
+
+func sessionMetadata(raw json.RawMessage) sessionMeta {
+	var md sessionMeta
+	_ = json.Unmarshal(raw, &md) // metadata is advisory; absent fields stay empty
+	return md
+}
+
+func stateErr(s *proxy.Session) error {
+	switch s.State {
+	case proxy.SessionClosed:
+		e := proxy.Errorf(proxy.ESESSIONCLOSED, "session %s is closed", s.ID)
+		e.Details = map[string]any{"session_id": s.ID}
+		return e
+	case proxy.SessionError:
+		return failedErr(s.ID)
+	}
+	return nil
 }
 
 // trySuspend suspends l unless a call holds or awaits it; it reports
@@ -123,7 +265,7 @@ func (m *Manager) suspendLocked(ctx context.Context, l *live, reason string) {
 	ctx = context.WithoutCancel(ctx) // the record of the suspend is always written
 	if w := l.worker; w != nil {
 		sctx, cancel := context.WithTimeout(budget, saveStateTimeout)
-		m.saveState(sctx, l, w)
+		m.sup.saveState(sctx, l, w)
 		cancel()
 		if reason == reasonShutdown {
 			m.closeBrowser(budget, w)
@@ -138,16 +280,13 @@ func (m *Manager) suspendLocked(ctx context.Context, l *live, reason string) {
 		stopWorker(stop, w, m.log)
 	}
 	l.retired = true
-	// The stored state changes before the handle leaves m.live, so whoever
-	// finds the handle gone reads "suspended" and revives it properly.
+	// The stored state changes before the handle leaves the registry, so
+	// whoever finds the handle gone reads "suspended" and revives it
+	// properly.
 	if err := m.store.UpdateSessionState(ctx, l.id, proxy.SessionSuspended); err != nil {
 		m.log.Warn("marking session suspended", "session_id", l.id, "err", err)
 	}
-	m.mu.Lock()
-	if m.live[l.id] == l {
-		delete(m.live, l.id)
-	}
-	m.mu.Unlock()
+	m.reg.remove(l)
 	m.log.Info("session suspended", "session_id", l.id, "reason", reason)
 }
 
@@ -198,43 +337,10 @@ func (m *Manager) suspendIdle(ctx context.Context) {
 		case <-t.C:
 		}
 		cutoff := m.opts.Now().Add(-m.opts.IdleTimeout)
-		m.mu.Lock()
-		var stale []*live
-		for _, l := range m.idleByAge() {
-			l.mu.Lock()
-			old := l.lastActivity.Before(cutoff)
-			l.mu.Unlock()
-			if old {
-				stale = append(stale, l)
-			}
-		}
-		m.mu.Unlock()
-		for _, l := range stale {
+		for _, l := range m.reg.idleSince(cutoff) {
 			m.trySuspend(ctx, l, "idle")
 		}
 	}
-}
-
-// restore gives a fresh worker the session's last saved state. A failure
-// is logged, not returned: the session still works, with a fresh browser
-// context, and the caller already reports restored=true.
-func (m *Manager) restore(ctx context.Context, l *live, w Worker) {
-	state, savedAt, err := m.store.LoadSessionState(ctx, l.id)
-	if err != nil {
-		m.log.Warn("loading session state", "session_id", l.id, "err", err)
-		return
-	}
-	if state == nil {
-		m.log.Info("session resumed without saved state", "session_id", l.id, "state", proxy.SessionActive, "worker_pid", w.PID())
-		return
-	}
-	rctx, cancel := context.WithTimeout(ctx, restoreStateTimeout)
-	defer cancel()
-	if err := w.RestoreState(rctx, state); err != nil {
-		m.log.Warn("restoring session state", "session_id", l.id, "err", err)
-		return
-	}
-	m.log.Info("session state restored", "session_id", l.id, "state", proxy.SessionActive, "worker_pid", w.PID(), "saved_at", savedAt)
 }
 
 // ResumeSession brings a suspended session back into a worker now, rather than on
@@ -251,7 +357,7 @@ func (m *Manager) ResumeSession(ctx context.Context, id string) (*proxy.Session,
 	if err != nil {
 		return nil, false, err
 	}
-	_, err = m.ensureWorker(ctx, l)
+	_, err = m.sup.ensureWorker(ctx, l)
 	restored := l.takeRestored()
 	m.release(l)
 	if err != nil {
@@ -264,15 +370,11 @@ func (m *Manager) ResumeSession(ctx context.Context, id string) (*proxy.Session,
 // unfail makes a session in the error state resumable again: an explicit
 // resume is the user asking to try once more.
 func (m *Manager) unfail(ctx context.Context, id string) error {
-	if err := validID(id); err != nil {
-		return err
-	}
-	unlock := m.transition(id)
-	defer unlock()
-	s, err := m.session(ctx, id)
+	s, unlock, err := m.transition(ctx, id)
 	if err != nil {
 		return err
 	}
+	defer unlock()
 	if s.State != proxy.SessionError {
 		return nil
 	}
@@ -280,5 +382,108 @@ func (m *Manager) unfail(ctx context.Context, id string) error {
 		return fmt.Errorf("resuming failed session: %w", err)
 	}
 	m.log.Info("failed session resumed explicitly", "session_id", id)
+	return nil
+}
+
+// transition takes the transition lock of id (registry.transition) and
+// reads the session for the caller of ctx; once err is nil the caller
+// holds the lock and calls unlock.
+func (m *Manager) transition(ctx context.Context, id string) (s *proxy.Session, unlock func(), err error) {
+	if err := validID(id); err != nil {
+		return nil, nil, err
+	}
+	unlock = m.reg.transition(id)
+	if s, err = m.session(ctx, id); err != nil {
+		unlock()
+		return nil, nil, err
+	}
+	return s, unlock, nil
+}
+
+// Close stops a session's worker; its history stays readable.
+func (m *Manager) CloseSession(ctx context.Context, id string) error {
+	// The transition lock keeps a concurrent resume from bringing the
+	// session back between our look-up and the state change.
+	s, unlock, err := m.transition(ctx, id)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if s.State == proxy.SessionClosed {
+		return nil
+	}
+	l := m.reg.get(id)
+	var w Worker
+	if l != nil {
+		if err := l.lock(ctx); err != nil {
+			return err
+		}
+		defer l.unlock()
+		w = l.worker
+		l.setWorker(nil)
+		l.retired = true
+	}
+	// The stored state changes before the handle leaves the registry, so
+	// whoever finds the handle gone reads "closed".
+	if err := m.store.UpdateSessionState(context.WithoutCancel(ctx), id, proxy.SessionClosed); err != nil {
+		return fmt.Errorf("recording session close: %w", err)
+	}
+	if l != nil {
+		m.reg.remove(l)
+	}
+	if w != nil {
+		closeWorker(w, m.log)
+	}
+	m.log.Info("session closed", "session_id", id)
+	return nil
+}
+
+// Shutdown stops every worker and the pool. Sessions that were live are left
+// suspended: their history stays and a later call resumes them.
+func (m *Manager) Shutdown(ctx context.Context) error {
+	m.mu.Lock()
+	if m.shutdown {
+		m.mu.Unlock()
+		return nil
+	}
+	m.shutdown = true
+	m.pool.close()
+	m.mu.Unlock()
+	lives := m.reg.all()
+	m.stop()
+	m.bg.Wait()
+
+	var wg sync.WaitGroup
+	for _, l := range lives {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// Wait for the call in flight, but not into the part of the
+			// budget kept for stopping the worker; then save the state so
+			// the session resumes after a restart.
+			lctx, cancel := shutdownBudget(ctx)
+			err := l.lock(lctx)
+			cancel()
+			if err == nil {
+				if !l.retired {
+					m.suspendLocked(ctx, l, reasonShutdown)
+				}
+				l.unlock()
+				return
+			}
+			if w := l.currentWorker(); w != nil {
+				stopWorker(ctx, w, m.log)
+			}
+			if err := m.store.UpdateSessionState(context.WithoutCancel(ctx), l.id, proxy.SessionSuspended); err != nil {
+				m.log.Warn("suspending session at shutdown", "session_id", l.id, "err", err)
+			}
+		}()
+	}
+	for _, w := range m.pool.drain() {
+		wg.Add(1)
+		go func() { defer wg.Done(); stopWorker(ctx, w, m.log) }()
+	}
+	wg.Wait()
+	m.sup.endTasks()
 	return nil
 }

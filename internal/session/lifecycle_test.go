@@ -178,9 +178,7 @@ func TestResumeIsExplicitAndIdempotent(t *testing.T) {
 	m, sp, _ := newManager(t, Options{})
 	s, _ := m.CreateSession(ctx)
 	navigate(t, m, s.ID, "http://127.0.0.1/r")
-	m.mu.Lock()
-	l := m.live[s.ID]
-	m.mu.Unlock()
+	l := m.reg.get(s.ID)
 	if !m.trySuspend(ctx, l, "test") {
 		t.Fatal("could not suspend an idle session")
 	}

@@ -3,24 +3,28 @@
 // call (request row before forwarding, response row after). It never talks to
 // HTTP or MCP clients and never parses SQL; it must never hold a store
 // transaction open while a worker is called.
+//
+// Manager is the package's service (proxy.SessionService), composed of
+// parts each with one job: the registry of live sessions, their slots and
+// which of them are idle (registry.go); the warm pool, where every worker
+// comes from (pool.go); and the supervisor, which keeps the workers under
+// sessions alive and their browser state saved (supervisor.go). A
+// session's lifecycle reads top to bottom in lifecycle.go, a tool call's
+// path in call.go.
 package session
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
-	"sort"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/catalog"
-	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/content"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/toolset"
 )
 
@@ -133,79 +137,29 @@ type Options struct {
 	pingTimeout time.Duration
 }
 
-// Manager maps session ids to live workers and records every call.
+// Manager maps session ids to live workers and records every call. It owns
+// what the parts share: the store, the options, the counters, and the end
+// of background work at Shutdown.
 type Manager struct {
-	opts    Options
-	store   Store
-	spawner Spawner
-	log     *slog.Logger
+	opts  Options
+	store Store
+	log   *slog.Logger
 
-	mu       sync.Mutex
-	live     map[string]*live
-	reserved int // slots promised to creates and resumes in progress
+	reg  *registry   // the live sessions
+	pool *pool       // where workers come from
+	sup  *supervisor // what keeps the live sessions' workers alive
 
-	transitions map[string]*transitionLock
-	tools       []proxy.Tool
-	discovery   *toolDiscovery // the worker start learning tools, if any
-	shutdown    bool
-	// tasksEnding: Shutdown waits for the background tasks; no more start.
-	tasksEnding bool
-
-	pool     chan Worker
-	poolKick chan struct{}
-	// spares are the workers in pool, with their pings (guarded by mu). A
-	// worker is in spares before it enters the pool and leaves it when
-	// taken out: whoever removes it owns it.
-	spares map[Worker]*spare
-	// spareLost: the ping loop dropped a spare that is still in pool.
-	spareLost atomic.Bool
+	mu        sync.Mutex
+	discovery *toolDiscovery // the worker start learning tools, if any
+	shutdown  bool
 
 	upstream chan struct{} // admission to upstream calls; nil: unbounded
 	stop     context.CancelFunc
 	done     <-chan struct{} // closed by Shutdown: background work ends
 	bg       sync.WaitGroup  // pool filler and idle sweeper
-	tasks    sync.WaitGroup  // watchers, restarts, pings, state saves
 	stats    stats
 	catalog  *catalog.Catalog // the tools calls are resolved and checked against
 	creds    credentials      // values typed through placeholders, never recorded
-}
-
-// live is a session that may have a worker. sem serialises everything that
-// touches the worker: calls on one page must not interleave, and a close must
-// wait for the call in flight.
-type live struct {
-	id    string
-	owner proxy.ClientID // never changes
-	sem   chan struct{}
-
-	// Guarded by sem.
-	worker    Worker
-	hadWorker bool
-	retired   bool // closed, suspended or failed: this handle is out of m.live
-	// lastPage is the session's page as its last call saw it: its URL is
-	// the session's last_url, its snapshot what the next call's changes are
-	// measured against (none when its refs no longer hold: a new worker).
-	lastPage content.Page
-	crashed  bool // the worker died under the session
-	// restored: a new worker got the saved state and no call has said so
-	// yet (a background restart cannot tell anyone itself).
-	restored bool
-	diedAt   time.Time // when it was noticed
-	// excused: the worker was lost with the shared browser, through no
-	// fault of its own or its page's; its restart uses none of the budget.
-	excused bool
-
-	// Guarded by mu, readable without waiting for a call in flight.
-	mu           sync.Mutex
-	lastActivity time.Time
-	quietSince   time.Time // wall clock of the last call's end (Options.Now may be fake)
-	calls        int       // calls in flight or waiting for sem: the session is busy
-	current      Worker
-	dirty        bool // browser state may have changed since the last save
-	saving       bool // a background save is scheduled or running
-	pinging      bool
-	pingFailures int
-	restarts     []time.Time // replacements after crashes of its own, for the budget
 }
 
 // New returns a Manager and starts its warm pool. Close it with Shutdown.
@@ -240,127 +194,33 @@ func New(store Store, spawner Spawner, opts Options) *Manager {
 		sem = make(chan struct{}, opts.MaxConcurrentCalls)
 	}
 	m := &Manager{
-		opts:        opts,
-		store:       store,
-		spawner:     spawner,
-		log:         opts.Logger,
-		live:        make(map[string]*live),
-		transitions: make(map[string]*transitionLock),
-		pool:        make(chan Worker, max(opts.WarmPool, 1)),
-		spares:      make(map[Worker]*spare),
-		poolKick:    make(chan struct{}, 1),
-		upstream:    sem,
-		stop:        cancel,
-		done:        ctx.Done(),
+		opts:     opts,
+		store:    store,
+		log:      opts.Logger,
+		reg:      newRegistry(opts.MaxSessions),
+		upstream: sem,
+		stop:     cancel,
+		done:     ctx.Done(),
 	}
-	m.spawner = spawnTracker{Spawner: spawner, stats: &m.stats, now: opts.Now} // for CheckWorkers
+	tracked := spawnTracker{Spawner: spawner, stats: &m.stats, now: opts.Now} // for CheckWorkers
+	m.pool = newPool(opts.WarmPool, opts.handOutPing, tracked, &m.stats, opts.Logger)
+	m.sup = &supervisor{opts: opts, store: store, log: opts.Logger, stats: &m.stats, reg: m.reg, pool: m.pool, done: m.done}
 	m.catalog = catalog.New(m.upstreamTools, opts.Policy, opts.Toolset, opts.Logger)
 	if opts.WarmPool > 0 {
 		m.bg.Add(1)
-		go m.fillPool(ctx)
+		go func() {
+			defer m.bg.Done()
+			m.pool.fill(ctx)
+		}()
 	}
 	if opts.IdleTimeout > 0 {
 		m.bg.Add(1)
 		go m.suspendIdle(ctx)
 	}
 	if opts.PingInterval > 0 {
-		m.tasks.Add(1)
-		go m.pingLoop(opts.PingInterval)
+		m.sup.goTask(func() { m.sup.pingLoop(opts.PingInterval) })
 	}
 	return m
-}
-
-// fillPool keeps WarmPool initialised workers ready so that a create does not
-// wait for a process start.
-func (m *Manager) fillPool(ctx context.Context) {
-	defer m.bg.Done()
-	backoff := time.Second
-	for {
-		m.dropDeadSpares()
-		if len(m.pool) < m.opts.WarmPool {
-			w, err := m.spawner.Spawn(ctx)
-			if err != nil {
-				if ctx.Err() != nil {
-					return
-				}
-				m.log.Warn("warm pool spawn failed", "err", err, "retry_in", backoff)
-				select {
-				case <-ctx.Done():
-					return
-				case <-time.After(backoff):
-				}
-				backoff = min(backoff*2, 30*time.Second)
-				continue
-			}
-			backoff = time.Second
-			m.noteTools(w)
-			m.addSpare(w)
-			select {
-			case m.pool <- w:
-				m.log.Debug("spare worker ready", "worker_pid", w.PID())
-				continue
-			default:
-				m.takeSpare(w)
-				closeWorker(w, m.log)
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-m.poolKick:
-		}
-	}
-}
-
-// worker returns a ready worker: a warm one that answers a ping if any,
-// else a fresh spawn.
-func (m *Manager) worker(ctx context.Context) (Worker, error) {
-	for {
-		select {
-		case w := <-m.pool:
-			m.kickPool()
-			if !m.takeSpare(w) {
-				continue // its pings failed: the ping loop is killing it
-			}
-			select {
-			case <-w.Done():
-				continue // died while waiting in the pool
-			default:
-			}
-			if m.answers(ctx, w) {
-				return w, nil
-			}
-			if err := ctx.Err(); err != nil {
-				m.putSpare(w) // the caller gave up; the worker may be fine
-				return nil, fmt.Errorf("waiting for a warm browser worker: %w", err)
-			}
-			continue
-		default:
-		}
-		m.kickPool()
-		w, err := m.spawner.Spawn(ctx)
-		if err != nil {
-			return nil, &proxy.Error{Code: proxy.EUNAVAILABLE, Message: "starting a browser worker failed: " + err.Error(), Retryable: true,
-				Suggestion: "Retry in a few seconds; if it persists check GET /health."}
-		}
-		m.noteTools(w)
-		return w, nil
-	}
-}
-
-func (m *Manager) kickPool() {
-	select {
-	case m.poolKick <- struct{}{}:
-	default:
-	}
-}
-
-func (m *Manager) noteTools(w Worker) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.tools == nil {
-		m.tools = w.Tools()
-	}
 }
 
 // Tools is the tool catalogue for the groups ctx selects. Upstream's part
@@ -388,8 +248,7 @@ type toolDiscovery struct {
 // never be learned. The worker then goes to the pool.
 func (m *Manager) upstreamTools(ctx context.Context) ([]proxy.Tool, error) {
 	m.mu.Lock()
-	if m.tools != nil {
-		tools := m.tools
+	if tools := m.pool.knownTools(); tools != nil {
 		m.mu.Unlock()
 		return tools, nil
 	}
@@ -397,12 +256,9 @@ func (m *Manager) upstreamTools(ctx context.Context) ([]proxy.Tool, error) {
 	if d == nil {
 		d = &toolDiscovery{done: make(chan struct{})}
 		m.discovery = d
-		if m.tasksEnding {
+		if !m.sup.goTask(func() { m.discoverTools(d) }) {
 			d.err = errShuttingDown()
 			close(d.done)
-		} else {
-			m.tasks.Add(1)
-			go m.discoverTools(d)
 		}
 	}
 	m.mu.Unlock()
@@ -415,13 +271,10 @@ func (m *Manager) upstreamTools(ctx context.Context) ([]proxy.Tool, error) {
 	if d.err != nil {
 		return nil, d.err
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.tools, nil
+	return m.pool.knownTools(), nil
 }
 
 func (m *Manager) discoverTools(d *toolDiscovery) {
-	defer m.tasks.Done()
 	ctx, cancel := context.WithTimeout(context.Background(), toolDiscoveryLimit)
 	defer cancel()
 	go func() { // Shutdown ends the start
@@ -431,66 +284,15 @@ func (m *Manager) discoverTools(d *toolDiscovery) {
 		case <-ctx.Done():
 		}
 	}()
-	w, err := m.worker(ctx)
+	w, err := m.pool.get(ctx)
 	if err == nil {
-		m.putSpare(w)
+		m.pool.put(w)
 	}
 	m.mu.Lock()
 	d.err = err
 	m.discovery = nil // a failed start is tried again by the next caller
 	m.mu.Unlock()
 	close(d.done)
-}
-
-// putSpare returns an unused worker to the pool, or stops it when full.
-func (m *Manager) putSpare(w Worker) {
-	m.mu.Lock()
-	down := m.shutdown
-	m.mu.Unlock()
-	if !down {
-		m.addSpare(w)
-		select {
-		case m.pool <- w:
-			return
-		default:
-			m.takeSpare(w)
-		}
-	}
-	closeWorker(w, m.log)
-}
-
-// Create starts a new isolated session.
-func (m *Manager) CreateSession(ctx context.Context) (*proxy.Session, error) {
-	if err := m.checkOpen(); err != nil {
-		return nil, err
-	}
-	if err := m.reserve(ctx); err != nil {
-		return nil, err
-	}
-	w, err := m.worker(ctx)
-	if err != nil {
-		m.unreserve()
-		return nil, err
-	}
-	now := m.opts.Now().UTC()
-	owner, _ := proxy.ClientFrom(ctx)
-	s := &proxy.Session{ID: uuid.NewString(), CreatedAt: now, LastActivity: now, State: proxy.SessionActive, Metadata: json.RawMessage(`{}`), Owner: owner}
-	if err := m.store.CreateSession(ctx, s); err != nil {
-		m.unreserve()
-		m.putSpare(w)
-		return nil, fmt.Errorf("recording new session: %w", err)
-	}
-	l := &live{id: s.ID, owner: owner, sem: make(chan struct{}, 1), hadWorker: true, lastActivity: now}
-	l.sem <- struct{}{} // nobody can see l yet; assign wants the lock held
-	m.assign(l, w)
-	l.unlock()
-	m.mu.Lock()
-	m.live[s.ID] = l
-	m.reserved--
-	m.mu.Unlock()
-	m.stats.created.Add(1)
-	m.log.Info("session created", "session_id", s.ID, "worker_pid", w.PID())
-	return m.withExpiry(s), nil
 }
 
 func (m *Manager) checkOpen() error {
@@ -507,346 +309,6 @@ func errShuttingDown() error {
 		Suggestion: "Retry once the server is back."}
 }
 
-// withExpiry fills the derived fields of s. For a live session the
-// in-memory activity time is the truth (the idle sweeper goes by it; the
-// stored one is written when a call ends).
-func (m *Manager) withExpiry(s *proxy.Session) *proxy.Session {
-	m.mu.Lock()
-	l := m.live[s.ID]
-	m.mu.Unlock()
-	if l != nil {
-		l.mu.Lock()
-		s.LastActivity = l.lastActivity.UTC()
-		w := l.current
-		l.mu.Unlock()
-		if w != nil {
-			s.WorkerPID, s.RSSBytes = w.PID(), w.RSS()
-		}
-		left := l.restartsLeft(m.opts.Now())
-		s.RestartsLeft = &left
-	}
-	if m.opts.IdleTimeout > 0 && (s.State == proxy.SessionActive || s.State == proxy.SessionSuspended) {
-		s.ExpiresAt = s.LastActivity.Add(m.opts.IdleTimeout)
-	}
-	return s
-}
-
-// Get returns one session the caller may see (proxy.CanSee).
-func (m *Manager) GetSession(ctx context.Context, id string) (*proxy.Session, error) {
-	if err := validID(id); err != nil {
-		return nil, err
-	}
-	s, err := m.session(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	return m.withExpiry(s), nil
-}
-
-// session reads a session from the store for the caller of ctx: one that
-// belongs to another client is SESSION_NOT_FOUND, word for word as an
-// unknown id, so no answer tells the two apart.
-func (m *Manager) session(ctx context.Context, id string) (*proxy.Session, error) {
-	s, err := m.store.GetSession(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	if !proxy.CanSee(ctx, s.Owner) {
-		return nil, proxy.SessionNotFound(id)
-	}
-	return s, nil
-}
-
-// List returns every session the caller may see, newest first.
-func (m *Manager) ListSessions(ctx context.Context) ([]*proxy.Session, error) {
-	all, err := m.store.ListSessions(ctx)
-	if err != nil {
-		return nil, err
-	}
-	ss := all[:0]
-	for _, s := range all {
-		if proxy.CanSee(ctx, s.Owner) {
-			ss = append(ss, m.withExpiry(s))
-		}
-	}
-	sort.SliceStable(ss, func(i, j int) bool { return ss[i].CreatedAt.After(ss[j].CreatedAt) })
-	return ss, nil
-}
-
-// Close stops a session's worker; its history stays readable.
-func (m *Manager) CloseSession(ctx context.Context, id string) error {
-	if err := validID(id); err != nil {
-		return err
-	}
-	// The transition lock keeps a concurrent resume from bringing the
-	// session back between our look-up and the state change.
-	unlock := m.transition(id)
-	defer unlock()
-	s, err := m.session(ctx, id)
-	if err != nil {
-		return err
-	}
-	if s.State == proxy.SessionClosed {
-		return nil
-	}
-	m.mu.Lock()
-	l := m.live[id]
-	m.mu.Unlock()
-	var w Worker
-	if l != nil {
-		if err := l.lock(ctx); err != nil {
-			return err
-		}
-		defer l.unlock()
-		w = l.worker
-		l.setWorker(nil)
-		l.retired = true
-	}
-	// The stored state changes before the handle leaves m.live, so whoever
-	// finds the handle gone reads "closed".
-	if err := m.store.UpdateSessionState(context.WithoutCancel(ctx), id, proxy.SessionClosed); err != nil {
-		return fmt.Errorf("recording session close: %w", err)
-	}
-	if l != nil {
-		m.mu.Lock()
-		if m.live[id] == l {
-			delete(m.live, id)
-		}
-		m.mu.Unlock()
-	}
-	if w != nil {
-		closeWorker(w, m.log)
-	}
-	m.log.Info("session closed", "session_id", id)
-	return nil
-}
-
-// transition serialises the lifecycle changes of one session id that do not
-// go through its live handle (a close or a resume of a session without a
-// worker). It returns the unlock function.
-func (m *Manager) transition(id string) func() {
-	m.mu.Lock()
-	t := m.transitions[id]
-	if t == nil {
-		t = &transitionLock{}
-		m.transitions[id] = t
-	}
-	t.refs++
-	m.mu.Unlock()
-	t.mu.Lock()
-	return func() {
-		t.mu.Unlock()
-		m.mu.Lock()
-		if t.refs--; t.refs == 0 {
-			delete(m.transitions, id)
-		}
-		m.mu.Unlock()
-	}
-}
-
-type transitionLock struct {
-	mu   sync.Mutex
-	refs int // guarded by Manager.mu
-}
-
-// acquire returns the session's live handle with its lock held.
-func (m *Manager) acquire(ctx context.Context, id string) (*live, error) {
-	if err := validID(id); err != nil {
-		return nil, err
-	}
-	for {
-		m.mu.Lock()
-		l := m.live[id]
-		m.mu.Unlock()
-		if l == nil {
-			var err error
-			if l, err = m.revive(ctx, id); err != nil {
-				return nil, withSessionID(err, id)
-			}
-		}
-		if !proxy.CanSee(ctx, l.owner) {
-			return nil, withSessionID(proxy.SessionNotFound(id), id)
-		}
-		// Counted before waiting: a session with a call queued is busy, so
-		// neither eviction nor a background save takes it from under the call.
-		l.enter()
-		if err := l.lock(ctx); err != nil {
-			l.leave(m.opts.Now())
-			return nil, err
-		}
-		if l.retired {
-			l.unlock()
-			l.leave(m.opts.Now())
-			continue // closed, suspended or failed meanwhile: re-read its state
-		}
-		return l, nil
-	}
-}
-
-// release ends what acquire began and saves the session's browser state in
-// the background if the call may have changed it.
-func (m *Manager) release(l *live) {
-	l.unlock()
-	// The activity time is when the call ends.
-	l.leave(m.opts.Now())
-	m.saveSoon(l)
-}
-
-// revive makes a live handle for a known session that has none (suspended,
-// or left by an earlier server): it resumes in a fresh worker, in a slot of
-// its own.
-func (m *Manager) revive(ctx context.Context, id string) (*live, error) {
-	unlock := m.transition(id)
-	defer unlock()
-	m.mu.Lock()
-	l := m.live[id]
-	m.mu.Unlock()
-	if l != nil {
-		return l, nil // revived meanwhile
-	}
-	s, err := m.session(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	if err := stateErr(s); err != nil {
-		return nil, err
-	}
-	if err := m.reserve(ctx); err != nil {
-		return nil, err
-	}
-	l = &live{id: id, owner: s.Owner, sem: make(chan struct{}, 1), hadWorker: true, lastActivity: m.opts.Now()}
-	if md := sessionMetadata(s.Metadata); md.LastURL != "" {
-		l.lastPage.URL = md.LastURL
-	}
-	m.mu.Lock()
-	m.live[id] = l
-	m.reserved--
-	m.mu.Unlock()
-	return l, nil
-}
-
-// ensureWorker gives l a live worker; it reports whether the session's
-// browser state had to start afresh (old element refs are stale).
-func (m *Manager) ensureWorker(ctx context.Context, l *live) (restored bool, err error) {
-	if l.worker != nil {
-		select {
-		case <-l.worker.Done():
-			m.log.WarnContext(ctx, "session worker had exited; replacing it", "session_id", l.id, "worker_pid", l.worker.PID())
-			m.workerLost(l)
-		default:
-			return false, nil
-		}
-	}
-	if l.crashed {
-		if err := m.allowRestart(ctx, l); err != nil {
-			return false, err
-		}
-	}
-	w, err := m.worker(ctx)
-	if err != nil {
-		return false, err
-	}
-	m.assign(l, w)
-	l.crashed, l.excused = false, false
-	l.clearPings()
-	if err := m.store.UpdateSessionState(ctx, l.id, proxy.SessionActive); err != nil {
-		m.log.WarnContext(ctx, "marking session active", "session_id", l.id, "err", err)
-	}
-	restored = l.hadWorker
-	l.hadWorker = true
-	if restored {
-		m.restore(ctx, l, w)
-		l.restored = true
-		m.stats.restored.Add(1)
-	}
-	return restored, nil
-}
-
-type sessionMeta struct {
-	LastURL string `json:"last_url"`
-}
-
-func sessionMetadata(raw json.RawMessage) sessionMeta {
-	var md sessionMeta
-	_ = json.Unmarshal(raw, &md) // metadata is advisory; absent fields stay empty
-	return md
-}
-
-func stateErr(s *proxy.Session) error {
-	switch s.State {
-	case proxy.SessionClosed:
-		e := proxy.Errorf(proxy.ESESSIONCLOSED, "session %s is closed", s.ID)
-		e.Details = map[string]any{"session_id": s.ID}
-		return e
-	case proxy.SessionError:
-		return failedErr(s.ID)
-	}
-	return nil
-}
-
-// Shutdown stops every worker and the pool. Sessions that were live are left
-// suspended: their history stays and a later call resumes them.
-func (m *Manager) Shutdown(ctx context.Context) error {
-	m.mu.Lock()
-	if m.shutdown {
-		m.mu.Unlock()
-		return nil
-	}
-	m.shutdown = true
-	lives := make([]*live, 0, len(m.live))
-	for _, l := range m.live {
-		lives = append(lives, l)
-	}
-	m.mu.Unlock()
-	m.stop()
-	m.bg.Wait()
-
-	var wg sync.WaitGroup
-	for _, l := range lives {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			// Wait for the call in flight, but not into the part of the
-			// budget kept for stopping the worker; then save the state so
-			// the session resumes after a restart.
-			lctx, cancel := shutdownBudget(ctx)
-			err := l.lock(lctx)
-			cancel()
-			if err == nil {
-				if !l.retired {
-					m.suspendLocked(ctx, l, reasonShutdown)
-				}
-				l.unlock()
-				return
-			}
-			if w := l.currentWorker(); w != nil {
-				stopWorker(ctx, w, m.log)
-			}
-			if err := m.store.UpdateSessionState(context.WithoutCancel(ctx), l.id, proxy.SessionSuspended); err != nil {
-				m.log.Warn("suspending session at shutdown", "session_id", l.id, "err", err)
-			}
-		}()
-	}
-	for {
-		select {
-		case w := <-m.pool:
-			wg.Add(1)
-			go func() { defer wg.Done(); stopWorker(ctx, w, m.log) }()
-			continue
-		default:
-		}
-		break
-	}
-	wg.Wait()
-	// Watchers, pings and saves end on m.done; a restart in progress ends
-	// once its spawn does. None starts from here on (goTask).
-	m.mu.Lock()
-	m.tasksEnding = true
-	m.mu.Unlock()
-	m.tasks.Wait()
-	return nil
-}
-
 func closeWorker(w Worker, log *slog.Logger) { stopWorker(context.Background(), w, log) }
 
 // stopWorker stops w within ctx, and 8 s at most: a ctx about to end cuts
@@ -860,119 +322,15 @@ func stopWorker(ctx context.Context, w Worker, log *slog.Logger) {
 	}
 }
 
-func (l *live) lock(ctx context.Context) error {
-	select {
-	case l.sem <- struct{}{}:
-		return nil
-	case <-ctx.Done():
-		return &proxy.Error{Code: proxy.ETIMEOUT, Message: "timed out waiting for the session's previous call to finish", Retryable: true,
-			Details: map[string]any{"session_id": l.id}}
+// killWorker stops a worker that answers nothing at once: the polite steps
+// of a stop (stdin closed, SIGTERM, each waited for) would only delay its
+// replacement.
+func killWorker(w Worker, log *slog.Logger) {
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Second)
+	defer cancel()
+	if err := w.Kill(ctx); err != nil {
+		log.Warn("killing worker", "worker_pid", w.PID(), "err", err)
 	}
-}
-
-func (l *live) unlock() { <-l.sem }
-
-// currentWorker reads the worker without waiting for a call in flight.
-func (l *live) currentWorker() Worker {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.current
-}
-
-// setWorker replaces the worker; the caller holds sem.
-func (l *live) setWorker(w Worker) {
-	l.worker = w
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.current = w
-}
-
-// takeRestored reports, once, that the session's worker was replaced and
-// given the saved state. The caller holds sem.
-func (l *live) takeRestored() bool {
-	r := l.restored
-	l.restored = false
-	return r
-}
-
-// enter counts a call that wants the session.
-func (l *live) enter() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.calls++
-}
-
-// leave ends what enter began.
-func (l *live) leave(now time.Time) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.calls--
-	l.lastActivity = now
-	l.quietSince = time.Now()
-}
-
-// busy reports whether a call is in flight or queued.
-func (l *live) busy() bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.calls > 0
-}
-
-// lockWithin takes sem, waiting at most d: eviction waits for a state save
-// or a restart, never for a call (it checks busy first and again after).
-func (l *live) lockWithin(d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case l.sem <- struct{}{}:
-		return true
-	case <-t.C:
-		return false
-	}
-}
-
-func (l *live) doneSaving() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.saving = false
-}
-
-// startPing reports whether a ping may start now: not while a call is in
-// flight (busy is not dead) nor while the last ping is outstanding.
-func (l *live) startPing() bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.calls > 0 || l.pinging {
-		return false
-	}
-	l.pinging = true
-	return true
-}
-
-func (l *live) endPing() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.pinging = false
-}
-
-// pingResult counts a ping's outcome; a failure while a call started
-// meanwhile does not count. It returns the consecutive failures and
-// whether the worker is fine.
-func (l *live) pingResult(err error) (int, bool) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if err == nil || l.calls > 0 {
-		l.pingFailures = 0
-		return 0, true
-	}
-	l.pingFailures++
-	return l.pingFailures, false
-}
-
-func (l *live) clearPings() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.pingFailures = 0
 }
 
 // withSessionID names the session in a proxy error's details (the model

@@ -347,7 +347,7 @@ func TestWarmPoolRefillsAfterCreate(t *testing.T) {
 	// exactly want workers were ever spawned; the pooled one is the last.
 	pooled := func(what string, want int) *fakeWorker {
 		t.Helper()
-		waitFor(t, what, func() bool { return len(m.pool) == 1 })
+		waitFor(t, what, func() bool { return len(m.pool.ready) == 1 })
 		spawned := sp.all()
 		if len(spawned) != want {
 			t.Fatalf("%s: %d workers spawned, want %d", what, len(spawned), want)

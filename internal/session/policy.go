@@ -1,9 +1,8 @@
 package session
 
 import (
-	"encoding/json"
-
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/catalog"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/redact"
 )
 
 // Policy is what the proxy enforces on calls whatever upstream does (real:
@@ -17,9 +16,11 @@ type Policy interface {
 	// The catalogue consults it: ToolEnabled false hides a tool, CheckCall
 	// refuses a call, Redact masks secrets in text.
 	catalog.Policy
-	// RedactJSON masks secrets in a JSON document (and drops inline images
-	// over MaxImageBytes), returning it unchanged when there is nothing to do.
-	RedactJSON(raw json.RawMessage) json.RawMessage
+	// Masker masks the secrets in text and JSON documents, and in a document
+	// replaces inline images over MaxImageBytes; the manager chains the
+	// credential vault's values onto it (redact.Then), so that one walk
+	// masks both.
+	Masker() redact.Redactor
 	// MaxImageBytes is the largest image kept; 0 is no limit.
 	MaxImageBytes() int64
 	// ImageOmitted is the message that stands in for an image over the limit.
@@ -29,6 +30,6 @@ type Policy interface {
 // openPolicy allows everything and masks nothing (no Options.Policy).
 type openPolicy struct{ catalog.Open }
 
-func (openPolicy) RedactJSON(raw json.RawMessage) json.RawMessage { return raw }
-func (openPolicy) MaxImageBytes() int64                           { return 0 }
-func (openPolicy) ImageOmitted(int) string                        { return "" }
+func (openPolicy) Masker() redact.Redactor { return redact.Redactor{} }
+func (openPolicy) MaxImageBytes() int64    { return 0 }
+func (openPolicy) ImageOmitted(int) string { return "" }

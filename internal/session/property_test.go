@@ -208,9 +208,7 @@ func (h *propHarness) get(id string) *proxy.Session {
 // suspend calls trySuspend on the session's live handle, as the idle
 // sweeper and eviction do; false when it has none.
 func (h *propHarness) suspend(id string) bool {
-	h.m.mu.Lock()
-	l := h.m.live[id]
-	h.m.mu.Unlock()
+	l := h.m.reg.get(id)
 	if l == nil {
 		return false
 	}
@@ -220,20 +218,21 @@ func (h *propHarness) suspend(id string) bool {
 }
 
 func (h *propHarness) liveState() (ids map[string]bool, reserved int) {
-	h.m.mu.Lock()
-	defer h.m.mu.Unlock()
-	ids = make(map[string]bool, len(h.m.live))
-	for id := range h.m.live {
+	r := h.m.reg
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ids = make(map[string]bool, len(r.live))
+	for id := range r.live {
 		ids[id] = true
 	}
-	return ids, h.m.reserved
+	return ids, r.reserved
 }
 
 // transitions counts the per-id transition locks held or waited for.
 func (h *propHarness) transitions() int {
-	h.m.mu.Lock()
-	defer h.m.mu.Unlock()
-	return len(h.m.transitions)
+	h.m.reg.mu.Lock()
+	defer h.m.reg.mu.Unlock()
+	return len(h.m.reg.transitions)
 }
 
 func (h *propHarness) worker(pid int) *fakeWorker {
@@ -253,7 +252,7 @@ func (h *propHarness) heldWorkers() int {
 			open++
 		}
 	}
-	return open - len(h.m.pool)
+	return open - len(h.m.pool.ready)
 }
 
 // pending is a call held inside its worker.
@@ -586,7 +585,7 @@ func TestPropCloseRacingCallsLeavesSessionClosed(tt *testing.T) {
 		g := h.get(target)
 		live, reserved := h.liveState()
 		if g.State != proxy.SessionClosed || live[target] || g.WorkerPID != 0 {
-			t.Fatalf("after Close raced %v: state=%s worker=%d in m.live=%v, want closed, no worker, no live slot",
+			t.Fatalf("after Close raced %v: state=%s worker=%d live=%v, want closed, no worker, no live slot",
 				ops, g.State, g.WorkerPID, live[target])
 		}
 		if reserved != 0 {
@@ -1243,9 +1242,7 @@ func TestPropExpiresAtIsWhenIdleSweeperSuspends(tt *testing.T) {
 				if g.State != proxy.SessionActive {
 					continue
 				}
-				h.m.mu.Lock()
-				l := h.m.live[id]
-				h.m.mu.Unlock()
+				l := h.m.reg.get(id)
 				if l == nil {
 					t.Fatalf("after %s: active session %s has no live handle", op, id)
 				}

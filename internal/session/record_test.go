@@ -16,6 +16,7 @@ import (
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/content"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/redact"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/toolset"
 )
 
@@ -57,11 +58,7 @@ func recordedAnswer(t *testing.T, name string) (raw json.RawMessage, dir string)
 
 // openRedaction masks nothing and keeps every image, as with no policy and
 // an empty vault.
-var openRedaction = redaction{
-	text:         func(s string) string { return s },
-	doc:          func(raw json.RawMessage) json.RawMessage { return raw },
-	imageOmitted: func(int) string { return "" },
-}
+var openRedaction = redaction{imageOmitted: func(int) string { return "" }}
 
 // programAnswer is upstream's answer to the program of one of the proxy's
 // own tools: the program's result, then the code it ran, which quotes the
@@ -228,7 +225,7 @@ func TestBuildRecord(t *testing.T) {
 		in: recordInput{
 			tool: "browser_take_screenshot", fwd: forwarded{tool: "browser_take_screenshot", params: json.RawMessage(`{}`)},
 			redact: redaction{
-				text: openRedaction.text, doc: openRedaction.doc, maxImage: 1000,
+				maxImage:     1000,
 				imageOmitted: func(size int) string { return fmt.Sprintf("[image of %d bytes omitted]", size) },
 			},
 			changesMax: DefaultChangesMax,
@@ -291,11 +288,9 @@ func TestBuildRecord(t *testing.T) {
 // answer, and in the page the next call is measured against.
 func TestBuildRecordMasksAllItKeeps(t *testing.T) {
 	secrets := []string{"Hello probe", "Probe Page", "error line"}
-	mask := func(s string) string {
-		for _, v := range secrets {
-			s = strings.ReplaceAll(s, v, "[masked]")
-		}
-		return s
+	var pairs []string
+	for _, v := range secrets {
+		pairs = append(pairs, v, "[masked]")
 	}
 	raw, dir := recordedAnswer(t, "00_navigate.json")
 	got := buildRecord(recordInput{
@@ -303,7 +298,7 @@ func TestBuildRecordMasksAllItKeeps(t *testing.T) {
 		fwd: forwarded{tool: "browser_navigate", params: json.RawMessage(`{"url":"http://127.0.0.1:8765/index.html"}`)},
 		raw: raw, outputDir: dir, at: time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC), changes: true,
 		redact: redaction{
-			text: mask, doc: func(raw json.RawMessage) json.RawMessage { return json.RawMessage(mask(string(raw))) },
+			mask:         redact.Redactor{Replacer: strings.NewReplacer(pairs...)},
 			imageOmitted: openRedaction.imageOmitted,
 		},
 		changesMax: DefaultChangesMax,

@@ -1,20 +1,18 @@
 package session
 
-// Property-based tests (pgregory.net/rapid, 100 runs each) of seed 001's
-// properties as they apply to the proxy's own browser tools (toolset):
+// Property-based tests (pgregory.net/rapid, 100 runs each) of the proxy's
+// invariants as they apply to its own browser tools (toolset):
 //
 //   - a session id that names no session is SESSION_NOT_FOUND, naming the
-//     session, for every tool the server lists (seed properties 4 and 14);
+//     session, for every tool the server lists;
 //   - arguments reach the tool's program byte for byte as data, the code
 //     around them never changes, and the record keeps them once (the
-//     program's echo is scrubbed); a successful action reports success
-//     (property 6);
-//   - a successful navigate reports url, title and status (property 5);
+//     program's echo is scrubbed); a successful action reports success;
+//   - a successful navigate reports url, title and status;
 //   - every failure has a documented code, a message, retryable, a
-//     suggestion and the session; different failures have different codes
-//     (properties 13, 14, 15);
+//     suggestion and the session; different failures have different codes;
 //   - PROXY_TOOLSETS is honoured: exactly the selected groups are listed and
-//     callable (property "configuration is honoured").
+//     callable.
 //
 // The worker is the fake of manager_test.go offering browser_run_code_unsafe;
 // it decodes each program's argument blob the way the program itself does.

@@ -44,7 +44,14 @@ type BrowserConfig struct {
 	// TMPDIR of the browser and its helpers) is made; "" means
 	// os.TempDir(). Close removes that directory.
 	TempDir string
-	Logger  *slog.Logger
+	// ServerAddr is the host:port a browser server (LaunchBrowserServer)
+	// listens on; "" means a free port on 127.0.0.1. A browser node that
+	// other machines' proxies reach listens on a routable address.
+	ServerAddr string
+	// ServerPath is the browser server's WebSocket path; "" means a
+	// random one, which no one who was not told it can guess.
+	ServerPath string
+	Logger     *slog.Logger
 }
 
 // executable is the configured browser binary, or the one FindBrowser finds.

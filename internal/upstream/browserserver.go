@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -145,11 +147,18 @@ func LaunchBrowserServer(ctx context.Context, cfg BrowserConfig, node, from stri
 		logger.Warn("starting Chromium directly: its --disable-features list replaces Playwright's", "err", err)
 		launcher = exe
 	}
+	host, port, err := serverAddr(cfg.ServerAddr)
+	if err != nil {
+		return fail(err)
+	}
 	conf, err := json.Marshal(map[string]any{
 		"executable":  launcher,
 		"headless":    cfg.Headless,
 		"args":        append(chromiumFlags(cfg), cfg.ExtraArgs...),
 		"resolveFrom": from,
+		"host":        host,
+		"port":        port,
+		"wsPath":      cfg.ServerPath,
 	})
 	if err != nil {
 		return fail(err)
@@ -214,11 +223,52 @@ func LaunchBrowserServer(ctx context.Context, cfg BrowserConfig, node, from stri
 	if err != nil {
 		return nil, err
 	}
-	if !strings.HasPrefix(h.Endpoint, "ws://127.0.0.1:") {
+	if !strings.HasPrefix(h.Endpoint, "ws://") {
 		b.closeAfterFailedStart(ctx)
 		return nil, fmt.Errorf("browser server announced an unexpected endpoint %q", h.Endpoint)
 	}
 	b.playwright, b.browserPID = h.Endpoint, h.BrowserPID
 	b.logger.Info("browser server started", "endpoint", b.playwright, "browser_pid", b.browserPID, "executable", exe, "took", time.Since(started).Round(time.Millisecond))
 	return b, nil
+}
+
+// serverAddr splits a browser server's listen address; "" is a free port on
+// 127.0.0.1.
+func serverAddr(addr string) (host string, port int, err error) {
+	if addr == "" {
+		return "127.0.0.1", 0, nil
+	}
+	h, p, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", 0, fmt.Errorf("browser server address %q: %w", addr, err)
+	}
+	n, err := strconv.Atoi(p)
+	if err != nil || n < 0 || n > 65535 {
+		return "", 0, fmt.Errorf("browser server address %q: bad port", addr)
+	}
+	if h == "" {
+		h = "0.0.0.0"
+	}
+	return h, n, nil
+}
+
+// PlaywrightVersion is the version of the playwright-core node resolves from
+// dir (PlaywrightFrom): the client version the workers announce to a
+// browser server, which refuses another minor version.
+func PlaywrightVersion(dir string) (string, error) {
+	for d := dir; ; d = filepath.Dir(d) {
+		data, err := os.ReadFile(filepath.Join(d, "node_modules", "playwright-core", "package.json"))
+		if err == nil {
+			var pkg struct {
+				Version string `json:"version"`
+			}
+			if err := json.Unmarshal(data, &pkg); err != nil || pkg.Version == "" {
+				return "", fmt.Errorf("playwright-core's package.json in %s: no version", d)
+			}
+			return pkg.Version, nil
+		}
+		if filepath.Dir(d) == d {
+			return "", fmt.Errorf("from %s: %w", dir, ErrNoPlaywright)
+		}
+	}
 }

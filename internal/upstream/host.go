@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/clock"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/nodes"
 )
 
 // HostConfig configures a Host.
@@ -26,6 +27,9 @@ type HostConfig struct {
 	RemoteCDPEndpoint string
 	// PerSession makes each worker launch its own browser.
 	PerSession bool
+	// Nodes, when set, places every worker on a remote browser node of
+	// the pool instead of a browser of ours; the host launches none.
+	Nodes *nodes.Pool
 	// ShareOverCDP makes the shared browser a plain Chromium that workers
 	// reach over CDP, as with a remote endpoint, instead of running it
 	// under a Playwright browser server. It is the fallback when the worker
@@ -117,6 +121,9 @@ type Host struct {
 	// runtimeDir holds keep-group.js for per-session workers.
 	runtimeDir string
 	preload    string
+	// nodeLost has a channel per browser node with workers on it, closed
+	// when that node goes down (Nodes only).
+	nodeLost map[string]chan struct{}
 }
 
 // browserExit is what /health says about a browser that died on its own.
@@ -157,6 +164,10 @@ func NewHost(cfg HostConfig) *Host {
 		stopLife:  stop,
 	}
 	h.launchBrowser = h.launch
+	if cfg.Nodes != nil {
+		h.nodeLost = map[string]chan struct{}{}
+		cfg.Nodes.OnDown(h.nodeDown)
+	}
 	return h
 }
 
@@ -171,7 +182,7 @@ func (h *Host) instanceEnv() []string {
 // Start launches the shared browser (shared mode only) so that a missing or
 // broken Chromium fails the start, not the first call.
 func (h *Host) Start(ctx context.Context) error {
-	if h.cfg.RemoteCDPEndpoint != "" {
+	if h.cfg.RemoteCDPEndpoint != "" || h.cfg.Nodes != nil {
 		return nil
 	}
 	if h.cfg.PerSession {
@@ -395,7 +406,7 @@ func (h *Host) Spawn(ctx context.Context) (*Worker, error) {
 		return nil, err
 	}
 	w, err := h.spawnRetrying(ctx)
-	if err != nil && (errors.Is(err, ErrHostClosed) || ctx.Err() != nil && errors.Is(err, ctx.Err())) {
+	if err != nil && (errors.Is(err, ErrHostClosed) || ctx.Err() != nil && errors.Is(err, ctx.Err()) || isPlacement(err)) {
 		// The caller gave up or the host is closing: that says nothing
 		// about whether workers can start.
 		h.breaker.abandon(trial)
@@ -434,7 +445,7 @@ func (h *Host) spawnRetrying(ctx context.Context) (*Worker, error) {
 		if err == nil {
 			return w, nil
 		}
-		if errors.Is(err, ErrHostClosed) || ctx.Err() != nil {
+		if errors.Is(err, ErrHostClosed) || ctx.Err() != nil || isPlacement(err) {
 			return nil, err
 		}
 		if attempt >= attempts {
@@ -478,20 +489,34 @@ func (h *Host) spawnOnce(ctx context.Context) (*Worker, error) {
 	}
 	cfg := h.cfg.Worker
 	var browser *Browser
-	if h.cfg.PerSession {
+	var lease *nodes.Lease
+	switch {
+	case h.cfg.PerSession:
 		cfg.Env = append(slices.Clone(cfg.Env), nodeRequire(preload))
-	} else if cfg, browser, err = h.endpoint(ctx); err != nil {
-		return nil, err
+	case h.cfg.Nodes != nil:
+		if cfg, lease, err = h.placeOnNode(ctx, cfg); err != nil {
+			return nil, err
+		}
+	default:
+		if cfg, browser, err = h.endpoint(ctx); err != nil {
+			return nil, err
+		}
 	}
 	cfg.Env = append(slices.Clone(cfg.Env), h.instanceEnv()...)
 	cfg.Env = append(cfg.Env, tmpdirEnv(runtimeDir, h.log)...)
 	dir, err := os.MkdirTemp(h.cfg.TempDir, "pwproxy-worker-*")
 	if err != nil {
+		if lease != nil {
+			lease.Release()
+		}
 		return nil, fmt.Errorf("creating worker output dir: %w", err)
 	}
 	cfg.OutputDir, cfg.Dir = dir, dir
 	w, err := StartWorker(ctx, cfg)
 	if err != nil {
+		if lease != nil {
+			lease.Release()
+		}
 		os.RemoveAll(dir)
 		return nil, err
 	}
@@ -502,7 +527,7 @@ func (h *Host) spawnOnce(ctx context.Context) (*Worker, error) {
 	}
 	// Watch before connecting: a browser that dies during the connect
 	// must not leave a worker behind that the caller never sees.
-	if browser != nil && !h.watch(w, browser) {
+	if browser != nil && !h.watch(w, browser) || lease != nil && !h.trackNode(w, lease) {
 		stop()
 		return nil, ErrHostClosed
 	}
@@ -579,6 +604,9 @@ func (h *Host) Check(ctx context.Context) error {
 	}
 	if h.cfg.PerSession {
 		return nil
+	}
+	if h.cfg.Nodes != nil {
+		return h.checkNodes()
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()

@@ -55,6 +55,11 @@ type WorkerConfig struct {
 	// PlaywrightEndpoint is a shared browser run by a browser server
 	// (Browser.PlaywrightEndpoint); it wins over CDPEndpoint.
 	PlaywrightEndpoint string
+	// Remote is a browser node's Playwright server; it wins over both
+	// endpoints. Its URL and headers may hold credentials, so they reach
+	// the worker in a private file read at start, never on its command
+	// line, which anyone on the machine can read.
+	Remote *RemoteBrowser
 	// CDPEndpoint is a shared browser's CDP endpoint (Browser.CDPEndpoint,
 	// or a remote browser). With neither endpoint the worker launches its
 	// own headless browser (per-session mode).
@@ -125,7 +130,12 @@ type Worker struct {
 	// died, not for anything of its own.
 	lostBrowser atomic.Bool
 	nextID      atomic.Int64
-	lifeStop    context.CancelFunc
+	// node is the browser node the worker was placed on ("" for ours),
+	// and nodeDown checks that node now, reporting whether it is down;
+	// both set before the worker is handed out, never changed after.
+	node     string
+	nodeDown func(context.Context) bool
+	lifeStop context.CancelFunc
 
 	closeOnce sync.Once
 	closeErr  error
@@ -135,6 +145,8 @@ type Worker struct {
 func workerArgs(cfg WorkerConfig, outputDir string) ([]string, error) {
 	args := []string{"--isolated", "--output-dir", outputDir, "--file-paths", "absolute"}
 	switch {
+	case cfg.Remote != nil:
+		args = append(args, "--config", remoteConfigPath(outputDir))
 	case cfg.PlaywrightEndpoint != "":
 		args = append(args, "--endpoint", cfg.PlaywrightEndpoint)
 	case cfg.CDPEndpoint != "":
@@ -221,6 +233,15 @@ func StartWorker(ctx context.Context, cfg WorkerConfig) (_ *Worker, err error) {
 	args, err := workerArgs(cfg, outputDir)
 	if err != nil {
 		return nil, err
+	}
+	if cfg.Remote != nil {
+		conf, err := writeRemoteConfig(outputDir, *cfg.Remote)
+		if err != nil {
+			return nil, err
+		}
+		// Read once, as the worker starts: by the time it answers
+		// initialize, the file has served its purpose.
+		defer os.Remove(conf)
 	}
 	if err := os.MkdirAll(outputDir, 0o700); err != nil {
 		return nil, fmt.Errorf("upstream worker output dir: %w", err)
@@ -535,6 +556,9 @@ func (w *Worker) CallTool(ctx context.Context, name string, args json.RawMessage
 	res, err := w.request(ctx, string(mcp.MethodToolsCall), callParams{Name: name, Arguments: args})
 	if err != nil {
 		return nil, fmt.Errorf("tools/call %s: %w", name, err)
+	}
+	if w.nodeDown != nil && lostRemote(res) && w.nodeDown(ctx) {
+		return nil, fmt.Errorf("tools/call %s: %w", name, ErrNodeDown)
 	}
 	return res, nil
 }

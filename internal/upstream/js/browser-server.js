@@ -45,8 +45,9 @@ async function stop(code) {
     executablePath: cfg.executable || undefined,
     headless: cfg.headless !== false,
     args: cfg.args || [],
-    host: '127.0.0.1',
-    port: 0,
+    host: cfg.host || '127.0.0.1',
+    port: cfg.port || 0,
+    wsPath: cfg.wsPath || undefined,
     // The proxy signals this whole process group; Playwright's own handlers
     // would race it.
     handleSIGINT: false,

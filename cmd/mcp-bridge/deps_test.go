@@ -1,0 +1,37 @@
+package main
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// TestLinksNoServer keeps the bridge small: it relays MCP over HTTP and links
+// nothing of the server's store, session manager or metrics.
+func TestLinksNoServer(t *testing.T) {
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("go is not on PATH")
+	}
+	out, err := exec.Command(goBin, "list", "-deps", ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list -deps: %v\n%s", err, out)
+	}
+	const module = "github.com/playwright-mcp-proxy/playwright-mcp-proxy/"
+	forbidden := []string{
+		"modernc.org/sqlite",
+		"github.com/pressly/goose/",
+		"github.com/prometheus/",
+		module + "internal/session",
+		module + "internal/store",
+		module + "internal/metrics",
+		module + "internal/proxyserver",
+	}
+	for _, dep := range strings.Fields(string(out)) {
+		for _, f := range forbidden {
+			if dep == f || strings.HasPrefix(dep, strings.TrimSuffix(f, "/")+"/") {
+				t.Errorf("mcp-bridge links %s (via %s)", dep, f)
+			}
+		}
+	}
+}

@@ -1,0 +1,68 @@
+package e2etest
+
+import (
+	"bytes"
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/proctest"
+)
+
+// BrowserNode is a browser node (proctest.Node) a test started; the test's
+// cleanup kills it.
+type BrowserNode struct {
+	*proctest.Node
+	t   *testing.T
+	bin string
+	// addr is where it listens, kept for Restart.
+	addr string
+}
+
+// StartBrowserNode starts a browser node of bin (a built proxy-server) on
+// 127.0.0.1:port and waits until it listens.
+func StartBrowserNode(t *testing.T, bin, port string) *BrowserNode {
+	t.Helper()
+	n := &BrowserNode{t: t, bin: bin, addr: "127.0.0.1:" + port}
+	n.start()
+	t.Cleanup(func() { n.Kill() })
+	return n
+}
+
+func (n *BrowserNode) start() {
+	n.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var log syncBuffer
+	node, err := proctest.StartNode(ctx, n.bin, ProjectRoot(n.t), n.addr, &log)
+	if err != nil {
+		n.t.Fatalf("%v:\n%s", err, log.String())
+	}
+	n.Node = node
+}
+
+// Restart starts the node again on the same address, after a Kill.
+func (n *BrowserNode) Restart() {
+	n.t.Helper()
+	n.Kill()
+	n.start()
+}
+
+// syncBuffer is a bytes.Buffer safe for a writer and a reader at once.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}

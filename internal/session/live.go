@@ -1,0 +1,179 @@
+package session
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/content"
+)
+
+// live is a session that may have a worker. sem serialises everything that
+// touches the worker: calls on one page must not interleave, and a close must
+// wait for the call in flight.
+type live struct {
+	id    string
+	owner proxy.ClientID // never changes
+	sem   chan struct{}
+
+	// Guarded by sem.
+	worker    Worker
+	hadWorker bool
+	retired   bool // closed, suspended or failed: this handle is out of the registry
+	// lastPage is the session's page as its last call saw it: its URL is
+	// the session's last_url, its snapshot what the next call's changes are
+	// measured against (none when its refs no longer hold: a new worker).
+	lastPage content.Page
+	crashed  bool // the worker died under the session
+	// restored: a new worker got the saved state and no call has said so
+	// yet (a background restart cannot tell anyone itself).
+	restored bool
+	diedAt   time.Time // when it was noticed
+	// excused: the worker was lost with the shared browser, through no
+	// fault of its own or its page's; its restart uses none of the budget.
+	excused bool
+
+	// Guarded by mu, readable without waiting for a call in flight.
+	mu           sync.Mutex
+	lastActivity time.Time
+	quietSince   time.Time // wall clock of the last call's end (Options.Now may be fake)
+	calls        int       // calls in flight or waiting for sem: the session is busy
+	current      Worker
+	dirty        bool // browser state may have changed since the last save
+	saving       bool // a background save is scheduled or running
+	pinging      bool
+	pingFailures int
+	restarts     []time.Time // replacements after crashes of its own, for the budget
+}
+
+func (l *live) lock(ctx context.Context) error {
+	select {
+	case l.sem <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return &proxy.Error{Code: proxy.ETIMEOUT, Message: "timed out waiting for the session's previous call to finish", Retryable: true,
+			Details: map[string]any{"session_id": l.id}}
+	}
+}
+
+func (l *live) unlock() { <-l.sem }
+
+// currentWorker reads the worker without waiting for a call in flight.
+func (l *live) currentWorker() Worker {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.current
+}
+
+// setWorker replaces the worker; the caller holds sem.
+func (l *live) setWorker(w Worker) {
+	l.worker = w
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.current = w
+}
+
+// takeRestored reports, once, that the session's worker was replaced and
+// given the saved state. The caller holds sem.
+func (l *live) takeRestored() bool {
+	r := l.restored
+	l.restored = false
+	return r
+}
+
+// enter counts a call that wants the session.
+func (l *live) enter() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.calls++
+}
+
+// leave ends what enter began.
+func (l *live) leave(now time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.calls--
+	l.lastActivity = now
+	l.quietSince = time.Now()
+}
+
+// busy reports whether a call is in flight or queued.
+func (l *live) busy() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.calls > 0
+}
+
+// lockWithin takes sem, waiting at most d: eviction waits for a state save
+// or a restart, never for a call (it checks busy first and again after).
+func (l *live) lockWithin(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case l.sem <- struct{}{}:
+		return true
+	case <-t.C:
+		return false
+	}
+}
+
+func (l *live) doneSaving() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.saving = false
+}
+
+// startPing reports whether a ping may start now: not while a call is in
+// flight (busy is not dead) nor while the last ping is outstanding.
+func (l *live) startPing() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.calls > 0 || l.pinging {
+		return false
+	}
+	l.pinging = true
+	return true
+}
+
+func (l *live) endPing() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.pinging = false
+}
+
+// pingResult counts a ping's outcome; a failure while a call started
+// meanwhile does not count. It returns the consecutive failures and
+// whether the worker is fine.
+func (l *live) pingResult(err error) (int, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err == nil || l.calls > 0 {
+		l.pingFailures = 0
+		return 0, true
+	}
+	l.pingFailures++
+	return l.pingFailures, false
+}
+
+func (l *live) clearPings() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.pingFailures = 0
+}
+
+// restartsLeft is how many more times l's worker may die of its own
+// within the restart window before the session goes to the error state.
+// It forgets restarts older than the window.
+func (l *live) restartsLeft(now time.Time) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	recent := l.restarts[:0]
+	for _, t := range l.restarts {
+		if now.Sub(t) < restartWindow {
+			recent = append(recent, t)
+		}
+	}
+	l.restarts = recent
+	return restartLimit - len(recent)
+}

@@ -1,0 +1,110 @@
+//go:build linux
+
+package upstream
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/nodes"
+)
+
+// TestIntegrationHostOnNodes places workers on a real browser node: the
+// worker's command line names no endpoint or credential (they travel in a
+// file gone once it started), a call after the node died answers
+// ErrNodeDown, and the lease goes back when the worker ends.
+func TestIntegrationHostOnNodes(t *testing.T) {
+	root := realSetup(t)
+	site := testSite(t)
+	node := launchTestBrowser(t, root)
+	from, err := PlaywrightFrom(DefaultCommand(root))
+	if err != nil {
+		t.Fatal(err)
+	}
+	version, err := PlaywrightVersion(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Probes run when the test says: what notices the dead node below is
+	// the call itself.
+	pool, err := nodes.New([]nodes.Endpoint{{ID: "n1", URL: node.PlaywrightEndpoint() + "?token=s3cret", Capacity: 2}},
+		nodes.Config{Prober: nodes.HTTPProber{Version: version}, Interval: time.Hour, QueueTimeout: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool.ProbeAll(t.Context())
+	h := startHost(t, HostConfig{
+		Nodes:   pool,
+		Worker:  WorkerConfig{Command: DefaultCommand(root), Logger: testLogger(t)},
+		TempDir: shortTempDir(t),
+		Logger:  testLogger(t),
+	})
+	w := spawn(t, h)
+	if w.Node() != "n1" {
+		t.Errorf("worker placed on %q, want n1", w.Node())
+	}
+	if got := cmdline(w.PID()); strings.Contains(got, "s3cret") || strings.Contains(got, "--endpoint") {
+		t.Errorf("worker command line %q shows the node's endpoint", got)
+	}
+	call(t, w, "browser_navigate", map[string]string{"url": site.URL + "/blank"})
+	if n, _ := pool.Get("n1"); n.Sessions != 1 {
+		t.Errorf("node holds %d workers, want 1", n.Sessions)
+	}
+
+	node.proc.signalGroup(syscall.SIGKILL)
+	<-node.Done()
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	_, err = w.CallTool(ctx, "browser_snapshot", nil)
+	if !errors.Is(err, ErrNodeDown) || !errors.Is(err, ErrWorkerExited) {
+		t.Fatalf("call after the node died: %v, want ErrNodeDown", err)
+	}
+	select {
+	case <-w.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the worker on the dead node was not stopped")
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		n, _ := pool.Get("n1")
+		if n.State == proxy.NodeDown && n.Sessions == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("node after its death: %+v, want down with no workers", n)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if _, err := h.Spawn(t.Context()); proxy.ErrorCode(err) != proxy.EUNAVAILABLE {
+		t.Errorf("Spawn with no node up: %v, want %s", err, proxy.EUNAVAILABLE)
+	}
+	if err := h.Check(t.Context()); err == nil || !strings.Contains(err.Error(), "no browser node is up") {
+		t.Errorf("Check with no node up: %v", err)
+	}
+}
+
+func TestLostRemote(t *testing.T) {
+	tests := []struct {
+		text string
+		want bool
+	}{
+		{"Error: async initializeServer: WebSocket error: connect ECONNREFUSED 127.0.0.1:39311", true},
+		{"Error: page.goto: Target page, context or browser has been closed", true},
+		{"Error: browserContext.newPage: Browser has been closed", true},
+		{"Error: locator.click: Timeout 5000ms exceeded.", false},
+	}
+	for _, tt := range tests {
+		raw := []byte(`{"content":[{"type":"text","text":"### Error\n` + tt.text + `"}],"isError":true}`)
+		if got := lostRemote(raw); got != tt.want {
+			t.Errorf("lostRemote(%q) = %v, want %v", tt.text, got, tt.want)
+		}
+	}
+	if lostRemote([]byte(`{"content":[{"type":"text","text":"### Result\nWebSocket error in page text"}]}`)) {
+		t.Error("a successful answer that mentions a WebSocket error is not a lost node")
+	}
+}

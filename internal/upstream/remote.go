@@ -1,0 +1,178 @@
+package upstream
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+
+	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/nodes"
+)
+
+// RemoteBrowser is a Playwright browser server a worker connects to.
+type RemoteBrowser struct {
+	URL    string
+	Header http.Header
+}
+
+// remoteConfigPath is where StartWorker puts the worker's configuration
+// naming its remote browser: beside its output directory, not in it, so it
+// is never taken for a file the worker wrote.
+func remoteConfigPath(outputDir string) string { return outputDir + ".remote.json" }
+
+// writeRemoteConfig writes @playwright/mcp's configuration for rb, readable
+// by this user only.
+func writeRemoteConfig(outputDir string, rb RemoteBrowser) (string, error) {
+	headers := map[string]string{}
+	for k, vs := range rb.Header {
+		if len(vs) > 0 {
+			headers[k] = vs[len(vs)-1]
+		}
+	}
+	data, err := json.Marshal(map[string]any{"browser": map[string]any{
+		"remoteEndpoint": rb.URL,
+		"remoteHeaders":  headers,
+	}})
+	if err != nil {
+		return "", fmt.Errorf("remote browser configuration: %w", err)
+	}
+	p := remoteConfigPath(outputDir)
+	if err := os.WriteFile(p, data, 0o600); err != nil {
+		return "", fmt.Errorf("remote browser configuration: %w", err)
+	}
+	return p, nil
+}
+
+// placeOnNode leases room on a browser node for one worker and points cfg at
+// it. The lease goes back when the worker ends (trackNode).
+func (h *Host) placeOnNode(ctx context.Context, cfg WorkerConfig) (WorkerConfig, *nodes.Lease, error) {
+	lease, err := h.cfg.Nodes.Place(ctx)
+	if err != nil {
+		return cfg, nil, placementError{err}
+	}
+	ep := lease.Endpoint()
+	cfg.Remote = &RemoteBrowser{URL: ep.URL, Header: ep.Header}
+	cfg.PlaywrightEndpoint, cfg.CDPEndpoint = "", ""
+	return cfg, lease, nil
+}
+
+// trackNode holds w's lease until w ends, and stops w when its node goes
+// down: like a worker whose shared browser died, it cannot serve a call
+// without it, and its exit is what the session layer restores elsewhere.
+// false means the host is closed.
+func (h *Host) trackNode(w *Worker, lease *nodes.Lease) bool {
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		lease.Release()
+		return false
+	}
+	w.node = lease.Node()
+	w.nodeDown = func(ctx context.Context) bool {
+		pool := h.cfg.Nodes
+		if err := pool.Check(ctx, w.node); err != nil {
+			return false
+		}
+		n, err := pool.Get(w.node)
+		return err == nil && n.State == proxy.NodeDown
+	}
+	lost := h.nodeLost[w.node]
+	if lost == nil {
+		lost = make(chan struct{})
+		h.nodeLost[w.node] = lost
+	}
+	h.bg.Add(1)
+	h.mu.Unlock()
+	go func() {
+		defer h.bg.Done()
+		defer lease.Release()
+		select {
+		case <-w.Done():
+			return
+		case <-lost:
+		}
+		h.log.Warn("browser node down; stopping a worker placed on it", "node", w.node, "worker_pid", w.PID())
+		w.lostBrowser.Store(true)
+		ctx, cancel := context.WithTimeout(context.Background(), watchStopTimeout)
+		defer cancel()
+		_ = w.Close(ctx)
+	}()
+	return true
+}
+
+// nodeDown stops every worker on the node id (the pool calls it when the
+// node stops answering).
+func (h *Host) nodeDown(id string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if lost := h.nodeLost[id]; lost != nil {
+		close(lost)
+		delete(h.nodeLost, id)
+	}
+}
+
+// placementError is placement's refusal (every node full or down, or the
+// wait for room cut short): trying again at once cannot help, and it says
+// nothing about whether workers start. It unwraps to the pool's own error,
+// a *proxy.Error the session layer answers with as it is.
+type placementError struct{ err error }
+
+func (e placementError) Error() string { return e.err.Error() }
+func (e placementError) Unwrap() error { return e.err }
+
+func isPlacement(err error) bool {
+	var pe placementError
+	return errors.As(err, &pe)
+}
+
+// Node is the id of the browser node the worker is placed on; "" for the
+// local browser.
+func (w *Worker) Node() string { return w.node }
+
+// checkNodes is nil while a browser node is up; else it says why none is.
+func (h *Host) checkNodes() error {
+	var why []string
+	for _, n := range h.cfg.Nodes.List() {
+		if n.State == proxy.NodeUp || n.State == proxy.NodeDraining {
+			return nil
+		}
+		why = append(why, n.ID+": "+n.Error)
+	}
+	return fmt.Errorf("no browser node is up (%s)", strings.Join(why, "; "))
+}
+
+// ErrNodeDown is returned (wrapped, with ErrWorkerExited) by a call whose
+// worker lost its browser node: the call may have run before the node went,
+// so it is not replayed; the worker is stopped and its session restored on
+// another node.
+var ErrNodeDown = fmt.Errorf("%w: its browser node went down", ErrWorkerExited)
+
+// remoteLost are what Playwright answers when the connection to a remote
+// browser is gone, or cannot be opened.
+var remoteLost = []string{
+	"WebSocket error",
+	"Target page, context or browser has been closed",
+	"Browser has been closed",
+	"browser has disconnected",
+	"Connection closed",
+}
+
+// lostRemote reports whether a tool's answer says its browser connection is
+// gone: the one failure a worker on a browser node shows when the node dies,
+// since the worker itself lives on.
+func lostRemote(raw []byte) bool {
+	p, err := Parse(raw)
+	if err != nil || !p.IsError {
+		return false
+	}
+	for _, s := range remoteLost {
+		if strings.Contains(p.ErrorText, s) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,898 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/tools/bench/internal/bench"
+)
+
+// common are the flags every subcommand has.
+type common struct {
+	server     string
+	root       string
+	jsonPath   string
+	verbose    bool
+	keep       bool
+	reqTimeout time.Duration
+	env        envFlag
+}
+
+func (c *common) register(fs *flag.FlagSet) {
+	fs.StringVar(&c.server, "server", "bin/proxy-server", "proxy-server binary to start (build it with `make build`)")
+	fs.StringVar(&c.root, "root", ".", "project root: the server's working directory, where node_modules is")
+	fs.StringVar(&c.jsonPath, "json", "", "also write the results as JSON to this `file`")
+	fs.BoolVar(&c.verbose, "v", false, "debug progress output")
+	fs.BoolVar(&c.keep, "keep", false, "keep the server's temp directory (database, log)")
+	fs.DurationVar(&c.reqTimeout, "request-timeout", 3*time.Minute, "bound on every HTTP request to proxy-server")
+	fs.Var(&c.env, "env", "extra `KEY=VALUE` for proxy-server (repeatable), e.g. -env PROXY_CALL_TIMEOUT=60s")
+}
+
+// envFlag collects repeated -env KEY=VALUE.
+type envFlag map[string]string
+
+func (e *envFlag) String() string { return fmt.Sprint(map[string]string(*e)) }
+
+func (e *envFlag) Set(s string) error {
+	k, v, ok := strings.Cut(s, "=")
+	if !ok || k == "" {
+		return fmt.Errorf("want KEY=VALUE, got %q", s)
+	}
+	if *e == nil {
+		*e = envFlag{}
+	}
+	(*e)[k] = v
+	return nil
+}
+
+// run is what every subcommand does around its scenarios: prepare, start the
+// test site, describe the machine, run, print, write JSON. The report is
+// printed even when a scenario fails half-way.
+func (c *common) run(ctx context.Context, m *Main, args []string, scenarios func(context.Context, *slog.Logger, *bench.Site, bench.ServerConfig, *bench.Report) error) error {
+	level := slog.LevelInfo
+	if c.verbose {
+		level = slog.LevelDebug
+	}
+	log := slog.New(slog.NewTextHandler(m.Stderr, &slog.HandlerOptions{Level: level}))
+	if err := bench.Prepare(); err != nil {
+		return err
+	}
+	root, err := filepath.Abs(c.root)
+	if err != nil {
+		return fmt.Errorf("project root: %w", err)
+	}
+	server := c.server
+	if !filepath.IsAbs(server) {
+		server = filepath.Join(root, server)
+	}
+	if _, err := os.Stat(server); err != nil {
+		return fmt.Errorf("%s: %w (run `make build` first)", server, err)
+	}
+	site, err := bench.StartSite()
+	if err != nil {
+		return err
+	}
+	defer site.Close()
+	log.Info("test site", "url", site.URL)
+
+	rep := &bench.Report{Started: time.Now().UTC(), Command: append([]string{"bench"}, args...)}
+	rep.Machine = bench.DescribeMachine(ctx, root, server)
+	scfg := bench.ServerConfig{Binary: server, Dir: root, Env: map[string]string(c.env), KeepFiles: c.keep}
+	runErr := scenarios(ctx, log, site, scfg, rep)
+	rep.Finished = time.Now().UTC()
+	if runErr != nil {
+		rep.Error = runErr.Error()
+		if ctx.Err() != nil {
+			rep.Error = "interrupted, the results above are partial: " + rep.Error
+		}
+	}
+	rep.WriteText(m.Stdout)
+	if c.jsonPath != "" {
+		if err := rep.WriteJSON(c.jsonPath); err != nil {
+			return errors.Join(runErr, err)
+		}
+		log.Info("results written", "json", c.jsonPath)
+	}
+	if runErr != nil {
+		return runErr
+	}
+	return leakErr(rep)
+}
+
+// leakErr fails the run when a proxy-server left a process behind or had to
+// be killed.
+func leakErr(rep *bench.Report) error {
+	var reports []bench.StopReport
+	if rep.Sessions != nil {
+		for _, r := range rep.Sessions.Runs {
+			reports = append(reports, r.Cleanup)
+		}
+	}
+	if rep.Concurrency != nil {
+		reports = append(reports, rep.Concurrency.Cleanup)
+	}
+	if rep.Idle != nil {
+		reports = append(reports, rep.Idle.Cleanup)
+	}
+	for _, r := range reports {
+		if !r.Clean() {
+			return fmt.Errorf("unclean proxy-server stop: %s", r.Summary())
+		}
+	}
+	return nil
+}
+
+// sessionsFlags are the sessions scenario's flags.
+type sessionsFlags struct {
+	n          int
+	refillWait time.Duration
+	navPage    string
+	pools      string
+	startup    time.Duration
+	plain      int
+}
+
+func (f *sessionsFlags) register(fs *flag.FlagSet) {
+	fs.IntVar(&f.n, "n", 30, "iterations per measurement")
+	fs.DurationVar(&f.refillWait, "refill-wait", 2*time.Second, "untimed sleep before each create so the warm pool can refill")
+	fs.StringVar(&f.navPage, "nav-page", "table", "page for the navigation timings: form, table or catalogue")
+	fs.StringVar(&f.pools, "warm-pools", "1,0", "PROXY_WARM_POOL values to measure")
+	fs.DurationVar(&f.startup, "startup-wait", 5*time.Second, "untimed pause after the server listens, before the first create")
+	fs.IntVar(&f.plain, "plain-n", 10, "times a plain @playwright/mcp is started and navigated, as the baseline (0: skip)")
+}
+
+func (f *sessionsFlags) config(s bench.ServerConfig, reqTimeout time.Duration) (bench.SessionsConfig, error) {
+	pools, err := intList(f.pools)
+	if err != nil {
+		return bench.SessionsConfig{}, fmt.Errorf("-warm-pools: %w", err)
+	}
+	if f.n <= 0 || f.n > 1000 {
+		return bench.SessionsConfig{}, fmt.Errorf("-n %d: want 1..1000", f.n)
+	}
+	if _, ok := bench.Pages[f.navPage]; !ok {
+		return bench.SessionsConfig{}, fmt.Errorf("-nav-page %q: want form, table or catalogue", f.navPage)
+	}
+	return bench.SessionsConfig{Server: s, Iterations: f.n, RefillWait: f.refillWait, WarmPools: pools, NavPage: f.navPage, RequestTimeout: reqTimeout, StartupWait: f.startup,
+		PlainStarts: f.plain, PlainRoot: s.Dir}, nil
+}
+
+// concurrencyFlags are the concurrency scenario's flags.
+type concurrencyFlags struct {
+	levels      string
+	duration    time.Duration
+	pages       string
+	maxIter     int
+	warmPool    int
+	maxSessions int
+	minAvailMB  int64
+}
+
+func (f *concurrencyFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.levels, "levels", "1,10,25,50", "numbers of concurrent sessions")
+	fs.DurationVar(&f.duration, "duration", 60*time.Second, "load duration per level: no call starts after it (the calls in flight finish; the report gives the measured window)")
+	fs.StringVar(&f.pages, "pages", "catalogue,form", "pages the sessions navigate to, in turn: `list` of form, table, catalogue (catalogue,form is the memory scenario on the 1,500-item page; form alone is a light page)")
+	fs.IntVar(&f.maxIter, "max-iterations", 10000, "bound on navigate/snapshot/click rounds per session per level")
+	fs.IntVar(&f.warmPool, "warm-pool", 1, "PROXY_WARM_POOL")
+	fs.IntVar(&f.maxSessions, "max-sessions", 0, "PROXY_MAX_SESSIONS (0: the largest level)")
+	fs.Int64Var(&f.minAvailMB, "min-available-mb", 2048, "memory guard: stop a level's load early when MemAvailable falls below this (0: off)")
+}
+
+func (f *concurrencyFlags) config(s bench.ServerConfig, reqTimeout time.Duration) (bench.ConcurrencyConfig, error) {
+	levels, err := intList(f.levels)
+	if err != nil {
+		return bench.ConcurrencyConfig{}, fmt.Errorf("-levels: %w", err)
+	}
+	for _, l := range levels {
+		if l < 1 || l > 500 {
+			return bench.ConcurrencyConfig{}, fmt.Errorf("-levels: %d: want 1..500", l)
+		}
+	}
+	if f.duration <= 0 || f.duration > time.Hour {
+		return bench.ConcurrencyConfig{}, fmt.Errorf("-duration %s: want (0, 1h]", f.duration)
+	}
+	pages, err := pageList(f.pages)
+	if err != nil {
+		return bench.ConcurrencyConfig{}, fmt.Errorf("-pages: %w", err)
+	}
+	return bench.ConcurrencyConfig{
+		Server: s, Levels: levels, Duration: f.duration, Pages: pages,
+		MaxIterations: f.maxIter, WarmPool: f.warmPool, MaxSessions: f.maxSessions, RequestTimeout: reqTimeout,
+		MinAvailableKB: f.minAvailMB * 1024,
+	}, nil
+}
+
+// pageList parses a comma-separated list of page names (spaces allowed).
+func pageList(s string) ([]string, error) {
+	var out []string
+	for _, part := range strings.Split(s, ",") {
+		p := strings.TrimSpace(part)
+		if _, ok := bench.Pages[p]; !ok {
+			return nil, fmt.Errorf("%q: want form, table or catalogue", p)
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+func intList(s string) ([]int, error) {
+	var out []int
+	for _, part := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(part))
+		if err != nil || n < 0 {
+			return nil, fmt.Errorf("%q is not a list of non-negative integers", s)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+func parse(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%s takes no arguments, got %q", fs.Name(), fs.Args())
+	}
+	return nil
+}
+
+// SessionsCommand is `bench sessions`.
+type SessionsCommand struct {
+	Main *Main
+	c    common
+	f    sessionsFlags
+}
+
+// Run parses flags and runs the sessions scenario.
+func (cmd *SessionsCommand) Run(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("bench sessions", flag.ContinueOnError)
+	fs.SetOutput(cmd.Main.Stderr)
+	cmd.c.register(fs)
+	cmd.f.register(fs)
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if _, err := cmd.f.config(bench.ServerConfig{}, 0); err != nil {
+		return err
+	}
+	return cmd.c.run(ctx, cmd.Main, append([]string{"sessions"}, args...), func(ctx context.Context, log *slog.Logger, site *bench.Site, s bench.ServerConfig, rep *bench.Report) error {
+		cfg, err := cmd.f.config(s, cmd.c.reqTimeout)
+		if err != nil {
+			return err
+		}
+		rep.Sessions, err = bench.RunSessions(ctx, log, site, cfg)
+		return err
+	})
+}
+
+// ConcurrencyCommand is `bench concurrency`.
+type ConcurrencyCommand struct {
+	Main *Main
+	c    common
+	f    concurrencyFlags
+}
+
+// Run parses flags and runs the concurrency scenario.
+func (cmd *ConcurrencyCommand) Run(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("bench concurrency", flag.ContinueOnError)
+	fs.SetOutput(cmd.Main.Stderr)
+	cmd.c.register(fs)
+	cmd.f.register(fs)
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if _, err := cmd.f.config(bench.ServerConfig{}, 0); err != nil {
+		return err
+	}
+	return cmd.c.run(ctx, cmd.Main, append([]string{"concurrency"}, args...), func(ctx context.Context, log *slog.Logger, site *bench.Site, s bench.ServerConfig, rep *bench.Report) error {
+		cfg, err := cmd.f.config(s, cmd.c.reqTimeout)
+		if err != nil {
+			return err
+		}
+		rep.Concurrency, err = bench.RunConcurrency(ctx, log, site, cfg)
+		return err
+	})
+}
+
+// NodesCommand is `bench nodes`.
+type NodesCommand struct {
+	Main   *Main
+	c      common
+	f      concurrencyFlags
+	counts string
+}
+
+// Run parses flags and runs the nodes scenario.
+func (cmd *NodesCommand) Run(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("bench nodes", flag.ContinueOnError)
+	fs.SetOutput(cmd.Main.Stderr)
+	cmd.c.register(fs)
+	cmd.f.register(fs)
+	fs.StringVar(&cmd.counts, "counts", "0,1,2,3", "numbers of browser nodes to compare (0: the server's own browser)")
+	for name, def := range map[string]string{"levels": "6", "duration": "30s"} {
+		_ = fs.Set(name, def)
+		fs.Lookup(name).DefValue = def
+	}
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	counts, err := intList(cmd.counts)
+	if err != nil {
+		return fmt.Errorf("-counts: %w", err)
+	}
+	if _, err := cmd.f.config(bench.ServerConfig{}, 0); err != nil {
+		return err
+	}
+	return cmd.c.run(ctx, cmd.Main, append([]string{"nodes"}, args...), func(ctx context.Context, log *slog.Logger, site *bench.Site, s bench.ServerConfig, rep *bench.Report) error {
+		cfg, err := cmd.f.config(s, cmd.c.reqTimeout)
+		if err != nil {
+			return err
+		}
+		rep.Nodes, err = bench.RunNodes(ctx, log, site, bench.NodesConfig{Concurrency: cfg, Counts: counts})
+		return err
+	})
+}
+
+// AllCommand is `bench all`: sessions, concurrency, overhead, bytes,
+// tokens.
+type AllCommand struct {
+	Main   *Main
+	c      common
+	s      sessionsFlags
+	f      concurrencyFlags
+	o      overheadFlags
+	b      bytesFlags
+	t      tokensFlags
+	bridge string
+}
+
+// Run parses flags and runs the five scenarios.
+func (cmd *AllCommand) Run(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("bench all", flag.ContinueOnError)
+	fs.SetOutput(cmd.Main.Stderr)
+	cmd.c.register(fs)
+	cmd.s.register(fs)
+	cmd.f.register(fs)
+	registerBridge(fs, &cmd.bridge)
+	cmd.o.register(fs, "overhead-")
+	cmd.b.register(fs, "bytes-")
+	cmd.t.register(fs, "tokens-")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if _, err := cmd.s.config(bench.ServerConfig{}, 0); err != nil {
+		return err
+	}
+	if _, err := cmd.f.config(bench.ServerConfig{}, 0); err != nil {
+		return err
+	}
+	if _, err := cmd.o.config(bench.ServerConfig{}, cmd.bridge, 0); err != nil {
+		return err
+	}
+	if _, err := cmd.b.config(bench.ServerConfig{}, cmd.bridge, 0); err != nil {
+		return err
+	}
+	if _, err := cmd.t.config(bench.ServerConfig{}, cmd.bridge, 0); err != nil {
+		return err
+	}
+	return cmd.c.run(ctx, cmd.Main, append([]string{"all"}, args...), func(ctx context.Context, log *slog.Logger, site *bench.Site, s bench.ServerConfig, rep *bench.Report) error {
+		scfg, err := cmd.s.config(s, cmd.c.reqTimeout)
+		if err != nil {
+			return err
+		}
+		ccfg, err := cmd.f.config(s, cmd.c.reqTimeout)
+		if err != nil {
+			return err
+		}
+		ocfg, err := cmd.o.config(s, cmd.bridge, cmd.c.reqTimeout)
+		if err != nil {
+			return err
+		}
+		bcfg, err := cmd.b.config(s, cmd.bridge, cmd.c.reqTimeout)
+		if err != nil {
+			return err
+		}
+		tcfg, err := cmd.t.config(s, cmd.bridge, cmd.c.reqTimeout)
+		if err != nil {
+			return err
+		}
+		if rep.Sessions, err = bench.RunSessions(ctx, log, site, scfg); err != nil {
+			return err
+		}
+		if rep.Concurrency, err = bench.RunConcurrency(ctx, log, site, ccfg); err != nil {
+			return err
+		}
+		// Cheap next to the two above (about a minute, half a minute and
+		// a minute).
+		if err := runOverhead(ctx, log, site, rep, ocfg); err != nil {
+			return err
+		}
+		if err := runBytes(ctx, log, site, rep, bcfg); err != nil {
+			return err
+		}
+		return runTokens(ctx, log, site, rep, tcfg)
+	})
+}
+
+// IdleCommand is `bench idle`: is one session slower while others sit idle?
+type IdleCommand struct {
+	Main *Main
+	c    common
+}
+
+// Run parses flags and runs the idle scenario.
+func (cmd *IdleCommand) Run(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("bench idle", flag.ContinueOnError)
+	fs.SetOutput(cmd.Main.Stderr)
+	cmd.c.register(fs)
+	levels := fs.String("idle", "0,10,25,50", "numbers of idle sessions")
+	navs := fs.Int("navigations", 20, "timed navigations (and snapshots) of the active session per level")
+	warm := fs.Int("warm-pool", 1, "PROXY_WARM_POOL")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	ls, err := intList(*levels)
+	if err != nil {
+		return fmt.Errorf("-idle: %w", err)
+	}
+	for _, l := range ls {
+		if l > 200 {
+			return fmt.Errorf("-idle: %d: want at most 200", l)
+		}
+	}
+	if *navs < 1 || *navs > 1000 {
+		return fmt.Errorf("-navigations %d: want 1..1000", *navs)
+	}
+	return cmd.c.run(ctx, cmd.Main, append([]string{"idle"}, args...), func(ctx context.Context, log *slog.Logger, site *bench.Site, s bench.ServerConfig, rep *bench.Report) error {
+		var err error
+		rep.Idle, err = bench.RunIdle(ctx, log, site, bench.IdleConfig{Server: s, Levels: ls, Navigations: *navs, WarmPool: *warm, RequestTimeout: cmd.c.reqTimeout})
+		return err
+	})
+}
+
+// StoreCommand is `bench store`: the SQLite record under load, in process
+// (no proxy-server, no browser).
+type StoreCommand struct {
+	Main *Main
+}
+
+// Run parses flags and runs the store scenario.
+func (cmd *StoreCommand) Run(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("bench store", flag.ContinueOnError)
+	fs.SetOutput(cmd.Main.Stderr)
+	var cfg bench.StoreConfig
+	jsonPath := fs.String("json", "", "also write the results as JSON to this `file`")
+	verbose := fs.Bool("v", false, "debug progress output")
+	fs.DurationVar(&cfg.Duration, "duration", 20*time.Second, "duration of each ingest run (without readers, then with them)")
+	fs.IntVar(&cfg.Writers, "writers", 4, "goroutines recording calls")
+	fs.IntVar(&cfg.Readers, "readers", 4, "goroutines querying (get_content with search_for, GetResponse) during the second ingest run")
+	fs.IntVar(&cfg.SearchIterations, "n", 200, "get_content search iterations on the large snapshot")
+	snapKB := fs.Int("snapshot-kb", 100, "page snapshot size of each ingested call, KiB")
+	searchKB := fs.Int("search-kb", 1024, "size of the snapshot searched, KiB")
+	fs.StringVar(&cfg.SearchTerm, "term", bench.StoreSearchTerm, "search_for term of the search run (the generated snapshot has it in a handful of lines)")
+	fs.StringVar(&cfg.Dir, "dir", "", "directory for the temporary databases (default: the system temp directory)")
+	fs.BoolVar(&cfg.Keep, "keep", false, "keep the databases")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	switch {
+	case cfg.Duration <= 0 || cfg.Duration > time.Hour:
+		return fmt.Errorf("-duration %s: want (0, 1h]", cfg.Duration)
+	case cfg.Writers < 1 || cfg.Writers > 64:
+		return fmt.Errorf("-writers %d: want 1..64", cfg.Writers)
+	case cfg.Readers < 0 || cfg.Readers > 64:
+		return fmt.Errorf("-readers %d: want 0..64", cfg.Readers)
+	case cfg.SearchIterations < 1 || cfg.SearchIterations > 100000:
+		return fmt.Errorf("-n %d: want 1..100000", cfg.SearchIterations)
+	case *snapKB < 1 || *snapKB > 64<<10 || *searchKB < 1 || *searchKB > 64<<10:
+		return fmt.Errorf("-snapshot-kb and -search-kb: want 1..65536")
+	}
+	cfg.SnapshotBytes, cfg.SearchSnapshotBytes = *snapKB<<10, *searchKB<<10
+	level := slog.LevelInfo
+	if *verbose {
+		level = slog.LevelDebug
+	}
+	log := slog.New(slog.NewTextHandler(cmd.Main.Stderr, &slog.HandlerOptions{Level: level}))
+
+	rep := bench.InProcessReport(ctx, append([]string{"bench", "store"}, args...))
+	res, runErr := bench.RunStore(ctx, log, cfg)
+	rep.Store = res
+	rep.Finished = time.Now().UTC()
+	if runErr != nil {
+		rep.Error = runErr.Error()
+	}
+	rep.WriteText(cmd.Main.Stdout)
+	if *jsonPath != "" {
+		if err := rep.WriteJSON(*jsonPath); err != nil {
+			return errors.Join(runErr, err)
+		}
+		log.Info("results written", "json", *jsonPath)
+	}
+	if runErr != nil {
+		return runErr
+	}
+	for _, r := range res.Ingest {
+		if r.ErrorCount > 0 {
+			return fmt.Errorf("ingest (%s): %d errors, %d of them SQLITE_BUSY/LOCKED", r.Name, r.ErrorCount, r.Busy)
+		}
+	}
+	return nil
+}
+
+// SoakCommand is `bench soak`: sessions with mixed traffic and idle
+// suspensions for a long time; is there an upward trend in memory or file
+// descriptors?
+type SoakCommand struct {
+	Main *Main
+	c    common
+}
+
+// Run parses flags and runs the soak scenario.
+func (cmd *SoakCommand) Run(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("bench soak", flag.ContinueOnError)
+	fs.SetOutput(cmd.Main.Stderr)
+	cmd.c.register(fs)
+	var cfg bench.SoakConfig
+	fs.IntVar(&cfg.Sessions, "sessions", 10, "sessions running traffic")
+	fs.DurationVar(&cfg.Duration, "duration", 30*time.Minute, "measured time after the warm-up")
+	fs.DurationVar(&cfg.Interval, "interval", time.Minute, "time between samples")
+	fs.IntVar(&cfg.Readings, "readings", 6, "readings averaged into each sample after the first, spread over the interval before it (1: one instantaneous reading)")
+	fs.DurationVar(&cfg.WarmUp, "warmup", time.Minute, "traffic before the first sample (which the trend leaves out)")
+	fs.DurationVar(&cfg.IdleTimeout, "idle", 20*time.Second, "PROXY_SESSION_IDLE_TIMEOUT")
+	fs.IntVar(&cfg.MaxSessions, "max-sessions", 0, "PROXY_MAX_SESSIONS (at least max(10, -sessions))")
+	fs.IntVar(&cfg.WarmPool, "warm-pool", 1, "PROXY_WARM_POOL")
+	fs.Float64Var(&cfg.LongPauseProb, "long-pause", 0.2, "probability that the pause after a round is longer than the idle timeout (the session is suspended, then resumed)")
+	pages := fs.String("pages", "catalogue,form,table", "pages the sessions navigate to, at random")
+	fs.Uint64Var(&cfg.Seed, "seed", 1, "seed of the think times")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	switch {
+	case cfg.Sessions < 1 || cfg.Sessions > 100:
+		return fmt.Errorf("-sessions %d: want 1..100", cfg.Sessions)
+	case cfg.Interval <= 0 || cfg.Duration < cfg.Interval || cfg.Duration > 48*time.Hour:
+		return fmt.Errorf("-duration %s, -interval %s: want 0 < interval ≤ duration ≤ 48h", cfg.Duration, cfg.Interval)
+	case cfg.Readings < 1 || cfg.Readings > 60 || cfg.Interval/time.Duration(cfg.Readings) < time.Second:
+		return fmt.Errorf("-readings %d: want 1..60 and readings at least 1s apart (-interval %s)", cfg.Readings, cfg.Interval)
+	case cfg.IdleTimeout < time.Second:
+		return fmt.Errorf("-idle %s: want at least 1s", cfg.IdleTimeout)
+	case cfg.LongPauseProb < 0 || cfg.LongPauseProb > 1:
+		return fmt.Errorf("-long-pause %v: want 0..1", cfg.LongPauseProb)
+	}
+	cfg.Pages = strings.Split(*pages, ",")
+	for _, p := range cfg.Pages {
+		if _, ok := bench.Pages[p]; !ok {
+			return fmt.Errorf("-pages: %q: want form, table or catalogue", p)
+		}
+	}
+	var soak *bench.SoakResult
+	err := cmd.c.run(ctx, cmd.Main, append([]string{"soak"}, args...), func(ctx context.Context, log *slog.Logger, site *bench.Site, s bench.ServerConfig, rep *bench.Report) error {
+		c := cfg
+		c.Server, c.RequestTimeout = s, cmd.c.reqTimeout
+		var err error
+		rep.Soak, err = bench.RunSoak(ctx, log, site, c)
+		soak = rep.Soak
+		return err
+	})
+	if err == nil && soak != nil && !soak.Cleanup.Clean() {
+		return fmt.Errorf("unclean proxy-server stop: %s", soak.Cleanup.Summary())
+	}
+	return err
+}
+
+// ChartCommand is `bench chart`: SVG charts from the JSON of `bench
+// concurrency`, `bench soak` and `bench tokens`.
+type ChartCommand struct {
+	Main *Main
+}
+
+// Run parses flags and writes the charts.
+func (cmd *ChartCommand) Run(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("bench chart", flag.ContinueOnError)
+	fs.SetOutput(cmd.Main.Stderr)
+	conc := fs.String("concurrency", "", "JSON `file` written by bench concurrency -json")
+	soak := fs.String("soak", "", "JSON `file` written by bench soak -json")
+	tokens := fs.String("tokens", "", "JSON `file` written by bench tokens -json")
+	out := fs.String("out", "docs", "directory the SVG files are written to")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if *conc == "" && *soak == "" && *tokens == "" {
+		return fmt.Errorf("give -concurrency FILE, -soak FILE and/or -tokens FILE")
+	}
+	var charts []bench.Chart
+	if *conc != "" {
+		rep, err := bench.ReadReport(*conc)
+		if err != nil {
+			return err
+		}
+		cs, err := bench.ConcurrencyCharts(rep.Concurrency)
+		if err != nil {
+			return fmt.Errorf("%s: %w", *conc, err)
+		}
+		charts = append(charts, cs...)
+	}
+	if *soak != "" {
+		rep, err := bench.ReadReport(*soak)
+		if err != nil {
+			return err
+		}
+		cs, err := bench.SoakCharts(rep.Soak)
+		if err != nil {
+			return fmt.Errorf("%s: %w", *soak, err)
+		}
+		charts = append(charts, cs...)
+	}
+	if *tokens != "" {
+		rep, err := bench.ReadReport(*tokens)
+		if err != nil {
+			return err
+		}
+		cs, err := bench.TokensCharts(rep.Tokens)
+		if err != nil {
+			return fmt.Errorf("%s: %w", *tokens, err)
+		}
+		charts = append(charts, cs...)
+	}
+	paths, err := bench.WriteCharts(*out, charts)
+	for _, p := range paths {
+		fmt.Fprintln(cmd.Main.Stdout, p)
+	}
+	return err
+}
+
+// overheadFlags are the overhead scenario's flags; prefix keeps them apart
+// from other scenarios' flags in `bench all`.
+type overheadFlags struct {
+	n, warmup, settle  int
+	page, otherBridge  string
+	strict, hop, relay bool
+	direct             bool
+}
+
+func (f *overheadFlags) register(fs *flag.FlagSet, prefix string) {
+	fs.IntVar(&f.n, prefix+"n", 200, "overhead: timed A/B pairs per call kind (browser_evaluate, browser_snapshot)")
+	fs.IntVar(&f.warmup, prefix+"warmup", 20, "overhead: untimed A/B rounds before the timed ones")
+	fs.StringVar(&f.page, prefix+"page", "table", "overhead: page both sides sit on: form, table or catalogue")
+	fs.IntVar(&f.settle, prefix+"timeout-settle", 0, "overhead: @playwright/mcp --timeout-settle in ms on both sides (-1: upstream's default, 500 ms)")
+	fs.BoolVar(&f.strict, prefix+"strict-order", false, "overhead: A before B in every pair (default: the order flips every round, AB, BA, …)")
+	fs.BoolVar(&f.hop, prefix+"hop", true, "overhead: also a side C, plain @playwright/mcp on a browser server launched like the proxy's shared browser, splitting B − A into the shared browser's hop and the proxy's own part")
+	fs.BoolVar(&f.direct, prefix+"http", false, "overhead: also a side F, the same client straight to proxy-server's Streamable HTTP endpoint (/mcp) with no mcp-bridge, splitting B − A into what a client that speaks HTTP pays and what the bridge adds")
+	fs.StringVar(&f.otherBridge, prefix+"other-bridge", "", "overhead: also a side E, the proxy path through this other mcp-bridge `binary` on the same server, compared with B call by call in the same rounds")
+	fs.BoolVar(&f.relay, prefix+"relay", true, "overhead: with -hop, also a side D, side C's upstream behind two minimal Go relays (`bench relay`), splitting the proxy's own part into the floor of such a path and the proxy's work above it")
+}
+
+func (f *overheadFlags) config(s bench.ServerConfig, bridge string, callTimeout time.Duration) (bench.OverheadConfig, error) {
+	switch {
+	case f.n < 1 || f.n > 100000:
+		return bench.OverheadConfig{}, fmt.Errorf("-n %d: want 1..100000", f.n)
+	case f.warmup < 0 || f.warmup > 10000:
+		return bench.OverheadConfig{}, fmt.Errorf("-warmup %d: want 0..10000", f.warmup)
+	case f.settle < -1 || f.settle > 60000:
+		return bench.OverheadConfig{}, fmt.Errorf("-timeout-settle %d: want -1..60000", f.settle)
+	}
+	if _, ok := bench.Pages[f.page]; !ok {
+		return bench.OverheadConfig{}, fmt.Errorf("-page %q: want form, table or catalogue", f.page)
+	}
+	var other string
+	if f.otherBridge != "" {
+		other = absUnder(s.Dir, f.otherBridge)
+		if _, err := os.Stat(other); err != nil {
+			return bench.OverheadConfig{}, fmt.Errorf("-other-bridge: %w", err)
+		}
+	}
+	var relay []string
+	if f.hop && f.relay {
+		self, err := os.Executable()
+		if err != nil {
+			return bench.OverheadConfig{}, fmt.Errorf("-relay: this program's path: %w", err)
+		}
+		relay = []string{self, "relay", "--"}
+	}
+	return bench.OverheadConfig{Server: s, Root: s.Dir, Bridge: absUnder(s.Dir, bridge), Iterations: f.n, Warmup: f.warmup,
+		Page: f.page, SettleMS: f.settle, CallTimeout: callTimeout, StrictOrder: f.strict, Hop: f.hop, Relay: relay, OtherBridge: other, Direct: f.direct}, nil
+}
+
+// bytesFlags are the bytes scenario's flags.
+type bytesFlags struct {
+	item int
+	find bool
+}
+
+func (f *bytesFlags) register(fs *flag.FlagSet, prefix string) {
+	fs.IntVar(&f.item, prefix+"item", 742, "bytes: catalogue item whose button the task clicks")
+	fs.BoolVar(&f.find, prefix+"find", true, "bytes: also run the plain side with upstream's browser_find instead of browser_snapshot on the catalogue")
+}
+
+func (f *bytesFlags) config(s bench.ServerConfig, bridge string, callTimeout time.Duration) (bench.BytesConfig, error) {
+	if f.item < 1 || f.item > bench.CatalogueItems {
+		return bench.BytesConfig{}, fmt.Errorf("-item %d: want 1..%d", f.item, bench.CatalogueItems)
+	}
+	return bench.BytesConfig{Server: s, Root: s.Dir, Bridge: absUnder(s.Dir, bridge), Item: f.item, WithFind: f.find, CallTimeout: callTimeout}, nil
+}
+
+func registerBridge(fs *flag.FlagSet, bridge *string) {
+	fs.StringVar(bridge, "bridge", "bin/mcp-bridge", "mcp-bridge `binary` for the proxy side (build it with make build)")
+}
+
+// absUnder resolves a relative path against root, as -server is.
+func absUnder(root, p string) string {
+	if filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(root, p)
+}
+
+// stdioLeakErr fails a run whose proxy-server or stdio children (plain
+// @playwright/mcp, mcp-bridge) left a process behind.
+func stdioLeakErr(cleanup bench.StopReport, stops []bench.StdioStopReport) error {
+	var errs []error
+	if cleanup.Signal != "" && !cleanup.Clean() {
+		errs = append(errs, fmt.Errorf("unclean proxy-server stop: %s", cleanup.Summary()))
+	}
+	for _, s := range stops {
+		if !s.Clean() {
+			errs = append(errs, fmt.Errorf("unclean stop: %s", s.Summary()))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// tokensFlags are the tokens scenario's flags.
+type tokensFlags struct {
+	tasks string
+}
+
+func (f *tokensFlags) register(fs *flag.FlagSet, prefix string) {
+	fs.StringVar(&f.tasks, prefix+"tasks", "", "tokens: comma-separated `list` of tasks to run (default all: "+strings.Join(bench.TokensTaskNames(), ",")+")")
+}
+
+func (f *tokensFlags) config(s bench.ServerConfig, bridge string, callTimeout time.Duration) (bench.TokensConfig, error) {
+	var tasks []string
+	if strings.TrimSpace(f.tasks) != "" {
+		for _, t := range strings.Split(f.tasks, ",") {
+			t = strings.TrimSpace(t)
+			if t == "" {
+				return bench.TokensConfig{}, fmt.Errorf("-tasks %q: an empty task name", f.tasks)
+			}
+			tasks = append(tasks, t)
+		}
+	}
+	cfg := bench.TokensConfig{Server: s, Root: s.Dir, Bridge: absUnder(s.Dir, bridge), Tasks: tasks, CallTimeout: callTimeout}
+	if err := cfg.Check(); err != nil {
+		return bench.TokensConfig{}, fmt.Errorf("-tasks: %w", err)
+	}
+	return cfg, nil
+}
+
+// runTokens runs the tokens scenario into rep.
+func runTokens(ctx context.Context, log *slog.Logger, site *bench.Site, rep *bench.Report, cfg bench.TokensConfig) error {
+	res, err := bench.RunTokens(ctx, log, site, cfg)
+	rep.Tokens = res
+	if res != nil {
+		err = errors.Join(err, stdioLeakErr(res.Cleanup, res.Stops))
+	}
+	return err
+}
+
+// TokensCommand is `bench tokens`: what a scripted agent's tool results
+// weigh on a task suite, plain @playwright/mcp (snapshot, find) against
+// the proxy.
+type TokensCommand struct {
+	Main   *Main
+	c      common
+	f      tokensFlags
+	bridge string
+}
+
+// Run parses flags and runs the tokens scenario.
+func (cmd *TokensCommand) Run(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("bench tokens", flag.ContinueOnError)
+	fs.SetOutput(cmd.Main.Stderr)
+	cmd.c.register(fs)
+	registerBridge(fs, &cmd.bridge)
+	cmd.f.register(fs, "")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if _, err := cmd.f.config(bench.ServerConfig{}, cmd.bridge, 0); err != nil {
+		return err
+	}
+	return cmd.c.run(ctx, cmd.Main, append([]string{"tokens"}, args...), func(ctx context.Context, log *slog.Logger, site *bench.Site, s bench.ServerConfig, rep *bench.Report) error {
+		cfg, err := cmd.f.config(s, cmd.bridge, cmd.c.reqTimeout)
+		if err != nil {
+			return err
+		}
+		return runTokens(ctx, log, site, rep, cfg)
+	})
+}
+
+// runOverhead runs the overhead scenario into rep.
+func runOverhead(ctx context.Context, log *slog.Logger, site *bench.Site, rep *bench.Report, cfg bench.OverheadConfig) error {
+	res, err := bench.RunOverhead(ctx, log, site, cfg)
+	rep.Overhead = res
+	if res != nil {
+		err = errors.Join(err, stdioLeakErr(res.Cleanup, res.Stops))
+	}
+	return err
+}
+
+// runBytes runs the bytes scenario into rep.
+func runBytes(ctx context.Context, log *slog.Logger, site *bench.Site, rep *bench.Report, cfg bench.BytesConfig) error {
+	res, err := bench.RunBytes(ctx, log, site, cfg)
+	rep.Bytes = res
+	if res != nil {
+		err = errors.Join(err, stdioLeakErr(res.Cleanup, res.Stops))
+	}
+	return err
+}
+
+// OverheadCommand is `bench overhead`: what the proxy path adds to a call,
+// against plain @playwright/mcp.
+type OverheadCommand struct {
+	Main   *Main
+	c      common
+	f      overheadFlags
+	bridge string
+}
+
+// Run parses flags and runs the overhead scenario.
+func (cmd *OverheadCommand) Run(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("bench overhead", flag.ContinueOnError)
+	fs.SetOutput(cmd.Main.Stderr)
+	cmd.c.register(fs)
+	registerBridge(fs, &cmd.bridge)
+	cmd.f.register(fs, "")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if _, err := cmd.f.config(bench.ServerConfig{}, cmd.bridge, 0); err != nil {
+		return err
+	}
+	return cmd.c.run(ctx, cmd.Main, append([]string{"overhead"}, args...), func(ctx context.Context, log *slog.Logger, site *bench.Site, s bench.ServerConfig, rep *bench.Report) error {
+		cfg, err := cmd.f.config(s, cmd.bridge, cmd.c.reqTimeout)
+		if err != nil {
+			return err
+		}
+		return runOverhead(ctx, log, site, rep, cfg)
+	})
+}
+
+// BytesCommand is `bench bytes`: bytes to the model for a scripted task,
+// plain @playwright/mcp against the proxy.
+type BytesCommand struct {
+	Main   *Main
+	c      common
+	f      bytesFlags
+	bridge string
+}
+
+// Run parses flags and runs the bytes scenario.
+func (cmd *BytesCommand) Run(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("bench bytes", flag.ContinueOnError)
+	fs.SetOutput(cmd.Main.Stderr)
+	cmd.c.register(fs)
+	registerBridge(fs, &cmd.bridge)
+	cmd.f.register(fs, "")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if _, err := cmd.f.config(bench.ServerConfig{}, cmd.bridge, 0); err != nil {
+		return err
+	}
+	return cmd.c.run(ctx, cmd.Main, append([]string{"bytes"}, args...), func(ctx context.Context, log *slog.Logger, site *bench.Site, s bench.ServerConfig, rep *bench.Report) error {
+		cfg, err := cmd.f.config(s, cmd.bridge, cmd.c.reqTimeout)
+		if err != nil {
+			return err
+		}
+		return runBytes(ctx, log, site, rep, cfg)
+	})
+}

@@ -1,0 +1,157 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"time"
+
+	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/bridge"
+)
+
+// Client drives proxy-server's HTTP API for the scenarios: the product's own
+// client of it (bridge.Client), with a connection pool sized for many
+// sessions at once and a bound on each request, sending each request once.
+type Client struct {
+	api   *bridge.Client
+	http  *http.Client
+	base  string
+	token string
+}
+
+// NewClient returns a client of the proxy-server at base, which must be a
+// loopback URL. Each request is bounded by timeout.
+func NewClient(base string, timeout time.Duration) (*Client, error) {
+	if err := checkURL(base); err != nil {
+		return nil, err
+	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConns = 512
+	tr.MaxIdleConnsPerHost = 512
+	tr.Proxy = nil // never through an HTTP proxy: 127.0.0.1 only
+	hc, token := &http.Client{Transport: tr, Timeout: timeout}, os.Getenv("PROXY_AUTH_TOKEN")
+	api, err := bridge.NewClient(base, token,
+		bridge.WithHTTPClient(hc),
+		bridge.WithRetryTimeout(0),
+		// No version: the benchmark is not a bridge, and a version unlike
+		// the server's would be a warning in the server log it checks.
+		bridge.WithVersion(""))
+	if err != nil {
+		return nil, err
+	}
+	return &Client{api: api, http: hc, base: base, token: token}, nil
+}
+
+// get reads a text page outside the API's contract (GET /metrics).
+func (c *Client) get(ctx context.Context, path string) (string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+path, nil)
+	if err != nil {
+		return "", fmt.Errorf("GET %s: %w", path, err)
+	}
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return "", fmt.Errorf("GET %s: %w", path, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		return "", fmt.Errorf("GET %s: reading answer: %w", path, err)
+	}
+	if resp.StatusCode/100 != 2 {
+		return "", fmt.Errorf("GET %s: HTTP %d: %.200s", path, resp.StatusCode, data)
+	}
+	return string(data), nil
+}
+
+// CreateSession is POST /sessions.
+func (c *Client) CreateSession(ctx context.Context) (*proxy.Session, error) {
+	return c.api.CreateSession(ctx)
+}
+
+// DeleteSession is DELETE /sessions/{id}.
+func (c *Client) DeleteSession(ctx context.Context, id string) error {
+	return c.api.CloseSession(ctx, id)
+}
+
+// ListSessions is GET /sessions: the sessions this client created.
+func (c *Client) ListSessions(ctx context.Context) ([]*proxy.Session, error) {
+	return c.api.ListSessions(ctx)
+}
+
+// Call is POST /call. A call that ran but answered "status":"error" returns
+// its result and an error.
+func (c *Client) Call(ctx context.Context, sessionID, tool string, params map[string]any) (proxy.CallResult, error) {
+	if params == nil {
+		params = map[string]any{}
+	}
+	raw, err := json.Marshal(params)
+	if err != nil {
+		return proxy.CallResult{}, fmt.Errorf("%s: encoding params: %w", tool, err)
+	}
+	res, err := c.api.Call(ctx, proxy.CallRequest{SessionID: sessionID, Tool: tool, Params: raw})
+	if err != nil {
+		return proxy.CallResult{}, fmt.Errorf("%s: %w", tool, err)
+	}
+	if res.Status != "success" {
+		msg := res.Error
+		if msg == "" {
+			msg = "status " + res.Status
+		}
+		return *res, fmt.Errorf("%s: status error: %s", tool, msg)
+	}
+	return *res, nil
+}
+
+// Content is GET /content/{ref}?search_for=…&reset_cursor=true (the whole
+// match every time, regardless of earlier reads).
+func (c *Client) Content(ctx context.Context, ref, search string) (string, error) {
+	ct, err := c.api.Content(ctx, ref, proxy.Query{Text: search}, true)
+	if err != nil {
+		return "", err
+	}
+	return ct.Text, nil
+}
+
+// Health is GET /health: the status string (a degraded server's too).
+func (c *Client) Health(ctx context.Context) (string, error) {
+	h, err := c.api.Health(ctx)
+	if err != nil {
+		return "", err
+	}
+	return h.Status, nil
+}
+
+// ClickTargetParam returns the name of browser_click's element argument
+// ("target" in @playwright/mcp 0.0.83, "ref" before), read from GET /tools:
+// the schemas change between versions, so they are not hard-coded.
+func (c *Client) ClickTargetParam(ctx context.Context) (string, error) {
+	tools, err := c.api.Tools(ctx)
+	if err != nil {
+		return "", err
+	}
+	for _, t := range tools {
+		if t.Name != "browser_click" {
+			continue
+		}
+		var schema struct {
+			Properties map[string]json.RawMessage `json:"properties"`
+		}
+		if err := json.Unmarshal(t.InputSchema, &schema); err != nil {
+			return "", fmt.Errorf("browser_click's input schema: %w", err)
+		}
+		for _, p := range []string{"target", "ref"} {
+			if _, ok := schema.Properties[p]; ok {
+				return p, nil
+			}
+		}
+		return "", fmt.Errorf("browser_click has neither a target nor a ref argument")
+	}
+	return "", fmt.Errorf("GET /tools lists no browser_click")
+}

@@ -1,0 +1,171 @@
+package bench
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/proctest"
+)
+
+// Proc is one live process read from /proc.
+type Proc = proctest.Proc
+
+// procName is how reports name a process: pid and kind.
+func procName(p Proc) string { return fmt.Sprintf("%d(%s)", p.PID, p.Comm) }
+
+// procKey identifies a process even after its pid is reused.
+type procKey struct {
+	pid   int
+	start uint64
+}
+
+func keyOf(p Proc) procKey { return procKey{p.PID, p.Start} }
+
+// readProc reads /proc/PID/stat; ok is false when the process is gone or a
+// zombie.
+func readProc(pid int) (Proc, bool) { return proctest.Stat(pid) }
+
+// processTree returns root (when alive) and all its live descendants.
+func processTree(root int) []Proc {
+	p, ok := proctest.Stat(root)
+	if !ok {
+		return nil
+	}
+	return append([]Proc{p}, proctest.Descendants(root)...)
+}
+
+// alive reports whether p (same pid and start time) still runs.
+func alive(p Proc) bool {
+	q, ok := readProc(p.PID)
+	return ok && q.Start == p.Start
+}
+
+// statusKB reads a "Key:   N kB" line of /proc/PID/status or smaps_rollup.
+func statusKB(path, key string) (int64, bool) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, false
+	}
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, key+":") {
+			continue
+		}
+		f := strings.Fields(line[len(key)+1:])
+		if len(f) == 0 {
+			return 0, false
+		}
+		n, err := strconv.ParseInt(f[0], 10, 64)
+		return n, err == nil
+	}
+	return 0, false
+}
+
+// procKind classifies a process of the proxy-server tree for the memory
+// breakdown: proxy-server, node (the @playwright/mcp workers), and Chromium by
+// its --type (browser, renderer, gpu-process, utility, zygote, …).
+func procKind(p Proc) string {
+	b, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(p.PID), "cmdline"))
+	// Chromium rewrites its process title: its arguments then arrive as one
+	// space-separated string, not NUL-separated.
+	args := strings.FieldsFunc(string(b), func(r rune) bool { return r == 0 || r == ' ' })
+	exe := p.Comm
+	if len(args) > 0 && args[0] != "" {
+		exe = filepath.Base(args[0])
+	}
+	switch {
+	case strings.Contains(exe, "proxy-server") || p.Comm == "proxy-server":
+		return "proxy-server"
+	case exe == "node" || p.Comm == "node":
+		return "node"
+	case strings.Contains(exe, "crashpad") || strings.Contains(p.Comm, "crashpad"):
+		return "chromium-crashpad"
+	case strings.Contains(exe, "chrom") || strings.Contains(p.Comm, "chrom"):
+		for _, a := range args {
+			if t, ok := strings.CutPrefix(a, "--type="); ok {
+				return "chromium-" + t
+			}
+		}
+		return "chromium-browser"
+	default:
+		return p.Comm
+	}
+}
+
+// MemSample is the memory of the proxy-server process tree at one moment.
+type MemSample struct {
+	Procs int   `json:"procs"`
+	RSSKB int64 `json:"rss_kb"`
+	// PSSKB is the proportional set size (shared pages divided among their
+	// users), 0 when it was not measured.
+	PSSKB int64 `json:"pss_kb,omitempty"`
+	// ByKind is RSS in kB and process count per kind (see procKind).
+	ByKind map[string]KindMem `json:"by_kind"`
+}
+
+// KindMem is the memory of the processes of one kind.
+type KindMem struct {
+	Procs int   `json:"procs"`
+	RSSKB int64 `json:"rss_kb"`
+	PSSKB int64 `json:"pss_kb,omitempty"`
+}
+
+// SampleMemory sums VmRSS (and, when withPSS, Pss from smaps_rollup) over
+// procs.
+func SampleMemory(procs []Proc, withPSS bool) MemSample {
+	s := MemSample{ByKind: map[string]KindMem{}}
+	for _, p := range procs {
+		dir := filepath.Join("/proc", strconv.Itoa(p.PID))
+		rss, ok := statusKB(filepath.Join(dir, "status"), "VmRSS")
+		if !ok {
+			continue
+		}
+		k := procKind(p)
+		km := s.ByKind[k]
+		km.Procs++
+		km.RSSKB += rss
+		if withPSS {
+			if pss, ok := statusKB(filepath.Join(dir, "smaps_rollup"), "Pss"); ok {
+				km.PSSKB += pss
+				s.PSSKB += pss
+			}
+		}
+		s.ByKind[k] = km
+		s.Procs++
+		s.RSSKB += rss
+	}
+	return s
+}
+
+// kinds returns the kind names of samples, sorted.
+func kinds(samples ...MemSample) []string {
+	set := map[string]bool{}
+	for _, s := range samples {
+		for k := range s.ByKind {
+			set[k] = true
+		}
+	}
+	out := make([]string, 0, len(set))
+	for k := range set {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Prepare readies this process to run benchmarks: it must be Linux (the
+// benchmark reads /proc), and it becomes a child subreaper so a process the
+// proxy-server leaves behind re-parents to it and is found.
+func Prepare() error {
+	if !supported {
+		return fmt.Errorf("the benchmark reads /proc: it runs on Linux only")
+	}
+	return proctest.BecomeSubreaper()
+}

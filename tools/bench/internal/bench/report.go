@@ -1,0 +1,353 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// Report is everything one benchmark run produced; it is what -json writes.
+type Report struct {
+	Started     time.Time          `json:"started"`
+	Finished    time.Time          `json:"finished"`
+	Command     []string           `json:"command"`
+	Machine     Machine            `json:"machine"`
+	Sessions    *SessionsResult    `json:"sessions,omitempty"`
+	Concurrency *ConcurrencyResult `json:"concurrency,omitempty"`
+	Nodes       *NodesResult       `json:"nodes,omitempty"`
+	Idle        *IdleResult        `json:"idle,omitempty"`
+	Store       *StoreResult       `json:"store,omitempty"`
+	Soak        *SoakResult        `json:"soak,omitempty"`
+	Overhead    *OverheadResult    `json:"overhead,omitempty"`
+	Bytes       *BytesResult       `json:"bytes,omitempty"`
+	Tokens      *TokensResult      `json:"tokens,omitempty"`
+	Error       string             `json:"error,omitempty"`
+}
+
+// Machine describes where the benchmark ran.
+type Machine struct {
+	NumCPU           int    `json:"nproc"`
+	CPUModel         string `json:"cpu_model"`
+	MemTotalKB       int64  `json:"mem_total_kb"`
+	Kernel           string `json:"kernel"`
+	GoVersion        string `json:"go"`
+	Chromium         string `json:"chromium"`
+	Node             string `json:"node"`
+	PlaywrightMCP    string `json:"playwright_mcp"`
+	ProxyServer      string `json:"proxy_server"`
+	ProxyServerPath  string `json:"proxy_server_path"`
+	BrowserExecPath  string `json:"browser_executable"`
+	SubreaperEnabled bool   `json:"subreaper"`
+}
+
+// DescribeMachine collects the machine facts (versions by running the
+// tools with a short timeout).
+func DescribeMachine(ctx context.Context, root, serverBin string) Machine {
+	m := Machine{NumCPU: runtime.NumCPU(), GoVersion: runtime.Version(), ProxyServerPath: serverBin}
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+				m.CPUModel = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	m.MemTotalKB, _ = statusKB("/proc/meminfo", "MemTotal")
+	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
+		m.Kernel = strings.TrimSpace(string(b))
+	}
+	browser := os.Getenv("PROXY_BROWSER_EXECUTABLE")
+	if browser == "" {
+		for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+			if p, err := exec.LookPath(name); err == nil {
+				browser = p
+				break
+			}
+		}
+	}
+	m.BrowserExecPath = browser
+	if browser != "" {
+		m.Chromium = firstLine(run(ctx, root, browser, "--version"))
+	}
+	m.Node = firstLine(run(ctx, root, "node", "--version"))
+	m.ProxyServer = firstLine(run(ctx, root, serverBin, "version"))
+	var pkg struct {
+		Version string `json:"version"`
+	}
+	if b, err := os.ReadFile(filepath.Join(root, "node_modules/@playwright/mcp/package.json")); err == nil && json.Unmarshal(b, &pkg) == nil {
+		m.PlaywrightMCP = pkg.Version
+	}
+	return m
+}
+
+func run(ctx context.Context, dir, name string, args ...string) string {
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Dir = dir
+	out, err := cmd.Output() // stdout only: Debian's chromium wrapper chatters on stderr
+	if err != nil && len(out) == 0 {
+		return "unknown (" + err.Error() + ")"
+	}
+	return strings.TrimSpace(string(out))
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	return s
+}
+
+// WriteJSON writes the report, indented, to path.
+func (r *Report) WriteJSON(path string) error {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encoding report: %w", err)
+	}
+	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}
+
+// WriteText writes the human-readable tables.
+func (r *Report) WriteText(w io.Writer) {
+	m := r.Machine
+	fmt.Fprintf(w, "machine: %d CPUs (%s), %.1f GiB RAM, Linux %s, %s\n", m.NumCPU, m.CPUModel, float64(m.MemTotalKB)/(1<<20), m.Kernel, m.GoVersion)
+	fmt.Fprintf(w, "software: %s; node %s; @playwright/mcp %s; %s\n\n", m.Chromium, m.Node, m.PlaywrightMCP, m.ProxyServer)
+	if r.Sessions != nil {
+		r.Sessions.writeText(w)
+	}
+	if r.Concurrency != nil {
+		r.Concurrency.writeText(w)
+	}
+	if r.Nodes != nil {
+		r.Nodes.writeText(w)
+	}
+	if r.Idle != nil {
+		r.Idle.writeText(w)
+	}
+	if r.Store != nil {
+		r.Store.writeText(w)
+	}
+	if r.Soak != nil {
+		r.Soak.writeText(w)
+	}
+	if r.Overhead != nil {
+		r.Overhead.writeText(w)
+	}
+	if r.Bytes != nil {
+		r.Bytes.writeText(w)
+	}
+	if r.Tokens != nil {
+		r.Tokens.writeText(w)
+	}
+	if r.Error != "" {
+		fmt.Fprintf(w, "ERROR: %s\n", r.Error)
+	}
+}
+
+func f0(x float64) string { return fmt.Sprintf("%.0f", x) }
+
+func (s *SessionsResult) writeText(w io.Writer) {
+	fmt.Fprintf(w, "== sessions: %d iterations per row; after startup an untimed %.0f s pause, then an untimed %.0f s sleep before every create (and before the existing-session navigate) lets the warm pool refill (the pool is not observable through the API); DELETE untimed; navigations to the %q page\n",
+		s.Iterations, s.StartupWaitMS/1000, s.RefillWaitMS/1000, s.NavPage)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "warm_pool\tmeasurement\tn\tmedian ms\tp95 ms\tmax ms\tmin ms\t")
+	row := func(pool int, name string, x Summary, extra string) {
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", pool, name, x.N, f0(x.Median), f0(x.P95), f0(x.Max), f0(x.Min), extra)
+	}
+	for _, run := range s.Runs {
+		row(run.WarmPool, "POST /sessions", run.Create, fmt.Sprintf("\t%d/%d got a pre-started worker", run.CreateFromPool, run.Create.N))
+		row(run.WarmPool, "POST /sessions + first navigate", run.FirstNav, "\t")
+		row(run.WarmPool, "  of which POST /sessions", run.FirstNavCreate, fmt.Sprintf("\t%d/%d got a pre-started worker", run.FirstNavFromPool, run.FirstNavCreate.N))
+		row(run.WarmPool, "  of which first navigate", run.FirstNavNav, "\t")
+		row(run.WarmPool, "navigate, existing session", run.ExistingNav, "\t")
+	}
+	tw.Flush()
+	byPool := map[int]SessionsRun{}
+	for _, run := range s.Runs {
+		byPool[run.WarmPool] = run
+	}
+	if warm, ok := byPool[1]; ok {
+		if cold, ok := byPool[0]; ok && warm.Create.Median > 0 {
+			fmt.Fprintf(w, "ratio: POST /sessions median without / with warm pool = %.1f×\n", cold.Create.Median/warm.Create.Median)
+		}
+	}
+	for _, run := range s.Runs {
+		if run.ExistingNav.Median > 0 {
+			fmt.Fprintf(w, "ratio (warm_pool=%d): create + first navigate / navigate in an existing session = %.1f×\n",
+				run.WarmPool, run.FirstNav.Median/run.ExistingNav.Median)
+		}
+	}
+	writeBreakdown(w, func(yield func(string, []Breakdown, string)) {
+		for _, run := range s.Runs {
+			yield(fmt.Sprintf("warm_pool=%d", run.WarmPool), run.Breakdown, run.BreakdownErr)
+		}
+	})
+	if s.Plain != nil {
+		fmt.Fprintln(w)
+		s.Plain.writeText(w)
+		if warm, ok := byPool[1]; ok && s.Plain.StartPlusFirstNav.Median > 0 {
+			fmt.Fprintf(w, "ratio: plain @playwright/mcp start + first navigate / proxy create (warm pool) + first navigate = %.1f×\n", s.Plain.StartPlusFirstNav.Median/warm.FirstNav.Median)
+		}
+	}
+	for _, run := range s.Runs {
+		fmt.Fprintf(w, "warm_pool=%d: CPU during the run: %s\n", run.WarmPool, run.CPU)
+		writeErrors(w, fmt.Sprintf("warm_pool=%d errors", run.WarmPool), run.ErrorCount, run.Errors)
+		writeCleanup(w, run.Cleanup)
+	}
+	fmt.Fprintln(w)
+}
+
+func (c *ConcurrencyResult) writeText(w io.Writer) {
+	fmt.Fprintf(w, "== concurrency: %.0f s per level; each session loops browser_navigate (%s in turn) + GET /content?search_for (button ref) + browser_snapshot + browser_click; env %v\n",
+		c.DurationMS/1000, strings.Join(c.Pages, ", "), c.Env)
+	fmt.Fprintln(w, "No call starts after the deadline; the calls in flight then finish and count: \"load s\" is the measured window, and calls/s are over it. "+
+		"Rounds: completed (every call succeeded) in all, and per session min/median/max; cut: stopped part-way by the deadline. "+
+		"Memory per session: (sample − 0-session baseline) / sessions; tree RSS/session is the whole tree's end-of-load RSS / sessions, baseline included.")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "level\tsessions\tcreate wall s\tcreate p50 ms\tload s\tok calls/s\tcalls\terrors\trounds\trounds/session min/med/max\tcut\tRSS base MB\tRSS load MB\tload RSS/session MB\tidle RSS/session MB\tend RSS/session MB\tend PSS/session MB\ttree RSS/session MB\tDB MB\tCPU go/node/chromium\tother CPU\tload avg\t")
+	for _, l := range c.Levels {
+		fmt.Fprintf(tw, "%d\t%d\t%.1f\t%s\t%.1f\t%.2f\t%d\t%d\t%d\t%s\t%d\t%s\t%s\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%s\t%.2f\t%.1f→%.1f\t\n",
+			l.Level, l.Created, l.CreateWallMS/1000, f0(l.Create.Median), l.WindowMS/1000, l.CallsPerSec, l.Calls, l.ErrorCount, l.Rounds,
+			fmt.Sprintf("%d/%g/%d", l.RoundsPerSession.Min, l.RoundsPerSession.Median, l.RoundsPerSession.Max), l.CutRounds,
+			mb(l.Baseline.RSSKB), mb(l.LoadMedian), l.PerSessionKB/1024, l.PerSessionIdleKB/1024, l.PerSessionRSSKB/1024, l.PerSessionPSSKB/1024, l.TotalRSSPerSessionKB/1024,
+			float64(l.DBBytes)/(1<<20),
+			fmt.Sprintf("%.2f/%.2f/%.2f", l.LoadCPU.ServerByFamily["proxy-server"], l.LoadCPU.ServerByFamily["node"], l.LoadCPU.ServerByFamily["chromium"]),
+			l.LoadCPU.OtherCores, l.LoadCPU.LoadAvg1[0], l.LoadCPU.LoadAvg1[1])
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "level\ttool\tpage\tok\terrors\tok/s\tp50 ms\tp95 ms\tmax ms\t")
+	for _, l := range c.Levels {
+		for _, t := range l.Tools {
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%d\t%.2f\t%s\t%s\t%s\t\n", l.Level, t.Tool, t.Page, t.OK, t.Errors, t.PerSec,
+				f0(t.Latency.Median), f0(t.Latency.P95), f0(t.Latency.Max))
+		}
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	var ks []string
+	for _, l := range c.Levels {
+		for k := range l.PerSessionByKind {
+			if !slices.Contains(ks, k) {
+				ks = append(ks, k)
+			}
+		}
+	}
+	slices.Sort(ks)
+	fmt.Fprintf(tw, "level\t%s\t\n", strings.Join(ks, "\t"))
+	for _, l := range c.Levels {
+		cells := make([]string, len(ks))
+		for i, k := range ks {
+			cells[i] = fmt.Sprintf("%.1f", l.PerSessionByKind[k]/1024)
+		}
+		fmt.Fprintf(tw, "%d\t%s\t\n", l.Level, strings.Join(cells, "\t"))
+	}
+	writeBreakdown(w, func(yield func(string, []Breakdown, string)) {
+		for _, l := range c.Levels {
+			yield(fmt.Sprintf("level %d", l.Level), l.Breakdown, l.BreakdownErr)
+		}
+	})
+	fmt.Fprintln(w, "RSS per session by process kind at the end of the load, MB ((end − 0-session baseline) / sessions):")
+	tw.Flush()
+	for _, l := range c.Levels {
+		if l.Created < l.Level {
+			fmt.Fprintf(w, "level %d: only %d of %d sessions could be created\n", l.Level, l.Created, l.Level)
+		}
+		writeErrors(w, fmt.Sprintf("level %d create errors", l.Level), len(l.CreateErrors), l.CreateErrors)
+		writeErrors(w, fmt.Sprintf("level %d errors", l.Level), l.ErrorCount, l.Errors)
+		if !l.Settled && l.SettleMS > 0 {
+			fmt.Fprintf(w, "level %d: the previous level's processes had not all gone after %.0f s: its baseline (and RSS/session) is too high\n", l.Level, l.SettleMS/1000)
+		}
+		if l.MemoryGuard != "" {
+			fmt.Fprintf(w, "level %d: MEMORY GUARD: %s\n", l.Level, l.MemoryGuard)
+		}
+		if l.HealthAfter != "ok" && l.HealthAfter != "" {
+			fmt.Fprintf(w, "level %d: /health after the load: %s\n", l.Level, l.HealthAfter)
+		}
+	}
+	writeCleanup(w, c.Cleanup)
+	fmt.Fprintln(w)
+}
+
+// writeBreakdown prints where the time of successful calls goes, from the
+// server's record: before the worker is called, in the worker, after it.
+func writeBreakdown(w io.Writer, each func(yield func(string, []Breakdown, string))) {
+	fmt.Fprintln(w, "where the time goes (successful calls, medians in ms; before = HTTP + lock + worker check, upstream = @playwright/mcp call, after = parse + ingest + record + answer):")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "run\ttool\tpage\tn\tclient\tbefore\tupstream\tafter\tafter p95\t")
+	each(func(name string, bs []Breakdown, errText string) {
+		if errText != "" {
+			fmt.Fprintf(tw, "%s\t(unavailable: %s)\t\t\t\t\t\t\t\t\n", name, errText)
+		}
+		for _, b := range bs {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t\n", name, b.Tool, b.Page, b.N,
+				f0(b.Client.Median), f0(b.Before.Median), f0(b.Upstream.Median), f0(b.After.Median), f0(b.After.P95))
+		}
+	})
+	tw.Flush()
+	fmt.Fprintln(w)
+}
+
+func (r *IdleResult) writeText(w io.Writer) {
+	fmt.Fprintf(w, "== idle: one active session alternates browser_navigate (table, form) and browser_snapshot, %d times, while K other sessions sit idle with the form page open; env %v\n",
+		r.Navigations, r.Env)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "idle sessions\topened\tnavigate p50 ms\tp95 ms\tsnapshot p50 ms\tp95 ms\terrors\tmachine busy\tgo/node/chromium\tother CPU\tRSS MB\t")
+	for _, l := range r.Levels {
+		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%s\t%s\t%d\t%.2f\t%.2f/%.2f/%.2f\t%.2f\t%s\t\n", l.Idle, l.Opened,
+			f0(l.Navigate.Median), f0(l.Navigate.P95), f0(l.Snapshot.Median), f0(l.Snapshot.P95), l.ErrCount,
+			l.CPU.MachineBusyCores, l.CPU.ServerByFamily["proxy-server"], l.CPU.ServerByFamily["node"], l.CPU.ServerByFamily["chromium"],
+			l.CPU.OtherCores, mb(l.Memory.RSSKB))
+	}
+	tw.Flush()
+	writeBreakdown(w, func(yield func(string, []Breakdown, string)) {
+		for _, l := range r.Levels {
+			yield(fmt.Sprintf("%d idle", l.Idle), l.Breakdown, l.BreakdownErr)
+		}
+	})
+	for _, l := range r.Levels {
+		writeErrors(w, fmt.Sprintf("%d idle: errors", l.Idle), l.ErrCount, l.Errors)
+	}
+	writeCleanup(w, r.Cleanup)
+	fmt.Fprintln(w)
+}
+
+func writeErrors(w io.Writer, title string, total int, es []ErrorCount) {
+	if total == 0 && len(es) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "%s: %d (first distinct messages):\n", title, total)
+	for i, e := range es {
+		if i == 5 {
+			fmt.Fprintf(w, "  … %d more distinct messages in the JSON\n", len(es)-5)
+			break
+		}
+		fmt.Fprintf(w, "  %d× %s: %s\n", e.Count, e.Where, e.Message)
+	}
+}
+
+func writeCleanup(w io.Writer, r StopReport) {
+	if r.Signal == "" {
+		return
+	}
+	fmt.Fprintf(w, "cleanup: %s\n", r.Summary())
+	if r.LogProblemCount > 0 {
+		fmt.Fprintf(w, "proxy-server log: %d WARN/ERROR lines, first:\n", r.LogProblemCount)
+		for _, l := range r.LogProblems {
+			fmt.Fprintf(w, "  %s\n", l)
+		}
+	}
+}
