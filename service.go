@@ -51,6 +51,9 @@ type ContentService interface {
 	// Calls returns every call of a session, as recorded (secrets masked),
 	// in the order they were made.
 	Calls(ctx context.Context, sessionID string) ([]Call, error)
+	// Events returns what happened to a session besides its calls
+	// (suspends, crashes, restarts, moves), in order.
+	Events(ctx context.Context, sessionID string) ([]SessionEvent, error)
 }
 
 // Tool is one tool as clients see it. Its schema stays raw JSON so that no

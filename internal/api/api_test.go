@@ -103,6 +103,10 @@ func (fakeContent) Calls(_ context.Context, id string) ([]proxy.Call, error) {
 	}}, nil
 }
 
+func (fakeContent) Events(_ context.Context, id string) ([]proxy.SessionEvent, error) {
+	return []proxy.SessionEvent{{SessionID: id, Kind: proxy.EventCreated, Detail: "worker 1"}}, nil
+}
+
 func (fakeContent) Console(_ context.Context, ref, level string) (string, error) {
 	if level == "loud" {
 		return "", proxy.Errorf(proxy.EINVALID, "bad level")

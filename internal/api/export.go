@@ -45,7 +45,12 @@ func (s *Server) handleExport(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Query().Get("snapshots") == "" {
 			snapshots = true
 		}
-		if body, err = export.JSON(sess, calls, snapshots); err != nil {
+		events, err := s.content.Events(r.Context(), id)
+		if err != nil {
+			s.writeErr(w, r, err)
+			return
+		}
+		if body, err = export.JSON(sess, calls, events, snapshots); err != nil {
 			s.writeErr(w, r, err)
 			return
 		}

@@ -41,6 +41,7 @@ type Store interface {
 	GetSession(ctx context.Context, id string) (*proxy.Session, error)
 	// ListCalls returns a session's calls in the order they were made.
 	ListCalls(ctx context.Context, sessionID string) ([]proxy.Call, error)
+	ListSessionEvents(ctx context.Context, sessionID string) ([]proxy.SessionEvent, error)
 }
 
 // Service answers get_content and get_console_content. It is safe for
@@ -179,14 +180,32 @@ func (s *Service) Images(ctx context.Context, refID string) ([]proxy.Image, erro
 // Calls returns every call of a session, as recorded, in the order they
 // were made; another client's session is refused as an unknown one.
 func (s *Service) Calls(ctx context.Context, sessionID string) ([]proxy.Call, error) {
-	sess, err := s.store.GetSession(ctx, sessionID)
-	if err != nil {
+	if err := s.sessionVisible(ctx, sessionID); err != nil {
 		return nil, err
 	}
-	if !proxy.CanSee(ctx, sess.Owner) {
-		return nil, proxy.SessionNotFound(sessionID)
-	}
 	return s.store.ListCalls(ctx, sessionID)
+}
+
+// Events returns a session's events in order, under the same rule as
+// Calls.
+func (s *Service) Events(ctx context.Context, sessionID string) ([]proxy.SessionEvent, error) {
+	if err := s.sessionVisible(ctx, sessionID); err != nil {
+		return nil, err
+	}
+	return s.store.ListSessionEvents(ctx, sessionID)
+}
+
+// sessionVisible refuses a session the caller of ctx may not see exactly as
+// an unknown one.
+func (s *Service) sessionVisible(ctx context.Context, sessionID string) error {
+	sess, err := s.store.GetSession(ctx, sessionID)
+	if err != nil {
+		return err
+	}
+	if !proxy.CanSee(ctx, sess.Owner) {
+		return proxy.SessionNotFound(sessionID)
+	}
+	return nil
 }
 
 // visible refuses a ref of a session the caller of ctx may not see

@@ -32,6 +32,10 @@ func (f *fakeStore) GetSession(_ context.Context, id string) (*proxy.Session, er
 	return nil, proxy.SessionNotFound(id)
 }
 
+func (f *fakeStore) ListSessionEvents(context.Context, string) ([]proxy.SessionEvent, error) {
+	return []proxy.SessionEvent{}, nil
+}
+
 func (f *fakeStore) ListCalls(_ context.Context, id string) ([]proxy.Call, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -25,6 +25,8 @@ const (
 type Record struct {
 	Session *proxy.Session `json:"session"`
 	Calls   []RecordedCall `json:"calls"`
+	// Events are what happened to the session besides its calls.
+	Events []proxy.SessionEvent `json:"events"`
 }
 
 // RecordedCall is one call in a Record: the call as stored, and what the
@@ -46,8 +48,11 @@ type RecordedCall struct {
 // JSON returns the session's record as an indented JSON document; without
 // snapshots, each response's page_snapshot is left out (its size stays),
 // which is what a timeline needs.
-func JSON(s *proxy.Session, calls []proxy.Call, snapshots bool) ([]byte, error) {
-	rec := Record{Session: s, Calls: make([]RecordedCall, 0, len(calls))}
+func JSON(s *proxy.Session, calls []proxy.Call, events []proxy.SessionEvent, snapshots bool) ([]byte, error) {
+	if events == nil {
+		events = []proxy.SessionEvent{}
+	}
+	rec := Record{Session: s, Calls: make([]RecordedCall, 0, len(calls)), Events: events}
 	for _, c := range calls {
 		rc := read(c)
 		if r := c.Response; r != nil {

@@ -78,7 +78,8 @@ func TestPlaywright(t *testing.T) {
 
 func TestJSON(t *testing.T) {
 	s, calls := recorded(t)
-	out, err := JSON(s, calls, true)
+	events := []proxy.SessionEvent{{SessionID: "s1", At: t0, Kind: proxy.EventCreated, Detail: "worker 7"}}
+	out, err := JSON(s, calls, events, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +102,10 @@ func TestJSON(t *testing.T) {
 	}
 
 	calls[1].Response.PageSnapshot = "- heading \"Zebracorn\""
-	lean, err := JSON(s, calls, false)
+	if len(rec.Events) != 1 || rec.Events[0].Kind != proxy.EventCreated {
+		t.Errorf("events exported as %+v", rec.Events)
+	}
+	lean, err := JSON(s, calls, nil, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -144,6 +144,8 @@ func (b *fakeBackend) Validate(context.Context, string, json.RawMessage) error {
 
 func (b *fakeBackend) Calls(context.Context, string) ([]proxy.Call, error) { return nil, nil }
 
+func (b *fakeBackend) Events(context.Context, string) ([]proxy.SessionEvent, error) { return nil, nil }
+
 func (b *fakeBackend) Images(ctx context.Context, ref string) ([]proxy.Image, error) {
 	c, err := b.Peek(ctx, ref)
 	if err != nil {

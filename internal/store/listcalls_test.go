@@ -53,3 +53,32 @@ func TestListCalls(t *testing.T) {
 	_, err = db.ListCalls(ctx, "nope")
 	wantCode(t, err, proxy.ESESSIONMISSING)
 }
+
+func TestSessionEvents(t *testing.T) {
+	t.Parallel()
+	db := newDB(t)
+	ctx := context.Background()
+	mustSession(t, db, "s1")
+	evs := []proxy.SessionEvent{
+		{SessionID: "s1", At: t0.Add(time.Second), Kind: proxy.EventSuspended, Detail: "idle"},
+		{SessionID: "s1", At: t0, Kind: proxy.EventCreated, Detail: "worker 7"},
+	}
+	for _, e := range evs {
+		if err := db.AddSessionEvent(ctx, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := db.ListSessionEvents(ctx, "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]proxy.SessionEvent{evs[1], evs[0]}, got); diff != "" {
+		t.Errorf("ListSessionEvents (-want +got):\n%s", diff)
+	}
+	if got, err := db.ListSessionEvents(ctx, "nope"); err != nil || got == nil || len(got) != 0 {
+		t.Errorf("events of an unknown session = %v, %v; want an empty list", got, err)
+	}
+	if err := db.AddSessionEvent(ctx, proxy.SessionEvent{SessionID: "nope", At: t0, Kind: proxy.EventClosed}); err == nil {
+		t.Error("an event of an unknown session was recorded")
+	}
+}

@@ -170,7 +170,18 @@ function sessionView(id) {
     const s = rec.session;
     head.replaceChildren(el('h1', {}, 'Session ', el('code', {}, s.session_id)),
       el('p', {}, el('span', { class: 'state ' + s.state }, s.state), ' · created ', when(s.created_at), ' · last activity ', when(s.last_activity)));
-    const rows = rec.calls.map((c) => {
+    // Calls and what happened between them (suspends, lost workers,
+    // restarts, restored state), in time order.
+    const items = rec.calls.map((c) => ({ at: c.request.timestamp, call: c }))
+      .concat((rec.events || []).map((e) => ({ at: e.at, event: e })))
+      .sort((a, b) => new Date(a.at) - new Date(b.at));
+    const rows = items.map(({ call: c, event: e }) => {
+      if (e) {
+        return el('tr', { class: 'event ' + e.kind, 'data-event': e.kind },
+          el('td', { class: 'when' }, when(e.at)),
+          el('td', { class: 'kind' }, e.kind.replace('_', ' ')),
+          el('td', { colspan: '5' }, e.detail || ''));
+      }
       const resp = c.response;
       const status = resp ? resp.status : 'in flight';
       return el('tr', { class: 'call ' + status.replace(' ', '-'), 'data-ref': c.request.ref_id },
