@@ -89,6 +89,35 @@ type Response struct {
 	Timestamp    time.Time `json:"timestamp"`
 }
 
+// SessionEvent is something that happened to a session besides its calls:
+// what its timeline shows between them.
+type SessionEvent struct {
+	SessionID string    `json:"session_id"`
+	At        time.Time `json:"at"`
+	Kind      string    `json:"kind"`
+	Detail    string    `json:"detail,omitempty"`
+}
+
+// Session event kinds.
+const (
+	EventCreated      = "created"
+	EventSuspended    = "suspended"
+	EventResumed      = "resumed"
+	EventWorkerLost   = "worker_lost"
+	EventRestarted    = "restarted"
+	EventFailed       = "failed"
+	EventMoved        = "moved"
+	EventClosed       = "closed"
+	EventStateRestore = "state_restored"
+)
+
+// Call is one recorded tool call: what was sent and, once it answered,
+// what came back (nil while it is in flight).
+type Call struct {
+	Request  Request   `json:"request"`
+	Response *Response `json:"response,omitempty"`
+}
+
 // Console levels, in increasing severity.
 const (
 	LevelDebug = "debug"

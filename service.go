@@ -48,6 +48,12 @@ type ContentService interface {
 	// Images returns a ref's stored images without touching its diff
 	// cursor.
 	Images(ctx context.Context, refID string) ([]Image, error)
+	// Calls returns every call of a session, as recorded (secrets masked),
+	// in the order they were made.
+	Calls(ctx context.Context, sessionID string) ([]Call, error)
+	// Events returns what happened to a session besides its calls
+	// (suspends, crashes, restarts, moves), in order.
+	Events(ctx context.Context, sessionID string) ([]SessionEvent, error)
 }
 
 // Tool is one tool as clients see it. Its schema stays raw JSON so that no

@@ -49,7 +49,10 @@ type Server struct {
 	// bridgeVersions remembers the mcp-bridge versions already warned about.
 	bridgeVersions sync.Map
 	// tokenHash is the SHA-256 of PROXY_AUTH_TOKEN; nil: no token required.
-	tokenHash      []byte
+	tokenHash []byte
+	// uiCookie is the inspector's cookie value for that token.
+	uiCookie       string
+	ui             http.Handler    // the inspector's files; nil: no /ui
 	allowedOrigins map[string]bool // normalised scheme://host[:port]
 	allowedHosts   map[string]bool // bare lower-case host names/addresses
 	mounts         []mount
@@ -88,6 +91,9 @@ type healthDetail struct {
 	f    func() any
 }
 
+// WithUI serves the session inspector's files (internal/ui) at /ui/.
+func WithUI(h http.Handler) Option { return func(s *Server) { s.ui = h } }
+
 // WithNodes serves the browser nodes sessions are placed on at /nodes.
 func WithNodes(n proxy.NodeService) Option { return func(s *Server) { s.nodes = n } }
 
@@ -124,6 +130,11 @@ func New(sessions proxy.SessionService, content proxy.ContentService, opts ...Op
 		r.Handle(m.pattern, m.h)
 	}
 	r.Get("/health", s.handleHealth)
+	if s.ui != nil {
+		r.Get("/ui", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/ui/", http.StatusFound) })
+		r.Post("/ui/login", s.handleUILogin)
+		r.Handle("/ui/*", s.ui)
+	}
 	r.With(s.toolsets).Get("/tools", s.handleTools)
 	r.Get("/nodes", s.handleListNodes)
 	r.Get("/nodes/{id}", s.handleGetNode)
@@ -138,6 +149,7 @@ func New(sessions proxy.SessionService, content proxy.ContentService, opts ...Op
 		r.Get("/sessions/{id}", s.handleGetSession)
 		r.Delete("/sessions/{id}", s.handleCloseSession)
 		r.Post("/sessions/{id}/resume", s.handleResumeSession)
+		r.Get("/sessions/{id}/export", s.handleExport)
 		r.Post("/call", s.handleCall)
 		r.Post("/call/validate", s.handleValidate)
 		r.Get("/content/{ref}", s.handleContent)

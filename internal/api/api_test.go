@@ -93,6 +93,20 @@ func (f fakeContent) Images(ctx context.Context, ref string) ([]proxy.Image, err
 	}
 	return c.Images, nil
 }
+func (fakeContent) Calls(_ context.Context, id string) ([]proxy.Call, error) {
+	if id != knownID {
+		return nil, proxy.SessionNotFound(id)
+	}
+	return []proxy.Call{{
+		Request:  proxy.Request{RefID: "r1", SessionID: knownID, ToolName: "browser_navigate", Params: json.RawMessage(`{"url":"http://127.0.0.1:1/"}`)},
+		Response: &proxy.Response{RefID: "r1", Status: proxy.StatusSuccess, Result: `{"content":[{"type":"text","text":"### Ran Playwright code\n` + "```js\\nawait page.goto('http://127.0.0.1:1/');\\n```" + `\n### Page\n- Page URL: http://127.0.0.1:1/\n- Page Title: One"}]}`},
+	}}, nil
+}
+
+func (fakeContent) Events(_ context.Context, id string) ([]proxy.SessionEvent, error) {
+	return []proxy.SessionEvent{{SessionID: id, Kind: proxy.EventCreated, Detail: "worker 1"}}, nil
+}
+
 func (fakeContent) Console(_ context.Context, ref, level string) (string, error) {
 	if level == "loud" {
 		return "", proxy.Errorf(proxy.EINVALID, "bad level")

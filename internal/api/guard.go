@@ -1,8 +1,10 @@
 package api
 
 import (
+	"crypto/hmac"
 	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/hex"
 	"net"
 	"net/http"
 	"net/url"
@@ -23,7 +25,12 @@ import (
 //     without Origin (curl, mcp-bridge, MCP clients) are not from a page.
 //   - Authorization: with a token configured, every endpoint but /health
 //     needs "Bearer <token>" (401 UNAUTHORIZED); /health stays open so
-//     supervisors and the bridge's autostart can probe liveness.
+//     supervisors and the bridge's autostart can probe liveness, and so do
+//     the inspector's static files (/ui/), which hold no data. The
+//     inspector's pages cannot send a header on a download link, so they
+//     carry instead a cookie POST /ui/login sets once given the token:
+//     HttpOnly (no script reads it), SameSite=Strict (no other site's page
+//     sends it), and a digest of the token rather than the token.
 
 // WithAuthToken requires "Authorization: Bearer token" on every endpoint but
 // /health; "" leaves the API open (PROXY_AUTH_TOKEN).
@@ -35,6 +42,9 @@ func WithAuthToken(token string) Option {
 		}
 		h := sha256.Sum256([]byte(token))
 		s.tokenHash = h[:]
+		mac := hmac.New(sha256.New, []byte(token))
+		mac.Write([]byte("playwright-mcp-proxy inspector cookie"))
+		s.uiCookie = hex.EncodeToString(mac.Sum(nil))
 	}
 }
 
@@ -96,7 +106,7 @@ func (s *Server) guard(next http.Handler) http.Handler {
 			s.writeErr(w, r, e)
 			return
 		}
-		if s.tokenHash != nil && r.URL.Path != "/health" && !s.authorized(r) {
+		if s.tokenHash != nil && !openPath(r) && !s.authorized(r) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="playwright-mcp-proxy"`)
 			s.writeErr(w, r, proxy.Errorf(proxy.EUNAUTHORIZED, "a valid Authorization: Bearer token is required"))
 			return
@@ -105,10 +115,25 @@ func (s *Server) guard(next http.Handler) http.Handler {
 	})
 }
 
+// openPath reports whether r needs no token: /health, and the inspector's
+// static files and its login.
+func openPath(r *http.Request) bool {
+	p := r.URL.Path
+	return p == "/health" || p == "/ui" || strings.HasPrefix(p, "/ui/")
+}
+
+// uiCookieName is the inspector's cookie.
+const uiCookieName = "pwproxy_ui"
+
 // authorized compares SHA-256 digests in constant time, so that neither the
-// token's bytes nor its length can be learned from timing.
+// token's bytes nor its length can be learned from timing. The inspector's
+// cookie stands for the header.
 func (s *Server) authorized(r *http.Request) bool {
 	auths := r.Header.Values("Authorization")
+	if len(auths) == 0 {
+		c, err := r.Cookie(uiCookieName)
+		return err == nil && subtle.ConstantTimeCompare([]byte(c.Value), []byte(s.uiCookie)) == 1
+	}
 	if len(auths) != 1 {
 		return false
 	}
@@ -177,4 +202,27 @@ func isLoopbackHost(host string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
+}
+
+// handleUILogin takes {"token"} and, when it is the server's, sets the
+// inspector's cookie (204); another token is 401. Without a token set there
+// is nothing to log in to (204).
+func (s *Server) handleUILogin(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Token string `json:"token"`
+	}
+	if err := decodeBody(r, &body, false); err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	if s.tokenHash != nil {
+		got := sha256.Sum256([]byte(strings.TrimSpace(body.Token)))
+		if subtle.ConstantTimeCompare(got[:], s.tokenHash) != 1 {
+			s.writeErr(w, r, proxy.Errorf(proxy.EUNAUTHORIZED, "that is not the server's token"))
+			return
+		}
+		http.SetCookie(w, &http.Cookie{Name: uiCookieName, Value: s.uiCookie, Path: "/", HttpOnly: true,
+			SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
+	}
+	w.WriteHeader(http.StatusNoContent)
 }

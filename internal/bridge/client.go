@@ -313,6 +313,39 @@ func (c *Client) Images(ctx context.Context, refID string) ([]proxy.Image, error
 	return ct.Images, nil
 }
 
+// Calls implements proxy.ContentService, reading the session's JSON export.
+func (c *Client) Calls(ctx context.Context, sessionID string) ([]proxy.Call, error) {
+	rec, err := c.record(ctx, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	return rec.Calls, nil
+}
+
+// Events implements proxy.ContentService, reading the session's JSON
+// export.
+func (c *Client) Events(ctx context.Context, sessionID string) ([]proxy.SessionEvent, error) {
+	rec, err := c.record(ctx, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	return rec.Events, nil
+}
+
+// exportedRecord is what the bridge reads of a session's JSON export.
+type exportedRecord struct {
+	Calls  []proxy.Call         `json:"calls"`
+	Events []proxy.SessionEvent `json:"events"`
+}
+
+func (c *Client) record(ctx context.Context, sessionID string) (*exportedRecord, error) {
+	var rec exportedRecord
+	if err := c.do(ctx, http.MethodGet, "/sessions/"+url.PathEscape(sessionID)+"/export?format=json", nil, &rec); err != nil {
+		return nil, err
+	}
+	return &rec, nil
+}
+
 func (c *Client) content(ctx context.Context, refID string, q url.Values) (*proxy.Content, error) {
 	var body api.ContentBody
 	if err := c.do(ctx, http.MethodGet, "/content/"+url.PathEscape(refID)+"?"+q.Encode(), nil, &body); err != nil {

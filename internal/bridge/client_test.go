@@ -546,6 +546,36 @@ func TestContentSendsTheSearch(t *testing.T) {
 	}
 }
 
+// TestCallsReadsTheJSONExport: the bridge's Calls is the server's JSON
+// export of the session, decoded back into the calls as recorded.
+func TestCallsReadsTheJSONExport(t *testing.T) {
+	want := []proxy.Call{{
+		Request:  proxy.Request{RefID: "r1", SessionID: "s 1", ToolName: "browser_navigate", Params: json.RawMessage(`{"url":"http://127.0.0.1/"}`)},
+		Response: &proxy.Response{RefID: "r1", Status: proxy.StatusSuccess, Result: `{"content":[]}`},
+	}}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.EscapedPath() != "/sessions/s%201/export" || r.URL.Query().Get("format") != "json" {
+			http.Error(w, `{"error":"NOT_FOUND","message":"`+r.URL.String()+`"}`, http.StatusNotFound)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		// The export's own fields beside each call are not the bridge's.
+		fmt.Fprint(w, `{"session":{"session_id":"s 1"},"calls":[{"request":{"ref_id":"r1","session_id":"s 1","tool_name":"browser_navigate","params":{"url":"http://127.0.0.1/"},"timestamp":"0001-01-01T00:00:00Z"},"response":{"ref_id":"r1","status":"success","result":"{\"content\":[]}","timestamp":"0001-01-01T00:00:00Z"},"page_url":"http://127.0.0.1/","code":"await page.goto('http://127.0.0.1/');"}]}`)
+	}))
+	defer srv.Close()
+	c, err := NewClient(srv.URL, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := c.Calls(context.Background(), "s 1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Calls (-want +got):\n%s", diff)
+	}
+}
+
 // TestWithHTTPClient: the requests go through the given http.Client, with
 // the bridge's headers, and its timeout bounds each of them.
 func TestWithHTTPClient(t *testing.T) {

@@ -37,6 +37,11 @@ type Store interface {
 	// RefOwner returns the owner of the session a ref belongs to,
 	// EREFMISSING for an unknown ref.
 	RefOwner(ctx context.Context, refID string) (proxy.ClientID, error)
+	// GetSession returns ESESSIONMISSING for an unknown session.
+	GetSession(ctx context.Context, id string) (*proxy.Session, error)
+	// ListCalls returns a session's calls in the order they were made.
+	ListCalls(ctx context.Context, sessionID string) ([]proxy.Call, error)
+	ListSessionEvents(ctx context.Context, sessionID string) ([]proxy.SessionEvent, error)
 }
 
 // Service answers get_content and get_console_content. It is safe for
@@ -170,6 +175,37 @@ func (s *Service) Images(ctx context.Context, refID string) ([]proxy.Image, erro
 		return nil, fmt.Errorf("content: images of %s: %w", refID, err)
 	}
 	return images, nil
+}
+
+// Calls returns every call of a session, as recorded, in the order they
+// were made; another client's session is refused as an unknown one.
+func (s *Service) Calls(ctx context.Context, sessionID string) ([]proxy.Call, error) {
+	if err := s.sessionVisible(ctx, sessionID); err != nil {
+		return nil, err
+	}
+	return s.store.ListCalls(ctx, sessionID)
+}
+
+// Events returns a session's events in order, under the same rule as
+// Calls.
+func (s *Service) Events(ctx context.Context, sessionID string) ([]proxy.SessionEvent, error) {
+	if err := s.sessionVisible(ctx, sessionID); err != nil {
+		return nil, err
+	}
+	return s.store.ListSessionEvents(ctx, sessionID)
+}
+
+// sessionVisible refuses a session the caller of ctx may not see exactly as
+// an unknown one.
+func (s *Service) sessionVisible(ctx context.Context, sessionID string) error {
+	sess, err := s.store.GetSession(ctx, sessionID)
+	if err != nil {
+		return err
+	}
+	if !proxy.CanSee(ctx, sess.Owner) {
+		return proxy.SessionNotFound(sessionID)
+	}
+	return nil
 }
 
 // visible refuses a ref of a session the caller of ctx may not see

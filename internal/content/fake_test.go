@@ -18,7 +18,28 @@ type fakeStore struct {
 	images    map[string][]proxy.Image
 	cursors   map[string]proxy.DiffCursor
 	owners    map[string]proxy.ClientID // by ref; absent: the operator's
+	sessions  map[string]*proxy.Session
+	calls     map[string][]proxy.Call // by session
 	puts      int
+}
+
+func (f *fakeStore) GetSession(_ context.Context, id string) (*proxy.Session, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if s := f.sessions[id]; s != nil {
+		return s, nil
+	}
+	return nil, proxy.SessionNotFound(id)
+}
+
+func (f *fakeStore) ListSessionEvents(context.Context, string) ([]proxy.SessionEvent, error) {
+	return []proxy.SessionEvent{}, nil
+}
+
+func (f *fakeStore) ListCalls(_ context.Context, id string) ([]proxy.Call, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.calls[id], nil
 }
 
 func newFakeStore() *fakeStore {

@@ -90,3 +90,35 @@ func TestRefsOfOtherClientsDoNotExist(t *testing.T) {
 		}
 	}
 }
+
+// TestCallsOfOtherClientsDoNotExist: a session's record is its owner's and
+// the operator's; to another client the session does not exist.
+func TestCallsOfOtherClientsDoNotExist(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "c.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	owner, other := proxy.NewClientID("bridge", "owner"), proxy.NewClientID("mcp", "other")
+	now := time.Now().UTC()
+	const sid, ref = "11111111-1111-4111-8111-111111111111", "22222222-2222-4222-8222-222222222222"
+	if err := db.CreateSession(ctx, &proxy.Session{ID: sid, CreatedAt: now, LastActivity: now, State: proxy.SessionActive, Owner: owner}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.InsertRequest(ctx, &proxy.Request{RefID: ref, SessionID: sid, ToolName: "browser_snapshot", Timestamp: now}); err != nil {
+		t.Fatal(err)
+	}
+	svc := content.New(db)
+	for name, ctx := range map[string]context.Context{"owner": proxy.WithClient(ctx, owner), "operator": ctx} {
+		calls, err := svc.Calls(ctx, sid)
+		if err != nil || len(calls) != 1 || calls[0].Request.RefID != ref {
+			t.Errorf("%s: Calls = %+v, %v; want the one call", name, calls, err)
+		}
+	}
+	_, err = svc.Calls(proxy.WithClient(ctx, other), sid)
+	if proxy.ErrorCode(err) != proxy.ESESSIONMISSING {
+		t.Errorf("another client: Calls = %v, want %s", err, proxy.ESESSIONMISSING)
+	}
+}

@@ -142,6 +142,10 @@ func (b *fakeBackend) Call(_ context.Context, req proxy.CallRequest) (*proxy.Cal
 
 func (b *fakeBackend) Validate(context.Context, string, json.RawMessage) error { return nil }
 
+func (b *fakeBackend) Calls(context.Context, string) ([]proxy.Call, error) { return nil, nil }
+
+func (b *fakeBackend) Events(context.Context, string) ([]proxy.SessionEvent, error) { return nil, nil }
+
 func (b *fakeBackend) Images(ctx context.Context, ref string) ([]proxy.Image, error) {
 	c, err := b.Peek(ctx, ref)
 	if err != nil {

@@ -29,6 +29,7 @@ import (
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/session"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/store"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/toolset"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/ui"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/upstream"
 )
 
@@ -238,6 +239,7 @@ func Serve(ctx context.Context, cfg config.Config, opts Options) error {
 		api.WithAllowedHosts(cfg.Host),
 		api.WithMount("/metrics", met.Handler()),
 		api.WithMount("/mcp", mcpHTTP),
+		api.WithUI(ui.Handler("/ui/")),
 	}
 	if pool != nil {
 		apiOpts = append(apiOpts,

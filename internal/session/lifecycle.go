@@ -67,6 +67,7 @@ func (m *Manager) CreateSession(ctx context.Context) (*proxy.Session, error) {
 	m.reg.fill(l)
 	m.stats.created.Add(1)
 	m.log.Info("session created", "session_id", s.ID, "worker_pid", w.PID())
+	recordEvent(m.store, m.log, m.opts.Now(), s.ID, proxy.EventCreated, workerDetail(w))
 	return m.withExpiry(s), nil
 }
 
@@ -288,6 +289,7 @@ func (m *Manager) suspendLocked(ctx context.Context, l *live, reason string) {
 	}
 	m.reg.remove(l)
 	m.log.Info("session suspended", "session_id", l.id, "reason", reason)
+	recordEvent(m.store, m.log, m.opts.Now(), l.id, proxy.EventSuspended, reason)
 }
 
 // reasonShutdown is the suspend reason at shutdown, when the browser
@@ -435,6 +437,7 @@ func (m *Manager) CloseSession(ctx context.Context, id string) error {
 		closeWorker(w, m.log)
 	}
 	m.log.Info("session closed", "session_id", id)
+	recordEvent(m.store, m.log, m.opts.Now(), id, proxy.EventClosed, "")
 	return nil
 }
 

@@ -86,6 +86,7 @@ type Store interface {
 	// transaction.
 	RecordResponse(ctx context.Context, r *proxy.Response, console []proxy.ConsoleEntry, images []proxy.Image, act *proxy.SessionActivity) error
 	GetResponse(ctx context.Context, refID string) (*proxy.Response, error)
+	AddSessionEvent(ctx context.Context, e proxy.SessionEvent) error
 }
 
 // Options tune a Manager; zero values get the defaults of

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
+	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
 )
 
 // placed is a worker that runs on a browser node.
@@ -52,6 +54,7 @@ func (m *Manager) MoveOff(ctx context.Context, node string) (int, error) {
 			errs = append(errs, fmt.Errorf("session %s stays suspended: %w", l.id, err))
 			continue
 		}
+		recordEvent(m.store, m.log, m.opts.Now(), l.id, proxy.EventMoved, "off browser node "+node)
 		moved++
 	}
 	m.log.Info("sessions moved off a browser node", "node", node, "moved", moved, "failed", len(errs))

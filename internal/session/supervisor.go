@@ -148,6 +148,7 @@ func (s *supervisor) assign(l *live, w Worker) {
 			return // replaced, suspended or closed on purpose
 		}
 		s.log.Warn("session worker exited", "session_id", l.id, "worker_pid", w.PID())
+		recordEvent(s.store, s.log, s.opts.Now(), l.id, proxy.EventWorkerLost, fmt.Sprintf("worker %d exited", w.PID()))
 		s.restartSoon(l)
 	})
 }
@@ -163,6 +164,7 @@ func (s *supervisor) restore(ctx context.Context, l *live, w Worker) {
 	}
 	if state == nil {
 		s.log.Info("session resumed without saved state", "session_id", l.id, "state", proxy.SessionActive, "worker_pid", w.PID())
+		recordEvent(s.store, s.log, s.opts.Now(), l.id, proxy.EventResumed, "no saved state; "+workerDetail(w))
 		return
 	}
 	rctx, cancel := context.WithTimeout(ctx, restoreStateTimeout)
@@ -172,6 +174,7 @@ func (s *supervisor) restore(ctx context.Context, l *live, w Worker) {
 		return
 	}
 	s.log.Info("session state restored", "session_id", l.id, "state", proxy.SessionActive, "worker_pid", w.PID(), "saved_at", savedAt)
+	recordEvent(s.store, s.log, s.opts.Now(), l.id, proxy.EventStateRestore, "state saved at "+savedAt.UTC().Format(time.RFC3339)+" restored into "+workerDetail(w))
 }
 
 // restartSoon replaces l's dead worker in the background, so that the next
@@ -301,6 +304,7 @@ func (s *supervisor) restarted(l *live, w Worker) {
 	// The stored state stayed active during the restart; the session is
 	// usable again from here.
 	s.log.Info("session active again", "session_id", l.id, "state", proxy.SessionActive, "after", "worker restart", "worker_pid", w.PID())
+	recordEvent(s.store, s.log, s.opts.Now(), l.id, proxy.EventRestarted, fmt.Sprintf("%s; restart %d of %d", reason, restartLimit-left, restartLimit))
 }
 
 // fail puts l in the error state: no more restarts until someone resumes
@@ -313,6 +317,7 @@ func (s *supervisor) fail(ctx context.Context, l *live, why string) {
 	s.reg.remove(l)
 	s.stats.failed.Add(1)
 	s.log.Error("session failed", "session_id", l.id, "reason", why)
+	recordEvent(s.store, s.log, s.opts.Now(), l.id, proxy.EventFailed, why)
 }
 
 // failedErr answers calls on a session in the error state.

@@ -249,3 +249,51 @@ func (db *DB) RefOwner(ctx context.Context, refID string) (proxy.ClientID, error
 	}
 	return proxy.ClientID(owner), nil
 }
+
+// ListCalls returns every call of a session in the order they were made,
+// each with its response once it has one. ESESSIONMISSING if the session
+// is not recorded.
+func (db *DB) ListCalls(ctx context.Context, sessionID string) ([]proxy.Call, error) {
+	if _, err := db.GetSession(ctx, sessionID); err != nil {
+		return nil, err
+	}
+	rows, err := db.r.QueryContext(ctx,
+		`SELECT q.ref_id, q.tool_name, q.params, q.timestamp,
+		        s.status, s.result, s.page_snapshot, s.console_logs, s.error_message, s.timestamp
+		 FROM requests q LEFT JOIN responses s ON s.ref_id = q.ref_id
+		 WHERE q.session_id = ? ORDER BY q.timestamp, q.ref_id`, sessionID)
+	if err != nil {
+		return nil, fmt.Errorf("store: list calls of %s: %w", sessionID, err)
+	}
+	defer rows.Close()
+	calls := []proxy.Call{}
+	for rows.Next() {
+		var (
+			c                                   proxy.Call
+			params                              sql.NullString
+			qts                                 string
+			status, result, snapshot, logs, msg sql.NullString
+			sts                                 sql.NullString
+		)
+		if err := rows.Scan(&c.Request.RefID, &c.Request.ToolName, &params, &qts, &status, &result, &snapshot, &logs, &msg, &sts); err != nil {
+			return nil, fmt.Errorf("store: list calls of %s: %w", sessionID, err)
+		}
+		c.Request.SessionID, c.Request.Params = sessionID, rawJSON(params)
+		if c.Request.Timestamp, err = parseTime(qts); err != nil {
+			return nil, fmt.Errorf("store: list calls of %s: %w", sessionID, err)
+		}
+		if status.Valid {
+			r := &proxy.Response{RefID: c.Request.RefID, Status: status.String, Result: result.String,
+				PageSnapshot: snapshot.String, ConsoleLogs: logs.String, ErrorMessage: msg.String}
+			if r.Timestamp, err = parseTime(sts.String); err != nil {
+				return nil, fmt.Errorf("store: list calls of %s: %w", sessionID, err)
+			}
+			c.Response = r
+		}
+		calls = append(calls, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: list calls of %s: %w", sessionID, err)
+	}
+	return calls, nil
+}

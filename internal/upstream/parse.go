@@ -30,6 +30,9 @@ type Parsed struct {
 	ErrorText string
 	// ResultText is the ### Result text.
 	ResultText string
+	// Code is the Playwright code upstream ran for the call (its "Ran
+	// Playwright code" section, without the fence).
+	Code string
 	// Text is every text part, joined with "\n".
 	Text string
 
@@ -68,6 +71,7 @@ const (
 	secPage     = "Page"
 	secSnapshot = "Snapshot"
 	secEvents   = "Events"
+	secCode     = "Ran Playwright code"
 )
 
 var (
@@ -161,6 +165,9 @@ func Parse(raw json.RawMessage) (*Parsed, error) {
 	}
 	if body, ok := sections[secPage]; ok {
 		p.parsePage(body)
+	}
+	if body, ok := sections[secCode]; ok {
+		p.Code = unfence(body)
 	}
 	if body, ok := sections[secSnapshot]; ok {
 		p.parseSnapshot(body)
@@ -499,4 +506,22 @@ func hasURLPath(u string) bool {
 		return strings.Contains(after, "/")
 	}
 	return u != ""
+}
+
+// unfence returns what the first ``` fence in s holds, or s trimmed when it
+// has none.
+func unfence(s string) string {
+	s = strings.Trim(s, "\r\n")
+	if !strings.HasPrefix(s, "```") {
+		return s
+	}
+	if nl := strings.IndexByte(s, '\n'); nl >= 0 {
+		s = s[nl+1:]
+	} else {
+		return ""
+	}
+	if end := strings.LastIndex(s, "```"); end >= 0 {
+		s = s[:end]
+	}
+	return strings.TrimRight(s, "\r\n")
 }

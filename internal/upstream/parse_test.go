@@ -80,6 +80,7 @@ func TestParseCaptured(t *testing.T) {
 	}{
 		{"00_navigate.json", func(t *testing.T, p *Parsed) {
 			want := Parsed{
+				Code:    "await page.goto('http://127.0.0.1:8765/index.html');",
 				PageURL: "http://127.0.0.1:8765/index.html", PageTitle: "Probe Page",
 				ConsoleErrors: 2, ConsoleWarnings: 1,
 				SnapshotFile: probeOutDir + "/page-2026-11-23T09-19-41-079Z.yml",

@@ -1,0 +1,284 @@
+'use strict';
+// The session inspector: reads the HTTP API and writes what it reads into
+// the page as text nodes only (never innerHTML), so that titles, URLs,
+// snapshots and console messages, which pages control, stay text.
+
+const app = document.getElementById('app');
+const statusLine = document.getElementById('status');
+const POLL_MS = 2000;
+let poll = null;
+let stateFilter = '';
+
+// el builds an element; strings among children become text nodes.
+function el(tag, attrs, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (k === 'class') e.className = v;
+    else if (k.startsWith('on')) e.addEventListener(k.slice(2), v);
+    else e.setAttribute(k, v);
+  }
+  for (const c of children) {
+    if (c === null || c === undefined) continue;
+    e.append(c instanceof Node ? c : String(c));
+  }
+  return e;
+}
+
+function show(...nodes) {
+  app.replaceChildren(...nodes.filter((n) => n !== null && n !== undefined));
+}
+
+class Unauthorized extends Error {}
+
+async function api(path, options) {
+  const r = await fetch(path, Object.assign({ headers: { Accept: 'application/json' }, credentials: 'same-origin' }, options));
+  if (r.status === 401) throw new Unauthorized('token required');
+  if (!r.ok) {
+    let msg = 'HTTP ' + r.status;
+    try {
+      const b = await r.json();
+      msg = b.error + ': ' + b.message;
+    } catch (e) { /* not JSON */ }
+    throw new Error(msg);
+  }
+  return r.json();
+}
+
+function when(ts) {
+  if (!ts) return '';
+  const d = new Date(ts);
+  return isNaN(d) ? '' : d.toLocaleString();
+}
+
+function megabytes(n) {
+  return n ? (n / 1048576).toFixed(0) + ' MB' : '';
+}
+
+function short(s, n) {
+  s = String(s == null ? '' : s);
+  return s.length > n ? s.slice(0, n) + '…' : s;
+}
+
+function sessionLink(id) {
+  return el('a', { href: '#/session/' + encodeURIComponent(id) }, short(id, 8));
+}
+
+function every(f) {
+  stopPolling();
+  const tick = () => f().catch(fail);
+  tick();
+  poll = setInterval(tick, POLL_MS);
+}
+
+function stopPolling() {
+  if (poll) clearInterval(poll);
+  poll = null;
+}
+
+function fail(e) {
+  if (e instanceof Unauthorized) {
+    stopPolling();
+    login();
+    return;
+  }
+  statusLine.textContent = String(e.message || e);
+}
+
+// --- token
+
+function login() {
+  const input = el('input', { type: 'password', name: 'token', id: 'token', autocomplete: 'current-password', required: '' });
+  const error = el('p', { class: 'error', id: 'login-error' });
+  const form = el('form', { id: 'login' },
+    el('h1', {}, 'Token required'),
+    el('p', {}, 'This server requires its PROXY_AUTH_TOKEN. It is kept in an HttpOnly cookie for this site only.'),
+    el('label', { for: 'token' }, 'Token '), input, ' ', el('button', { type: 'submit' }, 'Sign in'), error);
+  form.addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    const r = await fetch('/ui/login', {
+      method: 'POST', credentials: 'same-origin',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ token: input.value }),
+    });
+    if (r.ok) {
+      route();
+    } else {
+      error.textContent = 'That token is not the server\'s.';
+    }
+  });
+  show(form);
+  input.focus();
+}
+
+// --- sessions
+
+function sessionsView() {
+  const filter = el('select', { id: 'state-filter' },
+    ...['', 'active', 'suspended', 'closed', 'error'].map((s) => el('option', { value: s }, s || 'all states')));
+  filter.value = stateFilter;
+  filter.addEventListener('change', () => { stateFilter = filter.value; refresh().catch(fail); });
+  const body = el('tbody');
+  const table = el('table', { id: 'sessions' },
+    el('thead', {}, el('tr', {}, ...['Session', 'State', 'Title', 'URL', 'Created', 'Last activity', 'Worker memory', 'Node'].map((h) => el('th', {}, h)))),
+    body);
+  show(el('h1', {}, 'Sessions'), el('p', {}, el('label', { for: 'state-filter' }, 'Show '), filter), table);
+  async function refresh() {
+    const { sessions } = await api('/sessions');
+    const rows = sessions
+      .filter((s) => !stateFilter || s.state === stateFilter)
+      .sort((a, b) => String(b.last_activity).localeCompare(String(a.last_activity)))
+      .map((s) => {
+        const md = s.metadata || {};
+        return el('tr', { 'data-session': s.session_id },
+          el('td', {}, sessionLink(s.session_id)),
+          el('td', { class: 'state ' + s.state }, s.state),
+          el('td', { class: 'title' }, short(md.last_title, 80)),
+          el('td', { class: 'url' }, short(md.last_url, 100)),
+          el('td', {}, when(s.created_at)),
+          el('td', {}, when(s.last_activity)),
+          el('td', {}, megabytes(s.rss_bytes)),
+          el('td', {}, s.node || ''));
+      });
+    body.replaceChildren(...(rows.length ? rows : [el('tr', {}, el('td', { colspan: '8' }, 'No sessions.'))]));
+    statusLine.textContent = 'updated ' + new Date().toLocaleTimeString();
+  }
+  every(refresh);
+}
+
+// --- one session's timeline
+
+function exportLinks(id) {
+  const base = '/sessions/' + encodeURIComponent(id) + '/export?format=';
+  return el('p', { class: 'exports' },
+    el('a', { href: base + 'playwright', download: '', id: 'export-playwright' }, 'Export as a Playwright test'), ' · ',
+    el('a', { href: base + 'json', download: '', id: 'export-json' }, 'Export the record (JSON)'));
+}
+
+async function record(id) {
+  return api('/sessions/' + encodeURIComponent(id) + '/export?format=json&snapshots=false');
+}
+
+function sessionView(id) {
+  const head = el('div');
+  const body = el('tbody');
+  const table = el('table', { id: 'timeline' },
+    el('thead', {}, el('tr', {}, ...['Time', 'Tool', 'Arguments', 'Status', 'Error', 'ms', 'Page'].map((h) => el('th', {}, h)))),
+    body);
+  show(el('p', {}, el('a', { href: '#/' }, '← sessions')), head, exportLinks(id), table);
+  async function refresh() {
+    const rec = await record(id);
+    const s = rec.session;
+    head.replaceChildren(el('h1', {}, 'Session ', el('code', {}, s.session_id)),
+      el('p', {}, el('span', { class: 'state ' + s.state }, s.state), ' · created ', when(s.created_at), ' · last activity ', when(s.last_activity)));
+    // Calls and what happened between them (suspends, lost workers,
+    // restarts, restored state), in time order.
+    const items = rec.calls.map((c) => ({ at: c.request.timestamp, call: c }))
+      .concat((rec.events || []).map((e) => ({ at: e.at, event: e })))
+      .sort((a, b) => new Date(a.at) - new Date(b.at));
+    const rows = items.map(({ call: c, event: e }) => {
+      if (e) {
+        return el('tr', { class: 'event ' + e.kind, 'data-event': e.kind },
+          el('td', { class: 'when' }, when(e.at)),
+          el('td', { class: 'kind' }, e.kind.replace('_', ' ')),
+          el('td', { colspan: '5' }, e.detail || ''));
+      }
+      const resp = c.response;
+      const status = resp ? resp.status : 'in flight';
+      return el('tr', { class: 'call ' + status.replace(' ', '-'), 'data-ref': c.request.ref_id },
+        el('td', { class: 'when' }, when(c.request.timestamp)),
+        el('td', {}, el('a', { href: '#/call/' + encodeURIComponent(id) + '/' + encodeURIComponent(c.request.ref_id) }, c.request.tool_name)),
+        el('td', { class: 'args' }, short(JSON.stringify(c.request.params || {}), 160)),
+        el('td', { class: 'status' }, status),
+        el('td', { class: 'error' }, resp ? short(resp.error_message, 200) : ''),
+        el('td', { class: 'num' }, resp ? c.duration_ms : ''),
+        el('td', {}, short(c.page_title || c.page_url || '', 80)));
+    });
+    body.replaceChildren(...(rows.length ? rows : [el('tr', {}, el('td', { colspan: '7' }, 'No calls yet.'))]));
+    statusLine.textContent = 'updated ' + new Date().toLocaleTimeString();
+  }
+  every(refresh);
+}
+
+// --- one call: its snapshot (searchable, with what changed), console, images
+
+async function peek(ref) {
+  return api('/content/' + encodeURIComponent(ref) + '?peek=true');
+}
+
+function callView(id, ref) {
+  stopPolling();
+  show(el('p', {}, el('a', { href: '#/session/' + encodeURIComponent(id) }, '← timeline')), el('p', {}, 'Loading…'));
+  (async () => {
+    const rec = await record(id);
+    const i = rec.calls.findIndex((c) => c.request.ref_id === ref);
+    if (i < 0) throw new Error('no call ' + ref + ' in this session');
+    const call = rec.calls[i];
+    let prev = null;
+    for (let j = i - 1; j >= 0; j--) {
+      if (rec.calls[j].snapshot_bytes > 0) { prev = rec.calls[j]; break; }
+    }
+    const content = await peek(ref);
+    const before = prev && content.snapshot ? await peek(prev.request.ref_id) : null;
+    const old = new Set(before ? before.text.split('\n') : []);
+
+    const search = el('input', { type: 'search', id: 'search', placeholder: 'Search the snapshot' });
+    const count = el('span', { id: 'search-count' });
+    const lines = content.text.split('\n').map((line) => el('div', { class: 'line' + (before && !old.has(line) ? ' added' : '') }, line || ' '));
+    const tree = el('div', { id: 'snapshot', class: 'snapshot' }, ...lines);
+    search.addEventListener('input', () => {
+      const q = search.value.toLowerCase();
+      let n = 0;
+      for (const l of lines) {
+        const hit = q !== '' && l.textContent.toLowerCase().includes(q);
+        l.classList.toggle('hit', hit);
+        l.hidden = q !== '' && !hit;
+        if (hit) n++;
+      }
+      count.textContent = q ? n + ' matching lines' : '';
+    });
+
+    const level = el('select', { id: 'console-level' }, ...['', 'info', 'warn', 'error'].map((l) => el('option', { value: l }, l || 'all levels')));
+    const consoleText = el('pre', { id: 'console', class: 'console' });
+    async function loadConsole() {
+      const r = await fetch('/console/' + encodeURIComponent(ref) + '?level=' + encodeURIComponent(level.value), { credentials: 'same-origin' });
+      if (r.status === 401) throw new Unauthorized('token required');
+      consoleText.textContent = r.ok ? (await r.text()) || '(no console messages)' : 'HTTP ' + r.status;
+    }
+    level.addEventListener('change', () => loadConsole().catch(fail));
+
+    const images = (content.images || [])
+      .filter((im) => /^image\/(png|jpeg|webp|gif)$/.test(im.mime_type))
+      .map((im, k) => el('img', { class: 'shot', alt: 'screenshot ' + (k + 1), src: 'data:' + im.mime_type + ';base64,' + im.data }));
+
+    const resp = call.response || {};
+    show(
+      el('p', {}, el('a', { href: '#/session/' + encodeURIComponent(id) }, '← timeline')),
+      el('h1', {}, call.request.tool_name, ' ', el('code', {}, ref)),
+      el('p', {}, resp.status || 'in flight', ' · ', when(call.request.timestamp), ' · ', call.duration_ms, ' ms', call.page_url ? ' · ' : '', short(call.page_url, 120)),
+      el('pre', { class: 'args' }, JSON.stringify(call.request.params || {}, null, 2)),
+      resp.error_message ? el('p', { class: 'error' }, resp.error_message) : null,
+      call.code ? el('details', {}, el('summary', {}, 'Playwright code'), el('pre', { class: 'code' }, call.code)) : null,
+      images.length ? el('section', {}, el('h2', {}, 'Screenshots'), ...images) : null,
+      el('section', {}, el('h2', {}, content.snapshot ? 'Page snapshot' : 'Result'),
+        before ? el('p', { class: 'legend' }, 'Highlighted: lines not in the previous snapshot (', el('a', { href: '#/call/' + encodeURIComponent(id) + '/' + encodeURIComponent(prev.request.ref_id) }, prev.request.tool_name), ').') : null,
+        el('p', {}, search, ' ', count), tree),
+      el('section', {}, el('h2', {}, 'Console'), el('p', {}, el('label', { for: 'console-level' }, 'Level '), level), consoleText));
+    await loadConsole();
+  })().catch(fail);
+}
+
+// --- routing
+
+function route() {
+  statusLine.textContent = '';
+  let parts = [];
+  try {
+    parts = location.hash.replace(/^#\/?/, '').split('/').map(decodeURIComponent);
+  } catch (e) { /* a malformed address shows the list */ }
+  if (parts[0] === 'session' && parts[1]) sessionView(parts[1]);
+  else if (parts[0] === 'call' && parts[1] && parts[2]) callView(parts[1], parts[2]);
+  else sessionsView();
+}
+
+window.addEventListener('hashchange', route);
+route();
