@@ -80,13 +80,15 @@ type SessionActivity struct {
 // the exact yaml text; ConsoleLogs the raw console lines of this call.
 // Nothing here is transformed on write.
 type Response struct {
-	RefID        string    `json:"ref_id"`
-	Status       string    `json:"status"`
-	Result       string    `json:"result"`
-	PageSnapshot string    `json:"page_snapshot,omitempty"`
-	ConsoleLogs  string    `json:"console_logs,omitempty"`
-	ErrorMessage string    `json:"error_message,omitempty"`
-	Timestamp    time.Time `json:"timestamp"`
+	RefID        string `json:"ref_id"`
+	Status       string `json:"status"`
+	Result       string `json:"result"`
+	PageSnapshot string `json:"page_snapshot,omitempty"`
+	ConsoleLogs  string `json:"console_logs,omitempty"`
+	ErrorMessage string `json:"error_message,omitempty"`
+	// ErrorCode is the documented code of a failed call.
+	ErrorCode string    `json:"error_code,omitempty"`
+	Timestamp time.Time `json:"timestamp"`
 }
 
 // SessionEvent is something that happened to a session besides its calls:

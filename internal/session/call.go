@@ -361,7 +361,7 @@ func (m *Manager) recordFailure(ctx context.Context, l *live, refID string, at t
 	}
 	// Upstream error text can quote the call's arguments.
 	perr.Message = m.redaction().text(perr.Message)
-	resp := &proxy.Response{RefID: refID, Status: proxy.StatusError, ErrorMessage: perr.Message, Timestamp: at}
+	resp := &proxy.Response{RefID: refID, Status: proxy.StatusError, ErrorMessage: perr.Message, ErrorCode: perr.Code, Timestamp: at}
 	if err := m.store.InsertResponse(ctx, resp, nil, nil); err != nil {
 		m.log.ErrorContext(ctx, "recording failed call", "session_id", l.id, "ref_id", refID, "err", err)
 	}
@@ -474,6 +474,7 @@ func buildRecord(in recordInput) recordOutput {
 	case fwd.ext != nil:
 		res.Value = in.redact.doc(out.Value)
 	}
+	resp.ErrorCode = res.ErrorCode
 	resp.PageSnapshot = ing.Snapshot
 	resp.ConsoleLogs = ing.ConsoleRaw
 	for i := range ing.Images {

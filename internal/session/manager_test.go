@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -257,41 +259,53 @@ func TestDuplicateRequestIDIsRefused(t *testing.T) {
 }
 
 func TestWorkerDeathMidCallIsReportedNotReplayed(t *testing.T) {
-	ctx := context.Background()
-	m, sp, db := newManager(t, Options{restartBackoff: time.Millisecond})
-	sp.prepare = func(w *fakeWorker) {
-		w.answer = func(name string, _ json.RawMessage) (json.RawMessage, error) {
-			if name == "browser_click" {
-				w.die()
-				return nil, upstream.ErrWorkerExited
+	tests := []struct {
+		name    string
+		err     error  // what the worker's call returns as it goes
+		mention string // in the answer's message
+	}{
+		{"the worker died", upstream.ErrWorkerExited, "browser worker died"},
+		{"its browser node died", fmt.Errorf("tools/call browser_click: %w", upstream.ErrNodeDown), "browser node went down"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			m, sp, db := newManager(t, Options{restartBackoff: time.Millisecond})
+			sp.prepare = func(w *fakeWorker) {
+				w.answer = func(name string, _ json.RawMessage) (json.RawMessage, error) {
+					if name == "browser_click" {
+						w.die()
+						return nil, tt.err
+					}
+					return json.RawMessage(snapshotResult), nil
+				}
 			}
-			return json.RawMessage(snapshotResult), nil
-		}
-	}
-	s, _ := m.CreateSession(ctx)
-	_, err := m.Call(ctx, proxy.CallRequest{SessionID: s.ID, Tool: "browser_click", RequestID: "0b5d5a62-8d3e-4a51-9a57-2d4f3b1c0a12"})
-	var pe *proxy.Error
-	if !errors.As(err, &pe) || pe.Code != proxy.EUNAVAILABLE || !pe.Retryable {
-		t.Fatalf("call on dying worker: %v, want retryable UPSTREAM_UNAVAILABLE", err)
-	}
-	first := sp.all()[0]
-	if got := first.calls.Load(); got != 1 {
-		t.Errorf("the click reached the worker %d times, want exactly 1 (never replayed)", got)
-	}
-	resp, err := db.GetResponse(ctx, "0b5d5a62-8d3e-4a51-9a57-2d4f3b1c0a12")
-	if err != nil || resp.Status != proxy.StatusError || resp.ErrorMessage == "" {
-		t.Errorf("failed call record = %+v, %v", resp, err)
-	}
-	// The next call gets a fresh worker and says the state was reset.
-	res, err := m.Call(ctx, proxy.CallRequest{SessionID: s.ID, Tool: "browser_snapshot"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !res.Metadata.Restored {
-		t.Errorf("call after a worker replacement: restored = false, want true")
-	}
-	if n := len(sp.all()); n != 2 {
-		t.Errorf("spawned %d workers, want 2", n)
+			s, _ := m.CreateSession(ctx)
+			_, err := m.Call(ctx, proxy.CallRequest{SessionID: s.ID, Tool: "browser_click", RequestID: "0b5d5a62-8d3e-4a51-9a57-2d4f3b1c0a12"})
+			var pe *proxy.Error
+			if !errors.As(err, &pe) || pe.Code != proxy.EUNAVAILABLE || !pe.Retryable || !strings.Contains(pe.Message, tt.mention) {
+				t.Fatalf("call on dying worker: %v, want retryable UPSTREAM_UNAVAILABLE saying %q", err, tt.mention)
+			}
+			first := sp.all()[0]
+			if got := first.calls.Load(); got != 1 {
+				t.Errorf("the click reached the worker %d times, want exactly 1 (never replayed)", got)
+			}
+			resp, err := db.GetResponse(ctx, "0b5d5a62-8d3e-4a51-9a57-2d4f3b1c0a12")
+			if err != nil || resp.Status != proxy.StatusError || resp.ErrorMessage == "" || resp.ErrorCode != proxy.EUNAVAILABLE {
+				t.Errorf("failed call record = %+v, %v", resp, err)
+			}
+			// The next call gets a fresh worker and says the state was reset.
+			res, err := m.Call(ctx, proxy.CallRequest{SessionID: s.ID, Tool: "browser_snapshot"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !res.Metadata.Restored {
+				t.Errorf("call after a worker replacement: restored = false, want true")
+			}
+			if n := len(sp.all()); n != 2 {
+				t.Errorf("spawned %d workers, want 2", n)
+			}
+		})
 	}
 }
 

@@ -165,7 +165,7 @@ func TestBuildRecord(t *testing.T) {
 		want: func(raw string) recordOutput {
 			const msg = "Error: Ref e999 not found in the current page snapshot. Try capturing new snapshot."
 			return recordOutput{
-				response: &proxy.Response{RefID: refID, Status: proxy.StatusError, Result: raw, ErrorMessage: msg, Timestamp: at},
+				response: &proxy.Response{RefID: refID, Status: proxy.StatusError, Result: raw, ErrorMessage: msg, ErrorCode: proxy.EELEMENTMISSING, Timestamp: at},
 				activity: &proxy.SessionActivity{SessionID: session, At: at},
 				result: &proxy.CallResult{RefID: refID, SessionID: session, Status: proxy.StatusError, Timestamp: at,
 					Metadata: proxy.CallMetadata{Tool: "browser_click"},
@@ -185,7 +185,7 @@ func TestBuildRecord(t *testing.T) {
 		want: func(raw string) recordOutput {
 			const msg = "Execution context was destroyed, most likely because of a navigation"
 			return recordOutput{
-				response: &proxy.Response{RefID: refID, Status: proxy.StatusError, Result: raw, ErrorMessage: msg, Timestamp: at},
+				response: &proxy.Response{RefID: refID, Status: proxy.StatusError, Result: raw, ErrorMessage: msg, ErrorCode: proxy.EBROWSER, Timestamp: at},
 				activity: &proxy.SessionActivity{SessionID: session, At: at,
 					Metadata: json.RawMessage(`{"last_title":"127.0.0.1","last_url":"chrome-error://chromewebdata/"}`)},
 				result: &proxy.CallResult{RefID: refID, SessionID: session, Status: proxy.StatusError, Timestamp: at,
@@ -233,7 +233,7 @@ func TestBuildRecord(t *testing.T) {
 		want: func(raw string) recordOutput {
 			msg := fmt.Sprintf("[image of %d bytes omitted]; take a smaller one (an element, type jpeg, a lower scale, no fullPage)", len(png))
 			return recordOutput{
-				response: &proxy.Response{RefID: refID, Status: proxy.StatusError, Result: raw, ErrorMessage: msg, Timestamp: at},
+				response: &proxy.Response{RefID: refID, Status: proxy.StatusError, Result: raw, ErrorMessage: msg, ErrorCode: proxy.EINVALID, Timestamp: at},
 				activity: &proxy.SessionActivity{SessionID: session, At: at},
 				result: &proxy.CallResult{RefID: refID, SessionID: session, Status: proxy.StatusError, Timestamp: at,
 					Metadata: proxy.CallMetadata{Tool: "browser_take_screenshot"},

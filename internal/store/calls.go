@@ -95,7 +95,7 @@ func (db *DB) RecordResponse(ctx context.Context, r *proxy.Response, console []p
 	}
 
 	err := db.withHot(ctx, true, func(h hotConn) error {
-		err := h.exec(insertResponse, r.RefID, r.Status, r.Result, r.PageSnapshot, r.ConsoleLogs, r.ErrorMessage, formatTime(r.Timestamp))
+		err := h.exec(insertResponse, r.RefID, r.Status, r.Result, r.PageSnapshot, r.ConsoleLogs, r.ErrorMessage, r.ErrorCode, formatTime(r.Timestamp))
 		switch code := sqliteCode(err); {
 		case code == sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY:
 			return proxy.Errorf(proxy.EREFMISSING, "ref_id %q has no recorded request", r.RefID)
@@ -148,15 +148,15 @@ func (db *DB) GetResponse(ctx context.Context, refID string) (*proxy.Response, e
 	// One query answers both "is there a response" and "is there a request":
 	// a response cannot exist without its request (foreign key).
 	var (
-		r                                   proxy.Response
-		status, result, snapshot, logs, msg sql.NullString
-		ts                                  sql.NullString
+		r                                         proxy.Response
+		status, result, snapshot, logs, msg, code sql.NullString
+		ts                                        sql.NullString
 	)
 	err := db.r.QueryRowContext(ctx,
-		`SELECT s.status, s.result, s.page_snapshot, s.console_logs, s.error_message, s.timestamp
+		`SELECT s.status, s.result, s.page_snapshot, s.console_logs, s.error_message, s.error_code, s.timestamp
 		 FROM requests q LEFT JOIN responses s ON s.ref_id = q.ref_id
 		 WHERE q.ref_id = ?`, refID).
-		Scan(&status, &result, &snapshot, &logs, &msg, &ts)
+		Scan(&status, &result, &snapshot, &logs, &msg, &code, &ts)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return nil, proxy.RefNotFound(refID)
@@ -169,8 +169,8 @@ func (db *DB) GetResponse(ctx context.Context, refID string) (*proxy.Response, e
 		return nil, e
 	}
 	r.RefID = refID
-	r.Status, r.Result, r.PageSnapshot, r.ConsoleLogs, r.ErrorMessage =
-		status.String, result.String, snapshot.String, logs.String, msg.String
+	r.Status, r.Result, r.PageSnapshot, r.ConsoleLogs, r.ErrorMessage, r.ErrorCode =
+		status.String, result.String, snapshot.String, logs.String, msg.String, code.String
 	if r.Timestamp, err = parseTime(ts.String); err != nil {
 		return nil, fmt.Errorf("store: get response %s: %w", refID, err)
 	}
@@ -259,7 +259,7 @@ func (db *DB) ListCalls(ctx context.Context, sessionID string) ([]proxy.Call, er
 	}
 	rows, err := db.r.QueryContext(ctx,
 		`SELECT q.ref_id, q.tool_name, q.params, q.timestamp,
-		        s.status, s.result, s.page_snapshot, s.console_logs, s.error_message, s.timestamp
+		        s.status, s.result, s.page_snapshot, s.console_logs, s.error_message, s.error_code, s.timestamp
 		 FROM requests q LEFT JOIN responses s ON s.ref_id = q.ref_id
 		 WHERE q.session_id = ? ORDER BY q.timestamp, q.ref_id`, sessionID)
 	if err != nil {
@@ -269,13 +269,13 @@ func (db *DB) ListCalls(ctx context.Context, sessionID string) ([]proxy.Call, er
 	calls := []proxy.Call{}
 	for rows.Next() {
 		var (
-			c                                   proxy.Call
-			params                              sql.NullString
-			qts                                 string
-			status, result, snapshot, logs, msg sql.NullString
-			sts                                 sql.NullString
+			c                                         proxy.Call
+			params                                    sql.NullString
+			qts                                       string
+			status, result, snapshot, logs, msg, code sql.NullString
+			sts                                       sql.NullString
 		)
-		if err := rows.Scan(&c.Request.RefID, &c.Request.ToolName, &params, &qts, &status, &result, &snapshot, &logs, &msg, &sts); err != nil {
+		if err := rows.Scan(&c.Request.RefID, &c.Request.ToolName, &params, &qts, &status, &result, &snapshot, &logs, &msg, &code, &sts); err != nil {
 			return nil, fmt.Errorf("store: list calls of %s: %w", sessionID, err)
 		}
 		c.Request.SessionID, c.Request.Params = sessionID, rawJSON(params)
@@ -284,7 +284,7 @@ func (db *DB) ListCalls(ctx context.Context, sessionID string) ([]proxy.Call, er
 		}
 		if status.Valid {
 			r := &proxy.Response{RefID: c.Request.RefID, Status: status.String, Result: result.String,
-				PageSnapshot: snapshot.String, ConsoleLogs: logs.String, ErrorMessage: msg.String}
+				PageSnapshot: snapshot.String, ConsoleLogs: logs.String, ErrorMessage: msg.String, ErrorCode: code.String}
 			if r.Timestamp, err = parseTime(sts.String); err != nil {
 				return nil, fmt.Errorf("store: list calls of %s: %w", sessionID, err)
 			}

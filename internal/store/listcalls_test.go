@@ -32,7 +32,7 @@ func TestListCalls(t *testing.T) {
 	if err := db.InsertResponse(ctx, answer, nil, nil); err != nil {
 		t.Fatal(err)
 	}
-	failed := &proxy.Response{RefID: "b", Status: proxy.StatusError, ErrorMessage: "gone", Timestamp: t0.Add(time.Second)}
+	failed := &proxy.Response{RefID: "b", Status: proxy.StatusError, ErrorMessage: "gone", ErrorCode: proxy.EUNAVAILABLE, Timestamp: t0.Add(time.Second)}
 	if err := db.InsertResponse(ctx, failed, nil, nil); err != nil {
 		t.Fatal(err)
 	}

@@ -23,7 +23,7 @@ const (
 
 var hotQueries = [nHot]string{
 	insertRequest:  `INSERT INTO requests (ref_id, session_id, tool_name, params, timestamp) VALUES (?, ?, ?, ?, ?)`,
-	insertResponse: `INSERT INTO responses (ref_id, status, result, page_snapshot, console_logs, error_message, timestamp) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+	insertResponse: `INSERT INTO responses (ref_id, status, result, page_snapshot, console_logs, error_message, error_code, timestamp) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
 	insertConsole:  `INSERT INTO console_logs (ref_id, level, message, timestamp, location) VALUES (?, ?, ?, ?, ?)`,
 	insertImage:    `INSERT INTO images (ref_id, seq, mime_type, data) VALUES (?, ?, ?, ?)`,
 	touchSession:   `UPDATE sessions SET last_activity = MAX(last_activity, ?) WHERE session_id = ?`,

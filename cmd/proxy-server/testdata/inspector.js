@@ -62,6 +62,7 @@ function check(cond, what) {
     check(r.ok, 'call through the API: ' + r.status);
     await page.waitForFunction((n) => document.querySelectorAll('#timeline tr.call').length > n, before, { timeout: 15000 });
     check(await page.locator('#timeline tr.call.error').count() >= 1, 'the failed call is not marked');
+    check((await page.locator('#timeline tr.call.error td.error code').first().textContent()) === 'ELEMENT_NOT_FOUND', 'the failed call\'s error code');
     check(await page.locator('#timeline tr.event[data-event="created"]').count() === 1, 'the session\'s creation is not in its timeline');
     check((await page.getAttribute('#export-playwright', 'href')).endsWith('/export?format=playwright'), 'export link');
     await page.screenshot({ path: cfg.screenshotTimeline, fullPage: false });

@@ -189,7 +189,7 @@ function sessionView(id) {
         el('td', {}, el('a', { href: '#/call/' + encodeURIComponent(id) + '/' + encodeURIComponent(c.request.ref_id) }, c.request.tool_name)),
         el('td', { class: 'args' }, short(JSON.stringify(c.request.params || {}), 160)),
         el('td', { class: 'status' }, status),
-        el('td', { class: 'error' }, resp ? short(resp.error_message, 200) : ''),
+        el('td', { class: 'error' }, resp && resp.error_code ? el('code', {}, resp.error_code) : null, resp && resp.error_code ? ' ' : null, resp ? short(resp.error_message, 200) : ''),
         el('td', { class: 'num' }, resp ? c.duration_ms : ''),
         el('td', {}, short(c.page_title || c.page_url || '', 80)));
     });
