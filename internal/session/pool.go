@@ -2,7 +2,6 @@ package session
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -138,9 +137,8 @@ func (p *pool) get(ctx context.Context) (Worker, error) {
 		}
 		p.wake()
 		w, err := p.spawner.Spawn(ctx)
-		var refused *proxy.Error
-		if errors.As(err, &refused) {
-			return nil, refused // placement's answer: every browser node full or down
+		if refused, ok := upstream.PlacementRefusal(err); ok {
+			return nil, refused // every browser node full, or none up
 		}
 		if err != nil {
 			return nil, &proxy.Error{Code: proxy.EUNAVAILABLE, Message: "starting a browser worker failed: " + err.Error(), Retryable: true,

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/upstream"
 )
 
 // stats counts supervision events (logged as they happen, too).
@@ -40,7 +41,7 @@ func (s spawnTracker) Spawn(ctx context.Context) (Worker, error) {
 	switch {
 	case err == nil:
 		s.stats.spawnFailure.Store(nil)
-	case ctx.Err() == nil && proxy.ErrorCode(err) != proxy.EMAXSESSIONS:
+	case ctx.Err() == nil && !placementRefused(err):
 		s.stats.spawnFailure.Store(&spawnFailure{at: s.now(), err: err.Error()})
 	}
 	return w, err
@@ -114,4 +115,10 @@ func (m *Manager) RestartsLeft() map[string]int {
 		}
 	}
 	return out
+}
+
+// placementRefused reports whether err is placement's refusal.
+func placementRefused(err error) bool {
+	_, ok := upstream.PlacementRefusal(err)
+	return ok
 }

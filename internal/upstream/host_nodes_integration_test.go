@@ -5,6 +5,7 @@ package upstream
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"syscall"
 	"testing"
@@ -106,5 +107,27 @@ func TestLostRemote(t *testing.T) {
 	}
 	if lostRemote([]byte(`{"content":[{"type":"text","text":"### Result\nWebSocket error in page text"}]}`)) {
 		t.Error("a successful answer that mentions a WebSocket error is not a lost node")
+	}
+}
+
+func TestPlacementRefusal(t *testing.T) {
+	full := proxy.Errorf(proxy.EMAXSESSIONS, "every browser node is full")
+	exited := &workerExitedError{cause: errors.New("broken pipe"), code: proxy.Errorf(proxy.EUNAVAILABLE, "upstream worker exited")}
+	tests := []struct {
+		name string
+		err  error
+		want string // the refusal's code; "" when err is not one
+	}{
+		{"every node full", placementError{full}, proxy.EMAXSESSIONS},
+		{"wrapped by a spawn", fmt.Errorf("3 attempts failed, last: %w", placementError{full}), proxy.EMAXSESSIONS},
+		{"a worker that exited", exited, ""},
+		{"waiting cut short", placementError{context.Canceled}, ""},
+		{"nil", nil, ""},
+	}
+	for _, tt := range tests {
+		got, ok := PlacementRefusal(tt.err)
+		if ok != (tt.want != "") || ok && got.Code != tt.want {
+			t.Errorf("%s: PlacementRefusal = %v, %v; want code %q", tt.name, got, ok, tt.want)
+		}
 	}
 }

@@ -129,6 +129,21 @@ func isPlacement(err error) bool {
 	return errors.As(err, &pe)
 }
 
+// PlacementRefusal returns the pool's answer when err is a placement's
+// refusal: MAX_SESSIONS_REACHED with every node full, UPSTREAM_UNAVAILABLE
+// with none up. Any other error, a worker's exit included, is not one.
+func PlacementRefusal(err error) (*proxy.Error, bool) {
+	var pe placementError
+	if !errors.As(err, &pe) {
+		return nil, false
+	}
+	var refused *proxy.Error
+	if errors.As(pe.err, &refused) {
+		return refused, true
+	}
+	return nil, false
+}
+
 // Node is the id of the browser node the worker is placed on; "" for the
 // local browser.
 func (w *Worker) Node() string { return w.node }
