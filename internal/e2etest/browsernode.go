@@ -3,6 +3,7 @@ package e2etest
 import (
 	"bytes"
 	"context"
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -18,15 +19,27 @@ type BrowserNode struct {
 	bin string
 	// addr is where it listens, kept for Restart.
 	addr string
+	// tmp is its TMPDIR, removed at cleanup with whatever a kill left.
+	tmp string
 }
 
 // StartBrowserNode starts a browser node of bin (a built proxy-server) on
 // 127.0.0.1:port and waits until it listens.
 func StartBrowserNode(t *testing.T, bin, port string) *BrowserNode {
 	t.Helper()
-	n := &BrowserNode{t: t, bin: bin, addr: "127.0.0.1:" + port}
+	// Short: Chromium's sockets go below it.
+	tmp, err := os.MkdirTemp("", "pwn")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := &BrowserNode{t: t, bin: bin, addr: "127.0.0.1:" + port, tmp: tmp}
+	t.Cleanup(func() {
+		if n.Node != nil {
+			n.Kill()
+		}
+		_ = os.RemoveAll(tmp)
+	})
 	n.start()
-	t.Cleanup(func() { n.Kill() })
 	return n
 }
 
@@ -35,7 +48,7 @@ func (n *BrowserNode) start() {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	var log syncBuffer
-	node, err := proctest.StartNode(ctx, n.bin, ProjectRoot(n.t), n.addr, &log)
+	node, err := proctest.StartNode(ctx, n.bin, ProjectRoot(n.t), n.addr, n.tmp, &log)
 	if err != nil {
 		n.t.Fatalf("%v:\n%s", err, log.String())
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"strings"
 	"syscall"
@@ -25,10 +26,14 @@ type Node struct {
 // StartNode starts a browser node of bin (a proxy-server executable) in dir
 // (where node_modules is) on addr ("127.0.0.1:0" picks a port), at path
 // /pw, and waits until it listens or ctx ends. Its log goes to log (may be
-// nil).
-func StartNode(ctx context.Context, bin, dir, addr string, log io.Writer) (*Node, error) {
+// nil). tmp, when set, is its TMPDIR: what a node killed with SIGKILL
+// leaves there (it has no time to remove its directory) goes with tmp.
+func StartNode(ctx context.Context, bin, dir, addr, tmp string, log io.Writer) (*Node, error) {
 	cmd := exec.Command(bin, "browser-node", "-listen", addr, "-path", "/pw")
 	cmd.Dir = dir
+	if tmp != "" {
+		cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+	}
 	cmd.SysProcAttr = serverProcAttr()
 	cmd.Stderr = log
 	stdout, err := cmd.StdoutPipe()

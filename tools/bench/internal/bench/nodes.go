@@ -30,7 +30,7 @@ func startNodes(ctx context.Context, log *slog.Logger, s ServerConfig, n, capaci
 	var eps []string
 	for i := range n {
 		sctx, cancel := context.WithTimeout(ctx, time.Minute)
-		nd, err := proctest.StartNode(sctx, s.Binary, s.Dir, "127.0.0.1:0", nil)
+		nd, err := proctest.StartNode(sctx, s.Binary, s.Dir, "127.0.0.1:0", "", nil)
 		cancel()
 		if err != nil {
 			stop()
