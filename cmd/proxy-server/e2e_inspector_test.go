@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -90,6 +91,18 @@ func TestInspectorInBrowser(t *testing.T) {
 	click := call(sess.ID, "browser_click", map[string]any{"target": refOf(t, snap, `button "Finish"`)})
 	shot := call(sess.ID, "browser_take_screenshot", map[string]any{})
 	call(sess.ID, "browser_click", map[string]any{"target": "e9999"})
+	// The worker dies; the session comes back with its saved state, and
+	// the timeline says so.
+	var live proxy.Session
+	authed("GET", "/sessions/"+sess.ID, nil, &live)
+	waitStateSaved(t, openRO(t, s.DBPath), sess.ID, pages.URL+"/")
+	if err := syscall.Kill(live.WorkerPID, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	waitReaped(t, live.WorkerPID)
+	if res := call(sess.ID, "browser_snapshot", nil); !res.Metadata.Restored {
+		t.Fatalf("the call after the worker's death: restored = false")
+	}
 
 	shots := os.Getenv("PWPROXY_UI_SCREENSHOTS")
 	if shots == "" {

@@ -64,6 +64,10 @@ function check(cond, what) {
     check(await page.locator('#timeline tr.call.error').count() >= 1, 'the failed call is not marked');
     check((await page.locator('#timeline tr.call.error td.error code').first().textContent()) === 'ELEMENT_NOT_FOUND', 'the failed call\'s error code');
     check(await page.locator('#timeline tr.event[data-event="created"]').count() === 1, 'the session\'s creation is not in its timeline');
+    for (const kind of ['worker_lost', 'restarted', 'state_restored']) {
+      check(await page.locator('#timeline tr.event[data-event="' + kind + '"]').count() >= 1, 'no ' + kind + ' event in the timeline');
+    }
+    check(await page.locator('#timeline tr.call .restored').count() === 1, 'the call after the restore is not marked restored');
     check((await page.getAttribute('#export-playwright', 'href')).endsWith('/export?format=playwright'), 'export link');
     await page.screenshot({ path: cfg.screenshotTimeline, fullPage: false });
 

@@ -175,6 +175,17 @@ function sessionView(id) {
     const items = rec.calls.map((c) => ({ at: c.request.timestamp, call: c }))
       .concat((rec.events || []).map((e) => ({ at: e.at, event: e })))
       .sort((a, b) => new Date(a.at) - new Date(b.at));
+    // A call is marked restored when its session got its saved state back
+    // in a new worker since the previous call ended: before it, or while
+    // it waited for its worker.
+    const restores = (rec.events || []).filter((e) => e.kind === 'state_restored' || e.kind === 'resumed').map((e) => new Date(e.at));
+    const restored = new Set();
+    let prevEnd = new Date(0);
+    for (const c of rec.calls) {
+      const end = new Date(c.response ? c.response.timestamp : c.request.timestamp);
+      if (restores.some((t) => t > prevEnd && t <= end)) restored.add(c.request.ref_id);
+      prevEnd = end;
+    }
     const rows = items.map(({ call: c, event: e }) => {
       if (e) {
         return el('tr', { class: 'event ' + e.kind, 'data-event': e.kind },
@@ -186,7 +197,8 @@ function sessionView(id) {
       const status = resp ? resp.status : 'in flight';
       return el('tr', { class: 'call ' + status.replace(' ', '-'), 'data-ref': c.request.ref_id },
         el('td', { class: 'when' }, when(c.request.timestamp)),
-        el('td', {}, el('a', { href: '#/call/' + encodeURIComponent(id) + '/' + encodeURIComponent(c.request.ref_id) }, c.request.tool_name)),
+        el('td', {}, el('a', { href: '#/call/' + encodeURIComponent(id) + '/' + encodeURIComponent(c.request.ref_id) }, c.request.tool_name),
+          restored.has(c.request.ref_id) ? el('span', { class: 'restored', title: 'the session came back in a new worker with its saved state before this call: refs from before are stale' }, ' restored') : null),
         el('td', { class: 'args' }, short(JSON.stringify(c.request.params || {}), 160)),
         el('td', { class: 'status' }, status),
         el('td', { class: 'error' }, resp && resp.error_code ? el('code', {}, resp.error_code) : null, resp && resp.error_code ? ' ' : null, resp ? short(resp.error_message, 200) : ''),
