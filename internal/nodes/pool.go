@@ -106,17 +106,18 @@ func (p *Pool) OnDown(f func(id string)) {
 	p.down = append(p.down, f)
 }
 
-// Run probes every node now and then every Interval, until ctx ends.
+// Run probes every node every Interval until ctx ends. The first probe is
+// the caller's (ProbeAll), made before anything is placed.
 func (p *Pool) Run(ctx context.Context) {
 	t := time.NewTicker(p.cfg.Interval)
 	defer t.Stop()
 	for {
-		p.ProbeAll(ctx)
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
+		p.ProbeAll(ctx)
 	}
 }
 

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"strings"
 
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/config"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/upstream"
@@ -80,16 +79,7 @@ func RunBrowserNode(ctx context.Context, cfg config.Config, opts NodeOptions) er
 		log.Error("stopping the browser node", "err", err)
 	}
 	if exited {
-		return fmt.Errorf("%w: %s", ErrNodeBrowserExited, lastLine(b.Stderr()))
+		return fmt.Errorf("%w: %s", ErrNodeBrowserExited, b.LastStderrLine())
 	}
 	return nil
-}
-
-// lastLine is the last non-empty line of s.
-func lastLine(s string) string {
-	s = strings.TrimRight(s, "\n")
-	if s == "" {
-		return "(nothing on its stderr)"
-	}
-	return s[strings.LastIndex(s, "\n")+1:]
 }

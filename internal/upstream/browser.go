@@ -305,6 +305,10 @@ func (b *Browser) Done() <-chan struct{} { return b.proc.done }
 // ExitErr is the browser's exit status once Done is closed, else nil.
 func (b *Browser) ExitErr() error { return b.proc.exitStatus() }
 
+// LastStderrLine is the last line the browser (or its server) wrote to
+// stderr, at most 200 bytes of it: what it said as it died.
+func (b *Browser) LastStderrLine() string { return lastLine(b.Stderr(), 200) }
+
 // Stderr returns the last 64 KB the browser wrote to stderr.
 func (b *Browser) Stderr() string { return b.stderr.String() }
 

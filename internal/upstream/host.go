@@ -310,7 +310,7 @@ func (h *Host) noteExitLocked(b *Browser) {
 	if h.exit != nil && h.exit.pid == b.PID() {
 		return
 	}
-	e := &browserExit{pid: b.PID(), at: time.Now(), uptime: time.Since(b.started), err: b.ExitErr(), stderr: lastLine(b.Stderr(), 200)}
+	e := &browserExit{pid: b.PID(), at: time.Now(), uptime: time.Since(b.started), err: b.ExitErr(), stderr: b.LastStderrLine()}
 	h.exit = e
 	h.crashes.Add(1)
 	h.log.Error("browser exited unexpectedly; its workers are stopped and it is relaunched",
@@ -617,7 +617,7 @@ func (h *Host) Check(ctx context.Context) error {
 		select {
 		case <-b.Done():
 			// Not yet noticed by its supervisor: say what is known.
-			e := browserExit{pid: b.PID(), at: time.Now(), uptime: time.Since(b.started), err: b.ExitErr(), stderr: lastLine(b.Stderr(), 200)}
+			e := browserExit{pid: b.PID(), at: time.Now(), uptime: time.Since(b.started), err: b.ExitErr(), stderr: b.LastStderrLine()}
 			return h.exitErrLocked(&e)
 		default:
 			return nil
