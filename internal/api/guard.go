@@ -23,6 +23,9 @@ import (
 //   - Origin: a cross-site page can always send simple requests; only pages
 //     on loopback or listed origins may (403 ORIGIN_NOT_ALLOWED). Requests
 //     without Origin (curl, mcp-bridge, MCP clients) are not from a page.
+//   - Sec-Fetch-Site: a request a page of another origin started (a
+//     link, a frame, a script's navigation; these carry no Origin) is
+//     refused as well (403 ORIGIN_NOT_ALLOWED; see pagerequest.go).
 //   - Authorization: with a token configured, every endpoint but /health
 //     needs "Bearer <token>" (401 UNAUTHORIZED); /health stays open so
 //     supervisors and the bridge's autostart can probe liveness, and so do
@@ -104,6 +107,10 @@ func (s *Server) guard(next http.Handler) http.Handler {
 			e := proxy.Errorf(proxy.EORIGIN, "Origin %q may not use this server", strings.Join(origins, ", "))
 			e.Details = map[string]any{"origin": strings.Join(origins, ", ")}
 			s.writeErr(w, r, e)
+			return
+		}
+		if fromOtherPage(r) {
+			s.writeErr(w, r, refuseOtherPage(r))
 			return
 		}
 		if s.tokenHash != nil && !openPath(r) && !s.authorized(r) {

@@ -47,6 +47,11 @@ type Config struct {
 	MaxScreenshotBytes int64
 	// Secrets maps names to values that are masked as <secret>NAME</secret>.
 	Secrets map[string]string
+	// Reserved are host:port addresses of the proxy's own services (its
+	// HTTP API, the browsers it drives) that no tool may open, whatever the
+	// lists allow. A loopback or unspecified host stands for every loopback
+	// name of the machine (localhost, 127.0.0.0/8, ::1, 0.0.0.0).
+	Reserved []string
 }
 
 // Policy is an immutable, compiled Config; safe for concurrent use.
@@ -60,6 +65,7 @@ type Policy struct {
 	secrets   []secret // longest value first, so no secret is half-masked
 	upArgs    []string
 	allowSpec []string // normalised entries, for messages
+	reserved  []reservedAddr
 }
 
 // Tools hidden by the switches. Only these names: upstream may add tools, and
@@ -101,6 +107,9 @@ func New(cfg Config) (*Policy, error) {
 		for _, t := range uploadTools {
 			p.disabled[t] = "PROXY_ENABLE_FILE_UPLOAD=false"
 		}
+	}
+	if p.reserved, err = compileReserved(cfg.Reserved); err != nil {
+		return nil, err
 	}
 	if p.secrets, err = compileSecrets(cfg.Secrets); err != nil {
 		return nil, err
@@ -215,7 +224,11 @@ func blocked(format string, args ...any) *proxy.Error {
 // file. The secrets are deliberately not given to upstream (@playwright/mcp
 // --secrets): upstream masks them in every file it writes, the storage-state
 // file included, and a masked saved state would break session restore.
-func FromConfig(cfg config.Config) (*Policy, error) {
+//
+// reserved are the addresses of the proxy's own services (see
+// Config.Reserved): proxy-server passes the address it listens on and the
+// browser endpoints it uses.
+func FromConfig(cfg config.Config, reserved ...string) (*Policy, error) {
 	pc := Config{
 		AllowedDomains:         cfg.AllowedDomains,
 		BlockedDomains:         cfg.BlockedDomains,
@@ -223,6 +236,7 @@ func FromConfig(cfg config.Config) (*Policy, error) {
 		EnableScriptEvaluation: cfg.EnableScriptEvaluation,
 		EnableFileUpload:       cfg.EnableFileUpload,
 		MaxScreenshotBytes:     cfg.MaxScreenshotBytes,
+		Reserved:               reserved,
 	}
 	if cfg.SecretsFile != "" {
 		secrets, err := LoadSecrets(cfg.SecretsFile)

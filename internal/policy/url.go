@@ -154,6 +154,12 @@ func (p *Policy) checkURL(raw string) *proxy.Error {
 		e.Suggestion = "Give a full http:// or https:// URL with a valid host name."
 		return e
 	}
+	if r := p.reservedMatch(h, u); r != nil {
+		e := blocked("refused URL %q: it is an address of this proxy's own services, which no session may open", raw)
+		e.Details["url"], e.Details["host"] = raw, h.name
+		e.Suggestion = "Pages of the proxy itself (its API, the inspector, its browsers) are not for sessions; read the record with get_content and the session tools instead."
+		return e
+	}
 	for _, m := range p.blocked {
 		if m.match(h) {
 			e := blocked("navigation to %s is blocked by PROXY_BLOCKED_DOMAINS (%s)", h.name, m.spec)

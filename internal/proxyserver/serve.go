@@ -108,7 +108,7 @@ func Serve(ctx context.Context, cfg config.Config, opts Options) error {
 		log.Info("sessions left active by an earlier run are now suspended", "count", n)
 	}
 
-	pol, err := policy.FromConfig(cfg)
+	pol, err := policy.FromConfig(cfg, reservedAddrs(cfg, ln.Addr().String())...)
 	if err != nil {
 		return err
 	}
@@ -425,6 +425,26 @@ func startNodes(ctx context.Context, cfg config.Config, command []string, log *s
 	}
 	log.Info("browser nodes", "configured", len(eps), "up", up, "playwright", version)
 	return pool, nil
+}
+
+// reservedAddrs are the addresses of the services sessions must never open
+// in their browsers: this server's own (API, /mcp, inspector), a remote
+// CDP browser's (its /json lists every session's pages) and the browser
+// nodes'. The local browser server has no address a page could use without
+// its secret path.
+func reservedAddrs(cfg config.Config, listen string) []string {
+	out := policy.ReservedAddrs(listen)
+	if a := policy.EndpointAddr(cfg.BrowserCDPEndpoint); a != "" {
+		out = append(out, a)
+	}
+	if eps, err := cfg.Nodes(); err == nil {
+		for _, e := range eps {
+			if a := policy.EndpointAddr(e.URL); a != "" {
+				out = append(out, a)
+			}
+		}
+	}
+	return out
 }
 
 // poolList is pool.List, or nil without a pool.

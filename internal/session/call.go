@@ -145,6 +145,7 @@ func (m *Manager) call(ctx context.Context, req proxy.CallRequest) (*proxy.CallR
 	if callErr != nil {
 		return nil, 0, m.recordFailure(recCtx, l, refID, finished, callErr)
 	}
+	raw = m.leaveReserved(recCtx, l, raw)
 	if !tool.ReadOnly {
 		m.sup.markDirty(l)
 	}

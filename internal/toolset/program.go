@@ -198,12 +198,17 @@ var (
 	noElement   = regexp.MustCompile(`(?i)Ref \S+ not found|not found in the current page snapshot|No element matching|element\(s\) not found|resolved to 0 elements|does not match any elements`)
 	timedOut    = regexp.MustCompile(`Timeout \d+ms exceeded|TimeoutError`)
 	notUsable   = regexp.MustCompile(`(?i)element is not (visible|enabled|editable|stable|attached)|intercepts pointer events`)
+	// reservedPage is the session manager's own refusal of a page left on
+	// one of the proxy's addresses; upstream's messages never start so.
+	reservedPage = regexp.MustCompile(`^` + proxy.EDOMAINBLOCKED + `: `)
 )
 
 // Classify maps the error text of any upstream tool to a documented code,
 // so upstream's own tools fail with the same taxonomy as ours.
 func Classify(text string) string {
 	switch {
+	case reservedPage.MatchString(text):
+		return proxy.EDOMAINBLOCKED
 	case navFailed.MatchString(text):
 		return proxy.ENAVIGATION
 	case badSelector.MatchString(text):

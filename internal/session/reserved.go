@@ -1,0 +1,68 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
+
+	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/upstream"
+)
+
+// reservedChecker is the part of the policy that knows the proxy's own
+// addresses (policy.Policy has it; test policies need not).
+type reservedChecker interface {
+	IsReserved(url string) bool
+}
+
+// leaveReserved keeps a session's page off the proxy's own addresses. The
+// navigation policy refuses a tool call that names one, but a call can
+// still leave the page there without naming it: a redirect the browser
+// follows, a history step back. A page there shows this session what
+// belongs to every session (the API's lists, another session's record), so
+// nothing of the answer is kept or returned: the files it links are
+// removed unread, the page is taken to about:blank, and the call is
+// recorded as a DOMAIN_BLOCKED failure, which is what raw becomes.
+func (m *Manager) leaveReserved(ctx context.Context, l *live, raw json.RawMessage) json.RawMessage {
+	rc, ok := m.opts.Policy.(reservedChecker)
+	if !ok {
+		return raw
+	}
+	parsed, err := upstream.Parse(raw)
+	if err != nil || parsed.PageURL == "" || !rc.IsReserved(parsed.PageURL) {
+		return raw
+	}
+	m.log.WarnContext(ctx, "a call left the session's page on one of the proxy's own addresses; taking it away", "session_id", l.id, "page", origin(parsed.PageURL))
+	m.discard(ctx, l, parsed)
+	blank, _ := json.Marshal(map[string]string{"url": "about:blank"})
+	if out, err := m.forward(ctx, l, "browser_navigate", blank); err != nil {
+		m.log.WarnContext(ctx, "taking the page to about:blank", "session_id", l.id, "err", err)
+	} else if p, err := upstream.Parse(out); err == nil {
+		m.discard(ctx, l, p)
+	}
+	msg := fmt.Sprintf("%s: the page went to %s, an address of this proxy's own services, which no session may open (a redirect or a link took it there). Nothing of that page was kept; the page is now about:blank.",
+		proxy.EDOMAINBLOCKED, origin(parsed.PageURL))
+	out, _ := json.Marshal(map[string]any{
+		"content": []map[string]string{{"type": "text", "text": "### Error\n" + msg}},
+		"isError": true,
+	})
+	return out
+}
+
+// discard removes the files an answer links, unread.
+func (m *Manager) discard(ctx context.Context, l *live, p *upstream.Parsed) {
+	if _, err := upstream.Ingest(p, l.worker.OutputDir(), m.opts.Now()); err != nil {
+		m.log.WarnContext(ctx, "removing the files of a discarded answer", "session_id", l.id, "err", err)
+	}
+}
+
+// origin is u's scheme and host, for messages: its path can name a record
+// (/content/{ref}), which an answer has no business repeating.
+func origin(u string) string {
+	p, err := url.Parse(u)
+	if err != nil || p.Host == "" {
+		return "(an unreadable URL)"
+	}
+	return p.Scheme + "://" + p.Host
+}
