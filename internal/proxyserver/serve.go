@@ -112,6 +112,9 @@ func Serve(ctx context.Context, cfg config.Config, opts Options) error {
 	if err != nil {
 		return err
 	}
+	if cfg.EnableFileURLs {
+		log.Warn("PROXY_ENABLE_FILE_URLS=true: sessions may open file:// URLs and name any file the server can read (the database and other sessions' files included); use it only for a single trusted client")
+	}
 	groups, err := toolset.Select(cfg.Toolsets)
 	if err != nil {
 		return fmt.Errorf("PROXY_TOOLSETS: %w", err)
