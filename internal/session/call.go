@@ -542,12 +542,14 @@ type redaction struct {
 
 // redaction is the one masking of everything recorded or returned: the
 // secrets of the policy (PROXY_SECRETS_FILE), then the credentials of the
-// vault (typed through placeholders), in one walk of each document.
+// vault (typed through placeholders), then the browsers' endpoints, in one
+// walk of each document.
 func (m *Manager) redaction() redaction {
 	p := m.opts.Policy
 	mask := p.Masker()
 	vault, _ := m.creds.redactors()
-	mask.Replacer = redact.Then(mask.Replacer, vault.Replacer)
+	rc, _ := p.(reservedChecker)
+	mask.Replacer = redact.Then(redact.Then(mask.Replacer, vault.Replacer), endpointMask{reserved: rc})
 	return redaction{mask: mask, maxImage: p.MaxImageBytes(), imageOmitted: p.ImageOmitted}
 }
 

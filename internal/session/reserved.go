@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"regexp"
+	"strings"
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/upstream"
@@ -65,4 +67,33 @@ func origin(u string) string {
 		return "(an unreadable URL)"
 	}
 	return p.Scheme + "://" + p.Host
+}
+
+// endpointURL finds WebSocket URLs in text: the form in which a browser's
+// endpoint can surface in an answer (a connect error's call log, after the
+// shared browser died).
+var endpointURL = regexp.MustCompile(`wss?://[^\s"'<>\x60]+`)
+
+// playwrightPath is the secret path of a Playwright browser server's
+// endpoint: whoever knows the endpoint can connect to the shared browser
+// (a page can too, from a script) and reach every session's context.
+var playwrightPath = regexp.MustCompile(`/[0-9a-f]{32}\b`)
+
+// endpointMask masks browser endpoints in everything recorded or returned:
+// a Playwright server's (its secret path) and any WebSocket URL on one of
+// the proxy's own addresses (the nodes').
+type endpointMask struct{ reserved reservedChecker }
+
+const endpointMark = "<browser endpoint>"
+
+func (e endpointMask) Replace(s string) string {
+	if !strings.Contains(s, "ws://") && !strings.Contains(s, "wss://") {
+		return s
+	}
+	return endpointURL.ReplaceAllStringFunc(s, func(u string) string {
+		if playwrightPath.MatchString(u) || (e.reserved != nil && e.reserved.IsReserved(u)) {
+			return endpointMark
+		}
+		return u
+	})
 }
