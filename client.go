@@ -54,3 +54,21 @@ func SessionNotFound(id string) *Error {
 func RefNotFound(ref string) *Error {
 	return Errorf(EREFMISSING, "ref_id %q not found", ref)
 }
+
+type tokenScopeKey struct{}
+
+// WithTokenScope returns ctx of a request made with a client token
+// (PROXY_CLIENT_TOKENS_FILE). scope is a digest standing for that token,
+// never the token. Every client identity such a request acts for is
+// derived from scope, so a holder of one token can never act as a client
+// of another token, nor as the operator.
+func WithTokenScope(ctx context.Context, scope string) context.Context {
+	return context.WithValue(ctx, tokenScopeKey{}, scope)
+}
+
+// TokenScopeFrom returns the client token scope of ctx; ok is false for a
+// request made with the operator's token or none.
+func TokenScopeFrom(ctx context.Context) (scope string, ok bool) {
+	scope, ok = ctx.Value(tokenScopeKey{}).(string)
+	return scope, ok
+}

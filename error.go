@@ -18,6 +18,7 @@ const (
 	EORIGIN         = "ORIGIN_NOT_ALLOWED"
 	EHOST           = "HOST_NOT_ALLOWED" // Host header not served (DNS-rebinding defence)
 	EUNAUTHORIZED   = "UNAUTHORIZED"
+	EFORBIDDEN      = "FORBIDDEN" // a client token on an endpoint that is the operator's
 	EDOMAINBLOCKED  = "DOMAIN_BLOCKED"
 	EUNAVAILABLE    = "UPSTREAM_UNAVAILABLE"
 	ETIMEOUT        = "TIMEOUT"
@@ -113,6 +114,8 @@ func suggestion(code string) string {
 		return "Use http://127.0.0.1:<port> (or localhost), or list the host in PROXY_ALLOWED_ORIGINS."
 	case EUNAUTHORIZED:
 		return "Send Authorization: Bearer <PROXY_AUTH_TOKEN> (mcp-bridge: set MCP_PROXY_TOKEN)."
+	case EFORBIDDEN:
+		return "A client token opens only the MCP surfaces (/mcp and the calls mcp-bridge makes); use PROXY_AUTH_TOKEN for the operator's views."
 	case EELEMENTMISSING:
 		return "Nothing matches yet: find the element again (get_content with search_for on the last ref, or a new snapshot), wait for it (browser_wait_for), or pass a longer timeout; after restored: true, refs from before are stale."
 	case ENOTINTERACTIVE:

@@ -51,7 +51,11 @@ type Server struct {
 	// tokenHash is the SHA-256 of PROXY_AUTH_TOKEN; nil: no token required.
 	tokenHash []byte
 	// uiCookie is the inspector's cookie value for that token.
-	uiCookie       string
+	uiCookie string
+	// clients are the client tokens by the SHA-256 of each.
+	clients map[[32]byte]clientGrant
+	// clientRoutes matches the requests a client token may make.
+	clientRoutes   *chi.Mux
 	ui             http.Handler    // the inspector's files; nil: no /ui
 	allowedOrigins map[string]bool // normalised scheme://host[:port]
 	allowedHosts   map[string]bool // bare lower-case host names/addresses
@@ -61,6 +65,8 @@ type Server struct {
 type mount struct {
 	pattern string
 	h       http.Handler
+	// client: open to client tokens too.
+	client bool
 }
 
 // Option configures a Server.
@@ -104,8 +110,16 @@ func WithVersion(v string) Option { return func(s *Server) { s.version = v } }
 // registered after the middleware, so the request defences, body limit and
 // logging apply to it like to every built-in route (chi also refuses
 // middleware added after a route).
+// It is the operator's: a client token gets 403 FORBIDDEN there.
 func WithMount(pattern string, h http.Handler) Option {
-	return func(s *Server) { s.mounts = append(s.mounts, mount{pattern, h}) }
+	return func(s *Server) { s.mounts = append(s.mounts, mount{pattern: pattern, h: h}) }
+}
+
+// WithClientMount is WithMount for a handler that client tokens may use
+// too (/mcp): it acts for its own clients, with the token's scope in the
+// request's context (proxy.TokenScopeFrom).
+func WithClientMount(pattern string, h http.Handler) Option {
+	return func(s *Server) { s.mounts = append(s.mounts, mount{pattern: pattern, h: h, client: true}) }
 }
 
 // New builds the router.
@@ -119,6 +133,8 @@ func New(sessions proxy.SessionService, content proxy.ContentService, opts ...Op
 		router:         chi.NewRouter(),
 		allowedOrigins: map[string]bool{},
 		allowedHosts:   map[string]bool{},
+		clients:        map[[32]byte]clientGrant{},
+		clientRoutes:   chi.NewRouter(),
 	}
 	for _, o := range opts {
 		o(s)
@@ -128,6 +144,9 @@ func New(sessions proxy.SessionService, content proxy.ContentService, opts ...Op
 	r.Use(func(next http.Handler) http.Handler { return http.MaxBytesHandler(next, s.maxBodyBytes) })
 	for _, m := range s.mounts {
 		r.Handle(m.pattern, m.h)
+		if m.client {
+			s.clientRoutes.Handle(m.pattern, m.h)
+		}
 	}
 	r.Get("/health", s.handleHealth)
 	if s.ui != nil {
@@ -135,7 +154,9 @@ func New(sessions proxy.SessionService, content proxy.ContentService, opts ...Op
 		r.Post("/ui/login", s.handleUILogin)
 		r.Handle("/ui/*", s.ui)
 	}
-	r.With(s.toolsets).Get("/tools", s.handleTools)
+	// The routes of clientRoute are what mcp-bridge calls; every other
+	// one is the operator's alone.
+	s.clientRoute(r.With(s.toolsets), http.MethodGet, "/tools", s.handleTools)
 	r.Get("/nodes", s.handleListNodes)
 	r.Get("/nodes/{id}", s.handleGetNode)
 	r.Post("/nodes/{id}/drain", s.handleDrainNode)
@@ -144,17 +165,20 @@ func New(sessions proxy.SessionService, content proxy.ContentService, opts ...Op
 	// header its caller sends.
 	r.Group(func(r chi.Router) {
 		r.Use(s.clientIdentity, s.toolsets)
-		r.Post("/sessions", s.handleCreateSession)
-		r.Get("/sessions", s.handleListSessions)
-		r.Get("/sessions/{id}", s.handleGetSession)
-		r.Delete("/sessions/{id}", s.handleCloseSession)
-		r.Post("/sessions/{id}/resume", s.handleResumeSession)
-		r.Get("/sessions/{id}/export", s.handleExport)
-		r.Post("/call", s.handleCall)
-		r.Post("/call/validate", s.handleValidate)
-		r.Get("/content/{ref}", s.handleContent)
-		r.Get("/console/{ref}", s.handleConsole)
-		r.Post("/credentials", s.handleAddCredential)
+		// A client token lists, reads and exports only its own sessions
+		// (clientIdentity): the bridge's list_sessions, its resources and
+		// closing its sessions on exit need those.
+		s.clientRoute(r, http.MethodPost, "/sessions", s.handleCreateSession)
+		s.clientRoute(r, http.MethodGet, "/sessions", s.handleListSessions)
+		s.clientRoute(r, http.MethodGet, "/sessions/{id}", s.handleGetSession)
+		s.clientRoute(r, http.MethodDelete, "/sessions/{id}", s.handleCloseSession)
+		s.clientRoute(r, http.MethodPost, "/sessions/{id}/resume", s.handleResumeSession)
+		s.clientRoute(r, http.MethodGet, "/sessions/{id}/export", s.handleExport)
+		s.clientRoute(r, http.MethodPost, "/call", s.handleCall)
+		s.clientRoute(r, http.MethodPost, "/call/validate", s.handleValidate)
+		s.clientRoute(r, http.MethodGet, "/content/{ref}", s.handleContent)
+		s.clientRoute(r, http.MethodGet, "/console/{ref}", s.handleConsole)
+		s.clientRoute(r, http.MethodPost, "/credentials", s.handleAddCredential)
 	})
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, &proxy.Error{Code: proxy.ENOENDPOINT, Message: "no such endpoint: " + r.Method + " " + r.URL.Path}, http.StatusNotFound)
@@ -163,6 +187,12 @@ func New(sessions proxy.SessionService, content proxy.ContentService, opts ...Op
 		s.writeError(w, r, &proxy.Error{Code: proxy.EINVALID, Message: "method " + r.Method + " is not allowed on " + r.URL.Path}, http.StatusMethodNotAllowed)
 	})
 	return s
+}
+
+// clientRoute registers h on r and opens it to client tokens.
+func (s *Server) clientRoute(r chi.Router, method, pattern string, h http.HandlerFunc) {
+	r.Method(method, pattern, h)
+	s.clientRoutes.Method(method, pattern, h)
 }
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.router.ServeHTTP(w, r) }
@@ -643,6 +673,7 @@ var codes = map[string]int{
 	proxy.EHOST:            http.StatusForbidden,
 	proxy.EDOMAINBLOCKED:   http.StatusForbidden,
 	proxy.EUNAUTHORIZED:    http.StatusUnauthorized,
+	proxy.EFORBIDDEN:       http.StatusForbidden,
 	proxy.EUNAVAILABLE:     http.StatusServiceUnavailable,
 	proxy.ETIMEOUT:         http.StatusGatewayTimeout,
 	proxy.EELEMENTMISSING:  http.StatusUnprocessableEntity,

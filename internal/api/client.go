@@ -11,7 +11,9 @@ import (
 // acts for (mcp-bridge sends one per process). With it, the request sees
 // only that client's sessions and refs, and the sessions it creates are
 // that client's; without it, the request is the operator's and sees every
-// session. The value is never logged or stored, only its digest.
+// session. With a client token the identity is derived from the token and
+// the header together, and without the header it is the token's own. The
+// value is never logged or stored, only its digest.
 const ClientIDHeader = "X-Mcp-Client-Id"
 
 // Bounds of a client identity: long enough that it cannot be guessed.
@@ -24,7 +26,13 @@ const (
 func (s *Server) clientIdentity(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ids := r.Header.Values(ClientIDHeader)
+		scope, scoped := proxy.TokenScopeFrom(r.Context())
 		if len(ids) == 0 {
+			if scoped {
+				// A client token without an identity of its own is one
+				// client: the token's.
+				r = r.WithContext(proxy.WithClient(r.Context(), proxy.NewClientID("token", scope)))
+			}
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -34,7 +42,13 @@ func (s *Server) clientIdentity(next http.Handler) http.Handler {
 			s.writeErr(w, r, e)
 			return
 		}
-		id := proxy.NewClientID("bridge", ids[0])
+		kind := "bridge"
+		if scoped {
+			// Bound to the token: the same identity sent with another
+			// token (or the operator's) is another client.
+			kind = "bridge@" + scope
+		}
+		id := proxy.NewClientID(kind, ids[0])
 		next.ServeHTTP(w, r.WithContext(proxy.WithClient(r.Context(), id)))
 	})
 }

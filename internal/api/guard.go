@@ -10,6 +10,8 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/go-chi/chi/v5"
+
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
 )
 
@@ -34,6 +36,13 @@ import (
 //     carry instead a cookie POST /ui/login sets once given the token:
 //     HttpOnly (no script reads it), SameSite=Strict (no other site's page
 //     sends it), and a digest of the token rather than the token.
+//   - Role: the operator's token (PROXY_AUTH_TOKEN) opens everything. A
+//     client token (PROXY_CLIENT_TOKENS_FILE) opens only the routes
+//     registered as clients' (clientRoute, WithClientMount): /mcp and the
+//     calls mcp-bridge makes; every other endpoint answers it 403
+//     FORBIDDEN, so an endpoint added later is the operator's until it is
+//     declared otherwise. Its requests carry the token's scope, from which
+//     every client identity they act for is derived (clientIdentity, /mcp).
 
 // WithAuthToken requires "Authorization: Bearer token" on every endpoint but
 // /health; "" leaves the API open (PROXY_AUTH_TOKEN).
@@ -48,6 +57,37 @@ func WithAuthToken(token string) Option {
 		mac := hmac.New(sha256.New, []byte(token))
 		mac.Write([]byte("playwright-mcp-proxy inspector cookie"))
 		s.uiCookie = hex.EncodeToString(mac.Sum(nil))
+	}
+}
+
+// ClientToken is a token of MCP clients (PROXY_CLIENT_TOKENS_FILE); Name
+// stands for it in logs.
+type ClientToken struct {
+	Name, Token string
+}
+
+// clientGrant is what a client token is known by once configured.
+type clientGrant struct {
+	name string
+	// scope stands for the token in the identities its requests act for:
+	// a digest, so the token itself is kept nowhere.
+	scope string
+}
+
+// WithClientTokens lets these tokens use the MCP surfaces, each as a
+// client of its own and never as the operator. They need WithAuthToken
+// too: without an operator's token no request could be the operator's,
+// and the operator's views answer only 401.
+func WithClientTokens(tokens ...ClientToken) Option {
+	return func(s *Server) {
+		for _, t := range tokens {
+			if t.Token == "" {
+				continue
+			}
+			sum := sha256.Sum256([]byte(t.Token))
+			scope := sha256.Sum256([]byte("playwright-mcp-proxy client token\x00" + t.Token))
+			s.clients[sum] = clientGrant{name: t.Name, scope: hex.EncodeToString(scope[:])}
+		}
 	}
 }
 
@@ -113,13 +153,37 @@ func (s *Server) guard(next http.Handler) http.Handler {
 			s.writeErr(w, r, refuseOtherPage(r))
 			return
 		}
-		if s.tokenHash != nil && !openPath(r) && !s.authorized(r) {
+		if r.URL.Path == "/health" || (s.tokenHash == nil && len(s.clients) == 0) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		operator, client := s.authenticate(r)
+		switch {
+		case operator:
+		case client != nil:
+			if !s.clientMay(r) {
+				s.log.Info("a client token was refused an endpoint of the operator's", "client_token", client.name, "method", r.Method, "path", r.URL.Path)
+				s.writeErr(w, r, proxy.Errorf(proxy.EFORBIDDEN, "%s %s is the operator's; a client token opens only /mcp and the calls of an MCP client", r.Method, r.URL.Path))
+				return
+			}
+			r = r.WithContext(proxy.WithTokenScope(r.Context(), client.scope))
+		case !openPath(r):
 			w.Header().Set("WWW-Authenticate", `Bearer realm="playwright-mcp-proxy"`)
 			s.writeErr(w, r, proxy.Errorf(proxy.EUNAUTHORIZED, "a valid Authorization: Bearer token is required"))
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// clientMay reports whether a client token may make request r: whether it
+// matches a route registered as clients', the way the router matches it.
+func (s *Server) clientMay(r *http.Request) bool {
+	path := r.URL.RawPath
+	if path == "" {
+		path = r.URL.Path
+	}
+	return s.clientRoutes.Match(chi.NewRouteContext(), r.Method, path)
 }
 
 // openPath reports whether r needs no token: /health, and the inspector's
@@ -132,24 +196,38 @@ func openPath(r *http.Request) bool {
 // uiCookieName is the inspector's cookie.
 const uiCookieName = "pwproxy_ui"
 
-// authorized compares SHA-256 digests in constant time, so that neither the
-// token's bytes nor its length can be learned from timing. The inspector's
-// cookie stands for the header.
-func (s *Server) authorized(r *http.Request) bool {
+// authenticate tells whose request r is: the operator's (their token, or
+// the inspector's cookie standing for it), a client token's, or nobody's.
+// Tokens are compared as SHA-256 digests, the operator's in constant time,
+// so that neither a token's bytes nor its length can be learned from
+// timing; a client token is looked up by its digest, which tells nothing
+// of the token either.
+func (s *Server) authenticate(r *http.Request) (operator bool, client *clientGrant) {
 	auths := r.Header.Values("Authorization")
 	if len(auths) == 0 {
 		c, err := r.Cookie(uiCookieName)
-		return err == nil && subtle.ConstantTimeCompare([]byte(c.Value), []byte(s.uiCookie)) == 1
+		return err == nil && s.uiCookie != "" && subtle.ConstantTimeCompare([]byte(c.Value), []byte(s.uiCookie)) == 1, nil
 	}
 	if len(auths) != 1 {
-		return false
+		return false, nil
 	}
 	scheme, token, ok := strings.Cut(auths[0], " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return false
+		return false, nil
 	}
-	got := sha256.Sum256([]byte(strings.TrimSpace(token)))
-	return subtle.ConstantTimeCompare(got[:], s.tokenHash) == 1
+	return s.tokenRole(strings.TrimSpace(token))
+}
+
+// tokenRole is authenticate for one token.
+func (s *Server) tokenRole(token string) (operator bool, client *clientGrant) {
+	got := sha256.Sum256([]byte(token))
+	if s.tokenHash != nil && subtle.ConstantTimeCompare(got[:], s.tokenHash) == 1 {
+		return true, nil
+	}
+	if g, ok := s.clients[got]; ok {
+		return false, &g
+	}
+	return false, nil
 }
 
 func (s *Server) hostAllowed(hostport string) bool {
@@ -223,8 +301,12 @@ func (s *Server) handleUILogin(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if s.tokenHash != nil {
-		got := sha256.Sum256([]byte(strings.TrimSpace(body.Token)))
-		if subtle.ConstantTimeCompare(got[:], s.tokenHash) != 1 {
+		operator, client := s.tokenRole(strings.TrimSpace(body.Token))
+		switch {
+		case client != nil:
+			s.writeErr(w, r, proxy.Errorf(proxy.EFORBIDDEN, "that is a client token; the inspector is the operator's"))
+			return
+		case !operator:
 			s.writeErr(w, r, proxy.Errorf(proxy.EUNAUTHORIZED, "that is not the server's token"))
 			return
 		}

@@ -76,7 +76,8 @@ type Config struct {
 	// Env is the server's base environment (usually os.Environ()).
 	Env []string
 	// Token is MCP_PROXY_TOKEN; it becomes the server's PROXY_AUTH_TOKEN
-	// unless Env already sets one.
+	// unless Env already sets one or sets PROXY_CLIENT_TOKENS_FILE (then
+	// it is a client token).
 	Token string
 	// StartTimeout bounds the wait for a started server to answer /health
 	// (DefaultStartTimeout when zero); ctx may end it sooner.
@@ -287,22 +288,28 @@ func (s *Starter) serverEnv() []string {
 		"PROXY_PORT":          s.port,
 		"PROXY_DATABASE_PATH": s.dbPath,
 	}
-	hasToken := false
+	hasToken, clientTokens := false, false
 	out := make([]string, 0, len(s.env)+len(set)+1)
 	for _, kv := range s.env {
 		k, _, _ := strings.Cut(kv, "=")
 		if _, ok := set[k]; ok {
 			continue
 		}
-		if k == "PROXY_AUTH_TOKEN" {
+		switch k {
+		case "PROXY_AUTH_TOKEN":
 			hasToken = true
+		case "PROXY_CLIENT_TOKENS_FILE":
+			clientTokens = strings.TrimPrefix(kv, k+"=") != ""
 		}
 		out = append(out, kv)
 	}
 	for _, k := range []string{"PROXY_HOST", "PROXY_PORT", "PROXY_DATABASE_PATH"} {
 		out = append(out, k+"="+set[k])
 	}
-	if s.token != "" && !hasToken {
+	// With client tokens configured the bridge's token is one of them: it
+	// must not make itself the operator's token of the server it starts
+	// (that server then needs PROXY_AUTH_TOKEN of its own, and says so).
+	if s.token != "" && !hasToken && !clientTokens {
 		out = append(out, "PROXY_AUTH_TOKEN="+s.token)
 	}
 	return out

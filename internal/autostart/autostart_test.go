@@ -199,6 +199,12 @@ func TestServerEnv(t *testing.T) {
 		{"an explicit server token stays", "http://127.0.0.1:4000", "tk",
 			[]string{"PROXY_AUTH_TOKEN=other"},
 			[]string{"PROXY_AUTH_TOKEN=other", "PROXY_HOST=127.0.0.1", "PROXY_PORT=4000", "PROXY_DATABASE_PATH=/data/p.db"}},
+		{"a client token is not made the operator's", "http://127.0.0.1:4000", "tk",
+			[]string{"PROXY_CLIENT_TOKENS_FILE=/etc/tokens"},
+			[]string{"PROXY_CLIENT_TOKENS_FILE=/etc/tokens", "PROXY_HOST=127.0.0.1", "PROXY_PORT=4000", "PROXY_DATABASE_PATH=/data/p.db"}},
+		{"an empty client tokens file setting is none", "http://127.0.0.1:4000", "tk",
+			[]string{"PROXY_CLIENT_TOKENS_FILE="},
+			[]string{"PROXY_CLIENT_TOKENS_FILE=", "PROXY_HOST=127.0.0.1", "PROXY_PORT=4000", "PROXY_DATABASE_PATH=/data/p.db", "PROXY_AUTH_TOKEN=tk"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -55,11 +55,15 @@ type Config struct {
 	Headless         bool          `envconfig:"PROXY_HEADLESS"`
 	// BrowserOptimizeMemory trades some page speed for less memory per
 	// session (V8 --optimize-for-size in Chromium's renderers).
-	BrowserOptimizeMemory  bool     `envconfig:"PROXY_BROWSER_OPTIMIZE_MEMORY"`
-	PlaywrightMCPCommand   string   `envconfig:"PROXY_PLAYWRIGHT_MCP_COMMAND" unset:"the pinned @playwright/mcp in the project's node_modules"`
-	PlaywrightArgs         string   `envconfig:"PROXY_PLAYWRIGHT_ARGS"`
-	ResponseMode           string   `envconfig:"PROXY_RESPONSE_MODE"`
-	AuthToken              string   `envconfig:"PROXY_AUTH_TOKEN" unset:"no token required"`
+	BrowserOptimizeMemory bool   `envconfig:"PROXY_BROWSER_OPTIMIZE_MEMORY"`
+	PlaywrightMCPCommand  string `envconfig:"PROXY_PLAYWRIGHT_MCP_COMMAND" unset:"the pinned @playwright/mcp in the project's node_modules"`
+	PlaywrightArgs        string `envconfig:"PROXY_PLAYWRIGHT_ARGS"`
+	ResponseMode          string `envconfig:"PROXY_RESPONSE_MODE"`
+	AuthToken             string `envconfig:"PROXY_AUTH_TOKEN" unset:"no token required"`
+	// ClientTokensFile lists the tokens of MCP clients (ParseClientTokens
+	// says how): they open only the MCP surfaces, never the operator's
+	// views, and need AuthToken set.
+	ClientTokensFile       string   `envconfig:"PROXY_CLIENT_TOKENS_FILE" unset:"no client tokens"`
 	AllowedOrigins         []string `envconfig:"PROXY_ALLOWED_ORIGINS" unset:"loopback origins only"`
 	AllowedDomains         []string `envconfig:"PROXY_ALLOWED_DOMAINS" unset:"every domain not blocked"`
 	BlockedDomains         []string `envconfig:"PROXY_BLOCKED_DOMAINS"`
@@ -201,6 +205,11 @@ func (c Config) Validate() error {
 		return bad("LOG_LEVEL", "%q is not debug, info, warn or error", c.LogLevel)
 	case !oneOf(c.LogFormat, "text", "json"):
 		return bad("LOG_FORMAT", "%q is not text or json", c.LogFormat)
+	case c.ClientTokensFile != "" && c.AuthToken == "":
+		return bad("AUTH_TOKEN", "must be set when PROXY_CLIENT_TOKENS_FILE is: without the operator's token the operator's views would be open to anyone")
+	}
+	if _, err := c.ClientTokens(); err != nil {
+		return fmt.Errorf("%w: PROXY_CLIENT_TOKENS_FILE: %w", ErrInvalid, err)
 	}
 	if _, err := c.Nodes(); err != nil {
 		return fmt.Errorf("%w: %w", ErrInvalid, err)

@@ -78,6 +78,12 @@ type HTTPHandler struct {
 	// closing turns the end of MCP sessions into a mere forget: at shutdown
 	// the browser sessions must stay resumable, not be closed.
 	closing atomic.Bool
+
+	// scopes binds each Mcp-Session-Id to the client token scope that
+	// initialized it ("" for the operator's token or none): an id is
+	// another client's browser sessions, and a holder of another token,
+	// even one who learned the id, must not use it.
+	scopes sync.Map
 }
 
 // NewHTTPHandler returns the /mcp handler over the session manager and the
@@ -108,6 +114,15 @@ const (
 )
 
 func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	scope, _ := proxy.TokenScopeFrom(r.Context())
+	if id := r.Header.Get(server.HeaderKeySessionID); id != "" {
+		bound, _ := h.scopes.Load(id)
+		if b, _ := bound.(string); b != scope {
+			// As for an id never issued: whether it exists is not told.
+			writeRPCError(w, http.StatusNotFound, rpcSessionNotFound, "unknown or ended Mcp-Session-Id")
+			return
+		}
+	}
 	switch r.Method {
 	case http.MethodGet, http.MethodHead, http.MethodPost:
 	case http.MethodDelete:
@@ -167,7 +182,46 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 	}
+	if r.Header.Get(server.HeaderKeySessionID) == "" {
+		// An initialize: the id mcp-go issues is bound to the caller's
+		// scope before its answer (the only way to learn the id) leaves.
+		hs.ServeHTTP(&bindingResponse{rpcCodeResponse: rpcCodeResponse{w}, bind: func(id string) { h.scopes.Store(id, scope) }}, r)
+		return
+	}
 	hs.ServeHTTP(rpcCodeResponse{w}, r)
+}
+
+// bindingResponse calls bind with the Mcp-Session-Id of the answer, if it
+// has one, before any of the answer is sent.
+type bindingResponse struct {
+	rpcCodeResponse
+	bind  func(mcpSessionID string)
+	bound bool
+}
+
+func (b *bindingResponse) bindOnce() {
+	if b.bound {
+		return
+	}
+	b.bound = true
+	if id := b.Header().Get(server.HeaderKeySessionID); id != "" {
+		b.bind(id)
+	}
+}
+
+func (b *bindingResponse) WriteHeader(code int) {
+	b.bindOnce()
+	b.ResponseWriter.WriteHeader(code)
+}
+
+func (b *bindingResponse) Write(p []byte) (int, error) {
+	b.bindOnce()
+	return b.rpcCodeResponse.Write(p)
+}
+
+func (b *bindingResponse) Flush() {
+	b.bindOnce()
+	b.rpcCodeResponse.Flush()
 }
 
 // ready builds the MCP server once; a failure is retried by the next request.
@@ -213,6 +267,7 @@ func (h *HTTPHandler) ready(ctx context.Context) (*server.StreamableHTTPServer, 
 // client goes away. Their history stays.
 func (h *HTTPHandler) endClient(ctx context.Context, srv *Server, mcpSessionID string) {
 	srv.ForgetClient(mcpSessionID)
+	h.scopes.Delete(mcpSessionID)
 	if h.closing.Load() {
 		return
 	}

@@ -55,6 +55,11 @@ func Serve(ctx context.Context, cfg config.Config, opts Options) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
+	// Before anything starts: a file that changed since Validate fails here.
+	clientTokens, err := cfg.ClientTokens()
+	if err != nil {
+		return fmt.Errorf("%w: PROXY_CLIENT_TOKENS_FILE: %w", config.ErrInvalid, err)
+	}
 	log := opts.Logger
 	if log == nil {
 		log = slog.Default()
@@ -241,13 +246,22 @@ func Serve(ctx context.Context, cfg config.Config, opts Options) error {
 		api.WithAllowedOrigins(cfg.AllowedOrigins),
 		api.WithAllowedHosts(cfg.Host),
 		api.WithMount("/metrics", met.Handler()),
-		api.WithMount("/mcp", mcpHTTP),
+		api.WithClientMount("/mcp", mcpHTTP),
 		api.WithUI(ui.Handler("/ui/")),
 	}
 	if pool != nil {
 		apiOpts = append(apiOpts,
 			api.WithNodes(nodes.Service{Pool: pool, Mover: mgr}),
 			api.WithHealthDetail("nodes", func() any { return pool.List() }))
+	}
+	if len(clientTokens) > 0 {
+		grants := make([]api.ClientToken, len(clientTokens))
+		names := make([]string, len(clientTokens))
+		for i, t := range clientTokens {
+			grants[i], names[i] = api.ClientToken{Name: t.Name, Token: t.Token}, t.Name
+		}
+		apiOpts = append(apiOpts, api.WithClientTokens(grants...))
+		log.Info("client tokens open /mcp and the MCP client calls, never the operator's views", "file", cfg.ClientTokensFile, "names", names)
 	}
 	handler := api.New(mgr, reader, apiOpts...)
 
