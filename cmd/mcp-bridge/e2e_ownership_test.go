@@ -57,10 +57,17 @@ func startClientBridge(t *testing.T, name, port string) *mcpClient {
 // startBridgeWith is startClientBridge with the bridge's own arguments.
 func startBridgeWith(t *testing.T, name, port string, args ...string) *mcpClient {
 	t.Helper()
+	return startBridgeEnv(t, name, port, nil, args...)
+}
+
+// startBridgeEnv is startBridgeWith with more MCP_PROXY_* variables.
+func startBridgeEnv(t *testing.T, name, port string, env []string, args ...string) *mcpClient {
+	t.Helper()
 	_, bridgeBin := binaries(t)
 	m := &mcpClient{name: name, logs: &logWatch{}, exit: make(chan struct{})}
 	started := make(chan struct{})
-	tr := transport.NewStdioWithOptions(bridgeBin, []string{"MCP_PROXY_URL=http://127.0.0.1:" + port, "MCP_PROXY_AUTOSTART=0", "MCP_PROXY_LOG_LEVEL=debug"}, args,
+	env = append([]string{"MCP_PROXY_URL=http://127.0.0.1:" + port, "MCP_PROXY_AUTOSTART=0", "MCP_PROXY_LOG_LEVEL=debug"}, env...)
+	tr := transport.NewStdioWithOptions(bridgeBin, env, args,
 		transport.WithCommandFunc(func(ctx context.Context, command string, env, args []string) (*exec.Cmd, error) {
 			m.cmd = exec.CommandContext(ctx, command, args...)
 			m.cmd.Env = append(os.Environ(), env...)
@@ -100,9 +107,9 @@ func startHTTPClient(t *testing.T, name, port string) *mcpClient {
 }
 
 // startHTTPClientAt connects an MCP client to the MCP endpoint at url.
-func startHTTPClientAt(t *testing.T, name, url string) *mcpClient {
+func startHTTPClientAt(t *testing.T, name, url string, opts ...transport.StreamableHTTPCOption) *mcpClient {
 	t.Helper()
-	c, err := client.NewStreamableHttpClient(url)
+	c, err := client.NewStreamableHttpClient(url, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -137,12 +137,18 @@ type serverProc struct {
 // until it listens.
 func startServer(t *testing.T, port, db string) *serverProc {
 	t.Helper()
+	return startServerEnv(t, port, db)
+}
+
+// startServerEnv is startServer with more PROXY_* variables.
+func startServerEnv(t *testing.T, port, db string, env ...string) *serverProc {
+	t.Helper()
 	serverBin, _ := binaries(t)
 	s := &serverProc{logs: &logWatch{}}
 	var err error
 	s.proc, err = proctest.StartServer(proctest.ServerConfig{
 		Binary: serverBin, Args: []string{"-port", port, "-db", db},
-		Env: append(os.Environ(), "PROXY_WARM_POOL=0", "PROXY_HOST=127.0.0.1"), Log: s.logs,
+		Env: append(append(os.Environ(), "PROXY_WARM_POOL=0", "PROXY_HOST=127.0.0.1"), env...), Log: s.logs,
 	})
 	if err != nil {
 		t.Fatal(err)
