@@ -70,7 +70,8 @@ Environment:
 	MCP_PROXY_URL=http://127.0.0.1:34501
 		where proxy-server answers
 	MCP_PROXY_TOKEN=
-		bearer token sent to proxy-server (its PROXY_AUTH_TOKEN)
+		bearer token sent to proxy-server: its PROXY_AUTH_TOKEN, or a client
+		token of its PROXY_CLIENT_TOKENS_FILE
 	MCP_PROXY_AUTOSTART=1
 		start proxy-server serve in the background when nothing answers at a
 		loopback MCP_PROXY_URL (0 = off)
