@@ -210,3 +210,53 @@ func TestClientTokensNeedTheOperatorsToken(t *testing.T) {
 		})
 	}
 }
+
+// TestClientTokensReloadOnSIGHUP: proxy-server reads its client tokens
+// file again on SIGHUP: a token taken out is refused, one put in is let
+// through; a file that fails to load keeps the tokens served and says
+// which line, never a token.
+func TestClientTokensReloadOnSIGHUP(t *testing.T) {
+	requireBrowser(t)
+	port := e2etest.FreePort(t)
+	tokens := writeTokens(t)
+	srv := startServerEnv(t, port, filepath.Join(t.TempDir(), "proxy.db"),
+		"PROXY_AUTH_TOKEN="+e2eOperatorToken, "PROXY_CLIENT_TOKENS_FILE="+tokens)
+	api := "http://127.0.0.1:" + port
+	status := func(token string) string {
+		t.Helper()
+		return strings.SplitN(do(t, api, "GET", "/sessions", "", "", map[string]string{"Authorization": "Bearer " + token}), " ", 2)[0]
+	}
+	reload := func(body, said string, n int) {
+		t.Helper()
+		if err := os.WriteFile(tokens, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := srv.proc.Cmd.Process.Signal(syscall.SIGHUP); err != nil {
+			t.Fatal(err)
+		}
+		await(t, srv.logs.seen(said, n), time.Minute, "proxy-server saying "+said, srv.logs)
+	}
+	const carol = "carol-7Yh2Kd9Lm4Np6Qr8St1Uv3Wx5Za0Bc"
+	if a, b, c := status(e2eAliceToken), status(e2eBobToken), status(carol); a != "200" || b != "200" || c != "401" {
+		t.Fatalf("before SIGHUP: alice %s, bob %s, carol %s; want 200, 200, 401", a, b, c)
+	}
+
+	reload("bob "+e2eBobToken+"\ncarol "+carol+"\n", "client tokens reloaded", 1)
+	if a, b, c := status(e2eAliceToken), status(e2eBobToken), status(carol); a != "401" || b != "200" || c != "200" {
+		t.Errorf("after alice was taken out and carol put in: alice %s, bob %s, carol %s; want 401, 200, 200", a, b, c)
+	}
+
+	reload("bob "+e2eBobToken+"\nalice too-short\n", "reloading the client tokens failed", 1)
+	if b, c := status(e2eBobToken), status(carol); b != "200" || c != "200" {
+		t.Errorf("after a bad file: bob %s, carol %s; want both still 200", b, c)
+	}
+	logs := srv.logs.String()
+	if !strings.Contains(logs, "line 2 (alice): the token is shorter than 32 characters") {
+		t.Errorf("the failed reload does not name the line:\n%s", logs)
+	}
+	for _, tok := range []string{e2eAliceToken, e2eBobToken, carol, "too-short"} {
+		if strings.Contains(logs, tok) {
+			t.Errorf("proxy-server's log holds the token %.8s…", tok)
+		}
+	}
+}

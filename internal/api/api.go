@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -52,8 +53,9 @@ type Server struct {
 	tokenHash []byte
 	// uiCookie is the inspector's cookie value for that token.
 	uiCookie string
-	// clients are the client tokens by the SHA-256 of each.
-	clients map[[32]byte]clientGrant
+	// clients are the client tokens by the SHA-256 of each; nil: none
+	// were ever given.
+	clients atomic.Pointer[map[[32]byte]clientGrant]
 	// clientRoutes matches the requests a client token may make.
 	clientRoutes   *chi.Mux
 	ui             http.Handler    // the inspector's files; nil: no /ui
@@ -133,7 +135,6 @@ func New(sessions proxy.SessionService, content proxy.ContentService, opts ...Op
 		router:         chi.NewRouter(),
 		allowedOrigins: map[string]bool{},
 		allowedHosts:   map[string]bool{},
-		clients:        map[[32]byte]clientGrant{},
 		clientRoutes:   chi.NewRouter(),
 	}
 	for _, o := range opts {

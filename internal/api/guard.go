@@ -79,16 +79,23 @@ type clientGrant struct {
 // too: without an operator's token no request could be the operator's,
 // and the operator's views answer only 401.
 func WithClientTokens(tokens ...ClientToken) Option {
-	return func(s *Server) {
-		for _, t := range tokens {
-			if t.Token == "" {
-				continue
-			}
-			sum := sha256.Sum256([]byte(t.Token))
-			scope := sha256.Sum256([]byte("playwright-mcp-proxy client token\x00" + t.Token))
-			s.clients[sum] = clientGrant{name: t.Name, scope: hex.EncodeToString(scope[:])}
+	return func(s *Server) { s.SetClientTokens(tokens...) }
+}
+
+// SetClientTokens replaces the client tokens (proxy-server's SIGHUP): the
+// next request is judged by the new ones. A client keeps its identity, and
+// so its sessions, as long as its token stays in the list.
+func (s *Server) SetClientTokens(tokens ...ClientToken) {
+	clients := map[[32]byte]clientGrant{}
+	for _, t := range tokens {
+		if t.Token == "" {
+			continue
 		}
+		sum := sha256.Sum256([]byte(t.Token))
+		scope := sha256.Sum256([]byte("playwright-mcp-proxy client token\x00" + t.Token))
+		clients[sum] = clientGrant{name: t.Name, scope: hex.EncodeToString(scope[:])}
 	}
+	s.clients.Store(&clients)
 }
 
 // WithAllowedOrigins lists origins (scheme://host[:port]) allowed besides
@@ -153,7 +160,9 @@ func (s *Server) guard(next http.Handler) http.Handler {
 			s.writeErr(w, r, refuseOtherPage(r))
 			return
 		}
-		if r.URL.Path == "/health" || (s.tokenHash == nil && len(s.clients) == 0) {
+		// Once client tokens were given, even an empty list of them keeps
+		// the server closed.
+		if r.URL.Path == "/health" || (s.tokenHash == nil && s.clients.Load() == nil) {
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -224,8 +233,10 @@ func (s *Server) tokenRole(token string) (operator bool, client *clientGrant) {
 	if s.tokenHash != nil && subtle.ConstantTimeCompare(got[:], s.tokenHash) == 1 {
 		return true, nil
 	}
-	if g, ok := s.clients[got]; ok {
-		return false, &g
+	if clients := s.clients.Load(); clients != nil {
+		if g, ok := (*clients)[got]; ok {
+			return false, &g
+		}
 	}
 	return false, nil
 }

@@ -230,3 +230,44 @@ func TestClientTokenIdentity(t *testing.T) {
 		t.Errorf("/mcp with the operator's token has scope %q, client set %v; want neither", mcpScope, mcpClient)
 	}
 }
+
+// TestSetClientTokens: replacing the client tokens (SIGHUP) judges the
+// next request by the new list; an empty list, even on a server without
+// the operator's token, leaves it closed, never open.
+func TestSetClientTokens(t *testing.T) {
+	quiet := WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	srv := New(&fakeSessions{}, fakeContent{}, quiet, WithAuthToken(operatorToken), WithClientTokens(ClientToken{Name: "alice", Token: aliceToken}))
+	noOperator := New(&fakeSessions{}, fakeContent{}, quiet, WithClientTokens(ClientToken{Name: "alice", Token: aliceToken}))
+	bearer := func(token string) map[string]string { return map[string]string{"Authorization": "Bearer " + token} }
+	type step struct {
+		name  string
+		srv   *Server
+		set   []ClientToken // nil: keep
+		token string
+		want  int
+	}
+	steps := []step{
+		{"alice at first", srv, nil, aliceToken, 200},
+		{"bob at first", srv, nil, bobToken, 401},
+		{"bob once put in", srv, []ClientToken{{Name: "bob", Token: bobToken}}, bobToken, 200},
+		{"alice once taken out", srv, nil, aliceToken, 401},
+		{"the operator throughout", srv, nil, operatorToken, 200},
+		{"bob once none are left", srv, []ClientToken{}, bobToken, 401},
+		{"no token once none are left", srv, nil, "", 401},
+		{"no operator: alice", noOperator, nil, aliceToken, 200},
+		{"no operator: no token", noOperator, nil, "", 401},
+		{"no operator: no token once none are left", noOperator, []ClientToken{}, "", 401},
+	}
+	for _, st := range steps {
+		if st.set != nil {
+			st.srv.SetClientTokens(st.set...)
+		}
+		hdr := bearer(st.token)
+		if st.token == "" {
+			hdr = nil
+		}
+		if got := send(t, st.srv, "GET", "/sessions", "", hdr); got.Status != st.want {
+			t.Errorf("%s: GET /sessions = %+v, want %d", st.name, got, st.want)
+		}
+	}
+}

@@ -12,9 +12,11 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
@@ -254,16 +256,20 @@ func Serve(ctx context.Context, cfg config.Config, opts Options) error {
 			api.WithNodes(nodes.Service{Pool: pool, Mover: mgr}),
 			api.WithHealthDetail("nodes", func() any { return pool.List() }))
 	}
-	if len(clientTokens) > 0 {
-		grants := make([]api.ClientToken, len(clientTokens))
-		names := make([]string, len(clientTokens))
-		for i, t := range clientTokens {
-			grants[i], names[i] = api.ClientToken{Name: t.Name, Token: t.Token}, t.Name
-		}
+	if cfg.ClientTokensFile != "" {
+		grants, names := apiTokens(clientTokens)
 		apiOpts = append(apiOpts, api.WithClientTokens(grants...))
 		log.Info("client tokens open /mcp and the MCP client calls, never the operator's views", "file", cfg.ClientTokensFile, "names", names)
 	}
 	handler := api.New(mgr, reader, apiOpts...)
+	if cfg.ClientTokensFile != "" {
+		hup := make(chan os.Signal, 1)
+		signal.Notify(hup, syscall.SIGHUP)
+		defer signal.Stop(hup)
+		done := make(chan struct{})
+		defer close(done)
+		go reloadClientTokens(done, hup, cfg, handler, log)
+	}
 
 	silent := newSilentConns()
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, ConnState: silent.track}
@@ -294,6 +300,37 @@ func Serve(ctx context.Context, cfg config.Config, opts Options) error {
 		log.Warn("http shutdown", "err", err)
 	}
 	return nil
+}
+
+// apiTokens are the client tokens as the API takes them, and their names.
+func apiTokens(toks []config.ClientToken) ([]api.ClientToken, []string) {
+	grants := make([]api.ClientToken, len(toks))
+	names := make([]string, len(toks))
+	for i, t := range toks {
+		grants[i], names[i] = api.ClientToken{Name: t.Name, Token: t.Token}, t.Name
+	}
+	return grants, names
+}
+
+// reloadClientTokens reads PROXY_CLIENT_TOKENS_FILE again on each SIGHUP,
+// until done. A file that fails to load changes nothing: the tokens served
+// stay, and the error (naming the line, never a token) is logged.
+func reloadClientTokens(done <-chan struct{}, hup <-chan os.Signal, cfg config.Config, h *api.Server, log *slog.Logger) {
+	for {
+		select {
+		case <-done:
+			return
+		case <-hup:
+		}
+		toks, err := cfg.ClientTokens()
+		if err != nil {
+			log.Error("reloading the client tokens failed; the tokens served stay", "err", err)
+			continue
+		}
+		grants, names := apiTokens(toks)
+		h.SetClientTokens(grants...)
+		log.Info("client tokens reloaded", "file", cfg.ClientTokensFile, "names", names)
+	}
 }
 
 // firstWorkerLimit bounds the start of the first worker: a command that
