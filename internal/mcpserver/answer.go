@@ -47,6 +47,9 @@ func Answer(res *proxy.CallResult) string {
 		}
 	}
 	line("ref", res.RefID)
+	if res.Warning != "" {
+		line("warning", oneLine(res.Warning))
+	}
 	md, ch := res.Metadata, res.Changes
 	if ch != nil && (ch.NewPage || ch.TitleChanged) && (md.PageURL != "" || md.PageTitle != "") {
 		switch {
