@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"sync/atomic"
 	"testing"
 
@@ -10,6 +11,7 @@ import (
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/store"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/toolset"
 )
 
 var errDiskFull = errors.New("the database or its disk is full")
@@ -208,4 +210,43 @@ func TestOtherWritesFailingWedgeNothing(t *testing.T) {
 	if err := m.CloseSession(ctx, s.ID); err != nil {
 		t.Errorf("CloseSession once writes work: %v", err)
 	}
+}
+
+// The proxy's own tools (programs upstream runs) follow the same order: a
+// program the record cannot hold is never sent.
+func TestOwnToolRefusedWhileRecordCannotBeWritten(t *testing.T) {
+	w := runnerWorker{newFakeWorker(t)}
+	db := propDB(t)
+	m := New(db, SpawnFunc(func(context.Context) (Worker, error) { return w, nil }), Options{Logger: slog.New(slog.DiscardHandler)})
+	t.Cleanup(func() { m.Shutdown(context.Background()) })
+	ctx := toolset.WithSelection(context.Background(), mustSelect(t, "upstream", "navigation"))
+	s, err := m.CreateSession(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.SetWriteFault(failAll)
+	before := w.calls.Load()
+	_, err = m.Call(ctx, proxy.CallRequest{SessionID: s.ID, Tool: "navigate", Params: []byte(`{"url":"http://127.0.0.1/b"}`)})
+	if proxy.ErrorCode(err) != proxy.ESTORAGEFULL {
+		t.Fatalf("navigate on a full disk: %v, want STORAGE_FULL", err)
+	}
+	if w.calls.Load() != before {
+		t.Error("the program reached the worker though the record could not hold it")
+	}
+	db.SetWriteFault(nil)
+	if _, err := m.Call(ctx, proxy.CallRequest{SessionID: s.ID, Tool: "navigate", Params: []byte(`{"url":"http://127.0.0.1/b"}`)}); err != nil {
+		t.Fatalf("navigate once writes work: %v", err)
+	}
+	if w.calls.Load() != before+1 {
+		t.Errorf("worker calls = %d once writes work, want %d", w.calls.Load(), before+1)
+	}
+}
+
+func mustSelect(t *testing.T, groups ...string) toolset.Selection {
+	t.Helper()
+	sel, err := toolset.Select(groups)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sel
 }
