@@ -1,7 +1,9 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -23,7 +25,7 @@ type hitSite struct {
 	hits map[string]int
 }
 
-func newHitSite(t *testing.T) *hitSite {
+func newHitSite(t *testing.T, page func(w io.Writer, name string)) *hitSite {
 	t.Helper()
 	h := &hitSite{hits: map[string]int{}}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -34,12 +36,25 @@ func newHitSite(t *testing.T) *hitSite {
 			http.NotFound(w, r)
 			return
 		}
-		name := strings.TrimPrefix(r.URL.Path, "/")
-		fmt.Fprintf(w, "<!doctype html><title>Page %s</title><h1>Page %s</h1><button>Order %s</button>", name, name, name)
+		page(w, strings.TrimPrefix(r.URL.Path, "/"))
 	}))
 	t.Cleanup(srv.Close)
 	h.URL = srv.URL
 	return h
+}
+
+// smallPage is a title, a heading and a button.
+func smallPage(w io.Writer, name string) {
+	fmt.Fprintf(w, "<!doctype html><title>Page %s</title><h1>Page %s</h1><button>Order %s</button>", name, name, name)
+}
+
+// heavyPage is a list of rows whose snapshot is some 100 KB.
+func heavyPage(w io.Writer, name string) {
+	fmt.Fprintf(w, "<!doctype html><title>%s</title><ul>", name)
+	for j := range 3000 {
+		fmt.Fprintf(w, "<li>row %d of %s</li>", j, name)
+	}
+	fmt.Fprint(w, "</ul>")
 }
 
 func (h *hitSite) count(path string) int {
@@ -57,7 +72,7 @@ func TestStorageFullRefusesCallsBeforeTheBrowser(t *testing.T) {
 	requireBrowser(t)
 	dir := e2etest.SmallDisk(t, "3m")
 	s := startServer(t, filepath.Join(dir, "proxy.db"), nil)
-	site := newHitSite(t)
+	site := newHitSite(t, smallPage)
 	sid := s.createSession(t)
 	before := s.call(t, sid, "browser_navigate", map[string]any{"url": site.URL + "/a"})
 	if before.Status != proxy.StatusSuccess || before.Metadata.PageURL != site.URL+"/a" {
@@ -138,5 +153,78 @@ func TestStorageFullRefusesCallsBeforeTheBrowser(t *testing.T) {
 	}
 	if got, want := strings.Join(tools, ","), "browser_navigate,browser_snapshot,browser_navigate"; got != want {
 		t.Errorf("recorded calls = %s, want %s (the refused ones absent)", got, want)
+	}
+}
+
+// Heavy pages fill the disk on their own. Whatever the moment space runs
+// out, nothing happens unreported: a call answered 507 STORAGE_FULL never
+// reached the site; a call that reached it answers its result, recorded or
+// marked not recorded; none answers 500. Freeing space (a reserve file)
+// brings calls back without a restart, the page where the last call that
+// ran left it.
+func TestStorageFullFromHeavyPages(t *testing.T) {
+	requireBrowser(t)
+	dir := e2etest.SmallDisk(t, "3m")
+	reserve := filepath.Join(dir, "reserve")
+	if err := os.WriteFile(reserve, make([]byte, 1536<<10), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := startServer(t, filepath.Join(dir, "proxy.db"), nil)
+	site := newHitSite(t, heavyPage)
+	sid := s.createSession(t)
+
+	lastRan, ran, notRecorded, refused := "", 0, 0, 0
+	for i := 0; i < 60 && refused < 3; i++ {
+		path := fmt.Sprintf("/heavy-%d", i)
+		var raw string
+		code := do(t, "POST", s.URL+"/call", map[string]any{"session_id": sid, "tool": "browser_navigate", "params": map[string]any{"url": site.URL + path}}, &raw)
+		switch code {
+		case http.StatusOK:
+			var res proxy.CallResult
+			if err := json.Unmarshal([]byte(raw), &res); err != nil {
+				t.Fatal(err)
+			}
+			if site.count(path) != 1 {
+				t.Errorf("call %d answered 200 but the site saw %s %d times", i, path, site.count(path))
+			}
+			if res.NotRecorded != (res.Warning != "") {
+				t.Errorf("call %d: not_recorded %v with warning %q", i, res.NotRecorded, res.Warning)
+			}
+			ran++
+			if res.NotRecorded {
+				notRecorded++
+			} else {
+				if text := s.content(t, res.RefID, "?reset_cursor=true"); !strings.Contains(text, "row 2999 of "+path[1:]) {
+					t.Errorf("call %d recorded, but its content reads %d bytes without its last row", i, len(text))
+				}
+			}
+			lastRan = path
+		case http.StatusInsufficientStorage:
+			var e api.ErrorBody
+			if err := json.Unmarshal([]byte(raw), &e); err != nil || e.Error != proxy.ESTORAGEFULL {
+				t.Errorf("call %d = 507 %s (%v), want STORAGE_FULL", i, raw, err)
+			}
+			if n := site.count(path); n != 0 {
+				t.Errorf("call %d was refused, but the site saw %s %d times", i, path, n)
+			}
+			refused++
+		default:
+			t.Fatalf("call %d = %d %s, want 200 or 507", i, code, raw)
+		}
+	}
+	t.Logf("until the disk filled: %d calls ran (%d of them not recorded), %d refused", ran, notRecorded, refused)
+	if refused == 0 {
+		t.Fatal("60 heavy pages did not fill a 3 MB disk")
+	}
+	if lastRan == "" {
+		t.Fatal("no call ran before the disk filled")
+	}
+
+	if err := os.Remove(reserve); err != nil {
+		t.Fatal(err)
+	}
+	snap := s.call(t, sid, "browser_snapshot", map[string]any{})
+	if snap.Metadata.PageURL != site.URL+lastRan {
+		t.Errorf("the page once space returned is %s, want %s, where the last call that ran left it", snap.Metadata.PageURL, site.URL+lastRan)
 	}
 }
