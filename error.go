@@ -24,6 +24,11 @@ const (
 	ETIMEOUT        = "TIMEOUT"
 	EINTERNAL       = "INTERNAL_ERROR"
 	ENOENDPOINT     = "NOT_FOUND" // no such HTTP endpoint
+	// ESTORAGEFULL: the record cannot be written (disk full, I/O error,
+	// read-only database). A call refused with it never reached the
+	// browser. Not retryable: the same call fails the same way until space
+	// returns, and then it is safe to send again.
+	ESTORAGEFULL = "STORAGE_FULL"
 
 	// Codes of a tool that ran in the browser and failed there. They come
 	// back in a call result (HTTP 200, status "error"), not as a refusal.
@@ -126,6 +131,8 @@ func suggestion(code string) string {
 		return "Check the URL and that the site is reachable (offline mode, blocked resources, DNS); retry if the network was busy."
 	case EBROWSER:
 		return "The browser refused the operation; read the message, look at the page with get_content(ref_id), and adjust the arguments."
+	case ESTORAGEFULL:
+		return "The proxy's database cannot be written: free space in its data directory (the directory of PROXY_DATABASE_PATH), then send the call again; no restart is needed."
 	}
 	return ""
 }

@@ -215,6 +215,13 @@ type CallResult struct {
 	// them (bounded; other levels never), given with Changes.
 	ConsoleErrors []string `json:"console_errors,omitempty"`
 
+	// NotRecorded: the call ran in the browser, but its answer could not be
+	// written to the record (the database's disk filled during the call).
+	// The result is still this call's, but get_content(ref_id) cannot read
+	// it; Warning says so in words. Sending the call again would repeat it.
+	NotRecorded bool   `json:"not_recorded,omitempty"`
+	Warning     string `json:"warning,omitempty"`
+
 	// Upstream is the raw upstream result; set only in PROXY_RESPONSE_MODE=full,
 	// where the bridge hands it to the model unchanged.
 	Upstream json.RawMessage `json:"upstream,omitempty"`

@@ -677,6 +677,7 @@ var codes = map[string]int{
 	proxy.EFORBIDDEN:       http.StatusForbidden,
 	proxy.EUNAVAILABLE:     http.StatusServiceUnavailable,
 	proxy.ETIMEOUT:         http.StatusGatewayTimeout,
+	proxy.ESTORAGEFULL:     http.StatusInsufficientStorage,
 	proxy.EELEMENTMISSING:  http.StatusUnprocessableEntity,
 	proxy.ENOTINTERACTIVE:  http.StatusUnprocessableEntity,
 	proxy.EINVALIDSELECTOR: http.StatusUnprocessableEntity,

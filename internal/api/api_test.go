@@ -384,6 +384,7 @@ func TestHTTPStatus(t *testing.T) {
 		{proxy.EUNAUTHORIZED, http.StatusUnauthorized},
 		{proxy.EUNAVAILABLE, http.StatusServiceUnavailable},
 		{proxy.ETIMEOUT, http.StatusGatewayTimeout},
+		{proxy.ESTORAGEFULL, http.StatusInsufficientStorage},
 		{proxy.EELEMENTMISSING, http.StatusUnprocessableEntity},
 		{proxy.ENOTINTERACTIVE, http.StatusUnprocessableEntity},
 		{proxy.EINVALIDSELECTOR, http.StatusUnprocessableEntity},

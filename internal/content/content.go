@@ -66,7 +66,8 @@ func New(s Store) *Service {
 // read returns "" with Unchanged if the view is the same as last time, only
 // the new tail if the view grew by appending to what was last returned, and
 // the whole view otherwise. The cursor is stored, so this survives
-// restarts, and every such read updates it.
+// restarts, and every such read updates it (but for one the record cannot
+// take for want of space: that read still answers, and the cursor stays).
 //
 // A search is not a diff: it answers its matches every time, with NoMatch
 // when there are none, and neither reads nor moves the cursor (nor comes
@@ -124,9 +125,11 @@ func (s *Service) Content(ctx context.Context, refID string, search proxy.Query,
 		}
 	}
 	cur := &proxy.DiffCursor{RefID: refID, CursorPosition: len(view), LastSnapshotHash: hash, LastRead: s.now()}
-	if err := s.store.PutCursor(ctx, cur); err != nil {
+	if err := s.store.PutCursor(ctx, cur); err != nil && proxy.ErrorCode(err) != proxy.ESTORAGEFULL {
 		return nil, fmt.Errorf("content: get %s: save cursor: %w", refID, err)
 	}
+	// A cursor the full disk could not take stays where it was: what is
+	// stored is still read, and the next read answers the same again.
 	return out, nil
 }
 

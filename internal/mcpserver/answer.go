@@ -47,6 +47,9 @@ func Answer(res *proxy.CallResult) string {
 		}
 	}
 	line("ref", res.RefID)
+	if res.Warning != "" {
+		line("warning", oneLine(res.Warning))
+	}
 	md, ch := res.Metadata, res.Changes
 	if ch != nil && (ch.NewPage || ch.TitleChanged) && (md.PageURL != "" || md.PageTitle != "") {
 		switch {
@@ -123,8 +126,11 @@ type Parsed struct {
 	PageTitle, PageURL string
 	ConsoleErrors      int
 	Restored           bool
-	Value, Result      string
-	Image              bool
+	// Warning is set when the call ran but its answer is not in the
+	// record.
+	Warning       string
+	Value, Result string
+	Image         bool
 	// Body is what follows the facts: the snapshot or the changes, with
 	// their header line.
 	Body string
@@ -152,6 +158,8 @@ func ParseAnswer(text string) (Parsed, error) {
 			p.ConsoleErrors, _ = strconv.Atoi(n)
 		case "restored":
 			p.Restored = strings.HasPrefix(val, "true")
+		case "warning":
+			p.Warning = val
 		case "value":
 			p.Value = val
 		case "result":

@@ -53,6 +53,9 @@ func TestAnswer(t *testing.T) {
 		{"an error with its code and what to do",
 			&proxy.CallResult{RefID: ref, Status: proxy.StatusError, Error: "no element\nmatches ref e9", ErrorCode: "ELEMENT_NOT_FOUND", Retryable: &yes, Suggestion: "Take a new snapshot."},
 			"error: ELEMENT_NOT_FOUND (retryable): no element matches ref e9\nsuggestion: Take a new snapshot.\nref: " + ref},
+		{"a call that ran but is not recorded says so",
+			&proxy.CallResult{RefID: ref, Status: proxy.StatusSuccess, NotRecorded: true, Warning: "this call ran in the browser, but its answer could not be recorded"},
+			"ref: " + ref + "\nwarning: this call ran in the browser, but its answer could not be recorded"},
 		{"an error without a code",
 			&proxy.CallResult{RefID: ref, Status: proxy.StatusError, Error: "net::ERR_CONNECTION_REFUSED"},
 			"error: net::ERR_CONNECTION_REFUSED\nref: " + ref},
@@ -72,6 +75,9 @@ func TestAnswer(t *testing.T) {
 			}
 			if ch := tt.res.Changes; ch != nil && ch.NewPage && !ch.URLAsSent && (p.PageURL != tt.res.Metadata.PageURL || p.PageTitle != tt.res.Metadata.PageTitle) {
 				t.Errorf("ParseAnswer page = %q %q, want %q %q", p.PageTitle, p.PageURL, tt.res.Metadata.PageTitle, tt.res.Metadata.PageURL)
+			}
+			if p.Warning != tt.res.Warning {
+				t.Errorf("ParseAnswer warning = %q, want %q", p.Warning, tt.res.Warning)
 			}
 			if (p.Error != "") != (tt.res.Status == proxy.StatusError) {
 				t.Errorf("ParseAnswer error = %q for status %s", p.Error, tt.res.Status)

@@ -222,6 +222,9 @@ func (s *Server) callUpstream(ctx context.Context, tool string, req mcp.CallTool
 	if len(res.Upstream) > 0 {
 		// PROXY_RESPONSE_MODE=full: the upstream answer, unchanged.
 		if out, perr := mcp.ParseCallToolResult(&res.Upstream); perr == nil {
+			if res.Warning != "" {
+				out.Content = append(out.Content, mcp.NewTextContent("warning: "+res.Warning))
+			}
 			return out, nil
 		}
 	}

@@ -116,19 +116,12 @@ func (m *Manager) call(ctx context.Context, req proxy.CallRequest) (*proxy.CallR
 	// The record gets the arguments with secrets masked; the worker gets
 	// them as they are (it has to type the real password).
 	request := &proxy.Request{RefID: refID, SessionID: l.id, ToolName: req.Tool, Params: m.redaction().doc(params), Timestamp: started}
-	var requestWritten chan error
-	if req.RequestID == "" {
-		// A ref_id we made cannot be taken already, so nothing can refuse
-		// the row: it is written while the worker runs the call, off the
-		// call's path (docs/BENCHMARKS.md §1). The response waits for it.
-		requestWritten = make(chan error, 1)
-		go func() { requestWritten <- m.store.InsertRequest(recCtx, request) }()
-	} else if err := m.store.InsertRequest(ctx, request); err != nil {
-		// The caller's own id: it must be refused before the call runs.
-		if _, gerr := m.store.GetRequest(ctx, refID); gerr == nil {
-			return nil, -1, proxy.Errorf(proxy.EINVALID, "request_id %s was already used; send a new one or omit it", refID)
-		}
-		return nil, -1, fmt.Errorf("recording request: %w", err)
+	// The request row is committed before the worker sees the call, on
+	// every path: a call the record cannot hold (a full disk) is refused
+	// here, having done nothing in the browser, so a caller that retries
+	// it never repeats an action.
+	if err := m.store.InsertRequest(ctx, request); err != nil {
+		return nil, -1, m.requestNotRecorded(ctx, l.id, req.RequestID, err)
 	}
 
 	raw, callErr := m.forward(ctx, l, fwd.tool, fwd.params)
@@ -137,11 +130,6 @@ func (m *Manager) call(ctx context.Context, req proxy.CallRequest) (*proxy.CallR
 		l.lastPage.Snapshot = "" // its refs were the old worker's
 	}
 	finished := m.opts.Now().UTC()
-	if requestWritten != nil {
-		if err := <-requestWritten; err != nil {
-			return nil, 0, fmt.Errorf("recording request: %w", err)
-		}
-	}
 	if callErr != nil {
 		return nil, 0, m.recordFailure(recCtx, l, refID, finished, callErr)
 	}
@@ -156,6 +144,25 @@ func (m *Manager) call(ctx context.Context, req proxy.CallRequest) (*proxy.CallR
 	}
 	res.Metadata.Restored = restored
 	return res, stored, nil
+}
+
+// requestNotRecorded is the refusal of a call whose request row could not
+// be written.
+func (m *Manager) requestNotRecorded(ctx context.Context, sessionID, requestID string, err error) error {
+	if proxy.ErrorCode(err) == proxy.ESTORAGEFULL {
+		e := *proxy.AsError(err)
+		e.Message = "the call was not sent to the browser: " + e.Message
+		e.Details = map[string]any{"session_id": sessionID, "data_dir": e.Details["data_dir"]}
+		m.log.ErrorContext(ctx, "refusing a call the record cannot hold", "session_id", sessionID, "err", err)
+		return &e
+	}
+	if requestID != "" {
+		// The caller's own id may be taken already.
+		if _, gerr := m.store.GetRequest(ctx, requestID); gerr == nil {
+			return proxy.Errorf(proxy.EINVALID, "request_id %s was already used; send a new one or omit it", requestID)
+		}
+	}
+	return fmt.Errorf("recording request: %w", err)
 }
 
 // NewRefID returns the id of a stored call: 16 characters of base32, 80
@@ -365,6 +372,9 @@ func (m *Manager) recordFailure(ctx context.Context, l *live, refID string, at t
 	resp := &proxy.Response{RefID: refID, Status: proxy.StatusError, ErrorMessage: perr.Message, ErrorCode: perr.Code, Timestamp: at}
 	if err := m.store.InsertResponse(ctx, resp, nil, nil); err != nil {
 		m.log.ErrorContext(ctx, "recording failed call", "session_id", l.id, "ref_id", refID, "err", err)
+		// The failure is still this call's, and so is its code; the caller
+		// learns too that its ref will read as in flight.
+		perr.Details["not_recorded"] = true
 	}
 	m.log.WarnContext(ctx, "tool call failed", "session_id", l.id, "ref_id", refID, "code", perr.Code, "err", callErr)
 	return perr
@@ -387,11 +397,35 @@ func (m *Manager) record(ctx context.Context, l *live, refID, tool string, fwd f
 	if rec.ingestErr != nil {
 		m.log.WarnContext(ctx, "ingesting upstream files", "session_id", l.id, "ref_id", refID, "err", rec.ingestErr)
 	}
-	if err := m.store.RecordResponse(ctx, rec.response, rec.console, rec.images, rec.activity); err != nil {
-		return nil, 0, fmt.Errorf("recording response %s: %w", refID, err)
-	}
+	// The page moved whether or not the record can say so.
 	l.lastPage = rec.lastPage
+	if err := m.store.RecordResponse(ctx, rec.response, rec.console, rec.images, rec.activity); err != nil {
+		if proxy.ErrorCode(err) != proxy.ESTORAGEFULL {
+			return nil, 0, fmt.Errorf("recording response %s: %w", refID, err)
+		}
+		return m.notRecorded(ctx, l.id, rec, err), 0, nil
+	}
 	return rec.result, rec.stored, nil
+}
+
+// notRecorded is the answer of a call that ran in the browser but whose
+// answer the record could not take (space ran out during the call). An
+// error would tell the caller the call failed, and a caller that retries a
+// click would click twice; so the caller gets the call's own result, marked
+// not recorded. The record gets what still fits: a short error row saying
+// the call ran, so that its ref reads as answered rather than in flight.
+func (m *Manager) notRecorded(ctx context.Context, sessionID string, rec recordOutput, err error) *proxy.CallResult {
+	perr := proxy.AsError(err)
+	res := rec.result
+	res.NotRecorded = true
+	res.Warning = fmt.Sprintf("this call ran in the browser, but its answer could not be recorded (%s): get_content cannot read it; %s", perr.Message, perr.Suggestion)
+	m.log.ErrorContext(ctx, "a call ran but its answer could not be recorded", "session_id", sessionID, "ref_id", rec.response.RefID, "status", rec.response.Status, "err", err)
+	stub := &proxy.Response{RefID: rec.response.RefID, Status: proxy.StatusError, ErrorCode: proxy.ESTORAGEFULL, Timestamp: rec.response.Timestamp,
+		ErrorMessage: fmt.Sprintf("the call ran in the browser (status %s), but its answer (%d bytes) could not be recorded: %s", rec.response.Status, rec.stored, perr.Message)}
+	if serr := m.store.InsertResponse(ctx, stub, nil, nil); serr != nil {
+		m.log.ErrorContext(ctx, "recording that a call's answer was lost", "session_id", sessionID, "ref_id", rec.response.RefID, "err", serr)
+	}
+	return res
 }
 
 // recordInput is all that buildRecord needs: upstream's answer, the call it

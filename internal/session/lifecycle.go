@@ -415,22 +415,25 @@ func (m *Manager) CloseSession(ctx context.Context, id string) error {
 		return nil
 	}
 	l := m.reg.get(id)
-	var w Worker
 	if l != nil {
 		if err := l.lock(ctx); err != nil {
 			return err
 		}
 		defer l.unlock()
-		w = l.worker
-		l.setWorker(nil)
-		l.retired = true
 	}
 	// The stored state changes before the handle leaves the registry, so
-	// whoever finds the handle gone reads "closed".
+	// whoever finds the handle gone reads "closed"; and before the handle
+	// is retired, so that a close the record cannot take (a full disk)
+	// leaves the session as it was rather than a retired handle that calls
+	// would find again and again.
 	if err := m.store.UpdateSessionState(context.WithoutCancel(ctx), id, proxy.SessionClosed); err != nil {
 		return fmt.Errorf("recording session close: %w", err)
 	}
+	var w Worker
 	if l != nil {
+		w = l.worker
+		l.setWorker(nil)
+		l.retired = true
 		m.reg.remove(l)
 	}
 	if w != nil {

@@ -25,7 +25,7 @@ func (db *DB) InsertRequest(ctx context.Context, r *proxy.Request) error {
 	case len(r.Params) > 0 && !json.Valid(r.Params):
 		return proxy.Errorf(proxy.EINVALID, "request %q: params are not valid JSON", r.RefID)
 	}
-	err := db.withHot(ctx, false, func(h hotConn) error {
+	err := db.withHot(ctx, WriteRequest, false, func(h hotConn) error {
 		return h.exec(insertRequest, r.RefID, r.SessionID, r.ToolName, nullJSON(r.Params), formatTime(r.Timestamp))
 	})
 	switch code := sqliteCode(err); {
@@ -94,7 +94,7 @@ func (db *DB) RecordResponse(ctx context.Context, r *proxy.Response, console []p
 		return proxy.Errorf(proxy.EINVALID, "response %q: session metadata is not valid JSON", r.RefID)
 	}
 
-	err := db.withHot(ctx, true, func(h hotConn) error {
+	err := db.withHot(ctx, WriteResponse, true, func(h hotConn) error {
 		err := h.exec(insertResponse, r.RefID, r.Status, r.Result, r.PageSnapshot, r.ConsoleLogs, r.ErrorMessage, r.ErrorCode, formatTime(r.Timestamp))
 		switch code := sqliteCode(err); {
 		case code == sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY:

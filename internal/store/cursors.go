@@ -41,7 +41,7 @@ func (db *DB) PutCursor(ctx context.Context, c *proxy.DiffCursor) error {
 	case c.CursorPosition < 0:
 		return proxy.Errorf(proxy.EINVALID, "cursor %q: negative position %d", c.RefID, c.CursorPosition)
 	}
-	_, err := db.w.ExecContext(ctx,
+	_, err := db.exec(ctx, WriteCursor,
 		`INSERT INTO diff_cursors (ref_id, cursor_position, last_snapshot_hash, last_read) VALUES (?, ?, ?, ?)
 		 ON CONFLICT (ref_id) DO UPDATE SET
 		   cursor_position = excluded.cursor_position,
@@ -60,7 +60,7 @@ func (db *DB) PutCursor(ctx context.Context, c *proxy.DiffCursor) error {
 // DeleteCursor forgets the diff cursor of a ref, so its next read is full.
 // Deleting a cursor that does not exist is not an error.
 func (db *DB) DeleteCursor(ctx context.Context, refID string) error {
-	if _, err := db.w.ExecContext(ctx, `DELETE FROM diff_cursors WHERE ref_id = ?`, refID); err != nil {
+	if _, err := db.exec(ctx, WriteCursor, `DELETE FROM diff_cursors WHERE ref_id = ?`, refID); err != nil {
 		return fmt.Errorf("store: delete cursor %s: %w", refID, err)
 	}
 	return nil

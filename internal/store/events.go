@@ -12,7 +12,7 @@ func (db *DB) AddSessionEvent(ctx context.Context, e proxy.SessionEvent) error {
 	if e.SessionID == "" || e.Kind == "" {
 		return proxy.Errorf(proxy.EINVALID, "a session event needs a session and a kind")
 	}
-	_, err := db.w.ExecContext(ctx, `INSERT INTO session_events (session_id, at, kind, detail) VALUES (?, ?, ?, ?)`,
+	_, err := db.exec(ctx, WriteEvent, `INSERT INTO session_events (session_id, at, kind, detail) VALUES (?, ?, ?, ?)`,
 		e.SessionID, formatTime(e.At), e.Kind, e.Detail)
 	if err != nil {
 		return fmt.Errorf("store: session event %s of %s: %w", e.Kind, e.SessionID, err)

@@ -33,7 +33,7 @@ func (db *DB) CreateSession(ctx context.Context, s *proxy.Session) error {
 	if len(s.Metadata) > 0 && !json.Valid(s.Metadata) {
 		return proxy.Errorf(proxy.EINVALID, "session metadata is not valid JSON")
 	}
-	_, err := db.w.ExecContext(ctx,
+	_, err := db.exec(ctx, WriteSession,
 		`INSERT INTO sessions (session_id, created_at, last_activity, state, metadata, owner) VALUES (?, ?, ?, ?, ?, ?)`,
 		s.ID, formatTime(s.CreatedAt), formatTime(s.LastActivity), string(s.State), nullJSON(s.Metadata), string(s.Owner))
 	switch {
@@ -133,7 +133,7 @@ func (db *DB) SetSessionMetadata(ctx context.Context, id string, md json.RawMess
 }
 
 func (db *DB) updateSession(ctx context.Context, what, id, query string, args ...any) error {
-	res, err := db.w.ExecContext(ctx, query, args...)
+	res, err := db.exec(ctx, WriteSession, query, args...)
 	if err != nil {
 		return fmt.Errorf("store: %s %s: %w", what, id, err)
 	}

@@ -30,7 +30,7 @@ func (db *DB) SaveSessionState(ctx context.Context, sessionID string, state json
 	case len(state) > 0 && !json.Valid(state):
 		return proxy.Errorf(proxy.EINVALID, "session %q: saved state is not valid JSON", sessionID)
 	}
-	_, err := db.w.ExecContext(ctx,
+	_, err := db.exec(ctx, WriteState,
 		`INSERT INTO session_state (session_id, state, saved_at) VALUES (?, ?, ?)
 		 ON CONFLICT (session_id) DO UPDATE SET state = excluded.state, saved_at = excluded.saved_at`,
 		sessionID, nullJSON(state), formatTime(at))
@@ -124,7 +124,7 @@ func (db *DB) SetSessionsState(ctx context.Context, from, to proxy.SessionState)
 	if from == to {
 		return 0, nil // SQLite would count the rows it matched as changed
 	}
-	res, err := db.w.ExecContext(ctx, `UPDATE sessions SET state = ? WHERE state = ?`, string(to), string(from))
+	res, err := db.exec(ctx, WriteSession, `UPDATE sessions SET state = ? WHERE state = ?`, string(to), string(from))
 	if err != nil {
 		return 0, fmt.Errorf("store: set sessions state %s→%s: %w", from, to, err)
 	}

@@ -130,9 +130,13 @@ func (h hotConn) exec(s hotStmt, args ...any) error {
 }
 
 // withHot runs fn on the writer's connection (onWriter), inside one
-// transaction (BEGIN IMMEDIATE, from the DSN's _txlock) when tx is true.
-func (db *DB) withHot(ctx context.Context, tx bool, fn func(hotConn) error) error {
-	return db.onWriter(ctx, func(c driver.Conn) error {
+// transaction (BEGIN IMMEDIATE, from the DSN's _txlock) when tx is true. A
+// write the storage refuses is STORAGE_FULL (wrote).
+func (db *DB) withHot(ctx context.Context, write Write, tx bool, fn func(hotConn) error) error {
+	if err := db.fault(write); err != nil {
+		return db.wrote(err)
+	}
+	return db.wrote(db.onWriter(ctx, func(c driver.Conn) error {
 		stmts, err := db.hot.on(c)
 		if err != nil {
 			return err
@@ -156,7 +160,7 @@ func (db *DB) withHot(ctx context.Context, tx bool, fn func(hotConn) error) erro
 			return err
 		}
 		return t.Commit()
-	})
+	}))
 }
 
 // onWriter runs fn with the writer's driver connection, held for the
@@ -184,5 +188,5 @@ func (db *DB) closeHot(ctx context.Context) error {
 // prepareHot prepares the hot statements at Open, so that a broken schema
 // fails there rather than on the first call.
 func (db *DB) prepareHot(ctx context.Context) error {
-	return db.withHot(ctx, false, func(hotConn) error { return nil })
+	return db.withHot(ctx, "", false, func(hotConn) error { return nil })
 }

@@ -19,6 +19,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/pressly/goose/v3"
@@ -51,6 +52,11 @@ type DB struct {
 	// hot are the writes every tool call makes, prepared once on the
 	// writer's connection (stmts.go).
 	hot hotStatements
+
+	// health is whether writes reach the disk (storage.go).
+	health writeHealth
+	// faults fails writes on demand (SetWriteFault, for tests).
+	faults atomic.Pointer[func(Write) error]
 
 	closeOnce sync.Once
 	closeErr  error
@@ -226,7 +232,9 @@ func (db *DB) Close() error {
 // Ping reports whether the database answers, for the /health database
 // check: a query on the read pool, and the writer connection, which waits
 // behind any write in progress (writes are short, and a writer stuck longer
-// than the caller's deadline is worth reporting).
+// than the caller's deadline is worth reporting). While writes fail for
+// want of space (or a failing or read-only disk) it reports that, though
+// reads still work: the next write that succeeds clears it.
 func (db *DB) Ping(ctx context.Context) error {
 	var one int
 	if err := db.r.QueryRowContext(ctx, "SELECT 1").Scan(&one); err != nil {
@@ -234,6 +242,9 @@ func (db *DB) Ping(ctx context.Context) error {
 	}
 	if err := db.w.PingContext(ctx); err != nil {
 		return fmt.Errorf("store: ping writer: %w", err)
+	}
+	if err := db.writeFailure(); err != nil {
+		return fmt.Errorf("store: %w", err)
 	}
 	return nil
 }
@@ -275,4 +286,14 @@ func rawJSON(s sql.NullString) []byte {
 		return nil
 	}
 	return []byte(s.String)
+}
+
+// exec runs one write on the writer; a write the storage refuses is
+// STORAGE_FULL (wrote).
+func (db *DB) exec(ctx context.Context, write Write, query string, args ...any) (sql.Result, error) {
+	if err := db.fault(write); err != nil {
+		return nil, db.wrote(err)
+	}
+	res, err := db.w.ExecContext(ctx, query, args...)
+	return res, db.wrote(err)
 }
