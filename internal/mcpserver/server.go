@@ -107,7 +107,8 @@ func New(ctx context.Context, sessions proxy.SessionService, content proxy.Conte
 		o(&cfg)
 	}
 	if cfg.toolsets != nil {
-		ctx = toolset.WithSelection(ctx, toolset.All())
+		// Every tool some client may choose; each client's list is filtered.
+		ctx = toolset.WithSelection(ctx, toolset.AllowedBy(*cfg.toolsets))
 	}
 	tools, err := sessions.Tools(ctx)
 	if err != nil {

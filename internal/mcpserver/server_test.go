@@ -53,7 +53,25 @@ func (b *fakeBackend) Tools(ctx context.Context) ([]proxy.Tool, error) {
 	if up == nil {
 		up = []proxy.Tool{{Name: "browser_navigate", Description: "Navigate", InputSchema: navigateSchema}}
 	}
-	return catalog.New(func(context.Context) ([]proxy.Tool, error) { return up, nil }, nil, toolset.Selection{}, nil).List(ctx)
+	// The fake stands the proxy's own tools among upstream's, without the
+	// programs that would run them: the catalogue lists those names with
+	// their own groups when upstream's are selected, as it did before it
+	// refused to offer upstream tools it has not reviewed.
+	var upstream, own []proxy.Tool
+	for _, t := range up {
+		if o, ok := toolset.All().Lookup(t.Name); ok {
+			t.Group = o.Group
+			own = append(own, t)
+			continue
+		}
+		upstream = append(upstream, t)
+	}
+	listed, err := catalog.New(func(context.Context) ([]proxy.Tool, error) { return upstream, nil }, catalog.Options{}).List(ctx)
+	defaults, _ := toolset.Select(nil)
+	if err != nil || !toolset.FromContext(ctx, defaults).Has(toolset.GroupUpstream) {
+		return listed, err
+	}
+	return append(own, listed...), nil
 }
 
 func (b *fakeBackend) CreateSession(ctx context.Context) (*proxy.Session, error) {
