@@ -149,6 +149,7 @@ func New(ctx context.Context, sessions proxy.SessionService, content proxy.Conte
 	}
 	s.addResources()
 	s.addPrompts(tools)
+	s.explainUnknownTools()
 	return s, nil
 }
 
