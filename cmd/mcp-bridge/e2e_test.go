@@ -133,16 +133,16 @@ type serverProc struct {
 	once sync.Once
 }
 
-// startServer runs proxy-server on port with the database db and waits
-// until it listens.
-func startServer(t *testing.T, port, db string) *serverProc {
+// startServer runs proxy-server on port with the database db, and env
+// (NAME=value) over this environment, and waits until it listens.
+func startServer(t *testing.T, port, db string, env ...string) *serverProc {
 	t.Helper()
 	serverBin, _ := binaries(t)
 	s := &serverProc{logs: &logWatch{}}
 	var err error
 	s.proc, err = proctest.StartServer(proctest.ServerConfig{
 		Binary: serverBin, Args: []string{"-port", port, "-db", db},
-		Env: append(os.Environ(), "PROXY_WARM_POOL=0", "PROXY_HOST=127.0.0.1"), Log: s.logs,
+		Env: append(append(os.Environ(), "PROXY_WARM_POOL=0", "PROXY_HOST=127.0.0.1"), env...), Log: s.logs,
 	})
 	if err != nil {
 		t.Fatal(err)
