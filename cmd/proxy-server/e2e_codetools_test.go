@@ -52,14 +52,21 @@ func TestServeRefusesUnsafeWithASharedBrowser(t *testing.T) {
 }
 
 // TestHTTPAPIKeepsCodeToolsFromASharedBrowser: over the HTTP API too, with
-// sessions in one browser, GET /tools never lists upstream's code runner
-// and POST /call and /call/validate refuse it (404 TOOL_NOT_FOUND, saying
-// why and what to set), whatever X-Mcp-Toolsets names; the proxy's own
-// tools, which run their fixed programs through it, still work.
+// sessions in one browser and workers given the config and devtools
+// capabilities, GET /tools never lists upstream's tools that reach past the
+// page and POST /call and /call/validate refuse them (404 TOOL_NOT_FOUND,
+// saying why and what to set), whatever X-Mcp-Toolsets names; the proxy's
+// own tools, which run their fixed programs through the hidden runner,
+// still work.
 func TestHTTPAPIKeepsCodeToolsFromASharedBrowser(t *testing.T) {
-	s := startServer(t, "", nil)
+	s := startServer(t, "", map[string]string{"PROXY_PLAYWRIGHT_ARGS": "--caps=config,devtools"})
 	pages := site(t)
 	id := s.createSession(t)
+	hidden := map[string][]string{ // what a refusal says
+		"browser_run_code_unsafe": {"share one browser process", "PROXY_BROWSER_MODE=per-session", "unsafe"},
+		"browser_get_config":      {"browser's endpoint", "share one browser process", "PROXY_BROWSER_MODE=per-session"},
+		"browser_annotate":        {"detached process", "no configuration of this proxy offers it"},
+	}
 	// send makes an API request with the client's choice of groups ("" for
 	// none) and decodes the answer into out.
 	send := func(choice, method, path string, body any, out any) int {
@@ -94,23 +101,32 @@ func TestHTTPAPIKeepsCodeToolsFromASharedBrowser(t *testing.T) {
 			if code := send(choice, "GET", "/tools", nil, &list); code != http.StatusOK || len(list.Tools) == 0 {
 				t.Fatalf("GET /tools = %d, %d tools", code, len(list.Tools))
 			}
-			if slices.ContainsFunc(list.Tools, func(tl proxy.Tool) bool { return tl.Name == "browser_run_code_unsafe" }) {
-				t.Errorf("GET /tools lists browser_run_code_unsafe")
+			var listed []string
+			for _, tl := range list.Tools {
+				listed = append(listed, tl.Name)
 			}
-			code := map[string]string{"code": "async (page) => page.context().browser().contexts().length"}
-			for path, call := range map[string]any{
-				"/call":          map[string]any{"session_id": id, "tool": "browser_run_code_unsafe", "params": code},
-				"/call/validate": map[string]any{"tool": "browser_run_code_unsafe", "params": code},
-			} {
-				var e struct {
-					Error, Message string
+			if !slices.Contains(listed, "browser_highlight") {
+				t.Errorf("GET /tools lacks browser_highlight: the workers did not get the devtools capability (%v)", listed)
+			}
+			for tool, whys := range hidden {
+				if slices.Contains(listed, tool) {
+					t.Errorf("GET /tools lists %s", tool)
 				}
-				if code := send(choice, "POST", path, call, &e); code != http.StatusNotFound || e.Error != proxy.ETOOLMISSING {
-					t.Errorf("POST %s browser_run_code_unsafe = %d %+v, want 404 TOOL_NOT_FOUND", path, code, e)
-				}
-				for _, want := range []string{"share one browser process", "PROXY_BROWSER_MODE=per-session", "unsafe"} {
-					if !strings.Contains(e.Message, want) {
-						t.Errorf("POST %s: %q does not say %q", path, e.Message, want)
+				args := map[string]string{"code": "async (page) => page.context().browser().contexts().length"}
+				for path, call := range map[string]any{
+					"/call":          map[string]any{"session_id": id, "tool": tool, "params": args},
+					"/call/validate": map[string]any{"tool": tool, "params": args},
+				} {
+					var e struct {
+						Error, Message string
+					}
+					if code := send(choice, "POST", path, call, &e); code != http.StatusNotFound || e.Error != proxy.ETOOLMISSING {
+						t.Errorf("POST %s %s = %d %+v, want 404 TOOL_NOT_FOUND", path, tool, code, e)
+					}
+					for _, want := range whys {
+						if !strings.Contains(e.Message, want) {
+							t.Errorf("POST %s %s: %q does not say %q", path, tool, e.Message, want)
+						}
 					}
 				}
 			}
