@@ -192,7 +192,7 @@ func TestWorkerFakeCalls(t *testing.T) {
 	})
 
 	t.Run("worker gets its flags", func(t *testing.T) {
-		if !strings.Contains(w.Stderr(), "fake: args --isolated --output-dir "+w.OutputDir()+" --file-paths absolute --cdp-endpoint http://127.0.0.1:1 --cdp-timeout 120000 --caps=storage") {
+		if !strings.Contains(w.Stderr(), "fake: args --isolated --output-dir "+w.OutputDir()+" --file-paths absolute --cdp-endpoint http://127.0.0.1:1 --cdp-timeout 120000 --idle-timeout=0 --caps=storage") {
 			t.Errorf("stderr = %s", w.Stderr())
 		}
 	})
