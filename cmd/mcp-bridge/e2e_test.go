@@ -133,9 +133,9 @@ type serverProc struct {
 	once sync.Once
 }
 
-// startServer runs proxy-server on port with the database db and waits
-// until it listens.
-func startServer(t *testing.T, port, db string) *serverProc {
+// startServer runs proxy-server on port with the database db, and env
+// (NAME=value) over this environment, and waits until it listens.
+func startServer(t *testing.T, port, db string, env ...string) *serverProc {
 	t.Helper()
 	return startServerEnv(t, port, db)
 }

@@ -232,7 +232,7 @@ func TestDefaultToolList(t *testing.T) {
 	plainNames := toolNames(t, plain)
 
 	t.Run("no larger than plain upstream", func(t *testing.T) {
-		want := slices.Sorted(slices.Values(append(slices.Clone(plainNames), proxyToolNames...)))
+		want := slices.Sorted(slices.Values(append(inPage(plainNames), proxyToolNames...)))
 		for _, side := range []struct {
 			name   string
 			answer []byte
@@ -288,7 +288,6 @@ func TestDefaultToolList(t *testing.T) {
 		run("browser_drag", map[string]any{"startTarget": "#go", "endTarget": "#name"})
 		run("browser_drop", map[string]any{"target": "#zone", "data": map[string]string{"text/plain": "dropped"}})
 		run("browser_evaluate", map[string]any{"function": "() => document.title"})
-		run("browser_run_code_unsafe", map[string]any{"code": "async (page) => await page.title()"})
 		run("browser_console_messages", nil)
 		run("browser_network_requests", nil)
 		run("browser_network_request", map[string]any{"index": 1})
@@ -326,7 +325,7 @@ func TestDefaultToolList(t *testing.T) {
 
 	t.Run("all", func(t *testing.T) {
 		withStorage := toolNames(t, plainToolsList(t, "--caps=storage"))
-		want := slices.Sorted(slices.Values(slices.Concat(withStorage, toolset.Names(), proxyToolNames)))
+		want := slices.Sorted(slices.Values(slices.Concat(inPage(withStorage), toolset.Names(), proxyToolNames)))
 		for _, side := range []struct {
 			name   string
 			answer []byte
@@ -337,6 +336,40 @@ func TestDefaultToolList(t *testing.T) {
 			if names := toolNames(t, side.answer); !slices.Equal(names, want) {
 				t.Errorf("%s lists %v, want every tool %v", side.name, names, want)
 			}
+		}
+	})
+
+	// Sessions share this server's browser: the code tools are no client's,
+	// whatever groups it names, and calling one says why and what to set.
+	t.Run("code tools hidden", func(t *testing.T) {
+		clients := []struct {
+			name string
+			c    *mcpClient
+		}{
+			{"mcp-bridge", startBridgeWith(t, "code-default", port)},
+			{"mcp-bridge --toolsets all", startBridgeWith(t, "code-all", port, "--toolsets", "all")},
+			{"mcp-bridge --toolsets all,unsafe", startBridgeWith(t, "code-unsafe", port, "--toolsets", "all,unsafe")},
+			{"/mcp", startHTTPClientAt(t, "code-default", mcpURL)},
+			{"/mcp?toolsets=all", startHTTPClientAt(t, "code-all", mcpURL+"?toolsets=all")},
+			{"/mcp?toolsets=upstream,unsafe", startHTTPClientAt(t, "code-unsafe", mcpURL+"?toolsets=upstream,unsafe")},
+		}
+		for _, tc := range clients {
+			t.Run(tc.name, func(t *testing.T) {
+				for _, name := range tc.c.listNames(t) {
+					if r, _ := catalog.ReviewOf(name); strings.HasPrefix(name, "browser_") && r.Reach != catalog.InPage {
+						t.Errorf("lists %s, which reaches outside the page", name)
+					}
+				}
+				text, isErr, err := tc.c.call("browser_run_code_unsafe", map[string]any{"code": "async (page) => page.context().browser().contexts().length"})
+				if err == nil {
+					t.Fatalf("browser_run_code_unsafe answered %q (isError %v), want a refusal", text, isErr)
+				}
+				for _, want := range []string{"not found", "TOOL_NOT_FOUND", "share one browser process", "PROXY_BROWSER_MODE=per-session", "unsafe"} {
+					if !strings.Contains(err.Error(), want) {
+						t.Errorf("refusal %q does not say %q", err, want)
+					}
+				}
+			})
 		}
 	})
 
@@ -370,6 +403,15 @@ func TestDefaultToolList(t *testing.T) {
 				}
 			})
 		}
+	})
+}
+
+// inPage is names without upstream's tools that reach outside the page,
+// which a server whose sessions share a browser never offers.
+func inPage(names []string) []string {
+	return slices.DeleteFunc(slices.Clone(names), func(name string) bool {
+		r, _ := catalog.ReviewOf(name)
+		return r.Reach != catalog.InPage
 	})
 }
 

@@ -56,7 +56,7 @@ func (f *fakeSessions) Tools(ctx context.Context) ([]proxy.Tool, error) {
 	up := func(context.Context) ([]proxy.Tool, error) {
 		return []proxy.Tool{{Name: "browser_snapshot", InputSchema: json.RawMessage(`{"type":"object"}`)}}, nil
 	}
-	return catalog.New(up, nil, f.groups, nil).List(ctx)
+	return catalog.New(up, catalog.Options{Default: f.groups}).List(ctx)
 }
 
 func (f *fakeSessions) AddCredential(_ context.Context, value string) (string, error) {

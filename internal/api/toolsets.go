@@ -23,16 +23,13 @@ func (s *Server) toolsets(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		sel, ok, err := toolset.Choice(strings.Join(values, ","))
+		ctx, err := toolset.WithChoice(r.Context(), strings.Join(values, ","))
 		if err != nil {
 			e := proxy.Errorf(proxy.EINVALID, "%s: %v", ToolsetsHeader, err)
 			e.Details = map[string]any{"field": ToolsetsHeader, "groups": toolset.Groups()}
 			s.writeErr(w, r, e)
 			return
 		}
-		if ok {
-			r = r.WithContext(toolset.WithSelection(r.Context(), sel))
-		}
-		next.ServeHTTP(w, r)
+		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }

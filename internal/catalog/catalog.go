@@ -50,17 +50,35 @@ type Catalog struct {
 	upstream Upstream
 	policy   Policy
 	def      toolset.Selection
-	log      *slog.Logger
-	schemas  schemas
+	// ownBrowsers: every session's worker has a browser process of its
+	// own, so upstream's tools that reach outside the page reach only it.
+	ownBrowsers bool
+	log         *slog.Logger
+	schemas     schemas
 	// seen is upstream's list once it has been learned, for Known, which
 	// must not wait for it.
 	seen atomic.Pointer[[]proxy.Tool]
 }
 
-// New returns the catalogue over upstream's tools, with the policy p and
-// the tool groups def selected for requests that make no choice of their
-// own (toolset.WithSelection). Refusals by the policy are logged to log.
-func New(up Upstream, p Policy, def toolset.Selection, log *slog.Logger) *Catalog {
+// Options are a catalogue's settings beyond upstream's tools.
+type Options struct {
+	// Policy switches tools off and refuses calls; nil allows everything.
+	Policy Policy
+	// Default is the tool groups selected for requests that make no choice
+	// of their own (toolset.WithSelection); zero means the default groups.
+	Default toolset.Selection
+	// OwnBrowsers says every session's worker launches a browser process
+	// of its own (PROXY_BROWSER_MODE=per-session, no shared endpoint).
+	// Without it, upstream's tools that reach outside the page are never
+	// offered, whatever the groups: sessions share a browser process.
+	OwnBrowsers bool
+	// Logger gets the policy's refusals; nil discards them.
+	Logger *slog.Logger
+}
+
+// New returns the catalogue over upstream's tools.
+func New(up Upstream, opts Options) *Catalog {
+	p, def, log := opts.Policy, opts.Default, opts.Logger
 	if p == nil {
 		p = Open{}
 	}
@@ -70,7 +88,7 @@ func New(up Upstream, p Policy, def toolset.Selection, log *slog.Logger) *Catalo
 	if def.Empty() {
 		def, _ = toolset.Select(nil) // the defaults always parse
 	}
-	return &Catalog{upstream: up, policy: p, def: def, log: log}
+	return &Catalog{upstream: up, policy: p, def: def, ownBrowsers: opts.OwnBrowsers, log: log}
 }
 
 // Resolved is the tool a call names.
@@ -101,6 +119,10 @@ func (c *Catalog) List(ctx context.Context) ([]proxy.Tool, error) {
 	return expose(c.listed(sel, up), sel), nil
 }
 
+// group is the tool group one of upstream's tools is offered in, noGroup
+// for one this server never offers.
+func (c *Catalog) group(name string) string { return upstreamGroup(name, c.ownBrowsers) }
+
 func (c *Catalog) upstreamTools(ctx context.Context) ([]proxy.Tool, error) {
 	up, err := c.upstream(ctx)
 	if err != nil {
@@ -111,12 +133,15 @@ func (c *Catalog) upstreamTools(ctx context.Context) ([]proxy.Tool, error) {
 }
 
 // listed is upstream's tools of the selected groups (without those the
-// policy switched off), then the proxy's own browser tools of the selected
-// groups — only if upstream can run their programs.
+// policy switched off, and those this server never offers), then the
+// proxy's own browser tools of the selected groups — only if upstream can
+// run their programs. The programs run through upstream's RunTool whether
+// or not clients are offered it: their code is the proxy's, fixed.
 func (c *Catalog) listed(sel toolset.Selection, up []proxy.Tool) []proxy.Tool {
 	var out []proxy.Tool
 	for _, t := range up {
-		if c.policy.ToolEnabled(t.Name) && sel.Has(toolset.UpstreamGroup(t.Name)) {
+		if g := c.group(t.Name); c.policy.ToolEnabled(t.Name) && sel.Has(g) {
+			t.Group = g
 			out = append(out, t)
 		}
 	}
@@ -174,7 +199,14 @@ func (c *Catalog) Resolve(ctx context.Context, name string) (*Resolved, error) {
 		if t.Name != name {
 			continue
 		}
-		if g := toolset.UpstreamGroup(name); !sel.Has(g) {
+		g := c.group(name)
+		switch {
+		case g == noGroup:
+			return notFound(c.hiddenWhy(name))
+		case g == toolset.GroupUnsafe && !c.def.Has(g):
+			return notFound("tool " + name + " " + reviewWhy(name) + "; it is in tool group " + g +
+				", which this server does not enable: PROXY_TOOLSETS must name " + g + " (all does not include it)")
+		case !sel.Has(g):
 			return unselected(g)
 		}
 		return &Resolved{Tool: t, ReadOnly: readOnly(t)}, nil
@@ -235,6 +267,23 @@ func readOnly(t proxy.Tool) bool {
 		ReadOnlyHint bool `json:"readOnlyHint"`
 	}
 	return len(t.Annotations) > 0 && json.Unmarshal(t.Annotations, &a) == nil && a.ReadOnlyHint
+}
+
+// hiddenWhy says why this server never offers one of upstream's tools, and
+// what would.
+func (c *Catalog) hiddenWhy(name string) string {
+	why := "tool " + name + " is not offered: it " + reviewWhy(name)
+	if r, _ := ReviewOf(name); r.Reach == Never {
+		return why + "; no configuration of this proxy offers it"
+	}
+	return why + ". This server's sessions share one browser process, so code run there would reach every session's pages and cookies. " +
+		"Use browser_evaluate to run JavaScript inside the page; to offer " + name + ", run proxy-server with PROXY_BROWSER_MODE=per-session " +
+		"(a browser process per session) and name " + toolset.GroupUnsafe + " in PROXY_TOOLSETS"
+}
+
+func reviewWhy(name string) string {
+	r, _ := ReviewOf(name)
+	return r.Why
 }
 
 func hasTool(tools []proxy.Tool, name string) bool {

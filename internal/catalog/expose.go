@@ -36,7 +36,10 @@ func expose(up []proxy.Tool, groups toolset.Selection) []proxy.Tool {
 	out := make([]proxy.Tool, 0, len(up)+6)
 	for _, t := range up {
 		desc, schema := t.Description, t.InputSchema
-		group := toolset.UpstreamGroup(t.Name)
+		group := t.Group // the catalogue's, for upstream's
+		if group == "" {
+			group = toolset.UpstreamGroup(t.Name)
+		}
 		if ext, ok := own.Lookup(t.Name); ok {
 			group = ext.Group
 		} else {

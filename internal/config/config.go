@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/nodes"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/toolset"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/upstream"
 )
 
 // Response modes.
@@ -84,6 +86,11 @@ type Config struct {
 	MaxConcurrentCalls int    `envconfig:"PROXY_MAX_CONCURRENT_CALLS" unset:"twice the number of CPUs"`
 	LogLevel           string `envconfig:"PROXY_LOG_LEVEL"`
 	LogFormat          string `envconfig:"PROXY_LOG_FORMAT"`
+
+	// getenv reads the environment the workers inherit, where upstream's
+	// own PLAYWRIGHT_MCP_* variables may point them at a browser; nil
+	// reads nothing.
+	getenv func(string) string
 }
 
 // StateDirName is the directory of the default database (and of the files
@@ -115,6 +122,7 @@ func DefaultConfig(getenv func(string) string) Config {
 		CallTimeout:            120 * time.Second,
 		LogLevel:               "info",
 		LogFormat:              "text",
+		getenv:                 getenv,
 	}
 }
 
@@ -214,10 +222,59 @@ func (c Config) Validate() error {
 	if _, err := c.Nodes(); err != nil {
 		return fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
-	if _, err := toolset.Select(c.Toolsets); err != nil {
+	groups, err := toolset.Select(c.Toolsets)
+	if err != nil {
 		return fmt.Errorf("%w: PROXY_TOOLSETS: %w", ErrInvalid, err)
 	}
+	if shared := c.SharedBrowser(); shared != "" && groups.Has(toolset.GroupUnsafe) {
+		return bad("TOOLSETS", "tool group %s offers browser_run_code_unsafe, which runs code outside the page with Playwright's objects, "+
+			"but sessions share one browser process (%s): code run there would reach every session's pages and cookies. "+
+			"Set PROXY_BROWSER_MODE=per-session (a browser process per session, no shared endpoint), or take %s out of PROXY_TOOLSETS",
+			toolset.GroupUnsafe, shared, toolset.GroupUnsafe)
+	}
+	if slices.ContainsFunc(c.PlaywrightExtraArgs(), isFlag(upstream.IdleTimeoutFlag)) {
+		return bad("PLAYWRIGHT_ARGS", "%s would let @playwright/mcp close a session's browser, with its pages and cookies, while the proxy keeps the session; "+
+			"PROXY_SESSION_IDLE_TIMEOUT decides when an idle session gives its browser up", upstream.IdleTimeoutFlag)
+	}
 	return nil
+}
+
+// workerBrowserFlags point a worker at a browser other than the one it
+// would launch for itself (--config may, through its browser settings).
+var workerBrowserFlags = []string{"--cdp-endpoint", "--endpoint", "--extension", "--config"}
+
+// workerBrowserEnv are upstream's environment variables that do the same.
+var workerBrowserEnv = []string{"PLAYWRIGHT_MCP_CDP_ENDPOINT", "PLAYWRIGHT_MCP_CONFIG", "PLAYWRIGHT_MCP_EXTENSION"}
+
+// SharedBrowser says why sessions may share one browser process ("" when
+// each worker launches a browser process of its own): the shared mode's
+// browser, a CDP endpoint, browser nodes, or a worker argument or
+// environment variable that points workers at a browser.
+func (c Config) SharedBrowser() string {
+	switch {
+	case c.BrowserMode != BrowserModePerSession:
+		return "PROXY_BROWSER_MODE is " + c.BrowserMode
+	case c.BrowserCDPEndpoint != "":
+		return "PROXY_BROWSER_CDP_ENDPOINT is set"
+	case c.BrowserEndpoints != "":
+		return "PROXY_BROWSER_ENDPOINTS is set"
+	}
+	for _, f := range workerBrowserFlags {
+		if slices.ContainsFunc(c.PlaywrightExtraArgs(), isFlag(f)) {
+			return "PROXY_PLAYWRIGHT_ARGS has " + f
+		}
+	}
+	for _, v := range workerBrowserEnv {
+		if c.getenv != nil && c.getenv(v) != "" {
+			return v + " is set in the environment the workers inherit"
+		}
+	}
+	return ""
+}
+
+// isFlag matches flag as a command-line argument, alone or with =value.
+func isFlag(flag string) func(string) bool {
+	return func(a string) bool { return a == flag || strings.HasPrefix(a, flag+"=") }
 }
 
 // Variable is one PROXY_* variable with its value in a Config.

@@ -120,6 +120,90 @@ func TestValidate(t *testing.T) {
 	}
 }
 
+// Tool group unsafe needs a browser process per session: with any browser
+// sessions may share, the server does not start, and says why and what to
+// set instead.
+func TestValidateUnsafeNeedsABrowserPerSession(t *testing.T) {
+	perSession := func(c *Config) { c.BrowserMode = BrowserModePerSession }
+	tests := []struct {
+		name    string
+		env     map[string]string
+		mutate  func(*Config)
+		wantErr []string // nil: valid
+	}{
+		{name: "shared mode", mutate: func(c *Config) {},
+			wantErr: []string{"PROXY_TOOLSETS", "share one browser process", "PROXY_BROWSER_MODE is shared", "every session's pages and cookies", "PROXY_BROWSER_MODE=per-session"}},
+		{name: "shared mode, all and unsafe", mutate: func(c *Config) { c.Toolsets = []string{"all", "Unsafe"} },
+			wantErr: []string{"PROXY_TOOLSETS", "PROXY_BROWSER_MODE=per-session"}},
+		{name: "CDP endpoint", mutate: func(c *Config) { perSession(c); c.BrowserCDPEndpoint = "http://127.0.0.1:9222" },
+			wantErr: []string{"PROXY_TOOLSETS", "PROXY_BROWSER_CDP_ENDPOINT is set"}},
+		{name: "browser nodes", mutate: func(c *Config) { c.BrowserEndpoints = "ws://10.0.0.5:3000" },
+			wantErr: []string{"PROXY_TOOLSETS", "PROXY_BROWSER_MODE is shared"}},
+		{name: "worker told to attach", mutate: func(c *Config) { perSession(c); c.PlaywrightArgs = "--timeout-action 100 --cdp-endpoint=http://x" },
+			wantErr: []string{"PROXY_TOOLSETS", "PROXY_PLAYWRIGHT_ARGS has --cdp-endpoint"}},
+		{name: "worker given a config file", mutate: func(c *Config) { perSession(c); c.PlaywrightArgs = "--config /etc/pw.json" },
+			wantErr: []string{"PROXY_TOOLSETS", "PROXY_PLAYWRIGHT_ARGS has --config"}},
+		{name: "upstream's own variable", env: map[string]string{"PLAYWRIGHT_MCP_CDP_ENDPOINT": "http://x"}, mutate: perSession,
+			wantErr: []string{"PROXY_TOOLSETS", "PLAYWRIGHT_MCP_CDP_ENDPOINT is set in the environment"}},
+		{name: "per-session", mutate: perSession},
+		{name: "per-session with worker flags of its own", mutate: func(c *Config) { perSession(c); c.PlaywrightArgs = "--timeout-action 100 --caps=pdf" }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := map[string]string{"HOME": "/home/u"}
+			for k, v := range tt.env {
+				e[k] = v
+			}
+			c := DefaultConfig(env(e))
+			c.Toolsets = []string{"upstream", "session", "content", "unsafe"}
+			tt.mutate(&c)
+			err := c.Validate()
+			if tt.wantErr == nil {
+				if err != nil {
+					t.Fatalf("Validate() = %v, want nil", err)
+				}
+				if why := c.SharedBrowser(); why != "" {
+					t.Errorf("SharedBrowser() = %q, want none", why)
+				}
+				return
+			}
+			if !errors.Is(err, ErrInvalid) {
+				t.Fatalf("Validate() = %v, want ErrInvalid", err)
+			}
+			for _, want := range tt.wantErr {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("Validate() = %q, want it to say %q", err, want)
+				}
+			}
+			// Without unsafe the same configuration is fine.
+			c.Toolsets = nil
+			if err := c.Validate(); err != nil {
+				t.Errorf("without unsafe: Validate() = %v", err)
+			}
+		})
+	}
+}
+
+// Upstream's idle timeout would close a session's browser under a session
+// the proxy keeps: PROXY_PLAYWRIGHT_ARGS may not set it.
+func TestValidateRefusesUpstreamIdleTimeout(t *testing.T) {
+	for _, args := range []string{"--idle-timeout=60000", "--headless --idle-timeout 5000", "--idle-timeout=0"} {
+		t.Run(args, func(t *testing.T) {
+			c := DefaultConfig(env(map[string]string{"HOME": "/home/u"}))
+			c.PlaywrightArgs = args
+			err := c.Validate()
+			if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "PROXY_PLAYWRIGHT_ARGS") || !strings.Contains(err.Error(), "PROXY_SESSION_IDLE_TIMEOUT") {
+				t.Errorf("Validate() = %v, want ErrInvalid naming PROXY_PLAYWRIGHT_ARGS and PROXY_SESSION_IDLE_TIMEOUT", err)
+			}
+		})
+	}
+	c := DefaultConfig(env(map[string]string{"HOME": "/home/u"}))
+	c.PlaywrightArgs = "--idle-timeouts-are-not-this-flag"
+	if err := c.Validate(); err != nil {
+		t.Errorf("a flag that only starts like it: Validate() = %v", err)
+	}
+}
+
 func TestFromEnvEmptyDatabasePathIsTheDefault(t *testing.T) {
 	t.Setenv("PROXY_DATABASE_PATH", "")
 	t.Setenv("XDG_STATE_HOME", "/xdg")
@@ -159,8 +243,14 @@ func TestVariables(t *testing.T) {
 	if unset["PROXY_TOOLSETS"] == "" || unset["PROXY_AUTH_TOKEN"] == "" || unset["PROXY_PORT"] != "" {
 		t.Errorf("unset meanings: %v", unset)
 	}
-	if n := reflect.TypeOf(c).NumField(); len(got) != n {
-		t.Errorf("%d variables listed, Config has %d fields", len(got), n)
+	n := 0
+	for f := range reflect.TypeOf(c).Fields() {
+		if f.IsExported() {
+			n++
+		}
+	}
+	if len(got) != n {
+		t.Errorf("%d variables listed, Config has %d exported fields", len(got), n)
 	}
 	for name, want := range map[string]string{
 		"PROXY_PORT":            "34501",

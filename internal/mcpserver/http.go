@@ -148,14 +148,12 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if list, given := r.URL.Query()[toolsetsParam]; given {
-		sel, ok, err := toolset.Choice(strings.Join(list, ","))
+		ctx, err := toolset.WithChoice(r.Context(), strings.Join(list, ","))
 		if err != nil {
 			writeRPCError(w, http.StatusBadRequest, rpcTransportError, "query parameter "+toolsetsParam+": "+err.Error())
 			return
 		}
-		if ok {
-			r = r.WithContext(toolset.WithSelection(r.Context(), sel))
-		}
+		r = r.WithContext(ctx)
 	}
 	hs, err := h.ready(r.Context())
 	if err != nil {

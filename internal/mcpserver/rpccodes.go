@@ -57,18 +57,21 @@ func codedRead(h server.ResourceTemplateHandlerFunc) server.ResourceTemplateHand
 type codeFix struct{ from, to []byte }
 
 var codeFixes = []codeFix{
-	newCodeFix(mcp.ErrResourceNotFound, mcp.RESOURCE_NOT_FOUND),
-	newCodeFix(mcp.ErrInvalidParams, mcp.INVALID_PARAMS),
+	newCodeFix(mcp.ErrResourceNotFound, mcp.INTERNAL_ERROR, mcp.RESOURCE_NOT_FOUND),
+	newCodeFix(mcp.ErrInvalidParams, mcp.INTERNAL_ERROR, mcp.INVALID_PARAMS),
+	// explainUnknownTools refuses in a request hook, which mcp-go answers
+	// with -32600; an unknown tool is -32602 wherever it is refused.
+	newCodeFix(server.ErrToolNotFound, mcp.INVALID_REQUEST, mcp.INVALID_PARAMS),
 }
 
-func newCodeFix(sentinel error, code int) codeFix {
+func newCodeFix(sentinel error, from, to int) codeFix {
 	// mcp.JSONRPCError marshals as {"jsonrpc","id","error":{"code","message"}}.
 	at := func(code int) []byte {
 		return fmt.Appendf(nil, `"error":{"code":%d,"message":"%s: `, code, sentinel.Error())
 	}
-	f := codeFix{from: at(mcp.INTERNAL_ERROR), to: at(code)}
+	f := codeFix{from: at(from), to: at(to)}
 	if len(f.from) != len(f.to) {
-		panic(fmt.Sprintf("mcpserver: JSON-RPC code %d is not as long as %d", code, mcp.INTERNAL_ERROR))
+		panic(fmt.Sprintf("mcpserver: JSON-RPC code %d is not as long as %d", to, from))
 	}
 	return f
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
 )
@@ -38,6 +39,9 @@ func TestFixCodes(t *testing.T) {
 		{"invalid prompt arguments", answer(mcp.INTERNAL_ERROR, promptError(invalid)), answer(mcp.INVALID_PARAMS, promptError(invalid))},
 		{"other errors", answer(mcp.INTERNAL_ERROR, resourceError(fmt.Errorf("disk: %w", proxy.Errorf(proxy.EINTERNAL, "broken")))), answer(mcp.INTERNAL_ERROR, fmt.Errorf("disk: %w", proxy.Errorf(proxy.EINTERNAL, "broken")))},
 		{"a prompt's missing session stays internal", answer(mcp.INTERNAL_ERROR, promptError(missing)), answer(mcp.INTERNAL_ERROR, missing)},
+		{"unknown tool explained", answer(mcp.INVALID_REQUEST, fmt.Errorf("%w: %w", server.ErrToolNotFound, proxy.Errorf(proxy.ETOOLMISSING, "tool x is not offered"))),
+			answer(mcp.INVALID_PARAMS, fmt.Errorf("%w: %w", server.ErrToolNotFound, proxy.Errorf(proxy.ETOOLMISSING, "tool x is not offered")))},
+		{"other invalid requests", answer(mcp.INVALID_REQUEST, fmt.Errorf("Invalid JSON-RPC version")), answer(mcp.INVALID_REQUEST, fmt.Errorf("Invalid JSON-RPC version"))},
 		{"quoted in a result", quoted, quoted},
 		{"SSE event", append(append([]byte("event: message\ndata: "), answer(mcp.INTERNAL_ERROR, resourceError(missing))...), "\n\n"...),
 			append(append([]byte("event: message\ndata: "), answer(mcp.RESOURCE_NOT_FOUND, resourceError(missing))...), "\n\n"...)},

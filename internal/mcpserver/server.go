@@ -107,7 +107,8 @@ func New(ctx context.Context, sessions proxy.SessionService, content proxy.Conte
 		o(&cfg)
 	}
 	if cfg.toolsets != nil {
-		ctx = toolset.WithSelection(ctx, toolset.All())
+		// Every tool some client may choose; each client's list is filtered.
+		ctx = toolset.WithSelection(ctx, toolset.AllowedBy(*cfg.toolsets))
 	}
 	tools, err := sessions.Tools(ctx)
 	if err != nil {
@@ -148,6 +149,7 @@ func New(ctx context.Context, sessions proxy.SessionService, content proxy.Conte
 	}
 	s.addResources()
 	s.addPrompts(tools)
+	s.explainUnknownTools()
 	return s, nil
 }
 

@@ -49,11 +49,26 @@ var navigateSchema = json.RawMessage(`{"type":"object","properties":{"url":{"typ
 // Tools lists, as the session manager does, the catalogue of the groups
 // the request selects (else the defaults).
 func (b *fakeBackend) Tools(ctx context.Context) ([]proxy.Tool, error) {
-	up := b.tools
-	if up == nil {
-		up = []proxy.Tool{{Name: "browser_navigate", Description: "Navigate", InputSchema: navigateSchema}}
+	up := b.upstreamTools()
+	// The fake stands the proxy's own tools among upstream's, without the
+	// programs that would run them: the catalogue lists those names with
+	// their own groups when upstream's are selected, as it did before it
+	// refused to offer upstream tools it has not reviewed.
+	var upstream, own []proxy.Tool
+	for _, t := range up {
+		if o, ok := toolset.All().Lookup(t.Name); ok {
+			t.Group = o.Group
+			own = append(own, t)
+			continue
+		}
+		upstream = append(upstream, t)
 	}
-	return catalog.New(func(context.Context) ([]proxy.Tool, error) { return up, nil }, nil, toolset.Selection{}, nil).List(ctx)
+	listed, err := catalog.New(func(context.Context) ([]proxy.Tool, error) { return upstream, nil }, catalog.Options{}).List(ctx)
+	defaults, _ := toolset.Select(nil)
+	if err != nil || !toolset.FromContext(ctx, defaults).Has(toolset.GroupUpstream) {
+		return listed, err
+	}
+	return append(own, listed...), nil
 }
 
 func (b *fakeBackend) CreateSession(ctx context.Context) (*proxy.Session, error) {
@@ -140,7 +155,26 @@ func (b *fakeBackend) Call(_ context.Context, req proxy.CallRequest) (*proxy.Cal
 	return &proxy.CallResult{RefID: "ref-1", SessionID: sessionID, Status: proxy.StatusSuccess, Metadata: proxy.CallMetadata{Tool: tool}}, nil
 }
 
-func (b *fakeBackend) Validate(context.Context, string, json.RawMessage) error { return nil }
+func (b *fakeBackend) upstreamTools() []proxy.Tool {
+	if b.tools == nil {
+		return []proxy.Tool{{Name: "browser_navigate", Description: "Navigate", InputSchema: navigateSchema}}
+	}
+	return b.tools
+}
+
+// Validate refuses, as the session manager's catalogue does, a tool it
+// does not offer (the fake's stand-ins for the proxy's own tools pass).
+func (b *fakeBackend) Validate(ctx context.Context, tool string, _ json.RawMessage) error {
+	up := b.upstreamTools()
+	if r, _ := catalog.ReviewOf(tool); slices.ContainsFunc(up, func(t proxy.Tool) bool { return t.Name == tool }) && r.Reach == catalog.InPage {
+		return nil
+	}
+	if _, own := toolset.All().Lookup(tool); own {
+		return nil
+	}
+	_, err := catalog.New(func(context.Context) ([]proxy.Tool, error) { return up, nil }, catalog.Options{}).Resolve(ctx, tool)
+	return err
+}
 
 func (b *fakeBackend) Calls(context.Context, string) ([]proxy.Call, error) { return nil, nil }
 

@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -154,4 +155,65 @@ func TestHTTPPromptsFollowTheClientsToolsets(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A tool the catalogue keeps from every client while sessions share a
+// browser is absent from tools/list, and a call of it is refused as an
+// unknown tool (-32602) whose message is the catalogue's: TOOL_NOT_FOUND,
+// why, and what the server would have to set. A name nobody knows is
+// refused as before.
+func TestHTTPHiddenToolIsExplained(t *testing.T) {
+	tools := []proxy.Tool{
+		{Name: "browser_navigate", InputSchema: navigateSchema},
+		{Name: "browser_run_code_unsafe", InputSchema: json.RawMessage(`{"type":"object","properties":{"code":{"type":"string"}}}`)},
+	}
+	for _, query := range []string{"", "?toolsets=all", "?toolsets=upstream,unsafe"} {
+		t.Run(query, func(t *testing.T) {
+			b := &fakeBackend{tools: tools}
+			url := serveHTTP(t, NewHTTPHandler(b, b, HTTPConfig{Logger: quiet()})) + query
+			if names := listNames(t, dialHTTP(t, url)); slices.Contains(names, "browser_run_code_unsafe") {
+				t.Errorf("tools/list = %v, want no browser_run_code_unsafe", names)
+			}
+			for _, tc := range []struct{ tool, want string }{
+				{"browser_run_code_unsafe", "TOOL_NOT_FOUND: tool browser_run_code_unsafe is not offered"},
+				{"browser_run_code_unsafe", "PROXY_BROWSER_MODE=per-session"},
+				{"browser_nope", `TOOL_NOT_FOUND: no tool named "browser_nope"`},
+			} {
+				code, msg := rawToolCall(t, url, tc.tool)
+				if code != mcp.INVALID_PARAMS || !strings.Contains(msg, tc.want) {
+					t.Errorf("%s: %d %q, want %d saying %q", tc.tool, code, msg, mcp.INVALID_PARAMS, tc.want)
+				}
+			}
+			if _, _, calls := b.snapshot(); len(calls) != 0 {
+				t.Errorf("backend calls %+v, want none", calls)
+			}
+		})
+	}
+}
+
+// rawToolCall initializes an MCP session at url and calls tool, returning
+// the JSON-RPC error's code and message as they come over the wire.
+func rawToolCall(t *testing.T, url, tool string) (int, string) {
+	t.Helper()
+	resp := sendHTTP(t, http.MethodPost, url, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	resp.Body.Close()
+	resp = sendHTTP(t, http.MethodPost, url, resp.Header.Get("Mcp-Session-Id"), `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"`+tool+`","arguments":{}}}`)
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if i := bytes.Index(data, []byte("{")); i > 0 { // an SSE event
+		data = data[i:]
+	}
+	var answer struct {
+		Error *struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(bytes.TrimSpace(data), &answer); err != nil || answer.Error == nil {
+		t.Fatalf("tools/call %s answered %s (%v), want a JSON-RPC error", tool, data, err)
+	}
+	return answer.Error.Code, answer.Error.Message
 }

@@ -126,6 +126,11 @@ func Serve(ctx context.Context, cfg config.Config, opts Options) error {
 	if err != nil {
 		return fmt.Errorf("PROXY_TOOLSETS: %w", err)
 	}
+	if groups.Has(toolset.GroupUnsafe) { // Validate allowed it: a browser per session
+		log.Warn("tool group unsafe is on: MCP clients that choose it may run code in their session's worker process with Playwright's objects (browser_run_code_unsafe); "+
+			"each session has a browser process of its own, but that code runs as this server's user on this machine",
+			"tools", "browser_run_code_unsafe, browser_get_config", "PROXY_TOOLSETS", groups.String())
+	}
 	command, err := workerCommand(cfg, opts.Root)
 	if err != nil {
 		return err
@@ -209,6 +214,7 @@ func Serve(ctx context.Context, cfg config.Config, opts Options) error {
 		Observer:           met,
 		Policy:             pol,
 		Toolset:            groups,
+		OwnBrowsers:        cfg.SharedBrowser() == "",
 		Logger:             log,
 	})
 	// Whatever happens below, no worker outlives Serve: by the shutdown's

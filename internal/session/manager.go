@@ -121,6 +121,11 @@ type Options struct {
 	// requests that carry no choice of their own (toolset.WithSelection);
 	// the zero value is toolset.DefaultGroups.
 	Toolset toolset.Selection
+	// OwnBrowsers says every worker launches a browser process of its own
+	// (PROXY_BROWSER_MODE=per-session): only then are upstream's tools that
+	// reach outside the page offered, in tool group unsafe. The zero value
+	// assumes a shared browser and never offers them.
+	OwnBrowsers bool
 	// restartBackoff is the first restart delay (tests shorten it).
 	restartBackoff time.Duration
 	// sleep waits out a restart backoff; nil is a timer (tests record the
@@ -206,7 +211,7 @@ func New(store Store, spawner Spawner, opts Options) *Manager {
 	tracked := spawnTracker{Spawner: spawner, stats: &m.stats, now: opts.Now} // for CheckWorkers
 	m.pool = newPool(opts.WarmPool, opts.handOutPing, tracked, &m.stats, opts.Logger)
 	m.sup = &supervisor{opts: opts, store: store, log: opts.Logger, stats: &m.stats, reg: m.reg, pool: m.pool, done: m.done}
-	m.catalog = catalog.New(m.upstreamTools, opts.Policy, opts.Toolset, opts.Logger)
+	m.catalog = catalog.New(m.upstreamTools, catalog.Options{Policy: opts.Policy, Default: opts.Toolset, OwnBrowsers: opts.OwnBrowsers, Logger: opts.Logger})
 	if opts.WarmPool > 0 {
 		m.bg.Add(1)
 		go func() {

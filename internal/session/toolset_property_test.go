@@ -33,6 +33,7 @@ import (
 	"pgregory.net/rapid"
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/catalog"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/toolset"
 )
 
@@ -79,6 +80,11 @@ func runResult(answer any, code string) json.RawMessage {
 	text := "### Result\n" + string(b) + "\n### Ran Playwright code\n```js\nawait (" + code + ")(page);\n```"
 	out, _ := json.Marshal(map[string]any{"content": []map[string]string{{"type": "text", "text": text}}})
 	return out
+}
+
+func isOwn(name string) bool {
+	_, ok := toolset.All().Lookup(name)
+	return ok
 }
 
 func newToolsetManager(tt *testing.T, groups []string, answer func(name string, args json.RawMessage) (json.RawMessage, error)) *Manager {
@@ -167,6 +173,14 @@ func TestPropertyUnknownSessionForEveryTool(tt *testing.T) {
 		params, _ := json.Marshal(validParams(t, tool.InputSchema))
 		_, err := m.Call(ctx, proxy.CallRequest{SessionID: id, Tool: tool.Name, Params: params})
 		e := proxy.AsError(err)
+		if r, _ := catalog.ReviewOf(tool.Name); !tool.Proxy && !isOwn(tool.Name) && r.Reach != catalog.InPage {
+			// Hidden while sessions share a browser: refused before any
+			// session is looked at.
+			if e.Code != proxy.ETOOLMISSING {
+				t.Fatalf("%s(%s) = %+v, want TOOL_NOT_FOUND", tool.Name, params, e)
+			}
+			return
+		}
 		if e.Code != proxy.ESESSIONMISSING || e.Details["session_id"] != id || e.Message == "" || e.Suggestion == "" {
 			t.Fatalf("%s(%s) in unknown session %s = %+v, want SESSION_NOT_FOUND naming it", tool.Name, params, id, e)
 		}
@@ -378,7 +392,11 @@ func TestPropertyToolsetsAreHonoured(tt *testing.T) {
 		}
 		if slices.Contains(chosen, toolset.GroupUpstream) {
 			for _, tl := range (runnerWorker{newFakeWorker(tt)}).Tools() {
-				want = append(want, tl.Name)
+				// Whatever the groups, a shared browser's sessions are
+				// never offered upstream's tools that reach outside the page.
+				if r, _ := catalog.ReviewOf(tl.Name); r.Reach == catalog.InPage {
+					want = append(want, tl.Name)
+				}
 			}
 		}
 		for _, tl := range sel.Tools() {

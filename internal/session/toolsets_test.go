@@ -23,13 +23,17 @@ func (w storageWorker) Tools() []proxy.Tool {
 }
 
 // A request lists and calls the groups of its client's own choice, else
-// the server's; upstream's storage tools are a group of their own.
+// the server's; upstream's storage tools are a group of their own, and its
+// code runner is offered only in group unsafe, only with a browser per
+// session, and only when the server itself enables unsafe.
 func TestClientToolsetsReplaceTheServers(t *testing.T) {
-	base := []string{"browser_click", "browser_navigate", "browser_snapshot", toolset.RunTool}
+	base := []string{"browser_click", "browser_navigate", "browser_snapshot"}
+	withRun := append(slices.Clone(base), toolset.RunTool)
 	extraction := []string{"extract_links", "extract_table", "get_all_text", "get_attribute", "get_page_metadata", "get_text", "get_value", "screenshot_element"}
 	tests := []struct {
 		name   string
 		server []string // PROXY_TOOLSETS
+		own    bool     // a browser per session
 		client string   // the request's own choice
 		want   []string // browser tools listed, sorted
 	}{
@@ -39,6 +43,15 @@ func TestClientToolsetsReplaceTheServers(t *testing.T) {
 		{name: "client's choice replaces the server's", server: []string{"storage"}, client: "extraction", want: extraction},
 		{name: "server's storage", server: []string{"upstream", "storage"}, want: append(slices.Clone(base), "browser_localstorage_get")},
 		{name: "client's empty choice is the server's", server: []string{"storage"}, client: " ", want: []string{"browser_localstorage_get"}},
+		{name: "unsafe with a shared browser", server: []string{"upstream", "unsafe"}, want: base},
+		{name: "client's unsafe with a shared browser", server: []string{"upstream", "unsafe"}, client: "upstream,unsafe", want: base},
+		{name: "own browsers without unsafe", own: true, want: base},
+		{name: "own browsers and server's unsafe", server: []string{"upstream", "unsafe"}, own: true, want: withRun},
+		{name: "client names unsafe the server did not enable", own: true, client: "upstream,unsafe", want: base},
+		{name: "client leaves the server's unsafe out", server: []string{"upstream", "unsafe"}, own: true, client: "upstream", want: base},
+		{name: "client chooses only unsafe the server did not enable", server: []string{"upstream"}, own: true, client: "unsafe", want: nil},
+		{name: "client chooses only the server's unsafe", server: []string{"upstream", "unsafe"}, own: true, client: "unsafe", want: []string{toolset.RunTool}},
+		{name: "all is not unsafe", server: []string{"upstream", "unsafe"}, own: true, client: "storage,all", want: append(slices.Clone(base), append(toolset.Names(), "browser_localstorage_get")...)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -48,13 +61,11 @@ func TestClientToolsetsReplaceTheServers(t *testing.T) {
 			}
 			m := New(propDB(t), SpawnFunc(func(context.Context) (Worker, error) {
 				return storageWorker{runnerWorker{newFakeWorker(t)}}, nil
-			}), Options{Toolset: sel, Logger: slog.New(slog.DiscardHandler)})
+			}), Options{Toolset: sel, OwnBrowsers: tt.own, Logger: slog.New(slog.DiscardHandler)})
 			t.Cleanup(func() { m.Shutdown(context.Background()) })
-			ctx := context.Background()
-			if choice, ok, err := toolset.Choice(tt.client); err != nil {
+			ctx, err := toolset.WithChoice(context.Background(), tt.client)
+			if err != nil {
 				t.Fatal(err)
-			} else if ok {
-				ctx = toolset.WithSelection(ctx, choice)
 			}
 			tools, err := m.Tools(ctx)
 			if err != nil {
@@ -72,7 +83,7 @@ func TestClientToolsetsReplaceTheServers(t *testing.T) {
 				t.Errorf("listed (-want +got):\n%s", diff)
 			}
 			// Exactly the listed tools are callable.
-			for _, name := range append(slices.Clone(base), "browser_localstorage_get", "get_text") {
+			for _, name := range append(slices.Clone(withRun), "browser_localstorage_get", "get_text") {
 				params := map[string]json.RawMessage{"browser_localstorage_get": json.RawMessage(`{"key":"k"}`), "get_text": json.RawMessage(`{"selector":"h1"}`)}[name]
 				if params == nil {
 					params = json.RawMessage(`{}`)

@@ -39,10 +39,20 @@ const (
 	GroupState       = "state"
 	GroupNetwork     = "network"
 	GroupElements    = "elements"
+	// GroupUnsafe holds upstream's tools that run code outside the page
+	// (browser_run_code_unsafe) or show how to reach the browser process
+	// (browser_get_config); the catalogue decides which tools those are and
+	// offers them only while every session has a browser process of its
+	// own. It is chosen only by name: "all" leaves it out, and a client may
+	// choose it only when the server's own selection holds it.
+	GroupUnsafe = "unsafe"
 )
 
 // allGroups in listing order.
-var allGroups = []string{GroupUpstream, GroupStorage, GroupSession, GroupContent, GroupNavigation, GroupInteraction, GroupExtraction, GroupState, GroupNetwork, GroupElements}
+var allGroups = []string{GroupUpstream, GroupStorage, GroupSession, GroupContent, GroupNavigation, GroupInteraction, GroupExtraction, GroupState, GroupNetwork, GroupElements, GroupUnsafe}
+
+// byNameOnly are the groups "all" does not select.
+var byNameOnly = []string{GroupUnsafe}
 
 // DefaultGroups is the selection when PROXY_TOOLSETS is empty: short, since
 // every listed tool costs the model tokens on every turn. The proxy's own
@@ -75,7 +85,7 @@ func UpstreamGroup(name string) string {
 	return GroupUpstream
 }
 
-// All selects every group.
+// All selects every group "all" names: every one but GroupUnsafe.
 func All() Selection {
 	s, _ := Select([]string{"all"}) // always parses
 	return s
@@ -114,8 +124,8 @@ type Selection struct {
 }
 
 // Select parses a choice of groups (PROXY_TOOLSETS, or a client's): group
-// names, "all", or none for DefaultGroups. An unknown name is an error
-// naming it and every group.
+// names, "all" (every group but GroupUnsafe), or none for DefaultGroups. An
+// unknown name is an error naming it and every group.
 func Select(names []string) (Selection, error) {
 	s := Selection{groups: map[string]bool{}}
 	named := false
@@ -127,7 +137,9 @@ func Select(names []string) (Selection, error) {
 		named = true
 		if n == "all" {
 			for _, g := range allGroups {
-				s.groups[g] = true
+				if !slices.Contains(byNameOnly, g) {
+					s.groups[g] = true
+				}
 			}
 			continue
 		}
@@ -161,6 +173,17 @@ func Choice(list string) (s Selection, ok bool, err error) {
 	return s, err == nil, err
 }
 
+// WithChoice returns ctx carrying the client's own choice that list (a
+// comma list of groups, or all) makes; a list naming no group leaves ctx as
+// it is, and an unknown group is Choice's error.
+func WithChoice(ctx context.Context, list string) (context.Context, error) {
+	s, ok, err := Choice(list)
+	if err != nil || !ok {
+		return ctx, err
+	}
+	return WithSelection(ctx, s), nil
+}
+
 type selectionKey struct{}
 
 // WithSelection returns ctx carrying a client's own choice of groups, which
@@ -170,12 +193,46 @@ func WithSelection(ctx context.Context, s Selection) context.Context {
 }
 
 // FromContext is the selection a request acts under: its client's own
-// choice, else def (the server's).
+// choice, else def (the server's). A client chooses GroupUnsafe only when
+// def holds it: naming it on a server that did not enable it gives the
+// client nothing more (the catalogue's answer to a call of one of its tools
+// says what the server would have to set).
 func FromContext(ctx context.Context, def Selection) Selection {
-	if s, ok := ctx.Value(selectionKey{}).(Selection); ok && !s.Empty() {
-		return s
+	s, ok := ctx.Value(selectionKey{}).(Selection)
+	if !ok || s.Empty() {
+		return def
 	}
-	return def
+	if s.Has(GroupUnsafe) && !def.Has(GroupUnsafe) {
+		return s.without(GroupUnsafe)
+	}
+	return s
+}
+
+// without is s less group.
+func (s Selection) without(group string) Selection {
+	out := Selection{groups: make(map[string]bool, len(s.groups))}
+	for g, on := range s.groups {
+		if on && g != group {
+			out.groups[g] = true
+		}
+	}
+	for _, t := range s.tools {
+		if t.Group != group {
+			out.tools = append(out.tools, t)
+		}
+	}
+	return out
+}
+
+// AllowedBy is every group a client may choose on a server whose own
+// selection is def: all of them, GroupUnsafe only when def holds it. A
+// surface that serves many clients lists what each may choose from it.
+func AllowedBy(def Selection) Selection {
+	if !def.Has(GroupUnsafe) {
+		return All()
+	}
+	s, _ := Select([]string{"all", GroupUnsafe}) // always parses
+	return s
 }
 
 // Has reports whether group is selected.

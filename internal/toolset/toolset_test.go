@@ -27,6 +27,8 @@ func TestSelect(t *testing.T) {
 		{in: []string{"storage", "EXTRACTION"}, want: "storage,extraction"},
 		{in: []string{"Navigation", " elements "}, want: "navigation,elements"},
 		{in: []string{"upstream", "nope"}, wantErr: `unknown tool group "nope"`},
+		{in: []string{"upstream", "unsafe"}, want: "upstream,unsafe"},
+		{in: []string{"all", "UNSAFE"}, want: "upstream,storage,session,content,navigation,interaction,extraction,state,network,elements,unsafe"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.in, ","), func(t *testing.T) {
@@ -66,7 +68,8 @@ func TestChoice(t *testing.T) {
 		{in: "all", want: "upstream,storage,session,content,navigation,interaction,extraction,state,network,elements"},
 		{in: "storage,extraction", want: "storage,extraction"},
 		{in: " session ", want: "session"},
-		{in: "storage,cookies", wantErr: `unknown tool group "cookies" (groups: upstream, storage, session, content, navigation, interaction, extraction, state, network, elements, or all)`},
+		{in: "storage,cookies", wantErr: `unknown tool group "cookies" (groups: upstream, storage, session, content, navigation, interaction, extraction, state, network, elements, unsafe, or all)`},
+		{in: "unsafe", want: "unsafe"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
@@ -88,23 +91,69 @@ func TestChoice(t *testing.T) {
 }
 
 // A request's own choice replaces the server's; without one, or with an
-// empty one, the server's applies.
+// empty one, the server's applies. A client has unsafe only when the
+// server enabled it.
 func TestFromContext(t *testing.T) {
-	server, _ := Select([]string{"upstream"})
-	client, _ := Select([]string{"storage"})
+	sel := func(names ...string) Selection {
+		s, err := Select(names)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	choose := func(s Selection) context.Context { return WithSelection(context.Background(), s) }
 	tests := []struct {
-		name string
-		ctx  context.Context
-		want string
+		name   string
+		server Selection
+		ctx    context.Context
+		want   string
 	}{
-		{"no choice", context.Background(), "upstream"},
-		{"own choice", WithSelection(context.Background(), client), "storage"},
-		{"zero choice", WithSelection(context.Background(), Selection{}), "upstream"},
+		{"no choice", sel("upstream"), context.Background(), "upstream"},
+		{"own choice", sel("upstream"), choose(sel("storage")), "storage"},
+		{"zero choice", sel("upstream"), choose(Selection{}), "upstream"},
+		{"unsafe the server did not enable", sel("upstream"), choose(sel("upstream", "unsafe")), "upstream"},
+		{"only unsafe the server did not enable", sel("upstream"), choose(sel("unsafe")), ""},
+		{"unsafe the server enabled", sel("upstream", "unsafe"), choose(sel("storage", "unsafe")), "storage,unsafe"},
+		{"server's unsafe, client's choice without it", sel("upstream", "unsafe"), choose(sel("all")), "upstream,storage,session,content,navigation,interaction,extraction,state,network,elements"},
+		{"server's unsafe, no choice", sel("upstream", "unsafe"), context.Background(), "upstream,unsafe"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := FromContext(tt.ctx, server).String(); got != tt.want {
+			got := FromContext(tt.ctx, tt.server)
+			if got.String() != tt.want {
 				t.Errorf("FromContext = %s, want %s", got, tt.want)
+			}
+			if got.Empty() {
+				t.Error("FromContext is the zero Selection: it would read as no choice")
+			}
+			for _, tool := range got.Tools() {
+				if !got.Has(tool.Group) {
+					t.Errorf("tool %s of unselected group %s", tool.Name, tool.Group)
+				}
+			}
+		})
+	}
+}
+
+// A surface serving many clients lists every group one may choose: unsafe
+// only on a server that enabled it.
+func TestAllowedBy(t *testing.T) {
+	tests := []struct {
+		server []string
+		want   string
+	}{
+		{nil, "upstream,storage,session,content,navigation,interaction,extraction,state,network,elements"},
+		{[]string{"all"}, "upstream,storage,session,content,navigation,interaction,extraction,state,network,elements"},
+		{[]string{"session", "unsafe"}, "upstream,storage,session,content,navigation,interaction,extraction,state,network,elements,unsafe"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.server, ","), func(t *testing.T) {
+			server, err := Select(tt.server)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := AllowedBy(server).String(); got != tt.want {
+				t.Errorf("AllowedBy(%s) = %s, want %s", server, got, tt.want)
 			}
 		})
 	}

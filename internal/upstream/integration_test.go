@@ -125,6 +125,13 @@ func browserProfileDir(t *testing.T, pid int) string {
 // A nil b makes the worker launch its own browser.
 func startRealWorker(t *testing.T, root string, b *Browser) *Worker {
 	t.Helper()
+	return startRealWorkerWith(t, root, b, nil)
+}
+
+// startRealWorkerWith is startRealWorker with the configuration changed by
+// tune (when not nil) before the worker starts.
+func startRealWorkerWith(t *testing.T, root string, b *Browser, tune func(*WorkerConfig)) *Worker {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
 	start := time.Now()
@@ -138,6 +145,9 @@ func startRealWorker(t *testing.T, root string, b *Browser) *Worker {
 	}
 	if b != nil {
 		cfg.PlaywrightEndpoint, cfg.CDPEndpoint = b.PlaywrightEndpoint(), b.CDPEndpoint()
+	}
+	if tune != nil {
+		tune(&cfg)
 	}
 	w, err := StartWorker(ctx, cfg)
 	if err != nil {

@@ -170,10 +170,23 @@ func workerArgs(cfg WorkerConfig, outputDir string) ([]string, error) {
 			args = append(args, "--no-sandbox")
 		}
 	}
+	if !hasFlag(cfg.ExtraArgs, IdleTimeoutFlag) {
+		// Upstream closes a headless browser it launched after an hour
+		// without a call (pings do not count), and would detach from an
+		// attached one with a timeout set in its environment: a session the
+		// proxy keeps would silently lose its pages and cookies. The
+		// proxy's own idle policy (PROXY_SESSION_IDLE_TIMEOUT) is the only
+		// one; 0 switches upstream's off.
+		args = append(args, IdleTimeoutFlag+"=0")
+	}
 	caps, extra := splitCaps(cfg.ExtraArgs)
 	args = append(args, "--caps="+strings.Join(mergeCaps([]string{"storage"}, caps), ","))
 	return append(args, extra...), nil
 }
+
+// IdleTimeoutFlag is upstream's idle timeout, which every worker gets
+// switched off unless its extra arguments set it.
+const IdleTimeoutFlag = "--idle-timeout"
 
 func hasFlag(args []string, flag string) bool {
 	for _, a := range args {

@@ -60,13 +60,17 @@ func TestWorkerArgs(t *testing.T) {
 		want []string
 	}{
 		{"shared browser", WorkerConfig{CDPEndpoint: "http://127.0.0.1:9222"},
-			[]string{"--isolated", "--output-dir", "/o", "--file-paths", "absolute", "--cdp-endpoint", "http://127.0.0.1:9222", "--cdp-timeout", "120000", "--caps=storage"}},
+			[]string{"--isolated", "--output-dir", "/o", "--file-paths", "absolute", "--cdp-endpoint", "http://127.0.0.1:9222", "--cdp-timeout", "120000", "--idle-timeout=0", "--caps=storage"}},
 		{"caps are merged, other flags kept in order", WorkerConfig{CDPEndpoint: "http://c", ExtraArgs: []string{"--caps=network,pdf", "--timeout-settle", "100", "--caps", "storage,vision"}},
-			[]string{"--isolated", "--output-dir", "/o", "--file-paths", "absolute", "--cdp-endpoint", "http://c", "--cdp-timeout", "120000", "--caps=storage,network,pdf,vision", "--timeout-settle", "100"}},
+			[]string{"--isolated", "--output-dir", "/o", "--file-paths", "absolute", "--cdp-endpoint", "http://c", "--cdp-timeout", "120000", "--idle-timeout=0", "--caps=storage,network,pdf,vision", "--timeout-settle", "100"}},
 		{"a user's cdp timeout wins", WorkerConfig{CDPEndpoint: "http://c", ExtraArgs: []string{"--cdp-timeout=5000"}},
-			[]string{"--isolated", "--output-dir", "/o", "--file-paths", "absolute", "--cdp-endpoint", "http://c", "--caps=storage", "--cdp-timeout=5000"}},
+			[]string{"--isolated", "--output-dir", "/o", "--file-paths", "absolute", "--cdp-endpoint", "http://c", "--idle-timeout=0", "--caps=storage", "--cdp-timeout=5000"}},
 		{"own browser with explicit executable", WorkerConfig{ExtraArgs: []string{"--executable-path=/x/chrome", "--no-sandbox"}},
-			[]string{"--isolated", "--output-dir", "/o", "--file-paths", "absolute", "--headless", "--caps=storage", "--executable-path=/x/chrome", "--no-sandbox"}},
+			[]string{"--isolated", "--output-dir", "/o", "--file-paths", "absolute", "--headless", "--idle-timeout=0", "--caps=storage", "--executable-path=/x/chrome", "--no-sandbox"}},
+		// proxy-server refuses one in PROXY_PLAYWRIGHT_ARGS; at this level
+		// the caller's own value stands, as every flag's does.
+		{"an explicit idle timeout", WorkerConfig{ExtraArgs: []string{"--executable-path=/x/chrome", "--no-sandbox", "--idle-timeout", "1500"}},
+			[]string{"--isolated", "--output-dir", "/o", "--file-paths", "absolute", "--headless", "--caps=storage", "--executable-path=/x/chrome", "--no-sandbox", "--idle-timeout", "1500"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -188,7 +192,7 @@ func TestWorkerFakeCalls(t *testing.T) {
 	})
 
 	t.Run("worker gets its flags", func(t *testing.T) {
-		if !strings.Contains(w.Stderr(), "fake: args --isolated --output-dir "+w.OutputDir()+" --file-paths absolute --cdp-endpoint http://127.0.0.1:1 --cdp-timeout 120000 --caps=storage") {
+		if !strings.Contains(w.Stderr(), "fake: args --isolated --output-dir "+w.OutputDir()+" --file-paths absolute --cdp-endpoint http://127.0.0.1:1 --cdp-timeout 120000 --idle-timeout=0 --caps=storage") {
 			t.Errorf("stderr = %s", w.Stderr())
 		}
 	})
