@@ -204,6 +204,13 @@ func (p *Pool) find(id string) *node {
 }
 
 func (p *Pool) probe(ctx context.Context, n *node) {
+	// Whether the watch was closed before the probe began: only then does
+	// an answer say that the node merely closed an idle connection (an
+	// answer sent just before the node died proves nothing of the kind).
+	p.mu.Lock()
+	w0 := n.watch
+	p.mu.Unlock()
+	closedBefore := w0 != nil && w0.closed()
 	err := p.cfg.Prober.Probe(ctx, n.ep)
 	if ctx.Err() != nil {
 		return // shutting down: says nothing about the node
@@ -220,29 +227,34 @@ func (p *Pool) probe(ctx context.Context, n *node) {
 			n.up = false
 		}
 	}
-	if w := n.watch; w != nil && (!n.up || w.closed()) {
-		// Its news is in: a later call need not probe again for it.
+	if w := n.watch; w != nil && (!n.up || err == nil && w == w0 && closedBefore) {
+		// Its news is in (the node is down, or answers and merely closed
+		// an idle connection): a later call need not probe for it again.
+		// A closed watch on a node whose probe failed but that is not
+		// down yet stays, so that each call probes until one is sure: a
+		// probe under way when the node died is reset, which proves
+		// nothing alone.
 		n.watch = nil
 		w.close()
 	}
-	inARow := n.inARow
+	up, inARow, failures := n.up, n.inARow, n.failures
 	var notify []func(string)
-	if wasUp && !n.up {
+	if wasUp && !up {
 		notify = append(notify, p.down...)
 	}
-	if !wasUp && n.up {
+	if !wasUp && up {
 		p.wakeLocked()
 	}
 	p.mu.Unlock()
 
 	switch {
-	case wasUp && !n.up:
+	case wasUp && !up:
 		p.log.Warn("browser node down", "node", n.ep.ID, "failures_in_a_row", inARow, "err", err)
-	case n.up && err != nil:
+	case up && err != nil:
 		p.log.Warn("browser node probe failed; still in placement", "node", n.ep.ID, "failures_in_a_row", inARow, "down_after", p.cfg.DownAfter, "err", err)
-	case !wasUp && n.up:
+	case !wasUp && up:
 		p.log.Info("browser node up", "node", n.ep.ID, "endpoint", n.ep.Masked())
-	case !wasUp && errors.Is(err, ErrVersionMismatch) && n.failures == 1:
+	case !wasUp && errors.Is(err, ErrVersionMismatch) && failures == 1:
 		p.log.Error("browser node refused", "node", n.ep.ID, "err", err)
 	}
 	for _, f := range notify {

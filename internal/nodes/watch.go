@@ -61,31 +61,38 @@ func (w *watch) close() {
 }
 
 // watchAll opens a watch on every up node that has none. Run calls it
-// after each round of probes: a node that closes its watch gets a new one
-// only then, so a server that drops idle connections costs a probe per
-// interval, not a loop.
+// after each round of probes.
 func (p *Pool) watchAll(ctx context.Context) {
 	var wg sync.WaitGroup
 	for _, n := range p.snapshotNodes() {
-		p.mu.Lock()
-		want := p.life == ctx && n.up && n.watch == nil && !n.dialling
-		if want {
-			n.dialling = true
-		}
-		p.mu.Unlock()
-		if !want {
-			continue
-		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			p.openWatch(ctx, n)
+			p.watchNode(ctx, n)
 		}()
 	}
 	wg.Wait()
 }
 
-func (p *Pool) openWatch(ctx context.Context, n *node) {
+// minWatchLife is how long a watch must have lived for its node to be
+// watched again as soon as a probe finds it up after closing it. Servers
+// close idle connections (Node's HTTP server after its headers timeout, a
+// minute): such a node is watched again at once, leaving next to no time
+// in which its death would go unheard until the next probe. A server that
+// closes them at once waits for the next round of probes, so that it
+// costs a probe per interval rather than a loop.
+const minWatchLife = time.Second
+
+// watchNode opens a watch on n unless it is not up, has one, or Run is not
+// running with ctx.
+func (p *Pool) watchNode(ctx context.Context, n *node) {
+	p.mu.Lock()
+	if p.life != ctx || !n.up || n.watch != nil || n.dialling {
+		p.mu.Unlock()
+		return
+	}
+	n.dialling = true
+	p.mu.Unlock()
 	var conn net.Conn
 	addr, err := watchAddr(n.ep)
 	if err == nil {
@@ -108,6 +115,8 @@ func (p *Pool) openWatch(ctx context.Context, n *node) {
 	n.watch = w
 	p.watches.Add(1)
 	p.mu.Unlock()
+	p.log.Debug("browser node watched", "node", n.ep.ID, "local", conn.LocalAddr().String())
+	opened := p.clock.Now()
 	go func() {
 		defer p.watches.Done()
 		var b [1]byte
@@ -116,13 +125,18 @@ func (p *Pool) openWatch(ctx context.Context, n *node) {
 		if ctx.Err() != nil {
 			return
 		}
+		p.log.Debug("browser node closed its watch", "node", n.ep.ID, "local", conn.LocalAddr().String())
 		p.mu.Lock()
 		current := n.watch == w
 		p.mu.Unlock()
 		if current {
 			// Closed by the node, not by us: find out now whether it is
-			// still there.
+			// still there. (A call that found the watch closed first has
+			// probed already.)
 			p.probe(ctx, n)
+		}
+		if p.clock.Now().Sub(opened) >= minWatchLife {
+			p.watchNode(ctx, n)
 		}
 	}()
 }

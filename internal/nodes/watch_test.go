@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/clock"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/clock/clocktest"
 )
 
 // watchedPool makes a one-node pool whose node is a real listener on
@@ -13,13 +15,21 @@ import (
 // first; it returns the node's end of the watch.
 func watchedPool(t *testing.T) (*Pool, *fakeProber, net.Conn, chan string) {
 	t.Helper()
+	p, fp, conn, downs, _ := watchedPoolOn(t, nil)
+	return p, fp, conn, downs
+}
+
+// watchedPoolOn is watchedPool on the clock c (nil: the real one); it
+// returns the node's listener too.
+func watchedPoolOn(t *testing.T, c clock.Clock) (*Pool, *fakeProber, net.Conn, chan string, net.Listener) {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ln.Close() })
 	fp := &fakeProber{errs: map[string]error{}}
-	p, err := New([]Endpoint{{ID: "n1", URL: "ws://" + ln.Addr().String() + "/pw", Capacity: 2}}, Config{Prober: fp})
+	p, err := New([]Endpoint{{ID: "n1", URL: "ws://" + ln.Addr().String() + "/pw", Capacity: 2}}, Config{Prober: fp, Clock: c})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +44,30 @@ func watchedPool(t *testing.T) (*Pool, *fakeProber, net.Conn, chan string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.Close() })
-	return p, fp, conn, downs
+	return p, fp, conn, downs, ln
+}
+
+// TestWatchReopensAfterAnIdleClose: a node that closes a watch that had
+// lived a while (as servers close idle connections) and still answers is
+// watched again at once, and its death is heard on the new watch.
+func TestWatchReopensAfterAnIdleClose(t *testing.T) {
+	c := clocktest.New()
+	p, fp, conn, downs, ln := watchedPoolOn(t, c)
+	c.Advance(minWatchLife)
+	conn.Close() // the server's idle timeout; the node still answers
+	again, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close()
+	if n, _ := p.Get("n1"); n.State != proxy.NodeUp {
+		t.Fatalf("node after an idle close = %+v, want up", n)
+	}
+	fp.set("n1", errRefused)
+	again.Close()
+	if id := <-downs; id != "n1" {
+		t.Fatalf("OnDown(%q), want n1", id)
+	}
 }
 
 func TestWatchNoticesANodeThatDies(t *testing.T) {
@@ -64,6 +97,7 @@ func TestGone(t *testing.T) {
 		{"watch closed, port refused", true, errRefused, true, proxy.NodeDown},
 		{"watch closed, node still answers", true, nil, false, proxy.NodeUp},
 		{"watch closed, probe times out: suspect, not gone", true, errTimeout, false, proxy.NodeUp},
+		{"watch closed, probe reset by the dying node: suspect, not gone", true, errReset, false, proxy.NodeUp},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -77,6 +111,14 @@ func TestGone(t *testing.T) {
 			}
 			if n, _ := p.Get("n1"); n.State != tt.want {
 				t.Errorf("node = %+v, want %s", n, tt.want)
+			}
+			if tt.closed && tt.probe != nil && !Decisive(tt.probe) {
+				// Not sure yet: the next call probes again, and a
+				// refusal then is sure.
+				fp.set("n1", errRefused)
+				if !p.Gone(context.Background(), "n1") {
+					t.Error("Gone = false once the closed watch's node refuses")
+				}
 			}
 		})
 	}
