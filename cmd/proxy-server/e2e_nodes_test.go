@@ -107,7 +107,8 @@ func TestBrowserNodes(t *testing.T) {
 			t.Fatalf("set-up: sessions on %s and %s, want both on one node", dead, got)
 		}
 		s.call(t, second, "browser_snapshot", nil) // takes the move's restored=true
-		nodes[dead].Kill()                         // the node's whole process tree, kill -9
+		// The node's whole process tree, kill -9, as a machine that dies.
+		nodes[dead].Kill()
 
 		// The first call of each session, sent after the node died, never
 		// reached a browser: it runs on the session restored elsewhere.
