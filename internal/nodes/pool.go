@@ -163,12 +163,17 @@ func (p *Pool) Run(ctx context.Context) {
 
 // ProbeAll probes every node at once and waits for the answers.
 func (p *Pool) ProbeAll(ctx context.Context) {
+	p.eachNode(func(n *node) { p.probe(ctx, n) })
+}
+
+// eachNode runs f on every node at once and waits for them all.
+func (p *Pool) eachNode(f func(n *node)) {
 	var wg sync.WaitGroup
 	for _, n := range p.snapshotNodes() {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			p.probe(ctx, n)
+			f(n)
 		}()
 	}
 	wg.Wait()

@@ -63,15 +63,7 @@ func (w *watch) close() {
 // watchAll opens a watch on every up node that has none. Run calls it
 // after each round of probes.
 func (p *Pool) watchAll(ctx context.Context) {
-	var wg sync.WaitGroup
-	for _, n := range p.snapshotNodes() {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			p.watchNode(ctx, n)
-		}()
-	}
-	wg.Wait()
+	p.eachNode(func(n *node) { p.watchNode(ctx, n) })
 }
 
 // minWatchLife is how long a watch must have lived for its node to be
