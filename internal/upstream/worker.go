@@ -561,6 +561,10 @@ func (w *Worker) CallTool(ctx context.Context, name string, args json.RawMessage
 	}
 	res, err := w.request(ctx, string(mcp.MethodToolsCall), callParams{Name: name, Arguments: args})
 	if err != nil {
+		if w.node != "" && w.lostBrowser.Load() && errors.Is(err, ErrWorkerExited) && !errors.Is(err, ErrNodeDown) {
+			// Stopped because its node went down (trackNode), during the call.
+			err = fmt.Errorf("%w: %w", ErrNodeDown, err)
+		}
 		return nil, fmt.Errorf("tools/call %s: %w", name, err)
 	}
 	if w.nodeDown != nil && lostRemote(res) && w.nodeDown(ctx) {
