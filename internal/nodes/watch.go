@@ -17,8 +17,8 @@ import (
 type watch struct {
 	conn net.Conn
 	// ended is closed once a read returned: the node closed the
-	// connection (or sent something, which a browser server never does
-	// unasked).
+	// connection, or sent something (Node's HTTP server answers an idle
+	// connection 408 before it closes it).
 	ended chan struct{}
 	once  sync.Once
 }
