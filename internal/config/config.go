@@ -51,6 +51,10 @@ type Config struct {
 	// nodes.ParseEndpoints says how they are written.
 	BrowserEndpoints  string        `envconfig:"PROXY_BROWSER_ENDPOINTS" unset:"the local browser"`
 	NodeProbeInterval time.Duration `envconfig:"PROXY_NODE_PROBE_INTERVAL"`
+	// NodeProbeFailures is how many probes in a row must fail (time out,
+	// be reset) before an up node is down; a refused connection takes it
+	// down at once.
+	NodeProbeFailures int `envconfig:"PROXY_NODE_PROBE_FAILURES"`
 	// NodeQueueTimeout is how long a new session waits for room when
 	// every browser node is full, before MAX_SESSIONS_REACHED.
 	NodeQueueTimeout time.Duration `envconfig:"PROXY_NODE_QUEUE_TIMEOUT"`
@@ -110,6 +114,7 @@ func DefaultConfig(getenv func(string) string) Config {
 		PingInterval:           30 * time.Second,
 		BrowserMode:            BrowserModeShared,
 		NodeProbeInterval:      10 * time.Second,
+		NodeProbeFailures:      3,
 		NodeQueueTimeout:       30 * time.Second,
 		Headless:               true,
 		BrowserOptimizeMemory:  true,
@@ -195,6 +200,8 @@ func (c Config) Validate() error {
 		return bad("NODE_PROBE_INTERVAL", "must be positive")
 	case c.NodeQueueTimeout <= 0:
 		return bad("NODE_QUEUE_TIMEOUT", "must be positive")
+	case c.NodeProbeFailures < 1:
+		return bad("NODE_PROBE_FAILURES", "must be at least 1")
 	case c.ResponseMode != ResponseModeRef && c.ResponseMode != ResponseModeFull:
 		return bad("RESPONSE_MODE", "%q is not ref or full", c.ResponseMode)
 	case c.InlineResultMax < 0:

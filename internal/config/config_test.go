@@ -107,6 +107,7 @@ func TestValidate(t *testing.T) {
 		}, "PROXY_BROWSER_ENDPOINTS"},
 		{"probe interval", func(c *Config) { c.NodeProbeInterval = 0 }, "PROXY_NODE_PROBE_INTERVAL"},
 		{"queue timeout", func(c *Config) { c.NodeQueueTimeout = -time.Second }, "PROXY_NODE_QUEUE_TIMEOUT"},
+		{"node probe failures", func(c *Config) { c.NodeProbeFailures = 0 }, "PROXY_NODE_PROBE_FAILURES"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

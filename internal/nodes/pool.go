@@ -13,9 +13,11 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"syscall"
 	"time"
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/clock"
 )
 
 // unknownNode is the error for a node id the pool does not hold.
@@ -31,13 +33,36 @@ type Config struct {
 	// QueueTimeout is how long Place waits for room when every node is
 	// full or down; 0 means 30 s.
 	QueueTimeout time.Duration
-	Logger       *slog.Logger
+	// DownAfter is how many probes in a row must fail before an up node
+	// is down; 0 means DefaultDownAfter. A failure that says the node is
+	// not there or will not serve us (Decisive) needs only one: a probe
+	// that times out on a loaded machine says nothing of the kind, and
+	// taking a node down stops every worker on it.
+	DownAfter int
+	Logger    *slog.Logger
+	// Clock times the probe interval and the wait for room; nil is the
+	// real one.
+	Clock clock.Clock
+}
+
+// DefaultDownAfter is Config.DownAfter's default.
+const DefaultDownAfter = 3
+
+// Decisive reports whether a probe's failure takes an up node down at
+// once: the connection was refused (nothing listens: the node's process
+// is gone), or the node answered that it will not serve us (another
+// Playwright version, credentials refused). Anything else (a timeout, a
+// reset, a 5xx) may be a passing hitch and counts toward DownAfter.
+func Decisive(err error) bool {
+	return errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, ErrVersionMismatch) ||
+		errors.Is(err, ErrUnauthorized) || errors.Is(err, ErrEndpoint)
 }
 
 // Pool holds the configured nodes. Its methods are safe for concurrent use.
 type Pool struct {
-	cfg Config
-	log *slog.Logger
+	cfg   Config
+	log   *slog.Logger
+	clock clock.Clock
 
 	mu    sync.Mutex
 	nodes []*node
@@ -46,6 +71,10 @@ type Pool struct {
 	room chan struct{}
 	// down is called, outside mu, with the id of a node that went down.
 	down []func(id string)
+	// life is Run's context while it runs (nil otherwise): watches are
+	// kept only then, and end with it.
+	life    context.Context
+	watches sync.WaitGroup
 }
 
 type node struct {
@@ -54,8 +83,14 @@ type node struct {
 	draining bool
 	leases   int
 	failures int64
-	err      error
-	checked  time.Time
+	// inARow counts the probes that failed since the last that did not.
+	inARow  int
+	err     error
+	checked time.Time
+	// watch is an idle connection to the node that its death closes
+	// (see watch.go); nil when none is open.
+	watch    *watch
+	dialling bool
 }
 
 func (n *node) state() proxy.NodeState {
@@ -82,11 +117,14 @@ func New(eps []Endpoint, cfg Config) (*Pool, error) {
 	if cfg.QueueTimeout <= 0 {
 		cfg.QueueTimeout = 30 * time.Second
 	}
+	if cfg.DownAfter <= 0 {
+		cfg.DownAfter = DefaultDownAfter
+	}
 	log := cfg.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	p := &Pool{cfg: cfg, log: log.With("component", "nodes"), room: make(chan struct{})}
+	p := &Pool{cfg: cfg, log: log.With("component", "nodes"), clock: clock.Or(cfg.Clock), room: make(chan struct{})}
 	ids := map[string]bool{}
 	for _, ep := range eps {
 		if ids[ep.ID] {
@@ -106,29 +144,36 @@ func (p *Pool) OnDown(f func(id string)) {
 	p.down = append(p.down, f)
 }
 
-// Run probes every node every Interval until ctx ends. The first probe is
-// the caller's (ProbeAll), made before anything is placed.
+// Run probes every node every Interval until ctx ends, and keeps a watch
+// on every node that is up, so that a node whose process dies is noticed
+// at once rather than at the next probe. The first probe is the caller's
+// (ProbeAll), made before anything is placed. Run returns once its watches
+// are closed.
 func (p *Pool) Run(ctx context.Context) {
-	t := time.NewTicker(p.cfg.Interval)
-	defer t.Stop()
+	p.startWatches(ctx)
+	defer p.endWatches()
 	for {
-		select {
-		case <-ctx.Done():
+		if clock.Sleep(ctx, p.clock, p.cfg.Interval) != nil {
 			return
-		case <-t.C:
 		}
 		p.ProbeAll(ctx)
+		p.watchAll(ctx)
 	}
 }
 
 // ProbeAll probes every node at once and waits for the answers.
 func (p *Pool) ProbeAll(ctx context.Context) {
+	p.eachNode(func(n *node) { p.probe(ctx, n) })
+}
+
+// eachNode runs f on every node at once and waits for them all.
+func (p *Pool) eachNode(f func(n *node)) {
 	var wg sync.WaitGroup
 	for _, n := range p.snapshotNodes() {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			p.probe(ctx, n)
+			f(n)
 		}()
 	}
 	wg.Wait()
@@ -164,31 +209,57 @@ func (p *Pool) find(id string) *node {
 }
 
 func (p *Pool) probe(ctx context.Context, n *node) {
+	// Whether the watch was closed before the probe began: only then does
+	// an answer say that the node merely closed an idle connection (an
+	// answer sent just before the node died proves nothing of the kind).
+	p.mu.Lock()
+	w0 := n.watch
+	p.mu.Unlock()
+	closedBefore := w0 != nil && w0.closed()
 	err := p.cfg.Prober.Probe(ctx, n.ep)
 	if ctx.Err() != nil {
 		return // shutting down: says nothing about the node
 	}
 	p.mu.Lock()
 	wasUp := n.up
-	n.up, n.err, n.checked = err == nil, err, time.Now()
-	if err != nil {
+	n.err, n.checked = err, p.clock.Now()
+	if err == nil {
+		n.up, n.inARow = true, 0
+	} else {
 		n.failures++
+		n.inARow++
+		if Decisive(err) || n.inARow >= p.cfg.DownAfter {
+			n.up = false
+		}
 	}
+	if w := n.watch; w != nil && (!n.up || err == nil && w == w0 && closedBefore) {
+		// Its news is in (the node is down, or answers and merely closed
+		// an idle connection): a later call need not probe for it again.
+		// A closed watch on a node whose probe failed but that is not
+		// down yet stays, so that each call probes until one is sure: a
+		// probe under way when the node died is reset, which proves
+		// nothing alone.
+		n.watch = nil
+		w.close()
+	}
+	up, inARow, failures := n.up, n.inARow, n.failures
 	var notify []func(string)
-	if wasUp && err != nil {
+	if wasUp && !up {
 		notify = append(notify, p.down...)
 	}
-	if !wasUp && err == nil {
+	if !wasUp && up {
 		p.wakeLocked()
 	}
 	p.mu.Unlock()
 
 	switch {
-	case wasUp && err != nil:
-		p.log.Warn("browser node down", "node", n.ep.ID, "err", err)
-	case !wasUp && err == nil:
+	case wasUp && !up:
+		p.log.Warn("browser node down", "node", n.ep.ID, "failures_in_a_row", inARow, "err", err)
+	case up && err != nil:
+		p.log.Warn("browser node probe failed; still in placement", "node", n.ep.ID, "failures_in_a_row", inARow, "down_after", p.cfg.DownAfter, "err", err)
+	case !wasUp && up:
 		p.log.Info("browser node up", "node", n.ep.ID, "endpoint", n.ep.Masked())
-	case !wasUp && errors.Is(err, ErrVersionMismatch) && n.failures == 1:
+	case !wasUp && errors.Is(err, ErrVersionMismatch) && failures == 1:
 		p.log.Error("browser node refused", "node", n.ep.ID, "err", err)
 	}
 	for _, f := range notify {
@@ -227,7 +298,8 @@ func (p *Pool) Get(id string) (proxy.Node, error) {
 
 func (n *node) infoLocked() proxy.Node {
 	in := proxy.Node{ID: n.ep.ID, Endpoint: n.ep.Masked(), State: n.state(), Sessions: n.leases, Capacity: n.ep.Capacity, Failures: n.failures, CheckedAt: n.checked}
-	if !n.up && n.err != nil {
+	if n.err != nil {
+		// On an up node: its last probe failed, not yet DownAfter in a row.
 		in.Error = n.err.Error()
 	}
 	return in
@@ -282,7 +354,7 @@ func (l *Lease) Release() {
 // MAX_SESSIONS_REACHED when nodes are up but full, UPSTREAM_UNAVAILABLE
 // when none is up.
 func (p *Pool) Place(ctx context.Context) (*Lease, error) {
-	timer := time.NewTimer(p.cfg.QueueTimeout)
+	timer := p.clock.NewTimer(p.cfg.QueueTimeout)
 	defer timer.Stop()
 	for {
 		p.mu.Lock()
@@ -309,7 +381,7 @@ func (p *Pool) Place(ctx context.Context) (*Lease, error) {
 		case <-room:
 		case <-ctx.Done():
 			return nil, fmt.Errorf("waiting for room on a browser node: %w", ctx.Err())
-		case <-timer.C:
+		case <-timer.C():
 			if !anyUp {
 				return nil, p.unavailable()
 			}

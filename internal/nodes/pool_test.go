@@ -3,13 +3,18 @@ package nodes
 import (
 	"context"
 	"errors"
+	"net"
+	"net/url"
+	"os"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/clock/clocktest"
 )
 
 // fakeProber answers each node's probe with what the test set.
@@ -112,7 +117,7 @@ func TestPlaceSkipsDownAndDrainingNodes(t *testing.T) {
 	var mu sync.Mutex
 	p.OnDown(func(id string) { mu.Lock(); downs = append(downs, id); mu.Unlock() })
 
-	fp.set("n1", errors.New("connection refused"))
+	fp.set("n1", errRefused)
 	p.ProbeAll(context.Background())
 	if _, err := p.SetDraining("n2", true); err != nil {
 		t.Fatal(err)
@@ -150,7 +155,7 @@ func TestPlaceSkipsDownAndDrainingNodes(t *testing.T) {
 
 func TestPlaceWaitsForANodeToComeUp(t *testing.T) {
 	p, fp := newTestPool(t, 20*time.Millisecond, 1)
-	fp.set("n1", errors.New("connection refused"))
+	fp.set("n1", errRefused)
 	p.ProbeAll(context.Background())
 	_, err := p.Place(context.Background())
 	if got := proxy.ErrorCode(err); got != proxy.EUNAVAILABLE {
@@ -190,5 +195,122 @@ func TestUnknownNode(t *testing.T) {
 	}
 	if err := p.Check(context.Background(), "nope"); proxy.ErrorCode(err) != proxy.ENODEMISSING {
 		t.Errorf("Check: %v", err)
+	}
+}
+
+// Probe failures as the HTTP prober returns them.
+var (
+	errRefused = &url.Error{Op: "Get", URL: "http://n1/pw", Err: &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}}
+	errTimeout = &url.Error{Op: "Get", URL: "http://n1/pw", Err: context.DeadlineExceeded}
+	errReset   = &url.Error{Op: "Get", URL: "http://n1/pw", Err: &net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("read", syscall.ECONNRESET)}}
+	errBusy    = errors.New("probe n1: answered 503 Service Unavailable")
+)
+
+func TestProbeFailuresInARow(t *testing.T) {
+	up, down := proxy.NodeUp, proxy.NodeDown
+	tests := []struct {
+		name   string
+		probes []error // after the first probe, which found the node up
+		want   []proxy.NodeState
+		downs  int // OnDown calls
+	}{
+		{"a refused connection is down at once", []error{errRefused}, []proxy.NodeState{down}, 1},
+		{"another Playwright version is down at once", []error{ErrVersionMismatch}, []proxy.NodeState{down}, 1},
+		{"one timeout leaves it up", []error{errTimeout}, []proxy.NodeState{up}, 0},
+		{"three timeouts in a row take it down", []error{errTimeout, errTimeout, errTimeout}, []proxy.NodeState{up, up, down}, 1},
+		{"resets and 5xx count as timeouts do", []error{errReset, errBusy, errTimeout}, []proxy.NodeState{up, up, down}, 1},
+		{"a success in between starts the count again", []error{errTimeout, errTimeout, nil, errTimeout, errTimeout}, []proxy.NodeState{up, up, up, up, up}, 0},
+		{"a refusal after timeouts", []error{errTimeout, errRefused}, []proxy.NodeState{up, down}, 1},
+		{"down stays down, and comes back on a success", []error{errRefused, errTimeout, errTimeout, errTimeout, nil}, []proxy.NodeState{down, down, down, down, up}, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, fp := newTestPool(t, time.Minute, 1)
+			downs := 0
+			p.OnDown(func(string) { downs++ })
+			var got []proxy.NodeState
+			for _, err := range tt.probes {
+				fp.set("n1", err)
+				p.ProbeAll(context.Background())
+				in, _ := p.Get("n1")
+				got = append(got, in.State)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("states after each probe (-want +got):\n%s", diff)
+			}
+			if downs != tt.downs {
+				t.Errorf("OnDown called %d times, want %d", downs, tt.downs)
+			}
+		})
+	}
+}
+
+func TestSuspectNodeShowsItsErrorAndTakesSessions(t *testing.T) {
+	p, fp := newTestPool(t, time.Minute, 1, 1)
+	fp.set("n1", errTimeout)
+	fp.set("n2", errTimeout)
+	p.ProbeAll(context.Background())
+	p.ProbeAll(context.Background())
+	n, _ := p.Get("n1")
+	if n.State != proxy.NodeUp || n.Failures != 2 || n.Error == "" {
+		t.Errorf("node after two timeouts = %+v, want up, two failures and the last error", n)
+	}
+	// Place answers at once: no wait for room, no UPSTREAM_UNAVAILABLE.
+	if diff := cmp.Diff([]string{"n1", "n2"}, placeN(t, p, 2)); diff != "" {
+		t.Errorf("placement on suspect nodes (-want +got):\n%s", diff)
+	}
+	fp.set("n1", nil)
+	p.ProbeAll(context.Background())
+	if n, _ := p.Get("n1"); n.Error != "" {
+		t.Errorf("node after a success = %+v, want no error", n)
+	}
+}
+
+func TestDownAfterIsConfigurable(t *testing.T) {
+	fp := &fakeProber{errs: map[string]error{}}
+	p, err := New([]Endpoint{{ID: "n1", URL: "ws://n1/pw", Capacity: 1}}, Config{Prober: fp, DownAfter: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.ProbeAll(context.Background())
+	fp.set("n1", errTimeout)
+	p.ProbeAll(context.Background())
+	if n, _ := p.Get("n1"); n.State != proxy.NodeDown {
+		t.Errorf("DownAfter 1: node after one timeout is %s, want down", n.State)
+	}
+}
+
+// TestRunProbesEachInterval: Run's probes come on the injected clock, and
+// a node needs DownAfter of them failing in a row to go down.
+func TestRunProbesEachInterval(t *testing.T) {
+	c := clocktest.New()
+	fp := &fakeProber{errs: map[string]error{}}
+	// Nothing listens on port 1: Run's watch is refused at once (the
+	// fake prober says the node is there all the same).
+	p, err := New([]Endpoint{{ID: "n1", URL: "ws://127.0.0.1:1/pw", Capacity: 1}}, Config{Prober: fp, Clock: c, Interval: time.Minute, DownAfter: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.ProbeAll(context.Background())
+	downs := make(chan string, 1)
+	p.OnDown(func(id string) { downs <- id })
+	ctx, cancel := context.WithCancel(context.Background())
+	ran := make(chan struct{})
+	go func() {
+		defer close(ran)
+		p.Run(ctx)
+	}()
+	defer func() { cancel(); <-ran }()
+
+	fp.set("n1", errTimeout)
+	c.WaitForTimer(t, time.Minute)
+	c.Advance(time.Minute)
+	c.WaitForTimer(t, time.Minute) // the first round is over
+	if n, _ := p.Get("n1"); n.State != proxy.NodeUp || n.Failures != 1 {
+		t.Errorf("after one timed-out probe: %+v, want up with one failure", n)
+	}
+	c.Advance(time.Minute)
+	if id := <-downs; id != "n1" {
+		t.Errorf("OnDown(%q), want n1", id)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 )
 
 // playwrightBox is what a Playwright server answers a client of another
@@ -72,7 +73,42 @@ func TestHTTPProberNoNode(t *testing.T) {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	if err := (HTTPProber{Version: "1.64.0"}).Probe(context.Background(), Endpoint{ID: "n", URL: "ws://" + addr + "/pw"}); err == nil {
+	err = HTTPProber{Version: "1.64.0"}.Probe(context.Background(), Endpoint{ID: "n", URL: "ws://" + addr + "/pw"})
+	if err == nil {
 		t.Fatal("Probe of a closed port succeeded")
+	}
+	if !Decisive(err) {
+		t.Errorf("a refused connection (%v) does not take the node down at once", err)
+	}
+}
+
+// TestHTTPProberSlowNode probes a node that accepts the connection and
+// never answers, as a node too loaded to answer in time does: a failure,
+// not one that takes the node down at once.
+func TestHTTPProberSlowNode(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	release := make(chan struct{})
+	defer close(release)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() { <-release; c.Close() }()
+		}
+	}()
+	// The timeout is the prober's, not an assertion: whatever it is, an
+	// unanswered probe must end in a failure that is not decisive.
+	err = HTTPProber{Version: "1.64.0", Timeout: 50 * time.Millisecond}.Probe(context.Background(), Endpoint{ID: "n", URL: "ws://" + ln.Addr().String() + "/pw"})
+	if err == nil {
+		t.Fatal("Probe of a node that never answers succeeded")
+	}
+	if Decisive(err) {
+		t.Errorf("a probe that timed out (%v) takes the node down at once", err)
 	}
 }

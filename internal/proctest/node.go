@@ -76,7 +76,9 @@ func (n *Node) Done() <-chan struct{} { return n.done }
 
 // Kill sends SIGKILL to the node and every process below it (the browser
 // server, Chromium and its helpers, in process groups of their own), as a
-// machine that dies would, and waits for the node to be reaped.
+// machine that dies would, and waits for the node to be reaped and every
+// thread of every process below it to have exited: once Kill returns, the
+// node's port refuses and its connections are closed.
 func (n *Node) Kill() {
 	select {
 	case <-n.done:
@@ -87,6 +89,15 @@ func (n *Node) Kill() {
 	_ = syscall.Kill(-n.PID, syscall.SIGKILL)
 	KillAll(procs)
 	<-n.done
+	WaitGone(time.Minute, func() []Proc {
+		var left []Proc
+		for _, p := range procs {
+			if !Exited(p.PID) {
+				left = append(left, p)
+			}
+		}
+		return left
+	})
 }
 
 // Stop asks the node to stop (SIGTERM) and waits up to timeout, then

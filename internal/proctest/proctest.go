@@ -86,6 +86,26 @@ func Alive(pid int) bool {
 	return ok
 }
 
+// Exited reports whether every thread of pid has exited: a process whose
+// main thread is a zombie may still have threads on their way out, and its
+// files (its sockets) are closed only when the last of them is.
+func Exited(pid int) bool {
+	tasks, err := os.ReadDir(filepath.Join("/proc", strconv.Itoa(pid), "task"))
+	if err != nil {
+		return true
+	}
+	for _, task := range tasks {
+		b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "task", task.Name(), "stat"))
+		if err != nil {
+			continue // gone meanwhile
+		}
+		if _, live := ParseStat(pid, b); live {
+			return false
+		}
+	}
+	return true
+}
+
 // Descendants lists the live descendants of pid.
 func Descendants(pid int) []Proc {
 	all := All()

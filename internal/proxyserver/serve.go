@@ -471,6 +471,7 @@ func startNodes(ctx context.Context, cfg config.Config, command []string, log *s
 		Prober:       nodes.HTTPProber{Version: version},
 		Interval:     cfg.NodeProbeInterval,
 		QueueTimeout: cfg.NodeQueueTimeout,
+		DownAfter:    cfg.NodeProbeFailures,
 		Logger:       log,
 	})
 	if err != nil {

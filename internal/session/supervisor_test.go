@@ -438,28 +438,48 @@ func TestEvictionWaitsForBackgroundSave(t *testing.T) {
 }
 
 // TestUndeliveredCallGoesToNewWorker: a worker found dead before the call
-// reached it is replaced and the call runs there, once.
+// reached it, or whose browser node was found gone before the call was
+// sent, is replaced and the call runs on the new worker, once. A node's
+// death is no fault of the session's: its restart waits for no backoff.
 func TestUndeliveredCallGoesToNewWorker(t *testing.T) {
-	ctx := context.Background()
-	m, sp, _ := newManager(t, Options{restartBackoff: time.Millisecond})
-	s, err := m.CreateSession(ctx)
-	if err != nil {
-		t.Fatal(err)
+	tests := []struct {
+		name      string
+		err       error
+		nodeGone  bool            // the worker says it lost its browser
+		wantSleep []time.Duration // the restart's backoff
+	}{
+		{"the worker was dead", fmt.Errorf("%w: %w", upstream.ErrWorkerExited, upstream.ErrNotDelivered), false, []time.Duration{time.Second}},
+		{"its browser node was gone", fmt.Errorf("tools/call browser_click: %w: %w", upstream.ErrNotDelivered, upstream.ErrNodeDown), true, nil},
 	}
-	first := workerOf(t, m, sp, s.ID)
-	first.answer = func(string, json.RawMessage) (json.RawMessage, error) {
-		return nil, fmt.Errorf("%w: %w", upstream.ErrWorkerExited, upstream.ErrNotDelivered)
-	}
-	res, err := m.Call(ctx, proxy.CallRequest{SessionID: s.ID, Tool: "browser_click"})
-	if err != nil {
-		t.Fatalf("call: %v", err)
-	}
-	if !res.Metadata.Restored {
-		t.Error("restored = false after the worker was replaced")
-	}
-	all := sp.all()
-	if len(all) != 2 || all[1].calls.Load() != 1 {
-		t.Errorf("workers %d; the new one ran %d calls, want 1", len(all), all[len(all)-1].calls.Load())
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			var sl sleeps
+			m, sp, _ := newManager(t, Options{Now: newFakeClock().Now, sleep: sl.sleep})
+			s, err := m.CreateSession(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			first := workerOf(t, m, sp, s.ID)
+			first.answer = func(string, json.RawMessage) (json.RawMessage, error) {
+				first.lostBrowser.Store(tt.nodeGone)
+				return nil, tt.err
+			}
+			res, err := m.Call(ctx, proxy.CallRequest{SessionID: s.ID, Tool: "browser_click"})
+			if err != nil {
+				t.Fatalf("call: %v", err)
+			}
+			if !res.Metadata.Restored {
+				t.Error("restored = false after the worker was replaced")
+			}
+			all := sp.all()
+			if len(all) != 2 || all[1].calls.Load() != 1 {
+				t.Errorf("workers %d; the new one ran %d calls, want 1", len(all), all[len(all)-1].calls.Load())
+			}
+			if diff := cmp.Diff(tt.wantSleep, sl.got()); diff != "" {
+				t.Errorf("backoff before the restart (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
 

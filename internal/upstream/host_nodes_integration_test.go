@@ -4,9 +4,13 @@ package upstream
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -17,11 +21,27 @@ import (
 
 // TestIntegrationHostOnNodes places workers on a real browser node: the
 // worker's command line names no endpoint or credential (they travel in a
-// file gone once it started), a call after the node died answers
-// ErrNodeDown, and the lease goes back when the worker ends.
+// file gone once it started); when the node dies, a call in flight answers
+// ErrNodeDown (it may have run: not to be replayed), a call made after the
+// node is known gone answers ErrNotDelivered too (it never reached a
+// browser), every worker on the node is stopped and the leases go back.
 func TestIntegrationHostOnNodes(t *testing.T) {
 	root := realSetup(t)
 	site := testSite(t)
+	// /hold answers only once the test is over: a navigation to it is a
+	// call in flight in the browser for as long as the test wants.
+	var holds atomic.Int32
+	arrived := make(chan struct{}, 1)
+	hold := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/hold" {
+			http.NotFound(w, r)
+			return
+		}
+		holds.Add(1)
+		arrived <- struct{}{}
+		<-r.Context().Done()
+	}))
+	t.Cleanup(hold.Close)
 	node := launchTestBrowser(t, root)
 	from, err := PlaywrightFrom(DefaultCommand(root))
 	if err != nil {
@@ -32,7 +52,7 @@ func TestIntegrationHostOnNodes(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Probes run when the test says: what notices the dead node below is
-	// the call itself.
+	// the call in flight itself.
 	pool, err := nodes.New([]nodes.Endpoint{{ID: "n1", URL: node.PlaywrightEndpoint() + "?token=s3cret", Capacity: 2}},
 		nodes.Config{Prober: nodes.HTTPProber{Version: version}, Interval: time.Hour, QueueTimeout: 100 * time.Millisecond})
 	if err != nil {
@@ -45,30 +65,54 @@ func TestIntegrationHostOnNodes(t *testing.T) {
 		TempDir: shortTempDir(t),
 		Logger:  testLogger(t),
 	})
-	w := spawn(t, h)
-	if w.Node() != "n1" {
-		t.Errorf("worker placed on %q, want n1", w.Node())
+	inFlight, after := spawn(t, h), spawn(t, h)
+	for _, w := range []*Worker{inFlight, after} {
+		if w.Node() != "n1" {
+			t.Errorf("worker placed on %q, want n1", w.Node())
+		}
+		if got := cmdline(w.PID()); strings.Contains(got, "s3cret") || strings.Contains(got, "--endpoint") {
+			t.Errorf("worker command line %q shows the node's endpoint", got)
+		}
+		call(t, w, "browser_navigate", map[string]string{"url": site.URL + "/blank"})
 	}
-	if got := cmdline(w.PID()); strings.Contains(got, "s3cret") || strings.Contains(got, "--endpoint") {
-		t.Errorf("worker command line %q shows the node's endpoint", got)
-	}
-	call(t, w, "browser_navigate", map[string]string{"url": site.URL + "/blank"})
-	if n, _ := pool.Get("n1"); n.Sessions != 1 {
-		t.Errorf("node holds %d workers, want 1", n.Sessions)
+	if n, _ := pool.Get("n1"); n.Sessions != 2 {
+		t.Errorf("node holds %d workers, want 2", n.Sessions)
 	}
 
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	held := make(chan error, 1)
+	go func() {
+		_, err := inFlight.CallTool(ctx, "browser_navigate", json.RawMessage(`{"url":"`+hold.URL+`/hold"}`))
+		held <- err
+	}()
+	select {
+	case <-arrived: // the call is in the browser
+	case err := <-held:
+		t.Fatalf("navigation to /hold ended before the node died: %v", err)
+	}
 	node.proc.signalGroup(syscall.SIGKILL)
 	<-node.Done()
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-	defer cancel()
-	_, err = w.CallTool(ctx, "browser_snapshot", nil)
-	if !errors.Is(err, ErrNodeDown) || !errors.Is(err, ErrWorkerExited) {
-		t.Fatalf("call after the node died: %v, want ErrNodeDown", err)
+	err = <-held
+	if !errors.Is(err, ErrNodeDown) || errors.Is(err, ErrNotDelivered) {
+		t.Errorf("call in flight when the node died: %v, want ErrNodeDown, not ErrNotDelivered", err)
 	}
-	select {
-	case <-w.Done():
-	case <-time.After(10 * time.Second):
-		t.Fatal("the worker on the dead node was not stopped")
+	_, err = after.CallTool(ctx, "browser_snapshot", nil)
+	if !errors.Is(err, ErrNodeDown) || !errors.Is(err, ErrNotDelivered) || !errors.Is(err, ErrWorkerExited) {
+		t.Errorf("call after the node died: %v, want ErrNodeDown and ErrNotDelivered", err)
+	}
+	if !after.LostBrowser() {
+		t.Error("the worker whose node was gone does not say it lost its browser")
+	}
+	if got := holds.Load(); got != 1 {
+		t.Errorf("/hold was asked %d times, want 1: nothing is replayed", got)
+	}
+	for _, w := range []*Worker{inFlight, after} {
+		select {
+		case <-w.Done():
+		case <-time.After(10 * time.Second):
+			t.Fatalf("worker %d on the dead node was not stopped", w.PID())
+		}
 	}
 	deadline := time.Now().Add(5 * time.Second)
 	for {

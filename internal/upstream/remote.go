@@ -72,6 +72,7 @@ func (h *Host) trackNode(w *Worker, lease *nodes.Lease) bool {
 		return false
 	}
 	w.node = lease.Node()
+	w.nodeGone = func(ctx context.Context) bool { return h.cfg.Nodes.Gone(ctx, w.node) }
 	w.nodeDown = func(ctx context.Context) bool {
 		pool := h.cfg.Nodes
 		if err := pool.Check(ctx, w.node); err != nil {
@@ -161,10 +162,23 @@ func (h *Host) checkNodes() error {
 }
 
 // ErrNodeDown is returned (wrapped, with ErrWorkerExited) by a call whose
-// worker lost its browser node: the call may have run before the node went,
-// so it is not replayed; the worker is stopped and its session restored on
-// another node.
+// worker lost its browser node. With ErrNotDelivered too, the node was
+// known gone before the call was sent: it never reached a browser, and the
+// session runs it on a worker placed elsewhere. Without, the call was in
+// flight when the node went and may have run: it is not replayed. Either
+// way the worker is stopped and its session restored on another node.
 var ErrNodeDown = fmt.Errorf("%w: its browser node went down", ErrWorkerExited)
+
+// nodeGoneErr is what a request to a worker whose node is known gone gets
+// instead of being sent; the worker is marked as having lost its browser,
+// so that its end counts as no crash of its session's.
+func (w *Worker) nodeGoneErr(ctx context.Context) error {
+	if w.nodeGone == nil || !w.nodeGone(ctx) {
+		return nil
+	}
+	w.lostBrowser.Store(true)
+	return &workerExitedError{cause: fmt.Errorf("%w: %w", ErrNotDelivered, ErrNodeDown), code: proxy.Errorf(proxy.EUNAVAILABLE, "the worker's browser node is gone")}
+}
 
 // remoteLost are what Playwright answers when the connection to a remote
 // browser is gone, or cannot be opened.

@@ -130,11 +130,14 @@ type Worker struct {
 	// died, not for anything of its own.
 	lostBrowser atomic.Bool
 	nextID      atomic.Int64
-	// node is the browser node the worker was placed on ("" for ours),
-	// and nodeDown checks that node now, reporting whether it is down;
-	// both set before the worker is handed out, never changed after.
+	// node is the browser node the worker was placed on ("" for ours);
+	// nodeDown checks that node now, reporting whether it is down, and
+	// nodeGone whether it is known gone without a probe unless there is
+	// news of it (nodes.Pool.Gone). All set before the worker is handed
+	// out, never changed after.
 	node     string
 	nodeDown func(context.Context) bool
+	nodeGone func(context.Context) bool
 	lifeStop context.CancelFunc
 
 	closeOnce sync.Once
@@ -566,8 +569,15 @@ func (w *Worker) CallTool(ctx context.Context, name string, args json.RawMessage
 	} else if !json.Valid(args) {
 		return nil, fmt.Errorf("upstream tools/call %s: arguments are not valid JSON", name)
 	}
+	if err := w.nodeGoneErr(ctx); err != nil {
+		return nil, fmt.Errorf("tools/call %s: %w", name, err)
+	}
 	res, err := w.request(ctx, string(mcp.MethodToolsCall), callParams{Name: name, Arguments: args})
 	if err != nil {
+		if w.node != "" && w.lostBrowser.Load() && errors.Is(err, ErrWorkerExited) && !errors.Is(err, ErrNodeDown) {
+			// Stopped because its node went down (trackNode), during the call.
+			err = fmt.Errorf("%w: %w", ErrNodeDown, err)
+		}
 		return nil, fmt.Errorf("tools/call %s: %w", name, err)
 	}
 	if w.nodeDown != nil && lostRemote(res) && w.nodeDown(ctx) {
@@ -578,6 +588,10 @@ func (w *Worker) CallTool(ctx context.Context, name string, args json.RawMessage
 
 // Ping sends an MCP ping; it fails once the worker is gone or wedged past ctx.
 func (w *Worker) Ping(ctx context.Context) error {
+	// A worker whose node is gone answers pings but can serve no call.
+	if err := w.nodeGoneErr(ctx); err != nil {
+		return fmt.Errorf("upstream ping: %w", err)
+	}
 	if err := w.client.Ping(ctx); err != nil {
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			return fmt.Errorf("upstream ping: %w", ctxErr)
