@@ -500,7 +500,7 @@ type isoAttack struct {
 }
 
 var isoAttacks = []isoAttack{
-	{"code outside the page: browser_run_code_unsafe and browser_get_config are not listed and answer as unknown tools", func(t *testing.T, k *attacker) {
+	{"code outside the page: browser_run_code_unsafe and browser_get_config are not listed and answer TOOL_NOT_FOUND", func(t *testing.T, k *attacker) {
 		calls := map[string]map[string]any{
 			"browser_run_code_unsafe": {"code": "async (page) => { const s = await page.context().browser().newBrowserCDPSession(); return await s.send('Target.getTargets'); }"},
 			"browser_get_config":      nil,
@@ -509,10 +509,10 @@ var isoAttacks = []isoAttack{
 			if k.has(tool) {
 				t.Errorf("B is offered %s", tool)
 			}
-			unknown := "browser_" + isoToken()
-			want := strings.ReplaceAll(k.try(t, unknown, args).text, unknown, tool)
-			if got := k.try(t, tool, args); got.text != want || !notOffered(got) {
-				t.Errorf("%s answered %s\nwant %s (as an unknown tool)", tool, got.all(), want)
+			// try also searches the answer for A's pages, which
+			// Target.getTargets would list.
+			if a := k.try(t, tool, args); !notOffered(a) || !strings.Contains(a.text, proxy.ETOOLMISSING) {
+				t.Errorf("%s answered %s\nwant it refused with %s", tool, a.all(), proxy.ETOOLMISSING)
 			}
 		}
 	}},
