@@ -151,9 +151,9 @@ func (s *isoServer) get(t *testing.T, path string) (int, string) {
 	return resp.StatusCode, string(b)
 }
 
-// outputDir is the output directory of the worker serving session id, as
-// the operator can learn it: the worker's pid from the API, its arguments
-// from the process table.
+// workerArg is the value of flag on the command line of the worker serving
+// session id, as the operator can learn it: the worker's pid from the API,
+// its arguments from the process table.
 func (s *isoServer) workerArg(t *testing.T, id, flag string) string {
 	t.Helper()
 	code, body := s.get(t, "/sessions/"+id)
@@ -327,7 +327,7 @@ func setUpVictim(t *testing.T, s *isoServer, a *isoClient, site string) *victim 
 	v.navRef = nav.ref
 	set := a.must(t, s, "browser_evaluate", map[string]any{"function": fmt.Sprintf(
 		"() => { document.cookie = 'secret_of_A=%s; path=/'; localStorage.setItem('secret_of_A', '%s'); return document.cookie }", v.cookie, v.storage)})
-	text, _, err := callDefault(a)
+	text, _, err := listSessions(a)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -336,20 +336,17 @@ func setUpVictim(t *testing.T, s *isoServer, a *isoClient, site string) *victim 
 	}
 	v.outDir = s.workerArg(t, v.session, "--output-dir")
 	dl := a.must(t, s, "browser_click", map[string]any{"target": "#dl", "element": "statement link"})
-	// The download is saved by the worker once the click has answered.
-	deadline := time.Now().Add(30 * time.Second)
-	for v.files = nil; ; time.Sleep(100 * time.Millisecond) {
+	// The worker saves the download after the click has answered; the
+	// bound is on a hang, not a measure.
+	for deadline := time.Now().Add(30 * time.Second); len(v.files) == 0; time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("A's download did not arrive in %s; the click answered %s", v.outDir, dl.all())
+		}
 		entries, _ := os.ReadDir(v.outDir)
 		for _, e := range entries {
 			if b, err := os.ReadFile(filepath.Join(v.outDir, e.Name())); err == nil && string(b) == v.download {
 				v.files = append(v.files, filepath.Join(v.outDir, e.Name()))
 			}
-		}
-		if len(v.files) > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("A's download did not arrive in %s; the click answered %s", v.outDir, dl.all())
 		}
 	}
 	shot := a.must(t, s, "browser_take_screenshot", map[string]any{"type": "png"})
@@ -367,8 +364,8 @@ func setUpVictim(t *testing.T, s *isoServer, a *isoClient, site string) *victim 
 	return v
 }
 
-// callDefault asks a client for list_sessions.
-func callDefault(m *isoClient) (string, bool, error) {
+// listSessions asks a client for list_sessions.
+func listSessions(m *isoClient) (string, bool, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	req := mcp.CallToolRequest{}
@@ -886,7 +883,7 @@ func TestIsolationAdversarial(t *testing.T) {
 							b := connectIso(t, s, tr, "attacker-B", sets)
 							k := &attacker{b: b, s: s, v: v, site: site, endpoint: ep}
 							k.try(t, "browser_navigate", map[string]any{"url": site + "/hostile"})
-							text, _, err := callDefault(b)
+							text, _, err := listSessions(b)
 							if err != nil {
 								t.Fatal(err)
 							}
