@@ -354,9 +354,11 @@ func setUpVictim(t *testing.T, s *isoServer, a *isoClient, site string) *victim 
 	if st := filepath.Join(v.outDir, "a-state.json"); fileExists(st) {
 		v.files = append(v.files, st)
 	}
+	// The proxy's own saved state, whose ref restore_state takes.
+	saved := a.must(t, s, "save_state", nil)
 	tab := a.must(t, s, "browser_tabs", map[string]any{"action": "new", "url": v.tabURL})
 	a.must(t, s, "browser_tabs", map[string]any{"action": "select", "index": 0})
-	v.refs = []string{nav.ref, set.ref, dl.ref, shot.ref, state.ref, tab.ref}
+	v.refs = []string{nav.ref, set.ref, dl.ref, shot.ref, state.ref, saved.ref, tab.ref}
 	v.navRecord = a.must(t, s, "get_content", map[string]any{"ref_id": v.navRef, "reset_cursor": true}).text
 	if !strings.Contains(v.navRecord, "Account of A") {
 		t.Fatalf("A's page record: %s", v.navRecord)
