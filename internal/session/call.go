@@ -102,6 +102,9 @@ func (m *Manager) call(ctx context.Context, req proxy.CallRequest) (*proxy.CallR
 	if _, err := m.sup.ensureWorker(ctx, l); err != nil {
 		return nil, -1, err
 	}
+	if err := ownFiles(tool, params, l.worker.OutputDir()); err != nil {
+		return nil, -1, err
+	}
 	restored := l.takeRestored()
 	admitted, err := m.admit(ctx, l.id)
 	if err != nil {

@@ -92,7 +92,17 @@ func (m *Manager) GetSession(ctx context.Context, id string) (*proxy.Session, er
 	if err != nil {
 		return nil, err
 	}
-	return m.withExpiry(s), nil
+	return forCaller(ctx, m.withExpiry(s)), nil
+}
+
+// forCaller leaves out of a session what only the operator needs. An
+// unnamed browser node's id is its address, and a page that learnt a
+// node's address could try its endpoint: an MCP client has no use for it.
+func forCaller(ctx context.Context, s *proxy.Session) *proxy.Session {
+	if _, client := proxy.ClientFrom(ctx); client {
+		s.Node = ""
+	}
+	return s
 }
 
 // session reads a session from the store for the caller of ctx: one that
@@ -118,7 +128,7 @@ func (m *Manager) ListSessions(ctx context.Context) ([]*proxy.Session, error) {
 	ss := all[:0]
 	for _, s := range all {
 		if proxy.CanSee(ctx, s.Owner) {
-			ss = append(ss, m.withExpiry(s))
+			ss = append(ss, forCaller(ctx, m.withExpiry(s)))
 		}
 	}
 	sort.SliceStable(ss, func(i, j int) bool { return ss[i].CreatedAt.After(ss[j].CreatedAt) })

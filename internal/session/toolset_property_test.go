@@ -23,6 +23,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
@@ -128,6 +129,15 @@ func validParams(t *rapid.T, schema json.RawMessage) map[string]any {
 	return out
 }
 
+// inOutputDir puts upload_file's paths in the session's output directory:
+// any other is refused before a program is built. The file's name, with
+// quotes and backslashes, stays inside it.
+func inOutputDir(t *rapid.T, m *Manager, id, tool string, params map[string]any) {
+	if tool == "upload_file" {
+		params["paths"] = []any{filepath.Join(m.reg.get(id).worker.OutputDir(), rapid.StringMatching("[A-Za-z0-9'\"`${} \\\\]{1,20}").Draw(t, "file"))}
+	}
+}
+
 func drawValue(t *rapid.T, name string, p map[string]any) any {
 	if enum, ok := p["enum"].([]any); ok {
 		return rapid.SampledFrom(enum).Draw(t, name)
@@ -222,6 +232,7 @@ func TestPropertyArgumentsAreDataAndActionsReportSuccess(tt *testing.T) {
 				params[k] = str + rapid.SampledFrom([]string{"'", `"`, "`", "${1}", `\`, "\u2028", "</script>"}).Draw(t, "breaker")
 			}
 		}
+		inOutputDir(t, m, s.ID, name, params)
 		raw, _ := json.Marshal(params)
 		res, err := m.Call(ctx, proxy.CallRequest{SessionID: s.ID, Tool: name, Params: raw})
 		if err != nil {
@@ -340,7 +351,9 @@ func TestPropertyErrorStructure(tt *testing.T) {
 				want = proxy.EBROWSER
 			}
 		}
-		params, _ := json.Marshal(validParams(t, tool.InputSchema))
+		drawn := validParams(t, tool.InputSchema)
+		inOutputDir(t, m, s.ID, tool.Name, drawn)
+		params, _ := json.Marshal(drawn)
 		if tool.Name == "restore_state" {
 			params = json.RawMessage(`{"state":{}}`)
 		}

@@ -346,7 +346,8 @@ func TestEveryToolWorks(t *testing.T) {
 	if text.Text != "dropped" {
 		t.Errorf("after drag_and_drop, #out reads %q", text.Text)
 	}
-	upload := filepath.Join(t.TempDir(), "upload.txt")
+	// A file of the session's own: upload_file takes nothing else.
+	upload := filepath.Join(outputDir(t, s, id), "upload.txt")
 	if err := writeFile(upload, "hello"); err != nil {
 		t.Fatal(err)
 	}
@@ -492,6 +493,24 @@ func TestEveryToolWorks(t *testing.T) {
 			t.Errorf("tool %s was not exercised", n)
 		}
 	}
+}
+
+// outputDir is the output directory of the worker serving session id, read
+// from the worker's command line.
+func outputDir(t *testing.T, s *server, id string) string {
+	t.Helper()
+	var sess proxy.Session
+	getJSON(t, s.URL+"/sessions/"+id, &sess)
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", sess.WorkerPID))
+	if err != nil {
+		t.Fatalf("session %s: the worker's command line: %v", id, err)
+	}
+	args := strings.Split(string(raw), "\x00")
+	if i := slices.Index(args, "--output-dir"); i >= 0 && i+1 < len(args) {
+		return args[i+1]
+	}
+	t.Fatalf("worker %d has no --output-dir: %q", sess.WorkerPID, args)
+	return ""
 }
 
 func writeFile(path, s string) error { return os.WriteFile(path, []byte(s), 0o600) }

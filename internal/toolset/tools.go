@@ -176,8 +176,8 @@ const d = await H.find(page, args.target, t);
 await H.act(args.source, () => s.el.dragTo(d.el, { timeout: at }));
 return { success: true };`},
 		{Name: "upload_file", Group: GroupInteraction,
-			Description: "Set the files of the <input type=file> matching a selector, from paths on the proxy's machine. Returns {success, files}.",
-			InputSchema: schema(sel(map[string]prop{"paths": strs("Absolute paths of the files to upload.")}), "selector", "paths"),
+			Description: "Set the files of the <input type=file> matching a selector, from the session's own files (its downloads and saved files, in its output directory). Returns {success, files}.",
+			InputSchema: schema(sel(map[string]prop{"paths": strs("Absolute paths of the files to upload, within the session's output directory.")}), "selector", "paths"),
 			body: findFirst + `await H.act(args.selector, () => f.el.setInputFiles(args.paths, { timeout: at }));
 return { success: true, files: args.paths.length };`},
 		{Name: "press", Group: GroupInteraction,

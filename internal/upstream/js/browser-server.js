@@ -26,6 +26,22 @@ try {
   process.stderr.write('websocket compression left on: ' + (e && e.message) + '\n');
 }
 
+// A WebSocket handshake that carries an Origin comes from a web page:
+// browsers always send one, and the Playwright clients of this server (the
+// workers) never do. Playwright itself lets loopback origins through, so a
+// page on 127.0.0.1 or localhost that learnt the endpoint could open a
+// connection and, with a browser-level CDP session, reach every session's
+// context. Such handshakes are refused before Playwright sees them.
+const http = require('http');
+const emit = http.Server.prototype.emit;
+http.Server.prototype.emit = function (event, req, socket, ...rest) {
+  if (event === 'upgrade' && req && req.headers && req.headers.origin !== undefined) {
+    socket.end('HTTP/1.1 403 Forbidden\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+    return true;
+  }
+  return emit.call(this, event, req, socket, ...rest);
+};
+
 let server;
 let stopping = false;
 async function stop(code) {
