@@ -185,6 +185,22 @@ func (m *mcpClient) defaultSession(t *testing.T) string {
 }
 
 // mustCall runs a tool that must succeed and decodes its JSON answer.
+// listedSessions is the ids list_sessions gives m.
+func (m *mcpClient) listedSessions(t *testing.T) []string {
+	t.Helper()
+	var listed struct {
+		Sessions []struct {
+			ID string `json:"session_id"`
+		} `json:"sessions"`
+	}
+	m.mustCall(t, "list_sessions", nil, &listed)
+	var ids []string
+	for _, s := range listed.Sessions {
+		ids = append(ids, s.ID)
+	}
+	return ids
+}
+
 func (m *mcpClient) mustCall(t *testing.T, name string, args map[string]any, out any) {
 	t.Helper()
 	text, isErr, err := m.call(name, args)
@@ -357,17 +373,7 @@ func TestSessionsBelongToTheirClient(t *testing.T) {
 		}
 
 		// Lists show the viewer's own sessions and nobody else's.
-		var listed struct {
-			Sessions []struct {
-				ID string `json:"session_id"`
-			} `json:"sessions"`
-		}
-		viewer.mustCall(t, "list_sessions", nil, &listed)
-		var ids []string
-		for _, s := range listed.Sessions {
-			ids = append(ids, s.ID)
-		}
-		if !sameSet(ids, held[viewer].sessions) {
+		if ids := viewer.listedSessions(t); !sameSet(ids, held[viewer].sessions) {
 			t.Errorf("%s: list_sessions = %v, want its own %v", viewer.name, ids, held[viewer].sessions)
 		}
 		res, err := viewer.c.ListResources(context.Background(), mcp.ListResourcesRequest{})

@@ -78,17 +78,7 @@ func TestClientTokens(t *testing.T) {
 	// Each client sees its own sessions and refs, and nobody else's: the
 	// same token held by two bridges is still two clients.
 	for _, viewer := range clients {
-		var listed struct {
-			Sessions []struct {
-				ID string `json:"session_id"`
-			} `json:"sessions"`
-		}
-		viewer.mustCall(t, "list_sessions", nil, &listed)
-		var ids []string
-		for _, s := range listed.Sessions {
-			ids = append(ids, s.ID)
-		}
-		if !sameSet(ids, held[viewer].sessions) {
+		if ids := viewer.listedSessions(t); !sameSet(ids, held[viewer].sessions) {
 			t.Errorf("%s: list_sessions = %v, want its own %v", viewer.name, ids, held[viewer].sessions)
 		}
 		viewer.mustCall(t, "get_content", map[string]any{"ref_id": held[viewer].refs[0], "search_for": "First"}, nil)
