@@ -137,12 +137,6 @@ type serverProc struct {
 // (NAME=value) over this environment, and waits until it listens.
 func startServer(t *testing.T, port, db string, env ...string) *serverProc {
 	t.Helper()
-	return startServerEnv(t, port, db)
-}
-
-// startServerEnv is startServer with more PROXY_* variables.
-func startServerEnv(t *testing.T, port, db string, env ...string) *serverProc {
-	t.Helper()
 	serverBin, _ := binaries(t)
 	s := &serverProc{logs: &logWatch{}}
 	var err error

@@ -47,7 +47,7 @@ func writeTokens(t *testing.T) string {
 func TestClientTokens(t *testing.T) {
 	requireBrowser(t)
 	pages, port := site(t), e2etest.FreePort(t)
-	srv := startServerEnv(t, port, filepath.Join(t.TempDir(), "proxy.db"),
+	srv := startServer(t, port, filepath.Join(t.TempDir(), "proxy.db"),
 		"PROXY_AUTH_TOKEN="+e2eOperatorToken, "PROXY_CLIENT_TOKENS_FILE="+writeTokens(t))
 	api := "http://127.0.0.1:" + port
 	bearer := func(token string) map[string]string { return map[string]string{"Authorization": "Bearer " + token} }
@@ -209,7 +209,7 @@ func TestClientTokensReloadOnSIGHUP(t *testing.T) {
 	requireBrowser(t)
 	port := e2etest.FreePort(t)
 	tokens := writeTokens(t)
-	srv := startServerEnv(t, port, filepath.Join(t.TempDir(), "proxy.db"),
+	srv := startServer(t, port, filepath.Join(t.TempDir(), "proxy.db"),
 		"PROXY_AUTH_TOKEN="+e2eOperatorToken, "PROXY_CLIENT_TOKENS_FILE="+tokens)
 	api := "http://127.0.0.1:" + port
 	status := func(token string) string {
