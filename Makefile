@@ -6,7 +6,7 @@ PREFIX ?= /usr/local
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 PKG := github.com/playwright-mcp-proxy/playwright-mcp-proxy
 LDFLAGS := -X $(PKG)/internal/buildinfo.Version=$(VERSION) -X $(PKG)/internal/buildinfo.ProjectRoot=$(CURDIR)
-TEST_TIMEOUT ?= 15m
+TEST_TIMEOUT ?= 25m
 # The benchmark tool is a module of its own (the product's ./... does not
 # build it); vet and test cover it too.
 BENCHDIR := tools/bench
