@@ -34,6 +34,20 @@ type then struct{ first, second Replacer }
 
 func (t then) Replace(s string) string { return t.second.Replace(t.first.Replace(s)) }
 
+// SkipDocument implements Skipper when both parts can tell.
+func (t then) SkipDocument(raw []byte) bool {
+	a, aok := t.first.(Skipper)
+	b, bok := t.second.(Skipper)
+	return aok && bok && a.SkipDocument(raw) && b.SkipDocument(raw)
+}
+
+// Skipper is a Replacer that can tell from a JSON document's bytes that it
+// would replace nothing in it, so that the document is not decoded and
+// walked for nothing (a mask that needs a marker the bytes lack).
+type Skipper interface {
+	SkipDocument(raw []byte) bool
+}
+
 // Redactor applies a Replacer to text and to JSON documents. The zero
 // options are the ones for masking — keys are masked too, and a document
 // that does not decode is masked as text — so that leaving a field out never
@@ -78,6 +92,9 @@ func (r Redactor) String(s string) string {
 // encoding/json: object keys sorted, numbers exactly as written, <, > and &
 // not escaped, no trailing newline.
 func (r Redactor) JSON(raw json.RawMessage) json.RawMessage {
+	if sk, ok := r.Replacer.(Skipper); ok && len(raw) > 0 && sk.SkipDocument(raw) {
+		r.Replacer = nil // nothing to replace: only media items may change
+	}
 	if len(raw) == 0 || (r.Replacer == nil && r.Media == nil) {
 		return raw
 	}

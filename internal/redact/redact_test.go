@@ -1,6 +1,7 @@
 package redact
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -120,5 +121,39 @@ func TestThen(t *testing.T) {
 	}
 	if got := Then(first, nil).Replace("hunter22"); got != "<M1>" {
 		t.Errorf("Then(first, nil) = %q", got)
+	}
+}
+
+// markerReplacer replaces "secret" and can tell from a document's bytes that
+// it holds none; calls counts the strings it was given.
+type markerReplacer struct{ calls *int }
+
+func (m markerReplacer) Replace(s string) string {
+	*m.calls++
+	return strings.ReplaceAll(s, "secret", "<masked>")
+}
+
+func (m markerReplacer) SkipDocument(raw []byte) bool { return !bytes.Contains(raw, []byte("secret")) }
+
+func TestSkipper(t *testing.T) {
+	var calls int
+	r := Redactor{Replacer: markerReplacer{&calls}}
+	plain := json.RawMessage(`{"a":"nothing here","b":["x"]}`)
+	if got := r.JSON(plain); string(got) != string(plain) || calls != 0 {
+		t.Errorf("a document the replacer skips: %s, %d strings walked; want it unchanged and none", got, calls)
+	}
+	if got := r.JSON(json.RawMessage(`{"a":"a secret"}`)); string(got) != `{"a":"a <masked>"}` {
+		t.Errorf("a document with the marker: %s", got)
+	}
+	// In a chain, a part that cannot tell keeps the walk.
+	calls = 0
+	chained := Redactor{Replacer: Then(strings.NewReplacer("x", "y"), markerReplacer{&calls})}
+	if got := chained.JSON(plain); string(got) != `{"a":"nothing here","b":["y"]}` {
+		t.Errorf("a chain with a plain replacer: %s", got)
+	}
+	both := Redactor{Replacer: Then(markerReplacer{&calls}, markerReplacer{&calls})}
+	calls = 0
+	if got := both.JSON(plain); string(got) != string(plain) || calls != 0 {
+		t.Errorf("a chain of skippers: %s, %d strings walked", got, calls)
 	}
 }

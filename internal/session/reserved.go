@@ -1,6 +1,7 @@
 package session
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -29,6 +30,11 @@ type reservedChecker interface {
 func (m *Manager) leaveReserved(ctx context.Context, l *live, raw json.RawMessage) json.RawMessage {
 	rc, ok := m.opts.Policy.(reservedChecker)
 	if !ok {
+		return raw
+	}
+	// Most answers are on ordinary pages: judge the page line in the bytes
+	// before parsing the whole answer a second time.
+	if u := pageLine(raw); u == "" || !rc.IsReserved(u) {
 		return raw
 	}
 	parsed, err := upstream.Parse(raw)
@@ -67,6 +73,28 @@ func origin(u string) string {
 		return "(an unreadable URL)"
 	}
 	return p.Scheme + "://" + p.Host
+}
+
+// pageLine is the start of the page URL an answer reports, read from its
+// JSON bytes: up to the first escape or quote, which in a URL can only come
+// after its host and port. "" when the answer names no page.
+func pageLine(raw []byte) string {
+	const mark = "- Page URL: "
+	i := bytes.Index(raw, []byte(mark))
+	if i < 0 {
+		return ""
+	}
+	rest := raw[i+len(mark):]
+	if j := bytes.IndexAny(rest, "\\\""); j >= 0 {
+		rest = rest[:j]
+	}
+	return string(rest)
+}
+
+// SkipDocument implements redact.Skipper: a document without a WebSocket
+// URL holds no endpoint.
+func (e endpointMask) SkipDocument(raw []byte) bool {
+	return !bytes.Contains(raw, []byte("ws://")) && !bytes.Contains(raw, []byte("wss://"))
 }
 
 // endpointURL finds WebSocket URLs in text: the form in which a browser's

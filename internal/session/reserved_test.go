@@ -36,3 +36,23 @@ func TestEndpointMask(t *testing.T) {
 		})
 	}
 }
+
+func TestPageLine(t *testing.T) {
+	tests := []struct{ name, raw, want string }{
+		{"an answer's page", `{"content":[{"type":"text","text":"### Page\n- Page URL: http://127.0.0.1:34501/sessions\n- Page Title: x"}]}`, "http://127.0.0.1:34501/sessions"},
+		{"the last line", `{"content":[{"type":"text","text":"- Page URL: http://localhost:1/a"}]}`, "http://localhost:1/a"},
+		{"an escape in the path", `{"content":[{"type":"text","text":"- Page URL: http://[::1]:9/\u00e9\n"}]}`, "http://[::1]:9/"},
+		{"no page", `{"content":[{"type":"text","text":"### Result\nok"}]}`, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := pageLine([]byte(tc.raw)); got != tc.want {
+				t.Errorf("pageLine = %q, want %q", got, tc.want)
+			}
+		})
+	}
+	m := endpointMask{}
+	if !m.SkipDocument([]byte(`{"text":"https://example.com/"}`)) || m.SkipDocument([]byte(`{"text":"wss://x:1/y"}`)) {
+		t.Error("SkipDocument must skip exactly the documents without a WebSocket URL")
+	}
+}
