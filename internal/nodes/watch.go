@@ -2,8 +2,10 @@ package nodes
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"net/url"
+	"strings"
 	"sync"
 	"time"
 )
@@ -27,20 +29,27 @@ type watch struct {
 // left to the probes.
 const watchDialTimeout = 5 * time.Second
 
-// watchAddr is the host:port a node's endpoint is served on.
-func watchAddr(ep Endpoint) (string, error) {
-	u, err := url.Parse(ep.URL)
-	if err != nil {
-		return "", err
+// Addr is the host:port a service URL (ws://, wss://, http://, https://)
+// is served on, with the scheme's default port when it names none; "" when
+// raw is not such a URL. proxy-server also reserves these addresses from
+// the sessions' browsers.
+func Addr(raw string) string {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil || u.Hostname() == "" {
+		return ""
 	}
-	if u.Port() != "" {
-		return u.Host, nil
+	port := u.Port()
+	if port == "" {
+		switch strings.ToLower(u.Scheme) {
+		case "http", "ws":
+			port = "80"
+		case "https", "wss":
+			port = "443"
+		default:
+			return ""
+		}
 	}
-	port := "80"
-	if u.Scheme == "wss" || u.Scheme == "https" {
-		port = "443"
-	}
-	return net.JoinHostPort(u.Hostname(), port), nil
+	return net.JoinHostPort(u.Hostname(), port)
 }
 
 // closed reports whether the node closed the watch: its goroutine saw the
@@ -86,8 +95,8 @@ func (p *Pool) watchNode(ctx context.Context, n *node) {
 	n.dialling = true
 	p.mu.Unlock()
 	var conn net.Conn
-	addr, err := watchAddr(n.ep)
-	if err == nil {
+	err := fmt.Errorf("endpoint %s names no host and port", n.ep.Masked())
+	if addr := Addr(n.ep.URL); addr != "" {
 		d := net.Dialer{Timeout: watchDialTimeout}
 		conn, err = d.DialContext(ctx, "tcp", addr)
 	}

@@ -79,34 +79,6 @@ func ReservedAddrs(addr string) []string {
 	return out
 }
 
-// EndpointAddr is the host:port of a service URL (ws://, wss://, http://,
-// https://), with the scheme's default port when it names none; "" when
-// raw is not such a URL.
-func EndpointAddr(raw string) string {
-	u, err := url.Parse(strings.TrimSpace(raw))
-	if err != nil || u.Host == "" {
-		return ""
-	}
-	port := u.Port()
-	if port == "" {
-		port = defaultPort(u.Scheme)
-	}
-	if port == "" {
-		return ""
-	}
-	return net.JoinHostPort(u.Hostname(), port)
-}
-
-func defaultPort(scheme string) string {
-	switch strings.ToLower(scheme) {
-	case "http", "ws":
-		return "80"
-	case "https", "wss":
-		return "443"
-	}
-	return ""
-}
-
 // IsReserved reports whether a page at raw is on one of the proxy's own
 // addresses. The session manager asks it of the page a call leaves behind:
 // a redirect can carry a page there without any tool naming the address.
@@ -136,4 +108,14 @@ func (p *Policy) reservedMatch(h host, u *url.URL) *reservedAddr {
 		}
 	}
 	return nil
+}
+
+func defaultPort(scheme string) string {
+	switch strings.ToLower(scheme) {
+	case "http", "ws":
+		return "80"
+	case "https", "wss":
+		return "443"
+	}
+	return ""
 }

@@ -75,15 +75,4 @@ func TestReservedEntries(t *testing.T) {
 	if got := ReservedAddrs("0.0.0.0:34501"); len(got) < 2 || !slices.Contains(got, "127.0.0.1:34501") {
 		t.Errorf("ReservedAddrs(0.0.0.0) = %v, want the address and the interfaces' (loopback included)", got)
 	}
-	for in, want := range map[string]string{
-		"ws://10.0.0.5:3000/pw?token=x#max=2": "10.0.0.5:3000",
-		"wss://browsers.example.com/pw":       "browsers.example.com:443",
-		"http://127.0.0.1:9222":               "127.0.0.1:9222",
-		"":                                    "",
-		"not a url":                           "",
-	} {
-		if got := EndpointAddr(in); got != want {
-			t.Errorf("EndpointAddr(%q) = %q, want %q", in, got, want)
-		}
-	}
 }

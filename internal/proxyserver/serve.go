@@ -495,12 +495,12 @@ func startNodes(ctx context.Context, cfg config.Config, command []string, log *s
 // its secret path.
 func reservedAddrs(cfg config.Config, listen string) []string {
 	out := policy.ReservedAddrs(listen)
-	if a := policy.EndpointAddr(cfg.BrowserCDPEndpoint); a != "" {
+	if a := nodes.Addr(cfg.BrowserCDPEndpoint); a != "" {
 		out = append(out, a)
 	}
 	if eps, err := cfg.Nodes(); err == nil {
 		for _, e := range eps {
-			if a := policy.EndpointAddr(e.URL); a != "" {
+			if a := nodes.Addr(e.URL); a != "" {
 				out = append(out, a)
 			}
 		}
