@@ -11,9 +11,15 @@ import (
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/proctest"
 )
 
-// shortIdle is the idle timeout, in milliseconds, these tests ask upstream
-// for: long past one call's own time, short enough to wait out.
+// shortIdle is the idle timeout, in milliseconds, the test of a worker that
+// keeps its browser asks upstream for: short enough to wait out several times.
 const shortIdle = 4000
+
+// closingIdle is the idle timeout the test of upstream's own timer asks for.
+// Upstream counts it from the last completed call, and on a loaded machine
+// launching the browser and the first navigation outlast shortIdle, so the
+// timer fires before the test can see the page it is about to lose.
+const closingIdle = 20000
 
 // chromiumBelow is the worker's own browser: the Chromium processes below it.
 func chromiumBelow(t *testing.T, w *Worker) []proctest.Proc {
@@ -48,7 +54,7 @@ func TestIntegrationUpstreamIdleTimeoutClosesItsBrowser(t *testing.T) {
 	root := realSetup(t)
 	site := testSite(t)
 	w := startRealWorkerWith(t, root, nil, func(c *WorkerConfig) {
-		c.ExtraArgs = []string{IdleTimeoutFlag, strconv.Itoa(shortIdle)}
+		c.ExtraArgs = []string{IdleTimeoutFlag, strconv.Itoa(closingIdle)}
 	})
 	call(t, w, "browser_navigate", map[string]string{"url": site.URL})
 	if got := pageState(t, w); !strings.Contains(got, site.URL) || !strings.Contains(got, "sid=abc") {
@@ -56,7 +62,7 @@ func TestIntegrationUpstreamIdleTimeoutClosesItsBrowser(t *testing.T) {
 	}
 	browser := chromiumBelow(t, w)
 	if !eventually(2*time.Minute, func() bool { return len(proctest.StillAlive(browser)) == 0 }) {
-		t.Fatalf("upstream kept its browser past an idle timeout of %d ms: %v", shortIdle, proctest.StillAlive(browser))
+		t.Fatalf("upstream kept its browser past an idle timeout of %d ms: %v", closingIdle, proctest.StillAlive(browser))
 	}
 	if got := pageState(t, w); strings.Contains(got, site.URL) || strings.Contains(got, "sid=abc") {
 		t.Errorf("after upstream closed its browser: %s, want neither the page nor its cookie", got)
