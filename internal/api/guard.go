@@ -36,6 +36,9 @@ import (
 //     carry instead a cookie POST /ui/login sets once given the token:
 //     HttpOnly (no script reads it), SameSite=Strict (no other site's page
 //     sends it), and a digest of the token rather than the token.
+//     On /ws alone the token may come as the query parameter token
+//     instead (browsers cannot set headers on a WebSocket); it is removed
+//     from the request once checked, and no log line has the query.
 //   - Role: the operator's token (PROXY_AUTH_TOKEN) opens everything. A
 //     client token (PROXY_CLIENT_TOKENS_FILE) opens only the routes
 //     registered as clients' (clientRoute, WithClientMount): /mcp and the
@@ -163,7 +166,7 @@ func (s *Server) guard(next http.Handler) http.Handler {
 		// Once client tokens were given, even an empty list of them keeps
 		// the server closed.
 		if r.URL.Path == "/health" || (s.tokenHash == nil && s.clients.Load() == nil) {
-			next.ServeHTTP(w, r)
+			next.ServeHTTP(w, withoutQueryToken(r))
 			return
 		}
 		operator, client := s.authenticate(r)
@@ -172,7 +175,7 @@ func (s *Server) guard(next http.Handler) http.Handler {
 		case client != nil:
 			if !s.clientMay(r) {
 				s.log.Info("a client token was refused an endpoint of the operator's", "client_token", client.name, "method", r.Method, "path", r.URL.Path)
-				s.writeErr(w, r, proxy.Errorf(proxy.EFORBIDDEN, "%s %s is the operator's; a client token opens only /mcp and the calls of an MCP client", r.Method, r.URL.Path))
+				s.writeErr(w, r, proxy.Errorf(proxy.EFORBIDDEN, "%s %s is the operator's; a client token opens only /mcp, /ws and the calls of an MCP client", r.Method, r.URL.Path))
 				return
 			}
 			r = r.WithContext(proxy.WithTokenScope(r.Context(), client.scope))
@@ -181,8 +184,40 @@ func (s *Server) guard(next http.Handler) http.Handler {
 			s.writeErr(w, r, proxy.Errorf(proxy.EUNAUTHORIZED, "a valid Authorization: Bearer token is required"))
 			return
 		}
-		next.ServeHTTP(w, r)
+		next.ServeHTTP(w, withoutQueryToken(r))
 	})
+}
+
+// tokenParam is the query parameter that carries the token on /ws, where
+// a browser's WebSocket cannot send an Authorization header. It is taken
+// there only: elsewhere a token in a URL would be one more place (history,
+// proxies' logs, Referer) where it leaks, for no need.
+const tokenParam = "token"
+
+// queryTokens returns the tokens of a /ws request's query: nil when it
+// has none, or for any other path.
+func queryTokens(r *http.Request) []string {
+	if r.URL.Path != wsPath {
+		return nil
+	}
+	return r.URL.Query()[tokenParam]
+}
+
+// withoutQueryToken returns r without the token of its query, so that
+// nothing past the defences (a handler, a log line) can see it.
+func withoutQueryToken(r *http.Request) *http.Request {
+	if r.URL.Path != wsPath || !strings.Contains(r.URL.RawQuery, tokenParam) {
+		return r
+	}
+	q := r.URL.Query()
+	if !q.Has(tokenParam) {
+		return r
+	}
+	q.Del(tokenParam)
+	r2 := r.Clone(r.Context())
+	r2.URL.RawQuery = q.Encode()
+	r2.RequestURI = r2.URL.RequestURI()
+	return r2
 }
 
 // clientMay reports whether a client token may make request r: whether it
@@ -214,6 +249,12 @@ const uiCookieName = "pwproxy_ui"
 func (s *Server) authenticate(r *http.Request) (operator bool, client *clientGrant) {
 	auths := r.Header.Values("Authorization")
 	if len(auths) == 0 {
+		if tokens := queryTokens(r); tokens != nil {
+			if len(tokens) != 1 {
+				return false, nil
+			}
+			return s.tokenRole(strings.TrimSpace(tokens[0]))
+		}
 		c, err := r.Cookie(uiCookieName)
 		return err == nil && s.uiCookie != "" && subtle.ConstantTimeCompare([]byte(c.Value), []byte(s.uiCookie)) == 1, nil
 	}
