@@ -18,11 +18,14 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
-// serveWS runs h's /ws handler on a loopback test server and returns its
-// ws:// URL.
+// serveWS runs h at /mcp and its WebSocket handler at /ws on a loopback
+// test server, and returns the ws:// URL of /ws.
 func serveWS(t *testing.T, h *HTTPHandler) string {
 	t.Helper()
-	ts := httptest.NewServer(h.WebSocket())
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", h)
+	mux.Handle("/ws", h.WebSocket())
+	ts := httptest.NewServer(mux)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
@@ -430,5 +433,44 @@ func TestWSCloseKeepsBrowserSessions(t *testing.T) {
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
 		t.Error("dial after Close hung")
+	}
+}
+
+// TestWSIdentityIsNotAnMCPSessionID: the id a connection acts under is no
+// Mcp-Session-Id: sent to /mcp (by someone who read it in a debug log) it
+// is refused as an unknown one, and the connection's sessions stay its own.
+func TestWSIdentityIsNotAnMCPSessionID(t *testing.T) {
+	b := &fakeBackend{}
+	h := NewHTTPHandler(b, b, HTTPConfig{Logger: quiet()})
+	wsURL := serveWS(t, h)
+	mcpURL := "http" + strings.TrimSuffix(strings.TrimPrefix(wsURL, "ws"), "/ws") + "/mcp"
+	c := dialWS(t, wsURL, WSSubprotocol)
+	c.initialize(t)
+	if text, isErr := c.callTool(t, "browser_navigate", map[string]any{"url": "http://127.0.0.1/"}); isErr {
+		t.Fatal(text)
+	}
+	h.wsMu.Lock()
+	var id string
+	for conn := range h.wsConns {
+		id = conn.id
+	}
+	h.wsMu.Unlock()
+	if id == "" || h.DefaultSessionOf(id) == "" {
+		t.Fatalf("connection id %q with default %q: want both", id, h.DefaultSessionOf(id))
+	}
+	for _, body := range []string{
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"list_sessions","arguments":{}}}`,
+		`{"jsonrpc":"2.0","id":3,"method":"tools/list"}`,
+	} {
+		resp := sendHTTP(t, http.MethodPost, mcpURL, id, body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNotFound {
+			t.Errorf("POST /mcp with the connection's id = %d, want 404", resp.StatusCode)
+		}
+	}
+	resp := sendHTTP(t, http.MethodDelete, mcpURL, id, "")
+	resp.Body.Close()
+	if _, closed, _ := b.snapshot(); resp.StatusCode != http.StatusNotFound || len(closed) != 0 {
+		t.Errorf("DELETE /mcp with the connection's id = %d, closed %v: want 404 and nothing closed", resp.StatusCode, closed)
 	}
 }
