@@ -19,6 +19,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/e2etest"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/mcpserver"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/proctest"
 )
@@ -41,7 +42,8 @@ type sdkAnswer struct {
 // the upgrade, then drives it with the official TypeScript SDK's
 // WebSocketClientTransport: two connections are two clients with their
 // own sessions, neither can use the other's session or ref, and closing a
-// socket closes its sessions and their workers. No token reaches the log.
+// socket closes its sessions and their workers; at shutdown an open
+// connection is ended and its session suspended. No token reaches the log.
 func TestWebSocketWithOfficialSDK(t *testing.T) {
 	requireSDK(t)
 	tokens := filepath.Join(t.TempDir(), "client.tokens")
@@ -220,6 +222,40 @@ func TestWebSocketWithOfficialSDK(t *testing.T) {
 		}
 	})
 
+	// Shutdown with a connection open ends it without waiting for the
+	// client, and suspends its session (resumable) instead of closing it.
+	t.Run("shutdown with a connection open", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		conn, _, err := websocket.Dial(ctx, wsURL, &websocket.DialOptions{HTTPHeader: http.Header{"Authorization": {"Bearer " + wsClientToken}}, Subprotocols: []string{mcpserver.WSSubprotocol}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.CloseNow()
+		wsPing(ctx, t, conn)
+		nav, err := mcpserver.ParseAnswer(wsToolText(ctx, t, conn, 3, "browser_navigate", map[string]any{"url": pages + "/index.html"}))
+		if err != nil || nav.Error != "" || nav.PageTitle != "Test Home" {
+			t.Fatalf("navigate: %+v (%v)", nav, err)
+		}
+		id, err := e2etest.DefaultSession(wsToolText(ctx, t, conn, 4, "list_sessions", nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if killed := s.proc.Stop(time.Minute); killed {
+			t.Fatal("proxy-server did not stop within a minute of SIGTERM with a WebSocket open")
+		}
+		if err := s.proc.Err(); err != nil {
+			t.Errorf("proxy-server exited with %v", err)
+		}
+		if _, _, err := conn.Read(ctx); websocket.CloseStatus(err) != websocket.StatusGoingAway {
+			t.Errorf("the connection ended with %v, want 1001 (going away)", err)
+		}
+		var state string
+		if err := openRO(t, s.DBPath).QueryRow("SELECT state FROM sessions WHERE session_id = ?", id).Scan(&state); err != nil || state != string(proxy.SessionSuspended) {
+			t.Errorf("session %s after shutdown: %q (%v), want %s", id, state, err, proxy.SessionSuspended)
+		}
+	})
+
 	t.Run("no token in the log", func(t *testing.T) {
 		log := s.log()
 		if !strings.Contains(log, "path=/ws") {
@@ -236,25 +272,54 @@ func TestWebSocketWithOfficialSDK(t *testing.T) {
 // wsPing initializes an MCP client on conn and pings the server.
 func wsPing(ctx context.Context, t *testing.T, conn *websocket.Conn) {
 	t.Helper()
-	for i, msg := range []string{
-		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"ws-defences","version":"1"}}}`,
-		`{"jsonrpc":"2.0","id":2,"method":"ping"}`,
-	} {
-		if err := conn.Write(ctx, websocket.MessageText, []byte(msg)); err != nil {
-			t.Fatalf("write: %v", err)
-		}
+	wsRPC(ctx, t, conn, 1, "initialize", map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "ws-e2e", "version": "1"}})
+	wsRPC(ctx, t, conn, 2, "ping", nil)
+}
+
+// wsRPC sends a JSON-RPC request on conn and returns its result, skipping
+// the notifications that come before it.
+func wsRPC(ctx context.Context, t *testing.T, conn *websocket.Conn, id int, method string, params any) json.RawMessage {
+	t.Helper()
+	msg, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := conn.Write(ctx, websocket.MessageText, msg); err != nil {
+		t.Fatalf("%s: write: %v", method, err)
+	}
+	for {
 		_, data, err := conn.Read(ctx)
 		if err != nil {
-			t.Fatalf("read: %v", err)
+			t.Fatalf("%s: read: %v", method, err)
 		}
 		var a struct {
-			ID     int             `json:"id"`
+			ID     *int            `json:"id"`
 			Result json.RawMessage `json:"result"`
 		}
-		if json.Unmarshal(data, &a) != nil || a.ID != i+1 || a.Result == nil {
+		if json.Unmarshal(data, &a) != nil || a.ID == nil {
+			continue // a notification
+		}
+		if *a.ID != id || a.Result == nil {
 			t.Fatalf("answer to %s: %s", msg, data)
 		}
+		return a.Result
 	}
+}
+
+// wsToolText calls a tool over conn and returns the text of its answer.
+func wsToolText(ctx context.Context, t *testing.T, conn *websocket.Conn, id int, name string, args map[string]any) string {
+	t.Helper()
+	var res struct {
+		Content []struct {
+			Text string `json:"text"`
+		} `json:"content"`
+		IsError bool `json:"isError"`
+	}
+	raw := wsRPC(ctx, t, conn, id, "tools/call", map[string]any{"name": name, "arguments": args})
+	if err := json.Unmarshal(raw, &res); err != nil || res.IsError || len(res.Content) == 0 {
+		t.Fatalf("%s: %s (%v)", name, raw, err)
+	}
+	return res.Content[0].Text
 }
 
 // wsSession is GET /sessions/{id} with the operator's token.

@@ -179,7 +179,8 @@ func (h *HTTPHandler) dropConn(c *wsConn) {
 
 // closeConns closes every WebSocket connection (proxy-server's shutdown):
 // http.Server.Shutdown does not wait for hijacked connections, nor close
-// them.
+// them. Each client is told why (1001, going away), which the library
+// bounds to a few seconds for a client that does not answer.
 func (h *HTTPHandler) closeConns() {
 	h.wsMu.Lock()
 	conns := make([]*wsConn, 0, len(h.wsConns))
@@ -187,9 +188,11 @@ func (h *HTTPHandler) closeConns() {
 		conns = append(conns, c)
 	}
 	h.wsMu.Unlock()
+	var wg sync.WaitGroup
 	for _, c := range conns {
-		_ = c.conn.CloseNow()
+		wg.Go(func() { _ = c.conn.Close(websocket.StatusGoingAway, "proxy-server is shutting down") })
 	}
+	wg.Wait()
 }
 
 // wsConn is one MCP client over WebSocket, and its mcp-go client session.

@@ -421,7 +421,9 @@ func TestWSCloseKeepsBrowserSessions(t *testing.T) {
 	if err := h.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
-	c.waitClosed(t)
+	if got := c.waitClosed(t); got != websocket.StatusGoingAway {
+		t.Errorf("closed with %v, want %v", got, websocket.StatusGoingAway)
+	}
 	if _, closed, _ := b.snapshot(); len(closed) != 0 {
 		t.Errorf("shutdown closed browser sessions %v; they must stay resumable", closed)
 	}
