@@ -16,6 +16,8 @@ import (
 	"github.com/coder/websocket"
 	"github.com/google/go-cmp/cmp"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/catalog"
 )
 
 // serveWS runs h at /mcp and its WebSocket handler at /ws on a loopback
@@ -475,4 +477,44 @@ func TestWSIdentityIsNotAnMCPSessionID(t *testing.T) {
 	if _, closed, _ := b.snapshot(); resp.StatusCode != http.StatusNotFound || len(closed) != 0 {
 		t.Errorf("DELETE /mcp with the connection's id = %d, closed %v: want 404 and nothing closed", resp.StatusCode, closed)
 	}
+}
+
+// TestWSClientToolsets: the endpoint URL chooses a connection's tool
+// groups as on /mcp; an unknown group refuses the handshake.
+func TestWSClientToolsets(t *testing.T) {
+	for _, tc := range []struct {
+		query string
+		want  []string
+	}{
+		{"", []string{"browser_navigate", catalog.ToolCloseSession, catalog.ToolCreateSession, catalog.ToolGetConsole, catalog.ToolGetContent, catalog.ToolListSessions, catalog.ToolResumeSession}},
+		{"?toolsets=storage,session", []string{"browser_localstorage_get", catalog.ToolCloseSession, catalog.ToolCreateSession, catalog.ToolListSessions, catalog.ToolResumeSession}},
+	} {
+		t.Run(tc.query, func(t *testing.T) {
+			b := &fakeBackend{tools: groupedTools}
+			c := dialWS(t, serveWS(t, NewHTTPHandler(b, b, HTTPConfig{Logger: quiet()}))+tc.query, WSSubprotocol)
+			c.initialize(t)
+			a := c.rpc(t, "tools/list", nil)
+			var res mcp.ListToolsResult
+			if a.Error != nil || json.Unmarshal(a.Result, &res) != nil {
+				t.Fatalf("tools/list: %s %+v", a.Result, a.Error)
+			}
+			var names []string
+			for _, tl := range res.Tools {
+				names = append(names, tl.Name)
+			}
+			slices.Sort(names)
+			if diff := cmp.Diff(tc.want, names); diff != "" {
+				t.Errorf("tools/list (-want +got):\n%s", diff)
+			}
+		})
+	}
+	t.Run("unknown group", func(t *testing.T) {
+		url := serveWS(t, NewHTTPHandler(&fakeBackend{}, &fakeBackend{}, HTTPConfig{Logger: quiet()}))
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_, resp, err := websocket.Dial(ctx, url+"?toolsets=storage,cookies", &websocket.DialOptions{Subprotocols: []string{WSSubprotocol}})
+		if err == nil || resp == nil || resp.StatusCode != http.StatusBadRequest {
+			t.Errorf("dial = %v, %+v: want 400", err, resp)
+		}
+	})
 }
