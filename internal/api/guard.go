@@ -206,9 +206,10 @@ func queryTokens(r *http.Request) []string {
 // withoutQueryToken returns r without the token of its query, so that
 // nothing past the defences (a handler, a log line) can see it.
 func withoutQueryToken(r *http.Request) *http.Request {
-	if r.URL.Path != wsPath || !strings.Contains(r.URL.RawQuery, tokenParam) {
+	if r.URL.Path != wsPath {
 		return r
 	}
+	// Parsed, not searched: the name may be percent-encoded.
 	q := r.URL.Query()
 	if !q.Has(tokenParam) {
 		return r

@@ -52,6 +52,7 @@ func TestQueryToken(t *testing.T) {
 		{"operator's token", locked, "/ws?token=" + operatorToken, nil, served, &seenRequest{"", "/ws", false}},
 		{"client token", locked, "/ws?token=" + aliceToken, nil, served, &seenRequest{"", "/ws", true}},
 		{"other parameters kept", locked, "/ws?toolsets=storage&token=" + operatorToken + "&x=1", nil, served, &seenRequest{"toolsets=storage&x=1", "/ws?toolsets=storage&x=1", false}},
+		{"percent-encoded name", locked, "/ws?%74oken=" + operatorToken, nil, served, &seenRequest{"", "/ws", false}},
 		{"wrong token", locked, "/ws?token=" + strings.ToUpper(aliceToken), nil, unauthorized, nil},
 		{"empty token", locked, "/ws?token=", nil, unauthorized, nil},
 		{"two tokens", locked, "/ws?token=" + operatorToken + "&token=" + operatorToken, nil, unauthorized, nil},
