@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -42,8 +43,9 @@ type sdkAnswer struct {
 // the upgrade, then drives it with the official TypeScript SDK's
 // WebSocketClientTransport: two connections are two clients with their
 // own sessions, neither can use the other's session or ref, and closing a
-// socket closes its sessions and their workers; at shutdown an open
-// connection is ended and its session suspended. No token reaches the log.
+// socket closes its sessions and their workers; a page in a session's
+// browser cannot open /ws; at shutdown an open connection is ended and its
+// session suspended. No token reaches the log.
 func TestWebSocketWithOfficialSDK(t *testing.T) {
 	requireSDK(t)
 	tokens := filepath.Join(t.TempDir(), "client.tokens")
@@ -71,7 +73,8 @@ func TestWebSocketWithOfficialSDK(t *testing.T) {
 			{"operator's token as a header", "", bearer, "", http.StatusSwitchingProtocols, ""},
 			{"operator's token in the query", "?token=" + wsOperatorToken, nil, "", http.StatusSwitchingProtocols, ""},
 			{"client token in the query", "?token=" + wsClientToken, nil, "", http.StatusSwitchingProtocols, ""},
-			{"loopback origin", "?token=" + wsOperatorToken, http.Header{"Origin": {"http://localhost:5173"}}, "", http.StatusSwitchingProtocols, ""},
+			{"a page of the server's own origin", "?token=" + wsOperatorToken, http.Header{"Origin": {s.URL}}, "", http.StatusSwitchingProtocols, ""},
+			{"a page of another loopback origin", "?token=" + wsOperatorToken, http.Header{"Origin": {"http://localhost:5173"}}, "", http.StatusForbidden, proxy.EORIGIN},
 			{"no token", "", nil, "", http.StatusUnauthorized, proxy.EUNAUTHORIZED},
 			{"wrong token in the query", "?token=" + strings.ToUpper(wsClientToken), nil, "", http.StatusUnauthorized, proxy.EUNAUTHORIZED},
 			{"wrong token as a header", "", http.Header{"Authorization": {"Bearer nope"}}, "", http.StatusUnauthorized, proxy.EUNAUTHORIZED},
@@ -222,17 +225,44 @@ func TestWebSocketWithOfficialSDK(t *testing.T) {
 		}
 	})
 
+	// A page a session's browser opens runs on this machine, often on a
+	// loopback origin, and a browser's WebSocket carries no Sec-Fetch-Site
+	// and passes no CORS check: even holding the token, it is refused.
+	t.Run("a page in a session's browser cannot open /ws", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		conn := wsConnect(ctx, t, wsURL, wsOperatorToken)
+		if nav, err := mcpserver.ParseAnswer(wsToolText(ctx, t, conn, 3, "browser_navigate", map[string]any{"url": pages + "/index.html"})); err != nil || nav.Error != "" {
+			t.Fatalf("navigate: %+v (%v)", nav, err)
+		}
+		before := strings.Count(s.log(), "path=/ws status=403")
+		for i, target := range []string{wsURL, strings.Replace(wsURL, "127.0.0.1", "localhost", 1)} {
+			open := fmt.Sprintf(`() => new Promise((done) => {
+				const ws = new WebSocket(%q, 'mcp');
+				ws.onopen = () => { ws.close(); done('op' + 'ened'); };
+				ws.onerror = () => done('ref' + 'used');
+			})`, target+"?token="+wsOperatorToken) // the words split: the stored code must not match
+
+			evaluated, err := mcpserver.ParseAnswer(wsToolText(ctx, t, conn, 4+i, "browser_evaluate", map[string]any{"function": open}))
+			if err != nil || evaluated.Error != "" || evaluated.RefID == "" {
+				t.Fatalf("evaluate: %+v (%v)", evaluated, err)
+			}
+			if got := wsContent(t, s.URL, evaluated.RefID); !strings.Contains(got, "refused") || strings.Contains(got, "opened") {
+				t.Errorf("the page's WebSocket to %s: %q, want refused", target, got)
+			}
+		}
+		// Refused by the server, before the upgrade, not by the browser.
+		if after := strings.Count(s.log(), "path=/ws status=403"); after != before+2 {
+			t.Errorf("the server refused %d of the page's 2 WebSockets with 403", after-before)
+		}
+	})
+
 	// Shutdown with a connection open ends it without waiting for the
 	// client, and suspends its session (resumable) instead of closing it.
 	t.Run("shutdown with a connection open", func(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		defer cancel()
-		conn, _, err := websocket.Dial(ctx, wsURL, &websocket.DialOptions{HTTPHeader: http.Header{"Authorization": {"Bearer " + wsClientToken}}, Subprotocols: []string{mcpserver.WSSubprotocol}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer conn.CloseNow()
-		wsPing(ctx, t, conn)
+		conn := wsConnect(ctx, t, wsURL, wsClientToken)
 		nav, err := mcpserver.ParseAnswer(wsToolText(ctx, t, conn, 3, "browser_navigate", map[string]any{"url": pages + "/index.html"}))
 		if err != nil || nav.Error != "" || nav.PageTitle != "Test Home" {
 			t.Fatalf("navigate: %+v (%v)", nav, err)
@@ -267,6 +297,19 @@ func TestWebSocketWithOfficialSDK(t *testing.T) {
 			}
 		}
 	})
+}
+
+// wsConnect opens an MCP client over WebSocket with the token as a header,
+// closed when the test ends.
+func wsConnect(ctx context.Context, t *testing.T, wsURL, token string) *websocket.Conn {
+	t.Helper()
+	conn, _, err := websocket.Dial(ctx, wsURL, &websocket.DialOptions{HTTPHeader: http.Header{"Authorization": {"Bearer " + token}}, Subprotocols: []string{mcpserver.WSSubprotocol}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.CloseNow() })
+	wsPing(ctx, t, conn)
+	return conn
 }
 
 // wsPing initializes an MCP client on conn and pings the server.
@@ -325,7 +368,23 @@ func wsToolText(ctx context.Context, t *testing.T, conn *websocket.Conn, id int,
 // wsSession is GET /sessions/{id} with the operator's token.
 func wsSession(t *testing.T, base, id string) proxy.Session {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodGet, base+"/sessions/"+url.PathEscape(id), nil)
+	var sess proxy.Session
+	if err := json.Unmarshal(wsGet(t, base+"/sessions/"+url.PathEscape(id)), &sess); err != nil {
+		t.Fatalf("GET /sessions/%s: %v", id, err)
+	}
+	return sess
+}
+
+// wsContent is GET /content/{ref} with the operator's token.
+func wsContent(t *testing.T, base, ref string) string {
+	t.Helper()
+	return string(wsGet(t, base+"/content/"+url.PathEscape(ref)+"?peek=true"))
+}
+
+// wsGet is a GET with the operator's token that must answer 200.
+func wsGet(t *testing.T, u string) []byte {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, u, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -335,11 +394,11 @@ func wsSession(t *testing.T, base, id string) proxy.Session {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	var sess proxy.Session
-	if err := json.NewDecoder(resp.Body).Decode(&sess); err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET /sessions/%s = %d (%v)", id, resp.StatusCode, err)
+	body, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s = %d %s (%v)", u, resp.StatusCode, body, err)
 	}
-	return sess
+	return body
 }
 
 // errorCodeOf is the error code of a refused tool call: the JSON of the

@@ -39,6 +39,9 @@ import (
 //     On /ws alone the token may come as the query parameter token
 //     instead (browsers cannot set headers on a WebSocket); it is removed
 //     from the request once checked, and no log line has the query.
+//   - WebSocket pages: on /ws an Origin must also be this server's own or
+//     listed; a loopback one of another port is not enough there
+//     (refuseWebSocketPage says why).
 //   - Role: the operator's token (PROXY_AUTH_TOKEN) opens everything. A
 //     client token (PROXY_CLIENT_TOKENS_FILE) opens only the routes
 //     registered as clients' (clientRoute, WithClientMount): /mcp and the
@@ -163,6 +166,10 @@ func (s *Server) guard(next http.Handler) http.Handler {
 			s.writeErr(w, r, refuseOtherPage(r))
 			return
 		}
+		if e := s.refuseWebSocketPage(r); e != nil {
+			s.writeErr(w, r, e)
+			return
+		}
 		// Once client tokens were given, even an empty list of them keeps
 		// the server closed.
 		if r.URL.Path == "/health" || (s.tokenHash == nil && s.clients.Load() == nil) {
@@ -219,6 +226,32 @@ func withoutQueryToken(r *http.Request) *http.Request {
 	r2.URL.RawQuery = q.Encode()
 	r2.RequestURI = r2.URL.RequestURI()
 	return r2
+}
+
+// refuseWebSocketPage refuses a page's WebSocket to /ws from an origin
+// that is neither this server's own nor listed in PROXY_ALLOWED_ORIGINS.
+// Browsers send no Sec-Fetch-Site on a WebSocket handshake, and a
+// WebSocket is not held back by CORS as a page's fetch of /mcp is: without
+// this, any page on a loopback origin (a local dev server, a page a
+// session's browser opened, all on this machine) could become an MCP
+// client. Clients that are not pages send no Origin.
+func (s *Server) refuseWebSocketPage(r *http.Request) *proxy.Error {
+	origin := r.Header.Get("Origin")
+	if r.URL.Path != wsPath || origin == "" {
+		return nil
+	}
+	norm, _, ok := normaliseOrigin(origin)
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	own, _, _ := normaliseOrigin(scheme + "://" + r.Host)
+	if ok && (norm == own || s.allowedOrigins[norm]) {
+		return nil
+	}
+	e := proxy.Errorf(proxy.EORIGIN, "a WebSocket from a page of %q may not use %s: only pages of this server's own origin or of one listed in PROXY_ALLOWED_ORIGINS may", origin, wsPath)
+	e.Details = map[string]any{"origin": origin}
+	return e
 }
 
 // clientMay reports whether a client token may make request r: whether it

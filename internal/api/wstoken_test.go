@@ -21,7 +21,8 @@ type seenRequest struct {
 
 // TestQueryToken: on /ws, and nowhere else, the token may come as the
 // query parameter token; it is gone from the request the handler gets,
-// and from every log line, whether it was right or wrong.
+// and from every log line, whether it was right or wrong. A page's
+// WebSocket is served from this server's origin or a listed one only.
 func TestQueryToken(t *testing.T) {
 	var mu sync.Mutex
 	var seen []seenRequest
@@ -38,6 +39,8 @@ func TestQueryToken(t *testing.T) {
 		WithClientTokens(ClientToken{Name: "alice", Token: aliceToken}),
 		WithClientMount("/mcp", mounted), WithWebSocket(mounted))
 	open := New(&fakeSessions{}, fakeContent{}, WithLogger(log), WithWebSocket(mounted))
+	listed := New(&fakeSessions{}, fakeContent{}, WithLogger(log), WithWebSocket(mounted), WithAllowedOrigins([]string{"http://localhost:5173"}))
+	origin := answer{http.StatusForbidden, proxy.EORIGIN}
 	unauthorized := answer{http.StatusUnauthorized, proxy.EUNAUTHORIZED}
 	served := answer{http.StatusNoContent, ""}
 	for _, tc := range []struct {
@@ -62,6 +65,14 @@ func TestQueryToken(t *testing.T) {
 		{"not on the API", locked, "/sessions?token=" + operatorToken, nil, unauthorized, nil},
 		{"not under /ws", locked, "/ws/x?token=" + operatorToken, nil, unauthorized, nil},
 		{"open server drops it too", open, "/ws?token=" + operatorToken, nil, served, &seenRequest{"", "/ws", false}},
+		// A page's WebSocket: only this server's own origin, or a listed one.
+		{"page of this server", locked, "/ws?token=" + operatorToken, map[string]string{"Origin": "http://127.0.0.1:34501"}, served, &seenRequest{"", "/ws", false}},
+		{"page of a listed origin", listed, "/ws", map[string]string{"Origin": "http://localhost:5173"}, served, &seenRequest{"", "/ws", false}},
+		{"page of another loopback port", locked, "/ws?token=" + operatorToken, map[string]string{"Origin": "http://127.0.0.1:8080"}, origin, nil},
+		{"page of another loopback name", locked, "/ws?token=" + operatorToken, map[string]string{"Origin": "http://localhost:34501"}, origin, nil},
+		{"page of another loopback port, open server", open, "/ws", map[string]string{"Origin": "http://localhost:5173"}, origin, nil},
+		{"page of another scheme", locked, "/ws?token=" + operatorToken, map[string]string{"Origin": "https://127.0.0.1:34501"}, origin, nil},
+		{"a loopback page elsewhere is as before", locked, "/mcp", map[string]string{"Origin": "http://localhost:5173", "Authorization": "Bearer " + operatorToken}, served, &seenRequest{"", "/mcp", false}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			mu.Lock()
