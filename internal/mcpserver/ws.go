@@ -26,9 +26,9 @@ import (
 // TypeScript SDK's WebSocketClientTransport offers.
 const WSSubprotocol = "mcp"
 
-// DefaultWSReadLimit bounds one message from a client when
+// defaultWSReadLimit bounds one message from a client when
 // HTTPConfig.MaxBodyBytes sets no bound.
-const DefaultWSReadLimit = 2 << 20
+const defaultWSReadLimit = 2 << 20
 
 const (
 	// wsWriteBudget bounds one write to a client: a client that stops
@@ -98,9 +98,9 @@ func (ws wsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	conn, err := websocket.Accept(w, r, &websocket.AcceptOptions{
 		Subprotocols: []string{WSSubprotocol},
-		// Origin was judged by the router against loopback and
-		// PROXY_ALLOWED_ORIGINS; the library's own check (same host
-		// only) would refuse origins the operator allowed.
+		// Origin was judged by the router (this server's own origin or
+		// one of PROXY_ALLOWED_ORIGINS); the library's own check (same
+		// host only) would refuse the listed ones.
 		InsecureSkipVerify: true,
 	})
 	if err != nil {
@@ -110,7 +110,7 @@ func (ws wsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	limit := h.cfg.MaxBodyBytes
 	if limit <= 0 {
-		limit = DefaultWSReadLimit
+		limit = defaultWSReadLimit
 	}
 	conn.SetReadLimit(limit)
 	c := &wsConn{
