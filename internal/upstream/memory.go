@@ -11,7 +11,7 @@ import (
 // it sums per-process RSS, so pages shared between processes count once
 // per process.
 type Memory struct {
-	// WorkerBytes is the worker's process group (node and its helpers).
+	// WorkerBytes is the worker's node process.
 	WorkerBytes int64
 	// RendererBytes is the session's part of Chromium: in per-session mode
 	// every process of the worker's own browser (browser, renderers, GPU,
@@ -28,11 +28,13 @@ type Memory struct {
 // earlier: the pids are looked up now, and those gone count nothing. It is
 // cheap (the /proc scan is shared for up to a second).
 func (w *Worker) Memory(rendererPIDs []int) Memory {
-	m := Memory{WorkerBytes: w.RSS()}
-	if m.WorkerBytes == 0 {
-		return m // exited
+	if w.RSS() == 0 {
+		return Memory{} // exited
 	}
-	m.RendererBytes, m.Renderers = descendantsOutsideRSS(w.proc.pid, w.proc.pid)
+	// The worker is its node process; whatever else it started is the
+	// browser it launched (per-session mode).
+	leader, rest, n := splitGroup(w.proc.pid)
+	m := Memory{WorkerBytes: leader, RendererBytes: rest, Renderers: n}
 	if w.browserServer && len(rendererPIDs) > 0 {
 		b, n := pidsRSS(rendererPIDs)
 		m.RendererBytes += b

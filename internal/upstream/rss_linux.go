@@ -77,12 +77,14 @@ func pidsRSS(pids []int) (total int64, found int) {
 	return total, found
 }
 
-// descendantsOutsideRSS sums the resident bytes of every process descended
-// from pid that lives in another process group than pgid, with the
-// processes of its own groups: what a worker started apart from itself (in
-// per-session mode, its Chromium, which Playwright puts in a group of its
-// own, with the renderers and helpers of that group).
-func descendantsOutsideRSS(pid, pgid int) (total int64, n int) {
+// splitGroup reads, from one scan, the resident bytes of process pid (a
+// group leader) and of everything else it accounts for: the other members
+// of its group, and its descendants that went to groups of their own with
+// those groups' members (in per-session mode, its Chromium, which
+// Playwright detaches unless keep-group.js keeps it in the group; the
+// zygote-forked renderers are the zygote's children, so the whole group
+// is counted, not only the subtree).
+func splitGroup(pid int) (leader, rest int64, n int) {
 	rssCache.mu.Lock()
 	defer rssCache.mu.Unlock()
 	procs := freshProcs()
@@ -90,32 +92,30 @@ func descendantsOutsideRSS(pid, pgid int) (total int64, n int) {
 	for p, st := range procs {
 		children[st.ppid] = append(children[st.ppid], p)
 	}
-	groups := map[int]bool{}
-	seen := map[int]bool{}
+	groups := map[int]bool{pid: true}
 	stack := []int{pid}
+	seen := map[int]bool{pid: true}
 	for len(stack) > 0 {
 		p := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
 		for _, c := range children[p] {
-			if seen[c] {
-				continue
+			if !seen[c] {
+				seen[c] = true
+				groups[procs[c].pgid] = true
+				stack = append(stack, c)
 			}
-			seen[c] = true
-			if st := procs[c]; st.pgid != pgid {
-				groups[st.pgid] = true
-			}
-			stack = append(stack, c)
 		}
 	}
-	// Zygote-forked renderers are the zygote's children, all in the
-	// browser's group; the group catches any that reparented.
-	for _, st := range procs {
-		if groups[st.pgid] && st.pgid != pgid {
-			total += st.rss
+	for p, st := range procs {
+		switch {
+		case p == pid:
+			leader = st.rss
+		case groups[st.pgid]:
+			rest += st.rss
 			n++
 		}
 	}
-	return total, n
+	return leader, rest, n
 }
 
 // scanGroupRSS sums field 24 (rss, in pages) of every /proc/PID/stat by

@@ -7,4 +7,4 @@ func groupRSS(int) int64 { return 0 }
 
 func pidsRSS([]int) (int64, int) { return 0, 0 }
 
-func descendantsOutsideRSS(int, int) (int64, int) { return 0, 0 }
+func splitGroup(int) (int64, int64, int) { return 0, 0, 0 }
