@@ -53,7 +53,8 @@ type Session struct {
 // SessionMemory is a live session's resident memory, in bytes: sums of
 // per-process RSS, so pages shared between processes count once per process.
 type SessionMemory struct {
-	// WorkerBytes is its worker's process group (as RSSBytes).
+	// WorkerBytes is its worker's node process (RSSBytes is the whole
+	// group, which in per-session mode holds its browser too).
 	WorkerBytes int64 `json:"worker_bytes"`
 	// RendererBytes is its part of Chromium: with a browser of its own
 	// (per-session mode) all of that browser's processes; in the shared
