@@ -129,7 +129,7 @@ func newScrape(src Sources) *scrape {
 		nodeSessions: desc("node_sessions", "Workers placed on a browser node: sessions and spare workers.", "node"),
 		nodeCapacity: desc("node_capacity", "Sessions a browser node may hold (its endpoint's max=).", "node"),
 		nodeFailures: desc("node_probe_failures_total", "Failed probes of a browser node.", "node"),
-		sessionMemory: desc("session_memory_bytes", "Resident memory of each live session: kind=worker (its worker's process group), "+
+		sessionMemory: desc("session_memory_bytes", "Resident memory of each live session: kind=worker (its worker's node process), "+
 			"renderers (its renderer processes in the shared browser, or its own browser in per-session mode), total. Sums of per-process RSS.", "session_id", "kind"),
 		stats: map[string]*prometheus.Desc{
 			"sessions_created":  desc("sessions_created_total", "Sessions created."),
