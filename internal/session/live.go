@@ -47,7 +47,7 @@ type live struct {
 	restarts     []time.Time // replacements after crashes of its own, for the budget
 	// renderers are the shared browser's renderer processes of the current
 	// worker's pages, found at renderersAt; renderersDue says a call
-	// ended (or a new worker came) since, so they may have changed.
+	// reached the worker (or a restore) since, so they may have changed.
 	renderers    []int
 	renderersAt  time.Time
 	renderersDue bool
@@ -107,6 +107,15 @@ func (l *live) leave(now time.Time) {
 	l.calls--
 	l.lastActivity = now
 	l.quietSince = time.Now()
+}
+
+// workerCalled notes that a call reached the worker: its browser exists
+// now, and the call may have moved its pages to other renderers. Calls
+// the proxy answers itself leave the worker's browser unlaunched, and a
+// renderer lookup must not launch it.
+func (l *live) workerCalled() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	l.renderersDue = true
 }
 
