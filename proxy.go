@@ -46,6 +46,28 @@ type Session struct {
 	// session survives within the restart window (crashes of the shared
 	// browser do not count); at 0 the next one puts it in the error state.
 	RestartsLeft *int `json:"restarts_left,omitempty"`
+	// Memory is what its processes hold resident, while it has a worker.
+	Memory *SessionMemory `json:"memory,omitempty"`
+}
+
+// SessionMemory is a live session's resident memory, in bytes: sums of
+// per-process RSS, so pages shared between processes count once per process.
+type SessionMemory struct {
+	// WorkerBytes is its worker's node process (RSSBytes is the whole
+	// group, which in per-session mode holds its browser too).
+	WorkerBytes int64 `json:"worker_bytes"`
+	// RendererBytes is its part of Chromium: with a browser of its own
+	// (per-session mode) all of that browser's processes; in the shared
+	// browser the renderer processes that serve its pages' frames, as last
+	// found (RenderersFound), at their current size.
+	RendererBytes int64 `json:"renderer_bytes"`
+	TotalBytes    int64 `json:"total_bytes"`
+	// Renderers is how many processes RendererBytes counts.
+	Renderers int `json:"renderers"`
+	// RenderersFound is when the shared browser last said which renderers
+	// serve the session's pages; zero before it was asked (no call yet, or
+	// not since the worker changed) and with a browser of its own.
+	RenderersFound time.Time `json:"renderers_found,omitzero"`
 }
 
 // Request is a tool call as received, written before it is forwarded.
@@ -111,6 +133,9 @@ const (
 	EventMoved        = "moved"
 	EventClosed       = "closed"
 	EventStateRestore = "state_restored"
+	// EventMemoryLimit: the session went over PROXY_MAX_SESSION_MEMORY and
+	// is being restarted with its state; the detail gives the figures.
+	EventMemoryLimit = "memory_limit"
 )
 
 // Call is one recorded tool call: what was sent and, once it answered,

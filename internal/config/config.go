@@ -90,6 +90,13 @@ type Config struct {
 	MaxConcurrentCalls int    `envconfig:"PROXY_MAX_CONCURRENT_CALLS" unset:"twice the number of CPUs"`
 	LogLevel           string `envconfig:"PROXY_LOG_LEVEL"`
 	LogFormat          string `envconfig:"PROXY_LOG_FORMAT"`
+	// MaxSessionMemory is the resident memory, in bytes, of a session's
+	// worker and renderers past which it is restarted with its state; 0
+	// means no limit. It is checked when idle workers are pinged.
+	MaxSessionMemory int64 `envconfig:"PROXY_MAX_SESSION_MEMORY" unset:"no limit"`
+	// MinFreeMemory is the host's available memory, in bytes, below which
+	// /health reports degraded; 0 turns the check off.
+	MinFreeMemory int64 `envconfig:"PROXY_MIN_FREE_MEMORY"`
 
 	// getenv reads the environment the workers inherit, where upstream's
 	// own PLAYWRIGHT_MCP_* variables may point them at a browser; nil
@@ -127,6 +134,7 @@ func DefaultConfig(getenv func(string) string) Config {
 		CallTimeout:            120 * time.Second,
 		LogLevel:               "info",
 		LogFormat:              "text",
+		MinFreeMemory:          512 << 20,
 		getenv:                 getenv,
 	}
 }
@@ -220,6 +228,12 @@ func (c Config) Validate() error {
 		return bad("LOG_LEVEL", "%q is not debug, info, warn or error", c.LogLevel)
 	case !oneOf(c.LogFormat, "text", "json"):
 		return bad("LOG_FORMAT", "%q is not text or json", c.LogFormat)
+	case c.MaxSessionMemory < 0:
+		return bad("MAX_SESSION_MEMORY", "must not be negative (0 = no limit)")
+	case c.MaxSessionMemory > 0 && c.PingInterval <= 0:
+		return bad("MAX_SESSION_MEMORY", "needs PROXY_PING_INTERVAL: sessions' memory is checked when idle workers are pinged")
+	case c.MinFreeMemory < 0:
+		return bad("MIN_FREE_MEMORY", "must not be negative (0 = no check)")
 	case c.ClientTokensFile != "" && c.AuthToken == "":
 		return bad("AUTH_TOKEN", "must be set when PROXY_CLIENT_TOKENS_FILE is: without the operator's token the operator's views would be open to anyone")
 	}

@@ -108,6 +108,9 @@ func TestValidate(t *testing.T) {
 		{"probe interval", func(c *Config) { c.NodeProbeInterval = 0 }, "PROXY_NODE_PROBE_INTERVAL"},
 		{"queue timeout", func(c *Config) { c.NodeQueueTimeout = -time.Second }, "PROXY_NODE_QUEUE_TIMEOUT"},
 		{"node probe failures", func(c *Config) { c.NodeProbeFailures = 0 }, "PROXY_NODE_PROBE_FAILURES"},
+		{"max session memory", func(c *Config) { c.MaxSessionMemory = -1 }, "PROXY_MAX_SESSION_MEMORY"},
+		{"max session memory without pings", func(c *Config) { c.MaxSessionMemory, c.PingInterval = 1<<30, 0 }, "PROXY_MAX_SESSION_MEMORY"},
+		{"min free memory", func(c *Config) { c.MinFreeMemory = -1 }, "PROXY_MIN_FREE_MEMORY"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

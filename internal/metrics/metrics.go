@@ -111,6 +111,7 @@ type scrape struct {
 	sessions, db, breaker, browser *prometheus.Desc
 	nodeUp, nodeSessions           *prometheus.Desc
 	nodeCapacity, nodeFailures     *prometheus.Desc
+	sessionMemory                  *prometheus.Desc
 	stats                          map[string]*prometheus.Desc
 }
 
@@ -128,6 +129,8 @@ func newScrape(src Sources) *scrape {
 		nodeSessions: desc("node_sessions", "Workers placed on a browser node: sessions and spare workers.", "node"),
 		nodeCapacity: desc("node_capacity", "Sessions a browser node may hold (its endpoint's max=).", "node"),
 		nodeFailures: desc("node_probe_failures_total", "Failed probes of a browser node.", "node"),
+		sessionMemory: desc("session_memory_bytes", "Resident memory of each live session: kind=worker (its worker's node process), "+
+			"renderers (its renderer processes in the shared browser, or its own browser in per-session mode), total. Sums of per-process RSS.", "session_id", "kind"),
 		stats: map[string]*prometheus.Desc{
 			"sessions_created":  desc("sessions_created_total", "Sessions created."),
 			"sessions_evicted":  desc("sessions_evicted_total", "Idle sessions suspended to make room for another."),
@@ -150,6 +153,7 @@ func (s *scrape) Describe(ch chan<- *prometheus.Desc) {
 	ch <- s.nodeSessions
 	ch <- s.nodeCapacity
 	ch <- s.nodeFailures
+	ch <- s.sessionMemory
 	for _, d := range s.stats {
 		ch <- d
 	}
@@ -163,6 +167,11 @@ func (s *scrape) Collect(ch chan<- prometheus.Metric) {
 			counts := map[proxy.SessionState]int{proxy.SessionActive: 0, proxy.SessionSuspended: 0, proxy.SessionClosed: 0, proxy.SessionError: 0}
 			for _, x := range ss {
 				counts[x.State]++
+				if m := x.Memory; m != nil {
+					ch <- prometheus.MustNewConstMetric(s.sessionMemory, prometheus.GaugeValue, float64(m.WorkerBytes), x.ID, "worker")
+					ch <- prometheus.MustNewConstMetric(s.sessionMemory, prometheus.GaugeValue, float64(m.RendererBytes), x.ID, "renderers")
+					ch <- prometheus.MustNewConstMetric(s.sessionMemory, prometheus.GaugeValue, float64(m.TotalBytes), x.ID, "total")
+				}
 			}
 			for st, n := range counts {
 				ch <- prometheus.MustNewConstMetric(s.sessions, prometheus.GaugeValue, float64(n), string(st))

@@ -269,3 +269,26 @@ func TestSQLiteAllocatorGauges(t *testing.T) {
 		}
 	}
 }
+
+// Each live session's memory is a gauge per session and kind; sessions
+// without a worker (no Memory) have none.
+func TestSessionMemoryGauges(t *testing.T) {
+	m := New(Sources{Sessions: func(context.Context) ([]*proxy.Session, error) {
+		return []*proxy.Session{
+			{ID: "live", State: proxy.SessionActive, Memory: &proxy.SessionMemory{WorkerBytes: 100, RendererBytes: 250, TotalBytes: 350, Renderers: 2}},
+			{ID: "suspended", State: proxy.SessionSuspended},
+		}, nil
+	}})
+	fams := scrapeText(t, m)
+	for _, tt := range []struct {
+		kind string
+		want float64
+	}{{"worker", 100}, {"renderers", 250}, {"total", 350}} {
+		if got := value(t, fams, "pwproxy_session_memory_bytes", map[string]string{"session_id": "live", "kind": tt.kind}); got != tt.want {
+			t.Errorf("pwproxy_session_memory_bytes{kind=%q} = %v, want %v", tt.kind, got, tt.want)
+		}
+	}
+	if n := len(fams["pwproxy_session_memory_bytes"].GetMetric()); n != 3 {
+		t.Errorf("%d session memory gauges, want 3 (the live session's only)", n)
+	}
+}

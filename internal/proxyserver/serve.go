@@ -208,6 +208,7 @@ func Serve(ctx context.Context, cfg config.Config, opts Options) error {
 		CallTimeout:        cfg.CallTimeout,
 		PingInterval:       cfg.PingInterval,
 		MaxConcurrentCalls: cfg.ConcurrentCalls(),
+		MaxSessionMemory:   cfg.MaxSessionMemory,
 		FullResponses:      cfg.ResponseMode == config.ResponseModeFull,
 		InlineResultMax:    cfg.InlineResultMax,
 		ChangesMax:         changesMax(cfg.ChangesMax),
@@ -259,6 +260,9 @@ func Serve(ctx context.Context, cfg config.Config, opts Options) error {
 		api.WithClientMount("/mcp", mcpHTTP),
 		api.WithWebSocket(mcpHTTP.WebSocket()),
 		api.WithUI(ui.Handler("/ui/")),
+	}
+	if cfg.MinFreeMemory > 0 {
+		apiOpts = append(apiOpts, api.WithHealthCheck("host_memory", upstream.HostMemoryCheck(cfg.MinFreeMemory, upstream.AvailableMemory)))
 	}
 	if pool != nil {
 		apiOpts = append(apiOpts,

@@ -316,6 +316,7 @@ func (m *Manager) admit(ctx context.Context, id string) (func(), error) {
 // request reached it (ErrNotDelivered) is replaced and the call goes to the
 // new one: it never ran, so this is not a replay.
 func (m *Manager) forward(ctx context.Context, l *live, tool string, params json.RawMessage) (json.RawMessage, error) {
+	defer l.workerCalled()
 	callCtx, cancel := context.WithTimeout(ctx, m.opts.CallTimeout)
 	raw, err := l.worker.CallTool(callCtx, tool, params)
 	cancel()

@@ -146,6 +146,7 @@ func (m *Manager) withExpiry(s *proxy.Session) *proxy.Session {
 		l.mu.Unlock()
 		if w != nil {
 			s.WorkerPID, s.RSSBytes, s.Node = w.PID(), w.RSS(), nodeOf(w)
+			s.Memory = sessionMemory(l, w)
 		}
 		left := l.restartsLeft(m.opts.Now())
 		s.RestartsLeft = &left

@@ -45,6 +45,15 @@ type live struct {
 	pinging      bool
 	pingFailures int
 	restarts     []time.Time // replacements after crashes of its own, for the budget
+	// renderers are the shared browser's renderer processes of the current
+	// worker's pages, found at renderersAt; renderersDue says a call
+	// reached the worker (or a restore) since, so they may have changed.
+	renderers    []int
+	renderersAt  time.Time
+	renderersDue bool
+	// overMemory is why the supervisor is replacing the worker, when the
+	// session went over its memory limit.
+	overMemory string
 }
 
 func (l *live) lock(ctx context.Context) error {
@@ -66,12 +75,14 @@ func (l *live) currentWorker() Worker {
 	return l.current
 }
 
-// setWorker replaces the worker; the caller holds sem.
+// setWorker replaces the worker; the caller holds sem. The renderers
+// found for the last one are not the new one's.
 func (l *live) setWorker(w Worker) {
 	l.worker = w
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.current = w
+	l.renderers, l.renderersAt, l.renderersDue = nil, time.Time{}, false
 }
 
 // takeRestored reports, once, that the session's worker was replaced and
@@ -96,6 +107,16 @@ func (l *live) leave(now time.Time) {
 	l.calls--
 	l.lastActivity = now
 	l.quietSince = time.Now()
+}
+
+// workerCalled notes that a call reached the worker: its browser exists
+// now, and the call may have moved its pages to other renderers. Calls
+// the proxy answers itself leave the worker's browser unlaunched, and a
+// renderer lookup must not launch it.
+func (l *live) workerCalled() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.renderersDue = true
 }
 
 // busy reports whether a call is in flight or queued.

@@ -126,6 +126,10 @@ type Options struct {
 	// reach outside the page offered, in tool group unsafe. The zero value
 	// assumes a shared browser and never offers them.
 	OwnBrowsers bool
+	// MaxSessionMemory restarts, with its state, a session whose worker and
+	// renderers hold more resident bytes than this when it is pinged
+	// (PROXY_MAX_SESSION_MEMORY); 0 means no limit.
+	MaxSessionMemory int64
 	// restartBackoff is the first restart delay (tests shorten it).
 	restartBackoff time.Duration
 	// sleep waits out a restart backoff; nil is a timer (tests record the

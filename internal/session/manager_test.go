@@ -39,10 +39,20 @@ type fakeWorker struct {
 	// lostBrowser makes its end one of the shared browser's (LostBrowser).
 	lostBrowser atomic.Bool
 
+	// shares makes it a worker of the shared browser (SharesBrowser), whose
+	// renderers are found by RendererPIDs: renderers, counted in lookups.
+	shares    bool
+	renderers []int
+	lookups   atomic.Int32
+	// rendererBytes is what Memory reports its renderers hold.
+	rendererBytes atomic.Int64
+
 	mu           sync.Mutex
 	url          string // set by browser_navigate's "url" argument
 	saves        int
 	restoredFrom string
+	// memoryPIDs is what Memory was last asked about.
+	memoryPIDs []int
 }
 
 var nextPID atomic.Int32
@@ -88,7 +98,23 @@ func (w *fakeWorker) Ping(ctx context.Context) error {
 		return nil
 	}
 }
-func (w *fakeWorker) RSS() int64        { return 1 << 20 }
+func (w *fakeWorker) RSS() int64          { return 1 << 20 }
+func (w *fakeWorker) SharesBrowser() bool { return w.shares }
+func (w *fakeWorker) RendererPIDs(context.Context) ([]int, error) {
+	w.lookups.Add(1)
+	return w.renderers, nil
+}
+func (w *fakeWorker) Memory(pids []int) upstream.Memory {
+	w.mu.Lock()
+	w.memoryPIDs = pids
+	w.mu.Unlock()
+	select {
+	case <-w.done:
+		return upstream.Memory{}
+	default:
+	}
+	return upstream.Memory{WorkerBytes: w.RSS(), RendererBytes: w.rendererBytes.Load(), Renderers: len(pids)}
+}
 func (w *fakeWorker) LostBrowser() bool { return w.lostBrowser.Load() }
 
 // SaveState reports the URL this fake "visited" so tests can see it come back.

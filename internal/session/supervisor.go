@@ -124,6 +124,9 @@ func (s *supervisor) ensureWorker(ctx context.Context, l *live) (restored bool, 
 	l.hadWorker = true
 	if restored {
 		s.restore(ctx, l, w)
+		l.mu.Lock()
+		l.renderersDue = true // the restore opened its page in the new browser
+		l.mu.Unlock()
 		l.restored = true
 		s.stats.restored.Add(1)
 	}
@@ -193,19 +196,23 @@ func (s *supervisor) restartSoon(l *live) {
 		if l.retired || s.closing() {
 			return
 		}
-		// Bounds the backoff, the spawn and the restore: calls queued
-		// behind this restart wait no longer than this.
-		limit := s.opts.restartTimeLimit
-		if limit <= 0 {
-			limit = restartTimeLimit
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), limit)
+		ctx, cancel := s.restartContext()
 		defer cancel()
 		if _, err := s.ensureWorker(ctx, l); err != nil {
 			left := l.restartsLeft(s.opts.Now())
 			s.log.Warn("restarting session worker failed", "session_id", l.id, "attempt", restartLimit-left, "of", restartLimit, "restarts_left", left, "err", err)
 		}
 	})
+}
+
+// restartContext bounds one background restart: the backoff, the spawn and
+// the restore. Calls queued behind it wait no longer than this.
+func (s *supervisor) restartContext() (context.Context, context.CancelFunc) {
+	limit := s.opts.restartTimeLimit
+	if limit <= 0 {
+		limit = restartTimeLimit
+	}
+	return context.WithTimeout(context.Background(), limit)
 }
 
 // workerLost records that l's worker died under it. The caller holds l's
@@ -294,9 +301,12 @@ func (s *supervisor) restarted(l *live, w Worker) {
 	switch {
 	case l.excused:
 		reason = "the shared browser exited"
+	case l.overMemory != "":
+		reason = l.overMemory
 	case l.pingFailures >= pingFailLimit:
 		reason = fmt.Sprintf("its worker did not answer %d pings in a row", pingFailLimit)
 	}
+	l.overMemory = ""
 	l.mu.Unlock()
 	left := l.restartsLeft(s.opts.Now())
 	s.log.Info("session worker restarted", "session_id", l.id, "attempt", restartLimit-left, "of", restartLimit, "restarts_left", left,
@@ -376,6 +386,7 @@ func (s *supervisor) ping(l *live, w Worker, timeout time.Duration) {
 	}
 	failures, ok := l.pingResult(err)
 	if ok {
+		s.checkMemory(l, w)
 		return
 	}
 	s.log.Warn("worker ping failed", "session_id", l.id, "worker_pid", w.PID(), "failures", failures, "err", err)

@@ -16,22 +16,24 @@ func TestParseStatRSS(t *testing.T) {
 	tests := []struct {
 		name     string
 		stat     string
+		wantPPID int
 		wantPGID int
 		want     int64
 		wantOK   bool
 	}{
-		{"plain", plain, 4242, 35840, true},
-		{"comm with spaces and parentheses", tricky, 4242, 7, true},
-		{"truncated before rss", "4242 (node) S 4200 4242 4200 0 -1", 0, 0, false},
-		{"no comm", "garbage", 0, 0, false},
-		{"pgrp not a number", "1 (x) S 0 one 0 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 1 1 5", 0, 0, false},
-		{"rss not a number", "1 (x) S 0 1 0 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 1 1 many", 0, 0, false},
+		{"plain", plain, 4200, 4242, 35840, true},
+		{"comm with spaces and parentheses", tricky, 4242, 4242, 7, true},
+		{"truncated before rss", "4242 (node) S 4200 4242 4200 0 -1", 0, 0, 0, false},
+		{"no comm", "garbage", 0, 0, 0, false},
+		{"ppid not a number", "1 (x) S zero 1 0 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 1 1 5", 0, 0, 0, false},
+		{"pgrp not a number", "1 (x) S 0 one 0 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 1 1 5", 0, 0, 0, false},
+		{"rss not a number", "1 (x) S 0 1 0 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 1 1 many", 0, 0, 0, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			pgid, got, ok := parseStatRSS([]byte(tt.stat))
-			if pgid != tt.wantPGID || got != tt.want || ok != tt.wantOK {
-				t.Errorf("parseStatRSS = %d, %d, %v; want %d, %d, %v", pgid, got, ok, tt.wantPGID, tt.want, tt.wantOK)
+			ppid, pgid, got, ok := parseStatRSS([]byte(tt.stat))
+			if ppid != tt.wantPPID || pgid != tt.wantPGID || got != tt.want || ok != tt.wantOK {
+				t.Errorf("parseStatRSS = %d, %d, %d, %v; want %d, %d, %d, %v", ppid, pgid, got, ok, tt.wantPPID, tt.wantPGID, tt.want, tt.wantOK)
 			}
 		})
 	}

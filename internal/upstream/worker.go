@@ -139,6 +139,9 @@ type Worker struct {
 	nodeDown func(context.Context) bool
 	nodeGone func(context.Context) bool
 	lifeStop context.CancelFunc
+	// browserServer: the worker's pages live in the local shared browser
+	// run by our browser server, whose renderer pids are this machine's.
+	browserServer bool
 
 	closeOnce sync.Once
 	closeErr  error
@@ -310,12 +313,13 @@ func StartWorker(ctx context.Context, cfg WorkerConfig) (_ *Worker, err error) {
 
 	closeOwnsDir = true
 	w := &Worker{
-		proc:      proc,
-		outputDir: outputDir,
-		logger:    logger.With("pid", proc.pid),
-		stderr:    newRingBuffer(stderrRingBytes),
-		stdinW:    stdinW,
-		stdoutR:   stdoutR,
+		proc:          proc,
+		outputDir:     outputDir,
+		logger:        logger.With("pid", proc.pid),
+		stderr:        newRingBuffer(stderrRingBytes),
+		stdinW:        stdinW,
+		stdoutR:       stdoutR,
+		browserServer: cfg.Remote == nil && cfg.PlaywrightEndpoint != "",
 	}
 	go func() {
 		defer closeFiles(stderrR)

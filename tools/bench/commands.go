@@ -173,15 +173,17 @@ type concurrencyFlags struct {
 	warmPool    int
 	maxSessions int
 	minAvailMB  int64
+	createConc  int
 }
 
 func (f *concurrencyFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.levels, "levels", "1,10,25,50", "numbers of concurrent sessions")
+	fs.StringVar(&f.levels, "levels", "1,10,25,50,100", "numbers of concurrent sessions")
 	fs.DurationVar(&f.duration, "duration", 60*time.Second, "load duration per level: no call starts after it (the calls in flight finish; the report gives the measured window)")
 	fs.StringVar(&f.pages, "pages", "catalogue,form", "pages the sessions navigate to, in turn: `list` of form, table, catalogue (catalogue,form is the memory scenario on the 1,500-item page; form alone is a light page)")
 	fs.IntVar(&f.maxIter, "max-iterations", 10000, "bound on navigate/snapshot/click rounds per session per level")
 	fs.IntVar(&f.warmPool, "warm-pool", 1, "PROXY_WARM_POOL")
 	fs.IntVar(&f.maxSessions, "max-sessions", 0, "PROXY_MAX_SESSIONS (0: the largest level)")
+	fs.IntVar(&f.createConc, "create-concurrency", 10, "sessions created at once at the start of a level (each starts a worker process)")
 	fs.Int64Var(&f.minAvailMB, "min-available-mb", 2048, "memory guard: stop a level's load early when MemAvailable falls below this (0: off)")
 }
 
@@ -205,7 +207,7 @@ func (f *concurrencyFlags) config(s bench.ServerConfig, reqTimeout time.Duration
 	return bench.ConcurrencyConfig{
 		Server: s, Levels: levels, Duration: f.duration, Pages: pages,
 		MaxIterations: f.maxIter, WarmPool: f.warmPool, MaxSessions: f.maxSessions, RequestTimeout: reqTimeout,
-		MinAvailableKB: f.minAvailMB * 1024,
+		MinAvailableKB: f.minAvailMB * 1024, CreateConcurrency: f.createConc,
 	}, nil
 }
 

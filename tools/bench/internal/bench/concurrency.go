@@ -16,7 +16,7 @@ import (
 // ConcurrencyConfig configures the concurrency scenario.
 type ConcurrencyConfig struct {
 	Server ServerConfig
-	// Levels are the numbers of concurrent sessions (default 1, 10, 25, 50).
+	// Levels are the numbers of concurrent sessions (default 1, 10, 25, 50, 100).
 	Levels []int
 	// Duration of the load at each level (default 60 s): no call starts
 	// after it; the calls in flight then finish and count, so the measured
@@ -32,6 +32,11 @@ type ConcurrencyConfig struct {
 	WarmPool int
 	// MaxSessions is PROXY_MAX_SESSIONS (default: the largest level).
 	MaxSessions int
+	// CreateConcurrency bounds the creates in flight (default 10): each
+	// starts a worker process, and a hundred Node starts at once on two
+	// CPUs take minutes each, past any client's timeout; conversations do
+	// not all begin in the same second either.
+	CreateConcurrency int
 	// Settle is the pause before the 0-session baseline of each level.
 	Settle time.Duration
 	// SampleEvery is the memory sampling period during the load.
@@ -178,7 +183,7 @@ type ToolStat struct {
 // browser_click loop in each for Duration, measure, close them all.
 func RunConcurrency(ctx context.Context, log *slog.Logger, site *Site, cfg ConcurrencyConfig) (res *ConcurrencyResult, err error) {
 	if len(cfg.Levels) == 0 {
-		cfg.Levels = []int{1, 10, 25, 50}
+		cfg.Levels = []int{1, 10, 25, 50, 100}
 	}
 	if cfg.Duration <= 0 {
 		cfg.Duration = 60 * time.Second
@@ -197,6 +202,9 @@ func RunConcurrency(ctx context.Context, log *slog.Logger, site *Site, cfg Concu
 	}
 	if cfg.ErrorBackoff <= 0 {
 		cfg.ErrorBackoff = 250 * time.Millisecond
+	}
+	if cfg.CreateConcurrency <= 0 {
+		cfg.CreateConcurrency = 10
 	}
 	maxLevel := 0
 	for _, l := range cfg.Levels {
@@ -352,15 +360,18 @@ func runLevel(ctx context.Context, log *slog.Logger, srv *Server, c *Client, sit
 	lr.Baseline = srv.Memory(true)
 	log.Info("baseline (0 sessions)", "rss_mb", mb(lr.Baseline.RSSKB), "procs", lr.Baseline.Procs)
 
-	// Create the sessions, all at once.
+	// Create the sessions, at most CreateConcurrency at a time.
 	createErrs := newErrorLog()
 	sessions := make([]string, level)
 	lat := make([]float64, level)
 	var wg sync.WaitGroup
+	slots := make(chan struct{}, cfg.CreateConcurrency)
 	createMark := markCPU(srv.PID)
 	t0 := time.Now()
 	for i := range level {
 		wg.Go(func() {
+			slots <- struct{}{}
+			defer func() { <-slots }()
 			t := time.Now()
 			s, err := c.CreateSession(ctx)
 			if err != nil {
