@@ -146,6 +146,22 @@ type Image struct {
 	Data     []byte `json:"-"`
 }
 
+// Download is a file a page downloaded during a call, stored with the call
+// that started it. Name is the file's name as the worker saved it (no
+// directory part); it names the download within its ref. Stored is false
+// when the file was over the size limit and nothing of it was kept (Size
+// still says how big it was); Data is then nil, and it is nil too where
+// only the description travels (a call result, a listing).
+type Download struct {
+	RefID    string `json:"ref_id"`
+	Name     string `json:"name"`
+	MimeType string `json:"mime_type"`
+	Size     int64  `json:"size"`
+	SHA256   string `json:"sha256,omitempty"`
+	Stored   bool   `json:"stored"`
+	Data     []byte `json:"-"`
+}
+
 // DiffCursor remembers what get_content last returned for a ref.
 type DiffCursor struct {
 	RefID            string    `json:"ref_id"`
@@ -214,6 +230,13 @@ type CallResult struct {
 	// ConsoleErrors are the call's console errors as its MCP answer shows
 	// them (bounded; other levels never), given with Changes.
 	ConsoleErrors []string `json:"console_errors,omitempty"`
+	// Downloads are the files pages downloaded during the call, described
+	// (their bytes are read with GET /content/{ref_id}/downloads/{name}).
+	Downloads []Download `json:"downloads,omitempty"`
+	// DownloadsPending names the downloads the call started that had not
+	// finished when it answered: each is stored with the later call whose
+	// answer sees it finish.
+	DownloadsPending []string `json:"downloads_pending,omitempty"`
 
 	// NotRecorded: the call ran in the browser, but its answer could not be
 	// written to the record (the database's disk filled during the call).

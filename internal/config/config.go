@@ -90,6 +90,9 @@ type Config struct {
 	MaxConcurrentCalls int    `envconfig:"PROXY_MAX_CONCURRENT_CALLS" unset:"twice the number of CPUs"`
 	LogLevel           string `envconfig:"PROXY_LOG_LEVEL"`
 	LogFormat          string `envconfig:"PROXY_LOG_FORMAT"`
+	// MaxDownloadBytes is the largest file a page downloads that is stored
+	// with its call; a bigger one is named in the answer, not kept.
+	MaxDownloadBytes int64 `envconfig:"PROXY_MAX_DOWNLOAD_BYTES" unset:"no limit"`
 
 	// getenv reads the environment the workers inherit, where upstream's
 	// own PLAYWRIGHT_MCP_* variables may point them at a browser; nil
@@ -127,6 +130,7 @@ func DefaultConfig(getenv func(string) string) Config {
 		CallTimeout:            120 * time.Second,
 		LogLevel:               "info",
 		LogFormat:              "text",
+		MaxDownloadBytes:       50 << 20,
 		getenv:                 getenv,
 	}
 }
@@ -220,6 +224,8 @@ func (c Config) Validate() error {
 		return bad("LOG_LEVEL", "%q is not debug, info, warn or error", c.LogLevel)
 	case !oneOf(c.LogFormat, "text", "json"):
 		return bad("LOG_FORMAT", "%q is not text or json", c.LogFormat)
+	case c.MaxDownloadBytes < 0:
+		return bad("MAX_DOWNLOAD_BYTES", "must not be negative (0 = no limit)")
 	case c.ClientTokensFile != "" && c.AuthToken == "":
 		return bad("AUTH_TOKEN", "must be set when PROXY_CLIENT_TOKENS_FILE is: without the operator's token the operator's views would be open to anyone")
 	}

@@ -108,6 +108,7 @@ func TestValidate(t *testing.T) {
 		{"probe interval", func(c *Config) { c.NodeProbeInterval = 0 }, "PROXY_NODE_PROBE_INTERVAL"},
 		{"queue timeout", func(c *Config) { c.NodeQueueTimeout = -time.Second }, "PROXY_NODE_QUEUE_TIMEOUT"},
 		{"node probe failures", func(c *Config) { c.NodeProbeFailures = 0 }, "PROXY_NODE_PROBE_FAILURES"},
+		{"max download bytes", func(c *Config) { c.MaxDownloadBytes = -1 }, "PROXY_MAX_DOWNLOAD_BYTES"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -392,6 +392,7 @@ func (m *Manager) record(ctx context.Context, l *live, refID, tool string, fwd f
 		lastPage: l.lastPage, changes: changes,
 		redact: m.redaction(), full: m.opts.FullResponses,
 		inlineMax: m.opts.InlineResultMax, changesMax: m.changesMax(),
+		maxDownload: m.opts.MaxDownloadBytes,
 	})
 	if rec.parseErr != nil {
 		// The bytes are kept anyway; only the metadata is lost.
@@ -402,7 +403,7 @@ func (m *Manager) record(ctx context.Context, l *live, refID, tool string, fwd f
 	}
 	// The page moved whether or not the record can say so.
 	l.lastPage = rec.lastPage
-	if err := m.store.RecordResponse(ctx, rec.response, rec.console, rec.images, rec.activity); err != nil {
+	if err := m.store.RecordResponse(ctx, rec.response, rec.console, rec.images, rec.downloads, rec.activity); err != nil {
 		if proxy.ErrorCode(err) != proxy.ESTORAGEFULL {
 			return nil, 0, fmt.Errorf("recording response %s: %w", refID, err)
 		}
@@ -444,19 +445,21 @@ type recordInput struct {
 	lastPage  content.Page    // the session's page as the previous call left it
 	changes   bool            // the caller asked what the call changed
 
-	redact     redaction
-	full       bool // PROXY_RESPONSE_MODE=full: upstream's answer goes back as it is
-	inlineMax  int  // Options.InlineResultMax
-	changesMax int  // the change summary's byte budget (0: counts only)
+	redact      redaction
+	full        bool  // PROXY_RESPONSE_MODE=full: upstream's answer goes back as it is
+	inlineMax   int   // Options.InlineResultMax
+	changesMax  int   // the change summary's byte budget (0: counts only)
+	maxDownload int64 // Options.MaxDownloadBytes
 }
 
 // recordOutput is one answered call ready to be written and returned.
 type recordOutput struct {
 	// What the store writes, in one transaction.
-	response *proxy.Response
-	console  []proxy.ConsoleEntry
-	images   []proxy.Image
-	activity *proxy.SessionActivity
+	response  *proxy.Response
+	console   []proxy.ConsoleEntry
+	images    []proxy.Image
+	downloads []proxy.Download
+	activity  *proxy.SessionActivity
 	// What the caller gets, and the bytes kept in the record.
 	result *proxy.CallResult
 	stored int
@@ -484,6 +487,9 @@ func buildRecord(in recordInput) recordOutput {
 		parsed = &upstream.Parsed{}
 	} else {
 		ing, rec.ingestErr = upstream.Ingest(parsed, in.outputDir, at)
+		var dlErr error
+		rec.downloads, dlErr = upstream.IngestDownloads(parsed, in.outputDir, in.maxDownload)
+		rec.ingestErr = errors.Join(rec.ingestErr, dlErr)
 	}
 	if ing == nil {
 		ing = &upstream.Ingested{}
@@ -533,6 +539,15 @@ func buildRecord(in recordInput) recordOutput {
 	for _, im := range ing.Images {
 		rec.stored += len(im.Data)
 	}
+	for i := range rec.downloads {
+		d := &rec.downloads[i]
+		d.RefID = refID
+		rec.stored += len(d.Data)
+		described := *d
+		described.Data = nil
+		res.Downloads = append(res.Downloads, described)
+	}
+	res.DownloadsPending = parsed.Pending
 
 	md := &res.Metadata
 	md.PageURL, md.PageTitle = parsed.PageURL, parsed.PageTitle

@@ -70,13 +70,15 @@ func (db *DB) GetRequest(ctx context.Context, refID string) (*proxy.Request, err
 // not modified. EREFMISSING if no request is recorded for r.RefID; EINVALID
 // if it already has a response.
 func (db *DB) InsertResponse(ctx context.Context, r *proxy.Response, console []proxy.ConsoleEntry, images []proxy.Image) error {
-	return db.RecordResponse(ctx, r, console, images, nil)
+	return db.RecordResponse(ctx, r, console, images, nil, nil)
 }
 
-// RecordResponse is InsertResponse that also records act (if not nil) in the
-// same transaction. A session that no longer exists is not an error here:
-// the response is what must not be lost.
-func (db *DB) RecordResponse(ctx context.Context, r *proxy.Response, console []proxy.ConsoleEntry, images []proxy.Image, act *proxy.SessionActivity) error {
+// RecordResponse is InsertResponse that also records the call's downloads
+// and act (if not nil) in the same transaction. Downloads are stored under
+// r.RefID in their order; a name twice is EINVALID. A session that no
+// longer exists is not an error here: the response is what must not be
+// lost.
+func (db *DB) RecordResponse(ctx context.Context, r *proxy.Response, console []proxy.ConsoleEntry, images []proxy.Image, downloads []proxy.Download, act *proxy.SessionActivity) error {
 	// Validate everything before BEGIN so that the write lock is held only
 	// for the inserts themselves.
 	switch {
@@ -89,6 +91,13 @@ func (db *DB) RecordResponse(ctx context.Context, r *proxy.Response, console []p
 		if len(c.Location) > 0 && !json.Valid(c.Location) {
 			return proxy.Errorf(proxy.EINVALID, "response %q: console entry %d: location is not valid JSON", r.RefID, i)
 		}
+	}
+	names := make(map[string]bool, len(downloads))
+	for _, d := range downloads {
+		if d.Name == "" || names[d.Name] || d.Size < 0 {
+			return proxy.Errorf(proxy.EINVALID, "response %q: download %q: empty, negative or repeated", r.RefID, d.Name)
+		}
+		names[d.Name] = true
 	}
 	if act != nil && len(act.Metadata) > 0 && !json.Valid(act.Metadata) {
 		return proxy.Errorf(proxy.EINVALID, "response %q: session metadata is not valid JSON", r.RefID)
@@ -116,6 +125,18 @@ func (db *DB) RecordResponse(ctx context.Context, r *proxy.Response, console []p
 			}
 			if err := h.exec(insertImage, r.RefID, i, img.MimeType, data); err != nil {
 				return fmt.Errorf("image %d: %w", i, err)
+			}
+		}
+		for i, d := range downloads {
+			var data any // NULL: nothing kept
+			if d.Stored {
+				data = d.Data
+				if d.Data == nil {
+					data = []byte{}
+				}
+			}
+			if err := h.exec(insertDownload, r.RefID, d.Name, i, d.MimeType, d.Size, d.SHA256, d.Stored, data); err != nil {
+				return fmt.Errorf("download %d: %w", i, err)
 			}
 		}
 		if act == nil {
@@ -233,6 +254,49 @@ func (db *DB) ListImages(ctx context.Context, refID string) ([]proxy.Image, erro
 		return nil, fmt.Errorf("store: list images %s: %w", refID, err)
 	}
 	return out, nil
+}
+
+// ListDownloads returns a ref's downloads in the order they were recorded,
+// described only (no Data); empty (never nil, never an error) for a ref
+// without any.
+func (db *DB) ListDownloads(ctx context.Context, refID string) ([]proxy.Download, error) {
+	rows, err := db.r.QueryContext(ctx,
+		`SELECT name, mime_type, size, sha256, stored FROM downloads WHERE ref_id = ? ORDER BY seq`, refID)
+	if err != nil {
+		return nil, fmt.Errorf("store: list downloads %s: %w", refID, err)
+	}
+	defer rows.Close()
+	out := []proxy.Download{}
+	for rows.Next() {
+		d := proxy.Download{RefID: refID}
+		if err := rows.Scan(&d.Name, &d.MimeType, &d.Size, &d.SHA256, &d.Stored); err != nil {
+			return nil, fmt.Errorf("store: list downloads %s: %w", refID, err)
+		}
+		out = append(out, d)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: list downloads %s: %w", refID, err)
+	}
+	return out, nil
+}
+
+// GetDownload returns one download of a ref with its bytes (nil when it
+// was not stored); EDOWNLOADMISSING when the ref has none of that name.
+func (db *DB) GetDownload(ctx context.Context, refID, name string) (*proxy.Download, error) {
+	d := proxy.Download{RefID: refID, Name: name}
+	err := db.r.QueryRowContext(ctx,
+		`SELECT mime_type, size, sha256, stored, data FROM downloads WHERE ref_id = ? AND name = ?`, refID, name).
+		Scan(&d.MimeType, &d.Size, &d.SHA256, &d.Stored, &d.Data)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return nil, proxy.Errorf(proxy.EDOWNLOADMISSING, "ref_id %q has no download named %q", refID, name)
+	case err != nil:
+		return nil, fmt.Errorf("store: get download %s: %w", refID, err)
+	}
+	if d.Stored && d.Data == nil {
+		d.Data = []byte{}
+	}
+	return &d, nil
 }
 
 // RefOwner returns the owner of the session a ref was recorded in,

@@ -1,0 +1,98 @@
+package store_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
+)
+
+// A call's downloads are written with its response, read back described
+// (listing) or whole (by name), and one not kept says so without bytes.
+func TestDownloadsRoundTrip(t *testing.T) {
+	ctx := context.Background()
+	db := newDB(t)
+	mustSession(t, db, "s")
+	mustRequest(t, db, "s", "r")
+	downloads := []proxy.Download{
+		{RefID: "ignored", Name: "report.csv", MimeType: "text/csv; charset=utf-8", Size: 8, SHA256: "ab", Stored: true, Data: []byte("a,b\n1,2\n")},
+		{Name: "big.bin", MimeType: "application/octet-stream", Size: 1 << 30},
+		{Name: "empty.txt", MimeType: "text/plain; charset=utf-8", SHA256: "e3", Stored: true},
+	}
+	resp := &proxy.Response{RefID: "r", Status: proxy.StatusSuccess, Timestamp: t0}
+	if err := db.RecordResponse(ctx, resp, nil, nil, downloads, nil); err != nil {
+		t.Fatal(err)
+	}
+	list, err := db.ListDownloads(ctx, "r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []proxy.Download{
+		{RefID: "r", Name: "report.csv", MimeType: "text/csv; charset=utf-8", Size: 8, SHA256: "ab", Stored: true},
+		{RefID: "r", Name: "big.bin", MimeType: "application/octet-stream", Size: 1 << 30},
+		{RefID: "r", Name: "empty.txt", MimeType: "text/plain; charset=utf-8", SHA256: "e3", Stored: true},
+	}
+	if diff := cmp.Diff(want, list); diff != "" {
+		t.Errorf("ListDownloads (-want +got):\n%s", diff)
+	}
+	tests := []struct {
+		name    string
+		want    *proxy.Download
+		wantErr string
+	}{
+		{"report.csv", &proxy.Download{RefID: "r", Name: "report.csv", MimeType: "text/csv; charset=utf-8", Size: 8, SHA256: "ab", Stored: true, Data: []byte("a,b\n1,2\n")}, ""},
+		{"big.bin", &proxy.Download{RefID: "r", Name: "big.bin", MimeType: "application/octet-stream", Size: 1 << 30}, ""},
+		{"empty.txt", &proxy.Download{RefID: "r", Name: "empty.txt", MimeType: "text/plain; charset=utf-8", SHA256: "e3", Stored: true, Data: []byte{}}, ""},
+		{"REPORT.CSV", nil, proxy.EDOWNLOADMISSING},
+		{"", nil, proxy.EDOWNLOADMISSING},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := db.GetDownload(ctx, "r", tt.name)
+			if tt.wantErr != "" {
+				wantCode(t, err, tt.wantErr)
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("GetDownload (-want +got):\n%s", diff)
+			}
+		})
+	}
+	if list, err := db.ListDownloads(ctx, "other"); err != nil || list == nil || len(list) != 0 {
+		t.Errorf("ListDownloads of a ref without any = %v, %v; want empty", list, err)
+	}
+}
+
+// Downloads that could not be told apart are refused before anything is
+// written: the response stays unrecorded and the call can be recorded again.
+func TestRecordResponseRefusesBadDownloads(t *testing.T) {
+	tests := []struct {
+		name      string
+		downloads []proxy.Download
+	}{
+		{"a name twice", []proxy.Download{{Name: "a.csv", MimeType: "text/csv"}, {Name: "a.csv", MimeType: "text/csv"}}},
+		{"no name", []proxy.Download{{MimeType: "text/csv"}}},
+		{"negative size", []proxy.Download{{Name: "a.csv", Size: -1}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			db := newDB(t)
+			mustSession(t, db, "s")
+			mustRequest(t, db, "s", "r")
+			resp := &proxy.Response{RefID: "r", Status: proxy.StatusSuccess, Timestamp: t0}
+			wantCode(t, db.RecordResponse(ctx, resp, nil, nil, tt.downloads, nil), proxy.EINVALID)
+			if _, err := db.GetResponse(ctx, "r"); proxy.ErrorCode(err) != proxy.EREFMISSING {
+				t.Errorf("GetResponse after a refused record = %v, want it still in flight", err)
+			}
+			if err := db.RecordResponse(ctx, resp, nil, nil, nil, nil); err != nil {
+				t.Errorf("recording the response again: %v", err)
+			}
+		})
+	}
+}
