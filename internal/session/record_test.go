@@ -2,7 +2,9 @@ package session
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -315,5 +317,47 @@ func TestBuildRecordMasksAllItKeeps(t *testing.T) {
 	// Masked, not dropped.
 	if got.result.Metadata.PageTitle != "[masked]" || !strings.Contains(got.lastPage.Snapshot, "[masked]") {
 		t.Errorf("title %q, last snapshot %q: want them masked", got.result.Metadata.PageTitle, got.lastPage.Snapshot)
+	}
+}
+
+// A call's record carries the files its answer says finished downloading,
+// read from the worker's directory and described in its result; one the
+// answer says is still arriving is named as pending, to be stored with the
+// call that sees it finish.
+func TestBuildRecordDownloads(t *testing.T) {
+	dir := t.TempDir()
+	csv := []byte("a,b\n1,2\n")
+	big := bytes.Repeat([]byte{0}, 64)
+	for name, data := range map[string][]byte{"report.csv": csv, "big.bin": big} {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	text := "### Page\n- Page URL: http://127.0.0.1:1/\n### Events\n" +
+		"- Downloading file report.csv ...\n- Downloading file big.bin ...\n- Downloading file slow.zip ...\n" +
+		"- Downloaded file report.csv to \"" + filepath.Join(dir, "report.csv") + "\"\n" +
+		"- Downloaded file big.bin to \"" + filepath.Join(dir, "big.bin") + "\""
+	raw, err := json.Marshal(map[string]any{"content": []map[string]string{{"type": "text", "text": text}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := buildRecord(recordInput{refID: "r", sessionID: "s", tool: "browser_click", raw: raw, outputDir: dir,
+		at: time.Unix(0, 0), redact: openRedaction, maxDownload: 32})
+	if rec.ingestErr != nil {
+		t.Fatal(rec.ingestErr)
+	}
+	sum := sha256.Sum256(csv)
+	stored := proxy.Download{RefID: "r", Name: "report.csv", MimeType: "text/csv; charset=utf-8", Size: 8, SHA256: hex.EncodeToString(sum[:]), Stored: true}
+	notStored := proxy.Download{RefID: "r", Name: "big.bin", MimeType: "application/octet-stream", Size: 64}
+	if diff := cmp.Diff([]proxy.Download{stored, notStored}, rec.result.Downloads); diff != "" {
+		t.Errorf("the result's downloads (-want +got):\n%s", diff)
+	}
+	withData := stored
+	withData.Data = csv
+	if diff := cmp.Diff([]proxy.Download{withData, notStored}, rec.downloads); diff != "" {
+		t.Errorf("the downloads recorded (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"slow.zip"}, rec.result.DownloadsPending); diff != "" {
+		t.Errorf("pending downloads (-want +got):\n%s", diff)
 	}
 }
