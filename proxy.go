@@ -118,6 +118,8 @@ const (
 type Call struct {
 	Request  Request   `json:"request"`
 	Response *Response `json:"response,omitempty"`
+	// Downloads are the files its pages downloaded, described.
+	Downloads []Download `json:"downloads,omitempty"`
 }
 
 // Console levels, in increasing severity.

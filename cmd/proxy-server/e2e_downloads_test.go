@@ -258,6 +258,29 @@ func TestDownloadsStoredWithTheirCall(t *testing.T) {
 		}
 	})
 
+	t.Run("the JSON export lists each call's downloads", func(t *testing.T) {
+		var rec struct {
+			Calls []proxy.Call `json:"calls"`
+		}
+		if code := do(t, "GET", s.URL+"/sessions/"+id+"/export?format=json", nil, &rec); code != http.StatusOK {
+			t.Fatalf("export = %d", code)
+		}
+		got := map[string][]string{}
+		for _, c := range rec.Calls {
+			for _, d := range c.Downloads {
+				got[c.Request.RefID] = append(got[c.Request.RefID], fmt.Sprintf("%s %d %t %s", d.Name, d.Size, d.Stored, d.SHA256))
+			}
+		}
+		want := map[string][]string{
+			csv.RefID: {fmt.Sprintf("report.csv %d true %s", len(site.csv), site.csvSum)},
+			bin.RefID: {fmt.Sprintf("blob.bin %d true %s", len(site.bin), site.binSum)},
+			big.RefID: {fmt.Sprintf("big.bin %d false ", len(site.big))},
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("downloads in the export (-want +got):\n%s", diff)
+		}
+	})
+
 	t.Run("the session and its cookie survive the downloads", func(t *testing.T) {
 		after := s.getSession(t, id)
 		if after.State != proxy.SessionActive || after.WorkerPID != before.WorkerPID {

@@ -359,5 +359,36 @@ func (db *DB) ListCalls(ctx context.Context, sessionID string) ([]proxy.Call, er
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("store: list calls of %s: %w", sessionID, err)
 	}
+	if err := db.describeDownloads(ctx, sessionID, calls); err != nil {
+		return nil, fmt.Errorf("store: list calls of %s: %w", sessionID, err)
+	}
 	return calls, nil
+}
+
+// describeDownloads gives calls, a session's, their downloads' descriptions,
+// in one query for the whole session.
+func (db *DB) describeDownloads(ctx context.Context, sessionID string, calls []proxy.Call) error {
+	rows, err := db.r.QueryContext(ctx,
+		`SELECT d.ref_id, d.name, d.mime_type, d.size, d.sha256, d.stored
+		 FROM downloads d JOIN requests q ON q.ref_id = d.ref_id
+		 WHERE q.session_id = ? ORDER BY d.ref_id, d.seq`, sessionID)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	byRef := map[string][]proxy.Download{}
+	for rows.Next() {
+		var d proxy.Download
+		if err := rows.Scan(&d.RefID, &d.Name, &d.MimeType, &d.Size, &d.SHA256, &d.Stored); err != nil {
+			return err
+		}
+		byRef[d.RefID] = append(byRef[d.RefID], d)
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for i := range calls {
+		calls[i].Downloads = byRef[calls[i].Request.RefID]
+	}
+	return nil
 }

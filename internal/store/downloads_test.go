@@ -63,6 +63,18 @@ func TestDownloadsRoundTrip(t *testing.T) {
 			}
 		})
 	}
+	mustRequest(t, db, "s", "r2")
+	calls, err := db.ListCalls(ctx, "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][]proxy.Download{}
+	for _, c := range calls {
+		got[c.Request.RefID] = c.Downloads
+	}
+	if diff := cmp.Diff(map[string][]proxy.Download{"r": want, "r2": nil}, got); diff != "" {
+		t.Errorf("ListCalls' downloads (-want +got):\n%s", diff)
+	}
 	if list, err := db.ListDownloads(ctx, "other"); err != nil || list == nil || len(list) != 0 {
 		t.Errorf("ListDownloads of a ref without any = %v, %v; want empty", list, err)
 	}
