@@ -236,8 +236,9 @@ type CallResult struct {
 	// (their bytes are read with GET /content/{ref_id}/downloads/{name}).
 	Downloads []Download `json:"downloads,omitempty"`
 	// DownloadsPending names the downloads the call started that had not
-	// finished when it answered: each is stored with the later call whose
-	// answer sees it finish.
+	// finished when it answered: each is stored with this call once a later
+	// answer sees it finish, and listed in that answer's Downloads with this
+	// call's ref.
 	DownloadsPending []string `json:"downloads_pending,omitempty"`
 
 	// NotRecorded: the call ran in the browser, but its answer could not be

@@ -1,7 +1,8 @@
 -- Files pages downloaded, stored with the call that started them. A download
 -- over the size limit keeps its row (name, type, size) with stored = 0 and
 -- no data, so the record still says it happened. The primary key indexes
--- ref_id for the listing and the lookup by name.
+-- ref_id for the listing (in the order rows were written) and the lookup by
+-- name.
 
 -- +goose Up
 CREATE TABLE downloads (

@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -33,6 +34,11 @@ type downloadSite struct {
 	csv, bin, big  []byte
 	maxBytes       int
 	csvSum, binSum string
+	// slow is sent in two halves: the second once release is closed, so
+	// the download is still arriving when the click that started it
+	// answers.
+	slow    []byte
+	release chan struct{}
 }
 
 func newDownloadSite(t *testing.T) *downloadSite {
@@ -41,6 +47,8 @@ func newDownloadSite(t *testing.T) *downloadSite {
 		cookie:   "sid=" + strings.ToLower(rand.Text()[:16]),
 		csv:      []byte("name,qty\nwidget,3\ngadget,12\n"),
 		maxBytes: 32 << 10,
+		slow:     []byte("part,one\n1,2\npart,two\n3,4\n"),
+		release:  make(chan struct{}),
 	}
 	// Every byte value, NULs included: no sniffing takes it for text.
 	for i := range 4096 {
@@ -58,7 +66,8 @@ func newDownloadSite(t *testing.T) *downloadSite {
 		http.SetCookie(w, &http.Cookie{Name: name, Value: value, Path: "/"})
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		fmt.Fprint(w, `<!doctype html><title>Files</title>
-<a id="csv" href="/files/report.csv">report</a> <a id="bin" href="/files/blob.bin">blob</a> <a id="big" href="/files/big.bin">big</a>`)
+<a id="csv" href="/files/report.csv">report</a> <a id="bin" href="/files/blob.bin">blob</a> <a id="big" href="/files/big.bin">big</a>
+<a id="slow" href="/files/slow.csv">slow</a>`)
 	})
 	serve := func(typ string, body []byte) http.HandlerFunc {
 		return func(w http.ResponseWriter, r *http.Request) {
@@ -70,6 +79,26 @@ func newDownloadSite(t *testing.T) *downloadSite {
 	mux.HandleFunc("/files/report.csv", serve("text/csv", d.csv))
 	mux.HandleFunc("/files/blob.bin", serve("application/octet-stream", d.bin))
 	mux.HandleFunc("/files/big.bin", serve("application/octet-stream", d.big))
+	mux.HandleFunc("/files/slow.csv", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/csv")
+		w.Header().Set("Content-Disposition", `attachment; filename="slow.csv"`)
+		w.Header().Set("Content-Length", fmt.Sprint(len(d.slow)))
+		half := len(d.slow) / 2
+		_, _ = w.Write(d.slow[:half])
+		http.NewResponseController(w).Flush()
+		select {
+		case <-d.release:
+			_, _ = w.Write(d.slow[half:])
+		case <-r.Context().Done():
+		}
+	})
+	t.Cleanup(func() {
+		select {
+		case <-d.release:
+		default:
+			close(d.release)
+		}
+	})
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	d.URL = srv.URL
@@ -278,6 +307,27 @@ func TestDownloadsStoredWithTheirCall(t *testing.T) {
 		}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("downloads in the export (-want +got):\n%s", diff)
+		}
+	})
+
+	t.Run("a download still arriving is stored with the click that started it", func(t *testing.T) {
+		slow := click("#slow")
+		if diff := cmp.Diff([]string{"slow.csv started, not finished: stored with this call once a later answer sees it finish"}, slow.Downloads); diff != "" {
+			t.Errorf("the click's download line (-want +got):\n%s", diff)
+		}
+		close(site.release)
+		want := fmt.Sprintf("slow.csv %s, stored with ref_id %s (the call that started it)", content.FormatSize(int64(len(site.slow))), slow.RefID)
+		// A later answer says the download finished once the worker has
+		// it; the bound is on a hang, not a measure.
+		var seen []string
+		for deadline := time.Now().Add(60 * time.Second); !slices.Contains(seen, want); {
+			if time.Now().After(deadline) {
+				t.Fatalf("no later answer named %q; they named %q", want, seen)
+			}
+			seen = append(seen, a.browser("browser_snapshot", nil).Downloads...)
+		}
+		if got := a.callText("get_content", map[string]any{"ref_id": slow.RefID, "download": "slow.csv"}); got != string(site.slow) {
+			t.Errorf("get_content of the click's slow.csv = %q, want %q", got, site.slow)
 		}
 	})
 

@@ -82,10 +82,10 @@ func Answer(res *proxy.CallResult) string {
 		line("image", "get_content(ref_id) returns it")
 	}
 	for _, d := range res.Downloads {
-		line("download", downloadLine(d))
+		line("download", downloadLine(res.RefID, d))
 	}
 	for _, name := range res.DownloadsPending {
-		line("download", oneLine(name)+" started, not finished: stored with the call whose answer sees it finish")
+		line("download", oneLine(name)+" started, not finished: stored with this call once a later answer sees it finish")
 	}
 	switch {
 	case ch == nil || !md.HasSnapshot:
@@ -111,11 +111,16 @@ func Answer(res *proxy.CallResult) string {
 }
 
 // downloadLine is a download as the answer names it: its name (the one
-// get_content(ref_id, download) takes) and size, or why it was not kept.
-func downloadLine(d proxy.Download) string {
+// get_content(ref_id, download) takes) and size, or why it was not kept,
+// and the ref it is stored with when that is the earlier call that started
+// it rather than ref.
+func downloadLine(ref string, d proxy.Download) string {
 	v := oneLine(d.Name) + " " + content.FormatSize(d.Size)
 	if !d.Stored {
 		v += ", not stored: over PROXY_MAX_DOWNLOAD_BYTES"
+	}
+	if d.RefID != "" && d.RefID != ref {
+		v += ", stored with ref_id " + d.RefID + " (the call that started it)"
 	}
 	return v
 }

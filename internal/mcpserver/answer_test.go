@@ -128,7 +128,13 @@ func TestAnswerNamesDownloads(t *testing.T) {
 			[]string{"a changes: none 1 B"}},
 		{"one that had not finished",
 			&proxy.CallResult{RefID: ref, Status: proxy.StatusSuccess, DownloadsPending: []string{"slow.zip"}},
-			[]string{"slow.zip started, not finished: stored with the call whose answer sees it finish"}},
+			[]string{"slow.zip started, not finished: stored with this call once a later answer sees it finish"}},
+		{"one an earlier call started names that call",
+			&proxy.CallResult{RefID: ref, Status: proxy.StatusSuccess, Downloads: []proxy.Download{
+				{RefID: "earlier", Name: "slow.zip", Size: 2_000_000, Stored: true},
+				{RefID: ref, Name: "mine.csv", Size: 10, Stored: true},
+			}},
+			[]string{"slow.zip 2.0 MB, stored with ref_id earlier (the call that started it)", "mine.csv 10 B"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,6 +21,7 @@ import (
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/content"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/redact"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/toolset"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/upstream"
 )
 
 // The recorded answers of a real @playwright/mcp worker, and the files they
@@ -359,5 +361,62 @@ func TestBuildRecordDownloads(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"slow.zip"}, rec.result.DownloadsPending); diff != "" {
 		t.Errorf("pending downloads (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string]string{"slow.zip": "r"}, rec.pending); diff != "" {
+		t.Errorf("the session's downloads in progress (-want +got):\n%s", diff)
+	}
+}
+
+func TestAttributeDownloads(t *testing.T) {
+	tests := []struct {
+		name      string
+		parsed    upstream.Parsed
+		files     []string // the downloads ingested, by file name
+		pending   map[string]string
+		wantRefs  []string
+		wantAfter map[string]string
+	}{
+		{"own downloads, nothing pending", upstream.Parsed{Downloads: []upstream.ParsedDownload{{Name: "a.csv", Path: "/o/a.csv"}}},
+			[]string{"a.csv"}, nil, []string{"now"}, nil},
+		{"one started here and not finished is remembered", upstream.Parsed{Pending: []string{"slow.zip"}},
+			nil, nil, nil, map[string]string{"slow.zip": "now"}},
+		{"a late one goes to the call that started it, by the page's name", upstream.Parsed{Downloads: []upstream.ParsedDownload{
+			{Name: "my report.csv", Path: "/o/my-report.csv", Late: true}, {Name: "b.csv", Path: "/o/b.csv"}}},
+			[]string{"my-report.csv", "b.csv"}, map[string]string{"my report.csv": "click", "other.zip": "older"},
+			[]string{"click", "now"}, map[string]string{"other.zip": "older"}},
+		{"a late one nobody is known to have started stays here", upstream.Parsed{Downloads: []upstream.ParsedDownload{{Name: "x.csv", Path: "/o/x.csv", Late: true}}},
+			[]string{"x.csv"}, nil, []string{"now"}, nil},
+		{"the same name started again: the newest call", upstream.Parsed{Pending: []string{"a.zip"}},
+			nil, map[string]string{"a.zip": "older"}, nil, map[string]string{"a.zip": "now"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var downloads []proxy.Download
+			for _, f := range tt.files {
+				downloads = append(downloads, proxy.Download{Name: f})
+			}
+			before := maps.Clone(tt.pending)
+			after := attributeDownloads(downloads, &tt.parsed, "now", tt.pending)
+			var refs []string
+			for _, d := range downloads {
+				refs = append(refs, d.RefID)
+			}
+			if diff := cmp.Diff(tt.wantRefs, refs); diff != "" {
+				t.Errorf("refs (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.wantAfter, after); diff != "" {
+				t.Errorf("pending after (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(before, tt.pending); diff != "" {
+				t.Errorf("the session's map was changed in place (-before +after):\n%s", diff)
+			}
+		})
+	}
+	many := upstream.Parsed{}
+	for i := range 2 * maxPendingDownloads {
+		many.Pending = append(many.Pending, fmt.Sprint(i))
+	}
+	if n := len(attributeDownloads(nil, &many, "now", nil)); n != maxPendingDownloads {
+		t.Errorf("%d downloads remembered, want the bound %d", n, maxPendingDownloads)
 	}
 }

@@ -74,8 +74,9 @@ func (db *DB) InsertResponse(ctx context.Context, r *proxy.Response, console []p
 }
 
 // RecordResponse is InsertResponse that also records the call's downloads
-// and act (if not nil) in the same transaction. Downloads are stored under
-// r.RefID in their order; a name twice is EINVALID. A session that no
+// and act (if not nil) in the same transaction. A download is stored under
+// its own RefID when set (an earlier call that started it), else under
+// r.RefID, in their order; a name twice under one ref is EINVALID. A session that no
 // longer exists is not an error here: the response is what must not be
 // lost.
 func (db *DB) RecordResponse(ctx context.Context, r *proxy.Response, console []proxy.ConsoleEntry, images []proxy.Image, downloads []proxy.Download, act *proxy.SessionActivity) error {
@@ -92,12 +93,13 @@ func (db *DB) RecordResponse(ctx context.Context, r *proxy.Response, console []p
 			return proxy.Errorf(proxy.EINVALID, "response %q: console entry %d: location is not valid JSON", r.RefID, i)
 		}
 	}
-	names := make(map[string]bool, len(downloads))
+	names := make(map[[2]string]bool, len(downloads))
 	for _, d := range downloads {
-		if d.Name == "" || names[d.Name] || d.Size < 0 {
+		key := [2]string{downloadRef(r, d), d.Name}
+		if d.Name == "" || names[key] || d.Size < 0 {
 			return proxy.Errorf(proxy.EINVALID, "response %q: download %q: empty, negative or repeated", r.RefID, d.Name)
 		}
-		names[d.Name] = true
+		names[key] = true
 	}
 	if act != nil && len(act.Metadata) > 0 && !json.Valid(act.Metadata) {
 		return proxy.Errorf(proxy.EINVALID, "response %q: session metadata is not valid JSON", r.RefID)
@@ -135,7 +137,15 @@ func (db *DB) RecordResponse(ctx context.Context, r *proxy.Response, console []p
 					data = []byte{}
 				}
 			}
-			if err := h.exec(insertDownload, r.RefID, d.Name, i, d.MimeType, d.Size, d.SHA256, d.Stored, data); err != nil {
+			ref := downloadRef(r, d)
+			err := h.exec(insertDownload, ref, d.Name, i, d.MimeType, d.Size, d.SHA256, d.Stored, data)
+			if ref != r.RefID && sqliteCode(err)&0xff == sqlite3.SQLITE_CONSTRAINT {
+				// The call that started it has no response row, or
+				// already a download of that name: keep this one with
+				// the call that saw it finish rather than lose it.
+				err = h.exec(insertDownload, r.RefID, d.Name, i, d.MimeType, d.Size, d.SHA256, d.Stored, data)
+			}
+			if err != nil {
 				return fmt.Errorf("download %d: %w", i, err)
 			}
 		}
@@ -256,12 +266,20 @@ func (db *DB) ListImages(ctx context.Context, refID string) ([]proxy.Image, erro
 	return out, nil
 }
 
+// downloadRef is the ref a download of r is stored under.
+func downloadRef(r *proxy.Response, d proxy.Download) string {
+	if d.RefID != "" {
+		return d.RefID
+	}
+	return r.RefID
+}
+
 // ListDownloads returns a ref's downloads in the order they were recorded,
 // described only (no Data); empty (never nil, never an error) for a ref
 // without any.
 func (db *DB) ListDownloads(ctx context.Context, refID string) ([]proxy.Download, error) {
 	rows, err := db.r.QueryContext(ctx,
-		`SELECT name, mime_type, size, sha256, stored FROM downloads WHERE ref_id = ? ORDER BY seq`, refID)
+		`SELECT name, mime_type, size, sha256, stored FROM downloads WHERE ref_id = ? ORDER BY rowid`, refID)
 	if err != nil {
 		return nil, fmt.Errorf("store: list downloads %s: %w", refID, err)
 	}
@@ -371,7 +389,7 @@ func (db *DB) describeDownloads(ctx context.Context, sessionID string, calls []p
 	rows, err := db.r.QueryContext(ctx,
 		`SELECT d.ref_id, d.name, d.mime_type, d.size, d.sha256, d.stored
 		 FROM downloads d JOIN requests q ON q.ref_id = d.ref_id
-		 WHERE q.session_id = ? ORDER BY d.ref_id, d.seq`, sessionID)
+		 WHERE q.session_id = ? ORDER BY d.ref_id, d.rowid`, sessionID)
 	if err != nil {
 		return err
 	}

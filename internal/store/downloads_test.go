@@ -108,3 +108,46 @@ func TestRecordResponseRefusesBadDownloads(t *testing.T) {
 		})
 	}
 }
+
+// A download that finished after the call that started it answered is
+// stored with that call; when that call cannot take it (no response row,
+// or a download of that name already), with the call that saw it finish.
+func TestLateDownloadStoredWithTheCallThatStartedIt(t *testing.T) {
+	ctx := context.Background()
+	db := newDB(t)
+	mustSession(t, db, "s")
+	mustRequest(t, db, "s", "click")
+	if err := db.RecordResponse(ctx, &proxy.Response{RefID: "click", Status: proxy.StatusSuccess, Timestamp: t0}, nil, nil,
+		[]proxy.Download{{Name: "twice.csv", MimeType: "text/csv", Size: 1, Stored: true, Data: []byte("1")}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	mustRequest(t, db, "s", "in-flight")
+	mustRequest(t, db, "s", "next")
+	late := []proxy.Download{
+		{RefID: "click", Name: "slow.csv", MimeType: "text/csv", Size: 1, Stored: true, Data: []byte("s")},
+		{RefID: "click", Name: "twice.csv", MimeType: "text/csv", Size: 1, Stored: true, Data: []byte("2")},
+		{RefID: "in-flight", Name: "orphan.csv", MimeType: "text/csv", Size: 1, Stored: true, Data: []byte("o")},
+		{Name: "own.csv", MimeType: "text/csv", Size: 1, Stored: true, Data: []byte("n")},
+	}
+	if err := db.RecordResponse(ctx, &proxy.Response{RefID: "next", Status: proxy.StatusSuccess, Timestamp: t0}, nil, nil, late, nil); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][]string{}
+	for _, ref := range []string{"click", "next", "in-flight"} {
+		list, err := db.ListDownloads(ctx, ref)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range list {
+			full, err := db.GetDownload(ctx, ref, d.Name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got[ref] = append(got[ref], d.Name+"="+string(full.Data))
+		}
+	}
+	want := map[string][]string{"click": {"twice.csv=1", "slow.csv=s"}, "next": {"twice.csv=2", "orphan.csv=o", "own.csv=n"}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("downloads by ref (-want +got):\n%s", diff)
+	}
+}

@@ -66,9 +66,11 @@ type Parsed struct {
 }
 
 // ParsedDownload is one finished download: the file name the page
-// suggested and the absolute path upstream saved it to.
+// suggested and the absolute path upstream saved it to. Late: the answer
+// says it finished but not that it started, so an earlier call started it.
 type ParsedDownload struct {
 	Name, Path string
+	Late       bool
 }
 
 // ParsedImage is one inline image part of a result.
@@ -308,8 +310,9 @@ func (p *Parsed) parseEvents(body string) {
 	for line := range strings.SplitSeq(body, "\n") {
 		line = strings.TrimRight(line, "\r")
 		if m := downloadEventRe.FindStringSubmatch(line); m != nil {
-			p.Downloads = append(p.Downloads, ParsedDownload{Name: m[1], Path: m[2]})
-			if i := slices.Index(p.Pending, m[1]); i >= 0 {
+			i := slices.Index(p.Pending, m[1])
+			p.Downloads = append(p.Downloads, ParsedDownload{Name: m[1], Path: m[2], Late: i < 0})
+			if i >= 0 {
 				p.Pending = slices.Delete(p.Pending, i, i+1)
 			}
 			continue
