@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"io"
 	"mime"
@@ -136,12 +135,6 @@ func getDownload(t *testing.T, s *server, ref, name, clientID string) (*http.Res
 	return resp, body
 }
 
-func errorCodeOf(body []byte) string {
-	var eb api.ErrorBody
-	_ = json.Unmarshal(body, &eb)
-	return eb.Error
-}
-
 // A page's downloads are stored with the click that started them, named in
 // its MCP answer, read back over HTTP and through get_content, kept from
 // other clients, bounded in size, and leave the session and its cookies as
@@ -244,7 +237,7 @@ func TestDownloadsStoredWithTheirCall(t *testing.T) {
 				ref = big.RefID
 			}
 			resp, body := getDownload(t, s, ref, tc.name, "")
-			if errorCodeOf(body) != tc.code {
+			if errorCodeOf(string(body)) != tc.code {
 				t.Errorf("GET %s = %d %s, want %s", tc.name, resp.StatusCode, body, tc.code)
 			}
 		}
@@ -257,7 +250,7 @@ func TestDownloadsStoredWithTheirCall(t *testing.T) {
 			t.Errorf("B's get_content of A's download = %q (error %t), want %s", text, isErr, proxy.EREFMISSING)
 		}
 		resp, body := getDownload(t, s, csv.RefID, "report.csv", strings.ToUpper(rand.Text()))
-		if resp.StatusCode != http.StatusNotFound || errorCodeOf(body) != proxy.EREFMISSING {
+		if resp.StatusCode != http.StatusNotFound || errorCodeOf(string(body)) != proxy.EREFMISSING {
 			t.Errorf("another bridge's GET of A's download = %d %s, want 404 %s", resp.StatusCode, body, proxy.EREFMISSING)
 		}
 	})
