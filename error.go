@@ -29,6 +29,10 @@ const (
 	// browser. Not retryable: the same call fails the same way until space
 	// returns, and then it is safe to send again.
 	ESTORAGEFULL = "STORAGE_FULL"
+	// EDOWNLOADMISSING: the ref exists but holds no stored download of that
+	// name (none by that name, or one over PROXY_MAX_DOWNLOAD_BYTES that was
+	// not kept).
+	EDOWNLOADMISSING = "DOWNLOAD_NOT_FOUND"
 
 	// Codes of a tool that ran in the browser and failed there. They come
 	// back in a call result (HTTP 200, status "error"), not as a refusal.
@@ -133,6 +137,8 @@ func suggestion(code string) string {
 		return "The browser refused the operation; read the message, look at the page with get_content(ref_id), and adjust the arguments."
 	case ESTORAGEFULL:
 		return "The proxy's database cannot be written: free space in its data directory (the directory of PROXY_DATABASE_PATH), then send the call again; no restart is needed."
+	case EDOWNLOADMISSING:
+		return "Use a name from a download: line of that ref's answer; a download over PROXY_MAX_DOWNLOAD_BYTES is not kept."
 	}
 	return ""
 }

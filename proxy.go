@@ -143,6 +143,8 @@ const (
 type Call struct {
 	Request  Request   `json:"request"`
 	Response *Response `json:"response,omitempty"`
+	// Downloads are the files its pages downloaded, described.
+	Downloads []Download `json:"downloads,omitempty"`
 }
 
 // Console levels, in increasing severity.
@@ -168,6 +170,22 @@ type Image struct {
 	RefID    string `json:"ref_id"`
 	Seq      int    `json:"seq"`
 	MimeType string `json:"mime_type"`
+	Data     []byte `json:"-"`
+}
+
+// Download is a file a page downloaded during a call, stored with the call
+// that started it. Name is the file's name as the worker saved it (no
+// directory part); it names the download within its ref. Stored is false
+// when the file was over the size limit and nothing of it was kept (Size
+// still says how big it was); Data is then nil, and it is nil too where
+// only the description travels (a call result, a listing).
+type Download struct {
+	RefID    string `json:"ref_id"`
+	Name     string `json:"name"`
+	MimeType string `json:"mime_type"`
+	Size     int64  `json:"size"`
+	SHA256   string `json:"sha256,omitempty"`
+	Stored   bool   `json:"stored"`
 	Data     []byte `json:"-"`
 }
 
@@ -239,6 +257,14 @@ type CallResult struct {
 	// ConsoleErrors are the call's console errors as its MCP answer shows
 	// them (bounded; other levels never), given with Changes.
 	ConsoleErrors []string `json:"console_errors,omitempty"`
+	// Downloads are the files pages downloaded during the call, described
+	// (their bytes are read with GET /content/{ref_id}/downloads/{name}).
+	Downloads []Download `json:"downloads,omitempty"`
+	// DownloadsPending names the downloads the call started that had not
+	// finished when it answered: each is stored with this call once a later
+	// answer sees it finish, and listed in that answer's Downloads with this
+	// call's ref.
+	DownloadsPending []string `json:"downloads_pending,omitempty"`
 
 	// NotRecorded: the call ran in the browser, but its answer could not be
 	// written to the record (the database's disk filled during the call).

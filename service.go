@@ -54,6 +54,11 @@ type ContentService interface {
 	// Events returns what happened to a session besides its calls
 	// (suspends, crashes, restarts, moves), in order.
 	Events(ctx context.Context, sessionID string) ([]SessionEvent, error)
+	// Download returns one stored download of a ref, with its bytes:
+	// EREFMISSING for an unknown ref (or another client's), EINVALID for a
+	// name that could not be one, EDOWNLOADMISSING when the ref has no
+	// stored download of that name.
+	Download(ctx context.Context, refID, name string) (*Download, error)
 }
 
 // Tool is one tool as clients see it. Its schema stays raw JSON so that no

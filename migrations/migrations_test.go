@@ -20,7 +20,7 @@ func TestFSHoldsMigrationsAtRoot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]string{"00001_initial.sql", "00002_session_state.sql", "00003_session_owner.sql", "00004_session_events.sql"}, names); diff != "" {
+	if diff := cmp.Diff([]string{"00001_initial.sql", "00002_session_state.sql", "00003_session_owner.sql", "00004_session_events.sql", "00005_downloads.sql"}, names); diff != "" {
 		t.Errorf("embedded migrations (-want +got):\n%s", diff)
 	}
 }
@@ -67,10 +67,11 @@ func TestUpDownUp(t *testing.T) {
 	ctx := t.Context()
 	db, p := openProvider(t)
 	schema := []string{
-		"console_logs", "console_logs_ref_id", "diff_cursors", "goose_db_version", "images",
+		"console_logs", "console_logs_ref_id", "diff_cursors", "downloads", "goose_db_version", "images",
 		"requests", "requests_session_timestamp", "responses", "session_events", "session_events_session_at", "session_state", "sessions",
 	}
-	v3 := slices.DeleteFunc(slices.Clone(schema), func(n string) bool { return strings.HasPrefix(n, "session_events") })
+	v4 := slices.DeleteFunc(slices.Clone(schema), func(n string) bool { return n == "downloads" })
+	v3 := slices.DeleteFunc(slices.Clone(v4), func(n string) bool { return strings.HasPrefix(n, "session_events") })
 	v1 := slices.DeleteFunc(slices.Clone(v3), func(n string) bool { return n == "session_state" })
 	steps := []struct {
 		name        string
@@ -78,13 +79,14 @@ func TestUpDownUp(t *testing.T) {
 		wantVersion int64
 		wantTables  []string
 	}{
-		{"up", func() (int, error) { r, err := p.Up(ctx); return len(r), err }, 4, schema},
-		{"up again is a no-op", func() (int, error) { r, err := p.Up(ctx); return len(r), err }, 4, schema},
+		{"up", func() (int, error) { r, err := p.Up(ctx); return len(r), err }, 5, schema},
+		{"up again is a no-op", func() (int, error) { r, err := p.Up(ctx); return len(r), err }, 5, schema},
+		{"down the downloads", func() (int, error) { _, err := p.Down(ctx); return 1, err }, 4, v4},
 		{"down one step (a table)", func() (int, error) { _, err := p.Down(ctx); return 1, err }, 3, v3},
 		{"down another (a column)", func() (int, error) { _, err := p.Down(ctx); return 1, err }, 2, v3},
 		{"down another", func() (int, error) { _, err := p.Down(ctx); return 1, err }, 1, v1},
 		{"down to zero", func() (int, error) { r, err := p.DownTo(ctx, 0); return len(r), err }, 0, []string{"goose_db_version"}},
-		{"up after down", func() (int, error) { r, err := p.Up(ctx); return len(r), err }, 4, schema},
+		{"up after down", func() (int, error) { r, err := p.Up(ctx); return len(r), err }, 5, schema},
 	}
 	for _, st := range steps {
 		t.Run(st.name, func(t *testing.T) {
@@ -133,6 +135,9 @@ func TestSchemaConstraints(t *testing.T) {
 		{"response for unknown request", `INSERT INTO responses (ref_id, status, timestamp) VALUES ('nope', 'success', '` + ts + `')`, "FOREIGN KEY"},
 		{"console for unknown response", `INSERT INTO console_logs (ref_id, level, message, timestamp) VALUES ('nope', 'info', 'm', '` + ts + `')`, "FOREIGN KEY"},
 		{"image for unknown response", `INSERT INTO images VALUES ('nope', 0, 'image/png', x'00')`, "FOREIGN KEY"},
+		{"download for unknown response", `INSERT INTO downloads (ref_id, name, seq, mime_type, size, stored) VALUES ('nope', 'a.csv', 0, 'text/csv', 1, 1)`, "FOREIGN KEY"},
+		{"negative download size", `INSERT INTO downloads (ref_id, name, seq, mime_type, size, stored) VALUES ('r', 'a.csv', 0, 'text/csv', -1, 1)`, "CHECK"},
+		{"download name twice in one ref", `INSERT INTO downloads (ref_id, name, seq, mime_type, size, stored) VALUES ('r', 'b.csv', 0, 'text/csv', 1, 1), ('r', 'b.csv', 1, 'text/csv', 1, 1)`, "UNIQUE"},
 		{"cursor for unknown response", `INSERT INTO diff_cursors VALUES ('nope', 0, 'h', '` + ts + `')`, "FOREIGN KEY"},
 		{"unknown session state", `UPDATE sessions SET state = 'zombie'`, "CHECK"},
 		{"invalid metadata JSON", `UPDATE sessions SET metadata = '{'`, "CHECK"},

@@ -625,6 +625,23 @@ var isoAttacks = []isoAttack{
 				t.Errorf("navigating to A's download file://%s: %s; want %s", f, a.all(), proxy.EDOMAINBLOCKED)
 			}
 		}
+		// The record keeps A's download with one of A's calls (the click,
+		// or the next call when it arrived after the click answered): A
+		// reads it back, B gets every one of A's refs refused, whatever
+		// name it asks for.
+		found := false
+		for _, ref := range k.v.refs {
+			own := k.v.c.call(t, k.s, "get_content", map[string]any{"ref_id": ref, "download": "statement.txt"})
+			found = found || own.text == k.v.download
+			for name, code := range map[string]string{"statement.txt": proxy.EREFMISSING, "../statement.txt": proxy.EINVALID} {
+				if a := k.probe(t, "get_content", map[string]any{"ref_id": ref, "download": name}); !a.isErr || !strings.Contains(a.text, code) {
+					t.Errorf("B's get_content(%s, download: %s) = %s; want %s", ref, name, a.all(), code)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("A cannot read its own download %q from any of its refs", k.v.download)
+		}
 	}},
 	{"storage: B's storage tools show B's own cookie and storage and nothing of A's", func(t *testing.T, k *attacker) {
 		mine := "b" + isoToken()

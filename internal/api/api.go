@@ -186,6 +186,7 @@ func New(sessions proxy.SessionService, content proxy.ContentService, opts ...Op
 		s.clientRoute(r, http.MethodPost, "/call/validate", s.handleValidate)
 		s.clientRoute(r, http.MethodGet, "/content/{ref}", s.handleContent)
 		s.clientRoute(r, http.MethodGet, "/console/{ref}", s.handleConsole)
+		s.clientRoute(r, http.MethodGet, "/content/{ref}/downloads/{name}", s.handleDownload)
 		s.clientRoute(r, http.MethodPost, "/credentials", s.handleAddCredential)
 	})
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
@@ -690,6 +691,7 @@ var codes = map[string]int{
 	proxy.EINVALIDSELECTOR: http.StatusUnprocessableEntity,
 	proxy.ENAVIGATION:      http.StatusUnprocessableEntity,
 	proxy.EBROWSER:         http.StatusUnprocessableEntity,
+	proxy.EDOWNLOADMISSING: http.StatusNotFound,
 }
 
 // httpStatus is the status an error code is answered with.

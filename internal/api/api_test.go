@@ -16,6 +16,7 @@ import (
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/catalog"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/content"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/toolset"
 )
 
@@ -107,11 +108,72 @@ func (fakeContent) Events(_ context.Context, id string) ([]proxy.SessionEvent, e
 	return []proxy.SessionEvent{{SessionID: id, Kind: proxy.EventCreated, Detail: "worker 1"}}, nil
 }
 
+// Download knows one download, r1's page.html; other names are refused as
+// the content service refuses them.
+func (fakeContent) Download(_ context.Context, ref, name string) (*proxy.Download, error) {
+	if ref != "r1" {
+		return nil, proxy.Errorf(proxy.EREFMISSING, "no ref %s", ref)
+	}
+	if err := content.CheckDownloadName(name); err != nil {
+		return nil, err
+	}
+	if name != "page.html" {
+		return nil, proxy.Errorf(proxy.EDOWNLOADMISSING, "no download %s", name)
+	}
+	return &proxy.Download{RefID: ref, Name: name, MimeType: "text/html; charset=utf-8", Size: 25, SHA256: "5ha", Stored: true, Data: []byte("<script>alert(1)</script>")}, nil
+}
+
 func (fakeContent) Console(_ context.Context, ref, level string) (string, error) {
 	if level == "loud" {
 		return "", proxy.Errorf(proxy.EINVALID, "bad level")
 	}
 	return "[ERROR] x", nil
+}
+
+// A download comes back as its exact bytes, as an attachment that a
+// browser neither sniffs nor renders with the proxy's origin; with JSON
+// asked for, described with its bytes in base64.
+func TestDownloadServedAsAttachment(t *testing.T) {
+	srv := New(&fakeSessions{}, fakeContent{})
+	rec := httptest.NewRecorder()
+	srv.ServeHTTP(rec, newRequest(http.MethodGet, "/content/r1/downloads/page.html", nil))
+	if rec.Code != http.StatusOK {
+		t.Fatalf("GET download = %d %s", rec.Code, rec.Body)
+	}
+	want := map[string]string{
+		"Content-Type":            "text/html; charset=utf-8",
+		"Content-Length":          "25",
+		"Content-Disposition":     "attachment; filename=page.html",
+		"X-Content-Type-Options":  "nosniff",
+		"Content-Security-Policy": "sandbox",
+		DownloadSHA256Header:      "5ha",
+	}
+	got := map[string]string{}
+	for k := range want {
+		got[k] = rec.Header().Get(k)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("headers (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff("<script>alert(1)</script>", rec.Body.String()); diff != "" {
+		t.Errorf("body (-want +got):\n%s", diff)
+	}
+
+	rec = httptest.NewRecorder()
+	req := newRequest(http.MethodGet, "/content/r1/downloads/page.html", nil)
+	req.Header.Set("Accept", "application/json")
+	srv.ServeHTTP(rec, req)
+	var body DownloadBody
+	if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil || rec.Code != http.StatusOK {
+		t.Fatalf("GET download as JSON = %d %s (%v)", rec.Code, rec.Body, err)
+	}
+	wantBody := DownloadBody{
+		Download: proxy.Download{RefID: "r1", Name: "page.html", MimeType: "text/html; charset=utf-8", Size: 25, SHA256: "5ha", Stored: true},
+		Data:     []byte("<script>alert(1)</script>"),
+	}
+	if diff := cmp.Diff(wantBody, body); diff != "" {
+		t.Errorf("JSON body (-want +got):\n%s", diff)
+	}
 }
 
 // GET /tools lists the groups of the request's own choice, else the
@@ -179,6 +241,10 @@ func TestErrorMapping(t *testing.T) {
 		{"peek with reset", "GET", "/content/r1?peek=true&reset_cursor=true", ``, 400, proxy.EINVALID},
 		{"peek with search", "GET", "/content/r1?peek=true&search_for=x", ``, 400, proxy.EINVALID},
 		{"peek unknown ref", "GET", "/content/nope?peek=true", ``, 404, proxy.EREFMISSING},
+		{"download of unknown ref", "GET", "/content/nope/downloads/page.html", ``, 404, proxy.EREFMISSING},
+		{"unknown download", "GET", "/content/r1/downloads/other.csv", ``, 404, proxy.EDOWNLOADMISSING},
+		{"download name with an escaped slash", "GET", "/content/r1/downloads/..%2F..%2Fproxy.db", ``, 400, proxy.EINVALID},
+		{"download name ..", "GET", "/content/r1/downloads/..", ``, 400, proxy.EINVALID},
 		{"no endpoint", "GET", "/nowhere", ``, 404, "NOT_FOUND"},
 		{"bad method", "PUT", "/call", ``, 405, proxy.EINVALID},
 		{"bad create body", "POST", "/sessions", `[`, 400, proxy.EINVALID},
@@ -390,6 +456,7 @@ func TestHTTPStatus(t *testing.T) {
 		{proxy.EINVALIDSELECTOR, http.StatusUnprocessableEntity},
 		{proxy.ENAVIGATION, http.StatusUnprocessableEntity},
 		{proxy.EBROWSER, http.StatusUnprocessableEntity},
+		{proxy.EDOWNLOADMISSING, http.StatusNotFound},
 		{proxy.EINTERNAL, http.StatusInternalServerError},
 		{"SOMETHING_ELSE", http.StatusInternalServerError},
 	} {

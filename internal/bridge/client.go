@@ -313,6 +313,21 @@ func (c *Client) Images(ctx context.Context, refID string) ([]proxy.Image, error
 	return ct.Images, nil
 }
 
+// Download implements proxy.ContentService: GET
+// /content/{ref}/downloads/{name}, in its JSON form.
+func (c *Client) Download(ctx context.Context, refID, name string) (*proxy.Download, error) {
+	var body api.DownloadBody
+	if err := c.do(ctx, http.MethodGet, "/content/"+url.PathEscape(refID)+"/downloads/"+url.PathEscape(name), nil, &body); err != nil {
+		return nil, err
+	}
+	d := body.Download
+	d.Data = body.Data
+	if d.Data == nil {
+		d.Data = []byte{}
+	}
+	return &d, nil
+}
+
 // Calls implements proxy.ContentService, reading the session's JSON export.
 func (c *Client) Calls(ctx context.Context, sessionID string) ([]proxy.Call, error) {
 	rec, err := c.record(ctx, sessionID)

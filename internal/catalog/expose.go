@@ -188,6 +188,7 @@ func proxyTools() []proxy.Tool {
 				"regex":          map[string]string{"type": "boolean", "description": "search_for is an RE2 regular expression, matched against each line."},
 				"case_sensitive": map[string]string{"type": "boolean", "description": "Match case exactly."},
 				"reset_cursor":   map[string]string{"type": "boolean", "description": "Return the full content again instead of only changes."},
+				"download":       str("Name of a file the call downloaded (its download: line): returns that file's text."),
 			}, "ref_id")},
 		{Name: ToolGetConsole, Proxy: true,
 			Description: "Console messages recorded for ref_id, at level or more severe.",

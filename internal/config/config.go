@@ -97,6 +97,9 @@ type Config struct {
 	// MinFreeMemory is the host's available memory, in bytes, below which
 	// /health reports degraded; 0 turns the check off.
 	MinFreeMemory int64 `envconfig:"PROXY_MIN_FREE_MEMORY"`
+	// MaxDownloadBytes is the largest file a page downloads that is stored
+	// with its call; a bigger one is named in the answer, not kept.
+	MaxDownloadBytes int64 `envconfig:"PROXY_MAX_DOWNLOAD_BYTES" unset:"no limit"`
 
 	// getenv reads the environment the workers inherit, where upstream's
 	// own PLAYWRIGHT_MCP_* variables may point them at a browser; nil
@@ -135,6 +138,7 @@ func DefaultConfig(getenv func(string) string) Config {
 		LogLevel:               "info",
 		LogFormat:              "text",
 		MinFreeMemory:          512 << 20,
+		MaxDownloadBytes:       50 << 20,
 		getenv:                 getenv,
 	}
 }
@@ -234,6 +238,8 @@ func (c Config) Validate() error {
 		return bad("MAX_SESSION_MEMORY", "needs PROXY_PING_INTERVAL: sessions' memory is checked when idle workers are pinged")
 	case c.MinFreeMemory < 0:
 		return bad("MIN_FREE_MEMORY", "must not be negative (0 = no check)")
+	case c.MaxDownloadBytes < 0:
+		return bad("MAX_DOWNLOAD_BYTES", "must not be negative (0 = no limit)")
 	case c.ClientTokensFile != "" && c.AuthToken == "":
 		return bad("AUTH_TOKEN", "must be set when PROXY_CLIENT_TOKENS_FILE is: without the operator's token the operator's views would be open to anyone")
 	}

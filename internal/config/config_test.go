@@ -111,6 +111,7 @@ func TestValidate(t *testing.T) {
 		{"max session memory", func(c *Config) { c.MaxSessionMemory = -1 }, "PROXY_MAX_SESSION_MEMORY"},
 		{"max session memory without pings", func(c *Config) { c.MaxSessionMemory, c.PingInterval = 1<<30, 0 }, "PROXY_MAX_SESSION_MEMORY"},
 		{"min free memory", func(c *Config) { c.MinFreeMemory = -1 }, "PROXY_MIN_FREE_MEMORY"},
+		{"max download bytes", func(c *Config) { c.MaxDownloadBytes = -1 }, "PROXY_MAX_DOWNLOAD_BYTES"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

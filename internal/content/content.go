@@ -42,6 +42,9 @@ type Store interface {
 	// ListCalls returns a session's calls in the order they were made.
 	ListCalls(ctx context.Context, sessionID string) ([]proxy.Call, error)
 	ListSessionEvents(ctx context.Context, sessionID string) ([]proxy.SessionEvent, error)
+	// GetDownload returns EDOWNLOADMISSING when the ref has no download
+	// of that name.
+	GetDownload(ctx context.Context, refID, name string) (*proxy.Download, error)
 }
 
 // Service answers get_content and get_console_content. It is safe for

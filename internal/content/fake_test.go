@@ -20,6 +20,7 @@ type fakeStore struct {
 	owners    map[string]proxy.ClientID // by ref; absent: the operator's
 	sessions  map[string]*proxy.Session
 	calls     map[string][]proxy.Call // by session
+	downloads map[string][]proxy.Download
 	puts      int
 }
 
@@ -85,6 +86,17 @@ func (f *fakeStore) ListImages(_ context.Context, refID string) ([]proxy.Image, 
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return append([]proxy.Image{}, f.images[refID]...), nil
+}
+
+func (f *fakeStore) GetDownload(_ context.Context, refID, name string) (*proxy.Download, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, d := range f.downloads[refID] {
+		if d.Name == name {
+			return &d, nil
+		}
+	}
+	return nil, proxy.Errorf(proxy.EDOWNLOADMISSING, "ref_id %q has no download named %q", refID, name)
 }
 
 func (f *fakeStore) ListConsole(_ context.Context, refID string) ([]proxy.ConsoleEntry, error) {

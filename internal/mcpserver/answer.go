@@ -24,6 +24,8 @@ import (
 //	! Failed to load /api/cart: 503
 //	changes: +1 -1 ~1
 //	~ paragraph: "Cart: 1" (was "Cart: 0")
+//
+// A file the call downloaded adds a line "download: report.csv 1.2 KB".
 func Answer(res *proxy.CallResult) string {
 	var b strings.Builder
 	line := func(key, val string) {
@@ -79,6 +81,12 @@ func Answer(res *proxy.CallResult) string {
 	if md.HasImage {
 		line("image", "get_content(ref_id) returns it")
 	}
+	for _, d := range res.Downloads {
+		line("download", downloadLine(res.RefID, d))
+	}
+	for _, name := range res.DownloadsPending {
+		line("download", oneLine(name)+" started, not finished: stored with this call once a later answer sees it finish")
+	}
 	switch {
 	case ch == nil || !md.HasSnapshot:
 	case ch.NewPage && ch.Text != "":
@@ -100,6 +108,21 @@ func Answer(res *proxy.CallResult) string {
 		b.WriteByte('\n')
 	}
 	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// downloadLine is a download as the answer names it: its name (the one
+// get_content(ref_id, download) takes) and size, or why it was not kept,
+// and the ref it is stored with when that is the earlier call that started
+// it rather than ref.
+func downloadLine(ref string, d proxy.Download) string {
+	v := oneLine(d.Name) + " " + content.FormatSize(d.Size)
+	if !d.Stored {
+		v += ", not stored: over PROXY_MAX_DOWNLOAD_BYTES"
+	}
+	if d.RefID != "" && d.RefID != ref {
+		v += ", stored with ref_id " + d.RefID + " (the call that started it)"
+	}
+	return v
 }
 
 func plural(n int, noun string) string {
@@ -131,6 +154,8 @@ type Parsed struct {
 	Warning       string
 	Value, Result string
 	Image         bool
+	// Downloads are the values of the download lines, in order.
+	Downloads []string
 	// Body is what follows the facts: the snapshot or the changes, with
 	// their header line.
 	Body string
@@ -166,6 +191,8 @@ func ParseAnswer(text string) (Parsed, error) {
 			p.Result = val
 		case "image":
 			p.Image = true
+		case "download":
+			p.Downloads = append(p.Downloads, val)
 		case "snapshot:", "changes", "snapshot":
 			p.Body = strings.Join(lines[i:], "\n")
 		}

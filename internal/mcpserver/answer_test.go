@@ -103,3 +103,54 @@ func TestParseAnswerWithoutRef(t *testing.T) {
 		t.Error("ParseAnswer of an error body: want an error")
 	}
 }
+
+// Each download is a line of its own, after the call's other facts and
+// before the page's changes, whatever the ref line is called.
+func TestAnswerNamesDownloads(t *testing.T) {
+	const ref = "3232f408-800e-4da1-9874-6d0bb8795a7f"
+	tests := []struct {
+		name string
+		res  *proxy.CallResult
+		want []string
+	}{
+		{"none", &proxy.CallResult{RefID: ref, Status: proxy.StatusSuccess}, nil},
+		{"a stored download with its size",
+			&proxy.CallResult{RefID: ref, Status: proxy.StatusSuccess, Downloads: []proxy.Download{{Name: "report.csv", Size: 1234, Stored: true}}},
+			[]string{"report.csv 1.2 KB"}},
+		{"one over the limit says it was not stored",
+			&proxy.CallResult{RefID: ref, Status: proxy.StatusSuccess, Downloads: []proxy.Download{
+				{Name: "small.bin", Size: 12, Stored: true},
+				{Name: "big.bin", Size: 3_400_000},
+			}},
+			[]string{"small.bin 12 B", "big.bin 3.4 MB, not stored: over PROXY_MAX_DOWNLOAD_BYTES"}},
+		{"a name cannot break the answer's lines",
+			&proxy.CallResult{RefID: ref, Status: proxy.StatusSuccess, Downloads: []proxy.Download{{Name: "a\nchanges: none", Size: 1, Stored: true}}},
+			[]string{"a changes: none 1 B"}},
+		{"one that had not finished",
+			&proxy.CallResult{RefID: ref, Status: proxy.StatusSuccess, DownloadsPending: []string{"slow.zip"}},
+			[]string{"slow.zip started, not finished: stored with this call once a later answer sees it finish"}},
+		{"one an earlier call started names that call",
+			&proxy.CallResult{RefID: ref, Status: proxy.StatusSuccess, Downloads: []proxy.Download{
+				{RefID: "earlier", Name: "slow.zip", Size: 2_000_000, Stored: true},
+				{RefID: ref, Name: "mine.csv", Size: 10, Stored: true},
+			}},
+			[]string{"slow.zip 2.0 MB, stored with ref_id earlier (the call that started it)", "mine.csv 10 B"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.res.Metadata = proxy.CallMetadata{HasImage: true, HasSnapshot: true}
+			tt.res.Changes = &proxy.Changes{Changed: 1, Text: "~ x"}
+			got := Answer(tt.res)
+			p, err := ParseAnswer(got)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, p.Downloads); diff != "" {
+				t.Errorf("download lines of %q (-want +got):\n%s", got, diff)
+			}
+			if !p.Image || p.Body != "changes: +0 -0 ~1\n~ x" {
+				t.Errorf("the other facts of %q moved: image %t, body %q", got, p.Image, p.Body)
+			}
+		})
+	}
+}

@@ -21,6 +21,7 @@ import (
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/catalog"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/content"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/toolset"
 )
 
@@ -395,6 +396,9 @@ func (s *Server) getContent(ctx context.Context, req mcp.CallToolRequest) (*mcp.
 	if err != nil {
 		return s.errorResult(ctx, proxy.Errorf(proxy.EINVALID, "%v", err)), nil
 	}
+	if name, ok := req.GetArguments()["download"]; ok && name != nil {
+		return s.downloadText(ctx, req, ref, name)
+	}
 	// The model reads matches as it reads pages in answers: an outline.
 	search := proxy.Query{Text: req.GetString("search_for", ""), Outline: true}
 	if search.Regex, err = optionalBool(req, "regex"); err != nil {
@@ -420,6 +424,30 @@ func (s *Server) getContent(ctx context.Context, req mcp.CallToolRequest) (*mcp.
 		out.Content = append(out.Content, mcp.NewImageContent(base64.StdEncoding.EncodeToString(im.Data), im.MimeType))
 	}
 	return out, nil
+}
+
+// downloadText answers get_content(ref_id, download): the text of a file
+// the call downloaded. A download is read whole, never diffed nor searched,
+// so the options of a page read are refused rather than ignored.
+func (s *Server) downloadText(ctx context.Context, req mcp.CallToolRequest, ref string, arg any) (*mcp.CallToolResult, error) {
+	name, ok := arg.(string)
+	if !ok {
+		return s.errorResult(ctx, proxy.Errorf(proxy.EINVALID, "download must be a file name, got %v", arg)), nil
+	}
+	for _, k := range []string{"search_for", "regex", "case_sensitive", "reset_cursor"} {
+		if _, set := req.GetArguments()[k]; set {
+			return s.errorResult(ctx, proxy.Errorf(proxy.EINVALID, "download returns the whole file; it takes no %s", k)), nil
+		}
+	}
+	d, err := s.content.Download(s.acting(ctx), ref, name)
+	if err != nil {
+		return s.errorResult(ctx, err), nil
+	}
+	text, err := content.DownloadText(d)
+	if err != nil {
+		return s.errorResult(ctx, err), nil
+	}
+	return mcp.NewToolResultText(text), nil
 }
 
 func (s *Server) getConsole(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {

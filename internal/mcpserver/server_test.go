@@ -37,6 +37,7 @@ type fakeBackend struct {
 	// searches are the queries of the get_content reads, in order.
 	searches    []proxy.Query
 	credentials []string
+	downloads   map[string][]proxy.Download // by ref
 }
 
 type fakeCall struct {
@@ -179,6 +180,20 @@ func (b *fakeBackend) Validate(ctx context.Context, tool string, _ json.RawMessa
 func (b *fakeBackend) Calls(context.Context, string) ([]proxy.Call, error) { return nil, nil }
 
 func (b *fakeBackend) Events(context.Context, string) ([]proxy.SessionEvent, error) { return nil, nil }
+
+func (b *fakeBackend) Download(_ context.Context, ref, name string) (*proxy.Download, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, d := range b.downloads[ref] {
+		if d.Name == name {
+			return &d, nil
+		}
+	}
+	if _, ok := b.contents[ref]; !ok {
+		return nil, proxy.Errorf(proxy.EREFMISSING, "no ref %s", ref)
+	}
+	return nil, proxy.Errorf(proxy.EDOWNLOADMISSING, "no download %s", name)
+}
 
 func (b *fakeBackend) Images(ctx context.Context, ref string) ([]proxy.Image, error) {
 	c, err := b.Peek(ctx, ref)
@@ -358,16 +373,8 @@ func TestGetContentSearchOptions(t *testing.T) {
 			b.mu.Lock()
 			b.searches = nil
 			b.mu.Unlock()
-			text, isErr := call(t, c, catalog.ToolGetContent, tt.args)
-			if tt.wantErr != "" {
-				var body map[string]any
-				if err := json.Unmarshal([]byte(text), &body); err != nil || !isErr || body["error"] != tt.wantErr {
-					t.Errorf("get_content(%v) = %s (isError=%v), want %s", tt.args, text, isErr, tt.wantErr)
-				}
+			if !getContentAnswers(t, c, tt.args, tt.want, tt.wantErr) {
 				return
-			}
-			if isErr || text != tt.want {
-				t.Errorf("get_content(%v) = %q (isError=%v), want %q", tt.args, text, isErr, tt.want)
 			}
 			b.mu.Lock()
 			defer b.mu.Unlock()
@@ -375,6 +382,66 @@ func TestGetContentSearchOptions(t *testing.T) {
 				t.Errorf("queries (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// getContentAnswers calls get_content and checks that it answers want, or
+// the error body of code wantErr when that is set. It reports whether the
+// call answered text as wanted.
+func getContentAnswers(t *testing.T, c *client.Client, args map[string]any, want, wantErr string) bool {
+	t.Helper()
+	text, isErr := call(t, c, catalog.ToolGetContent, args)
+	if wantErr != "" {
+		var body map[string]any
+		if err := json.Unmarshal([]byte(text), &body); err != nil || !isErr || body["error"] != wantErr {
+			t.Errorf("get_content(%v) = %s (isError=%v), want %s", args, text, isErr, wantErr)
+		}
+		return false
+	}
+	if isErr || text != want {
+		t.Errorf("get_content(%v) = %q (isError=%v), want %q", args, text, isErr, want)
+		return false
+	}
+	return true
+}
+
+// get_content(ref_id, download) answers a download's text, the documented
+// code when there is none, and refuses the options of a page read rather
+// than ignore them; none of it reads the page or moves its cursor.
+func TestGetContentDownload(t *testing.T) {
+	b := &fakeBackend{contents: map[string]*proxy.Content{"r1": {Text: "page", Snapshot: true}},
+		downloads: map[string][]proxy.Download{"r1": {
+			{RefID: "r1", Name: "report.csv", MimeType: "text/csv", Size: 8, Stored: true, Data: []byte("a,b\n1,2\n")},
+			{RefID: "r1", Name: "blob.bin", MimeType: "application/octet-stream", Size: 3, Stored: true, Data: []byte{0, 1, 2}},
+		}}}
+	s, err := New(context.Background(), b, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := connect(t, s)
+	tests := []struct {
+		name    string
+		args    map[string]any
+		want    string
+		wantErr string
+	}{
+		{"text", map[string]any{"ref_id": "r1", "download": "report.csv"}, "a,b\n1,2\n", ""},
+		{"binary", map[string]any{"ref_id": "r1", "download": "blob.bin"}, "", proxy.EINVALID},
+		{"unknown name", map[string]any{"ref_id": "r1", "download": "x.csv"}, "", proxy.EDOWNLOADMISSING},
+		{"unknown ref", map[string]any{"ref_id": "nope", "download": "report.csv"}, "", proxy.EREFMISSING},
+		{"not a string", map[string]any{"ref_id": "r1", "download": 3}, "", proxy.EINVALID},
+		{"with search_for", map[string]any{"ref_id": "r1", "download": "report.csv", "search_for": "a"}, "", proxy.EINVALID},
+		{"with reset_cursor", map[string]any{"ref_id": "r1", "download": "report.csv", "reset_cursor": true}, "", proxy.EINVALID},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			getContentAnswers(t, c, tt.args, tt.want, tt.wantErr)
+		})
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.contentReads != 0 {
+		t.Errorf("%d page reads for downloads, want none", b.contentReads)
 	}
 }
 

@@ -212,6 +212,7 @@ func Serve(ctx context.Context, cfg config.Config, opts Options) error {
 		FullResponses:      cfg.ResponseMode == config.ResponseModeFull,
 		InlineResultMax:    cfg.InlineResultMax,
 		ChangesMax:         changesMax(cfg.ChangesMax),
+		MaxDownloadBytes:   cfg.MaxDownloadBytes,
 		Observer:           met,
 		Policy:             pol,
 		Toolset:            groups,

@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -390,9 +392,10 @@ func (m *Manager) record(ctx context.Context, l *live, refID, tool string, fwd f
 	rec := buildRecord(recordInput{
 		refID: refID, sessionID: l.id, tool: tool,
 		fwd: fwd, raw: raw, outputDir: l.worker.OutputDir(), at: at,
-		lastPage: l.lastPage, changes: changes,
+		lastPage: l.lastPage, changes: changes, pending: l.pendingDownloads,
 		redact: m.redaction(), full: m.opts.FullResponses,
 		inlineMax: m.opts.InlineResultMax, changesMax: m.changesMax(),
+		maxDownload: m.opts.MaxDownloadBytes,
 	})
 	if rec.parseErr != nil {
 		// The bytes are kept anyway; only the metadata is lost.
@@ -403,7 +406,8 @@ func (m *Manager) record(ctx context.Context, l *live, refID, tool string, fwd f
 	}
 	// The page moved whether or not the record can say so.
 	l.lastPage = rec.lastPage
-	if err := m.store.RecordResponse(ctx, rec.response, rec.console, rec.images, rec.activity); err != nil {
+	l.pendingDownloads = rec.pending
+	if err := m.store.RecordResponse(ctx, rec.response, rec.console, rec.images, rec.downloads, rec.activity); err != nil {
 		if proxy.ErrorCode(err) != proxy.ESTORAGEFULL {
 			return nil, 0, fmt.Errorf("recording response %s: %w", refID, err)
 		}
@@ -439,30 +443,35 @@ type recordInput struct {
 	refID, sessionID, tool string
 
 	fwd       forwarded
-	raw       json.RawMessage // upstream's answer, as the worker sent it
-	outputDir string          // the worker's: where the files the answer links are
-	at        time.Time       // when the answer came
-	lastPage  content.Page    // the session's page as the previous call left it
-	changes   bool            // the caller asked what the call changed
+	raw       json.RawMessage   // upstream's answer, as the worker sent it
+	outputDir string            // the worker's: where the files the answer links are
+	at        time.Time         // when the answer came
+	lastPage  content.Page      // the session's page as the previous call left it
+	changes   bool              // the caller asked what the call changed
+	pending   map[string]string // the session's downloads in progress: page name → the ref that started it
 
-	redact     redaction
-	full       bool // PROXY_RESPONSE_MODE=full: upstream's answer goes back as it is
-	inlineMax  int  // Options.InlineResultMax
-	changesMax int  // the change summary's byte budget (0: counts only)
+	redact      redaction
+	full        bool  // PROXY_RESPONSE_MODE=full: upstream's answer goes back as it is
+	inlineMax   int   // Options.InlineResultMax
+	changesMax  int   // the change summary's byte budget (0: counts only)
+	maxDownload int64 // Options.MaxDownloadBytes
 }
 
 // recordOutput is one answered call ready to be written and returned.
 type recordOutput struct {
 	// What the store writes, in one transaction.
-	response *proxy.Response
-	console  []proxy.ConsoleEntry
-	images   []proxy.Image
-	activity *proxy.SessionActivity
+	response  *proxy.Response
+	console   []proxy.ConsoleEntry
+	images    []proxy.Image
+	downloads []proxy.Download
+	activity  *proxy.SessionActivity
 	// What the caller gets, and the bytes kept in the record.
 	result *proxy.CallResult
 	stored int
 	// lastPage is the session's page after the call.
 	lastPage content.Page
+	// pending is the session's downloads in progress after the call.
+	pending map[string]string
 	// What could not be read of the answer, for the log: the record holds
 	// the rest.
 	parseErr, ingestErr error
@@ -485,6 +494,9 @@ func buildRecord(in recordInput) recordOutput {
 		parsed = &upstream.Parsed{}
 	} else {
 		ing, rec.ingestErr = upstream.Ingest(parsed, in.outputDir, at)
+		var dlErr error
+		rec.downloads, dlErr = upstream.IngestDownloads(parsed, in.outputDir, in.maxDownload)
+		rec.ingestErr = errors.Join(rec.ingestErr, dlErr)
 	}
 	if ing == nil {
 		ing = &upstream.Ingested{}
@@ -534,6 +546,15 @@ func buildRecord(in recordInput) recordOutput {
 	for _, im := range ing.Images {
 		rec.stored += len(im.Data)
 	}
+	rec.pending = attributeDownloads(rec.downloads, parsed, refID, in.pending)
+	for i := range rec.downloads {
+		d := &rec.downloads[i]
+		rec.stored += len(d.Data)
+		described := *d
+		described.Data = nil
+		res.Downloads = append(res.Downloads, described)
+	}
+	res.DownloadsPending = parsed.Pending
 
 	md := &res.Metadata
 	md.PageURL, md.PageTitle = parsed.PageURL, parsed.PageTitle
@@ -567,6 +588,54 @@ func buildRecord(in recordInput) recordOutput {
 		rec.lastPage = page
 	}
 	return rec
+}
+
+// maxPendingDownloads bounds the downloads a session remembers as in
+// progress: a page that starts many and never lets them finish must not
+// grow the session's memory.
+const maxPendingDownloads = 64
+
+// attributeDownloads gives each of a call's downloads the ref it is stored
+// with: the call's own, or, for one the answer says finished without saying
+// it started (it was still arriving when an earlier call answered), the ref
+// of the call that started it. It returns the session's downloads still in
+// progress after the call: the ones pending before, less those that
+// finished, plus those this call started and did not see finish.
+func attributeDownloads(downloads []proxy.Download, parsed *upstream.Parsed, refID string, pending map[string]string) map[string]string {
+	next := maps.Clone(pending)
+	if next == nil {
+		next = map[string]string{}
+	}
+	late := map[string]string{} // file name on disk → the page's name
+	for _, pd := range parsed.Downloads {
+		if pd.Late {
+			late[filepath.Base(filepath.Clean(pd.Path))] = pd.Name
+		}
+	}
+	for i := range downloads {
+		d := &downloads[i]
+		d.RefID = refID
+		name, ok := late[d.Name]
+		if !ok {
+			continue
+		}
+		if from, ok := next[name]; ok {
+			d.RefID = from
+			delete(next, name)
+		}
+	}
+	if len(next)+len(parsed.Pending) > maxPendingDownloads {
+		clear(next)
+	}
+	for _, name := range parsed.Pending {
+		if len(next) < maxPendingDownloads {
+			next[name] = refID
+		}
+	}
+	if len(next) == 0 {
+		return nil
+	}
+	return next
 }
 
 // redaction is what keeps secrets out of the record and the answer: mask

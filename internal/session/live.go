@@ -25,7 +25,11 @@ type live struct {
 	// the session's last_url, its snapshot what the next call's changes are
 	// measured against (none when its refs no longer hold: a new worker).
 	lastPage content.Page
-	crashed  bool // the worker died under the session
+	// pendingDownloads are the downloads a call started that had not
+	// finished when it answered: the page's name → that call's ref, where
+	// the download is stored once a later answer sees it finish.
+	pendingDownloads map[string]string
+	crashed          bool // the worker died under the session
 	// restored: a new worker got the saved state and no call has said so
 	// yet (a background restart cannot tell anyone itself).
 	restored bool

@@ -84,7 +84,7 @@ type Store interface {
 	InsertResponse(ctx context.Context, r *proxy.Response, console []proxy.ConsoleEntry, images []proxy.Image) error
 	// RecordResponse is InsertResponse plus the session's activity, in one
 	// transaction.
-	RecordResponse(ctx context.Context, r *proxy.Response, console []proxy.ConsoleEntry, images []proxy.Image, act *proxy.SessionActivity) error
+	RecordResponse(ctx context.Context, r *proxy.Response, console []proxy.ConsoleEntry, images []proxy.Image, downloads []proxy.Download, act *proxy.SessionActivity) error
 	GetResponse(ctx context.Context, refID string) (*proxy.Response, error)
 	AddSessionEvent(ctx context.Context, e proxy.SessionEvent) error
 }
@@ -109,8 +109,12 @@ type Options struct {
 	// answer carries the counts only. 0 takes DefaultChangesMax, below 0
 	// keeps counts only.
 	ChangesMax int
-	Logger     *slog.Logger
-	Now        func() time.Time
+	// MaxDownloadBytes is the largest download stored with its call
+	// (PROXY_MAX_DOWNLOAD_BYTES); a bigger one is described, not kept. 0
+	// keeps every download whole.
+	MaxDownloadBytes int64
+	Logger           *slog.Logger
+	Now              func() time.Time
 	// Observer, if set, learns the outcome of every forwarded call.
 	Observer Observer
 	// Policy, if set, refuses calls (navigation policy, switched-off tools)

@@ -2,9 +2,12 @@ package session
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,6 +21,7 @@ import (
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/content"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/redact"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/toolset"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/upstream"
 )
 
 // The recorded answers of a real @playwright/mcp worker, and the files they
@@ -315,5 +319,104 @@ func TestBuildRecordMasksAllItKeeps(t *testing.T) {
 	// Masked, not dropped.
 	if got.result.Metadata.PageTitle != "[masked]" || !strings.Contains(got.lastPage.Snapshot, "[masked]") {
 		t.Errorf("title %q, last snapshot %q: want them masked", got.result.Metadata.PageTitle, got.lastPage.Snapshot)
+	}
+}
+
+// A call's record carries the files its answer says finished downloading,
+// read from the worker's directory and described in its result; one the
+// answer says is still arriving is named as pending, to be stored with the
+// call that sees it finish.
+func TestBuildRecordDownloads(t *testing.T) {
+	dir := t.TempDir()
+	csv := []byte("a,b\n1,2\n")
+	big := bytes.Repeat([]byte{0}, 64)
+	for name, data := range map[string][]byte{"report.csv": csv, "big.bin": big} {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	text := "### Page\n- Page URL: http://127.0.0.1:1/\n### Events\n" +
+		"- Downloading file report.csv ...\n- Downloading file big.bin ...\n- Downloading file slow.zip ...\n" +
+		"- Downloaded file report.csv to \"" + filepath.Join(dir, "report.csv") + "\"\n" +
+		"- Downloaded file big.bin to \"" + filepath.Join(dir, "big.bin") + "\""
+	raw, err := json.Marshal(map[string]any{"content": []map[string]string{{"type": "text", "text": text}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := buildRecord(recordInput{refID: "r", sessionID: "s", tool: "browser_click", raw: raw, outputDir: dir,
+		at: time.Unix(0, 0), redact: openRedaction, maxDownload: 32})
+	if rec.ingestErr != nil {
+		t.Fatal(rec.ingestErr)
+	}
+	sum := sha256.Sum256(csv)
+	stored := proxy.Download{RefID: "r", Name: "report.csv", MimeType: "text/csv; charset=utf-8", Size: 8, SHA256: hex.EncodeToString(sum[:]), Stored: true}
+	notStored := proxy.Download{RefID: "r", Name: "big.bin", MimeType: "application/octet-stream", Size: 64}
+	if diff := cmp.Diff([]proxy.Download{stored, notStored}, rec.result.Downloads); diff != "" {
+		t.Errorf("the result's downloads (-want +got):\n%s", diff)
+	}
+	withData := stored
+	withData.Data = csv
+	if diff := cmp.Diff([]proxy.Download{withData, notStored}, rec.downloads); diff != "" {
+		t.Errorf("the downloads recorded (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"slow.zip"}, rec.result.DownloadsPending); diff != "" {
+		t.Errorf("pending downloads (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string]string{"slow.zip": "r"}, rec.pending); diff != "" {
+		t.Errorf("the session's downloads in progress (-want +got):\n%s", diff)
+	}
+}
+
+func TestAttributeDownloads(t *testing.T) {
+	tests := []struct {
+		name      string
+		parsed    upstream.Parsed
+		files     []string // the downloads ingested, by file name
+		pending   map[string]string
+		wantRefs  []string
+		wantAfter map[string]string
+	}{
+		{"own downloads, nothing pending", upstream.Parsed{Downloads: []upstream.ParsedDownload{{Name: "a.csv", Path: "/o/a.csv"}}},
+			[]string{"a.csv"}, nil, []string{"now"}, nil},
+		{"one started here and not finished is remembered", upstream.Parsed{Pending: []string{"slow.zip"}},
+			nil, nil, nil, map[string]string{"slow.zip": "now"}},
+		{"a late one goes to the call that started it, by the page's name", upstream.Parsed{Downloads: []upstream.ParsedDownload{
+			{Name: "my report.csv", Path: "/o/my-report.csv", Late: true}, {Name: "b.csv", Path: "/o/b.csv"}}},
+			[]string{"my-report.csv", "b.csv"}, map[string]string{"my report.csv": "click", "other.zip": "older"},
+			[]string{"click", "now"}, map[string]string{"other.zip": "older"}},
+		{"a late one nobody is known to have started stays here", upstream.Parsed{Downloads: []upstream.ParsedDownload{{Name: "x.csv", Path: "/o/x.csv", Late: true}}},
+			[]string{"x.csv"}, nil, []string{"now"}, nil},
+		{"the same name started again: the newest call", upstream.Parsed{Pending: []string{"a.zip"}},
+			nil, map[string]string{"a.zip": "older"}, nil, map[string]string{"a.zip": "now"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var downloads []proxy.Download
+			for _, f := range tt.files {
+				downloads = append(downloads, proxy.Download{Name: f})
+			}
+			before := maps.Clone(tt.pending)
+			after := attributeDownloads(downloads, &tt.parsed, "now", tt.pending)
+			var refs []string
+			for _, d := range downloads {
+				refs = append(refs, d.RefID)
+			}
+			if diff := cmp.Diff(tt.wantRefs, refs); diff != "" {
+				t.Errorf("refs (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.wantAfter, after); diff != "" {
+				t.Errorf("pending after (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(before, tt.pending); diff != "" {
+				t.Errorf("the session's map was changed in place (-before +after):\n%s", diff)
+			}
+		})
+	}
+	many := upstream.Parsed{}
+	for i := range 2 * maxPendingDownloads {
+		many.Pending = append(many.Pending, fmt.Sprint(i))
+	}
+	if n := len(attributeDownloads(nil, &many, "now", nil)); n != maxPendingDownloads {
+		t.Errorf("%d downloads remembered, want the bound %d", n, maxPendingDownloads)
 	}
 }

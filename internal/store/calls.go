@@ -70,13 +70,16 @@ func (db *DB) GetRequest(ctx context.Context, refID string) (*proxy.Request, err
 // not modified. EREFMISSING if no request is recorded for r.RefID; EINVALID
 // if it already has a response.
 func (db *DB) InsertResponse(ctx context.Context, r *proxy.Response, console []proxy.ConsoleEntry, images []proxy.Image) error {
-	return db.RecordResponse(ctx, r, console, images, nil)
+	return db.RecordResponse(ctx, r, console, images, nil, nil)
 }
 
-// RecordResponse is InsertResponse that also records act (if not nil) in the
-// same transaction. A session that no longer exists is not an error here:
-// the response is what must not be lost.
-func (db *DB) RecordResponse(ctx context.Context, r *proxy.Response, console []proxy.ConsoleEntry, images []proxy.Image, act *proxy.SessionActivity) error {
+// RecordResponse is InsertResponse that also records the call's downloads
+// and act (if not nil) in the same transaction. A download is stored under
+// its own RefID when set (an earlier call that started it), else under
+// r.RefID, in their order; a name twice under one ref is EINVALID. A session that no
+// longer exists is not an error here: the response is what must not be
+// lost.
+func (db *DB) RecordResponse(ctx context.Context, r *proxy.Response, console []proxy.ConsoleEntry, images []proxy.Image, downloads []proxy.Download, act *proxy.SessionActivity) error {
 	// Validate everything before BEGIN so that the write lock is held only
 	// for the inserts themselves.
 	switch {
@@ -89,6 +92,14 @@ func (db *DB) RecordResponse(ctx context.Context, r *proxy.Response, console []p
 		if len(c.Location) > 0 && !json.Valid(c.Location) {
 			return proxy.Errorf(proxy.EINVALID, "response %q: console entry %d: location is not valid JSON", r.RefID, i)
 		}
+	}
+	names := make(map[[2]string]bool, len(downloads))
+	for _, d := range downloads {
+		key := [2]string{downloadRef(r, d), d.Name}
+		if d.Name == "" || names[key] || d.Size < 0 {
+			return proxy.Errorf(proxy.EINVALID, "response %q: download %q: empty, negative or repeated", r.RefID, d.Name)
+		}
+		names[key] = true
 	}
 	if act != nil && len(act.Metadata) > 0 && !json.Valid(act.Metadata) {
 		return proxy.Errorf(proxy.EINVALID, "response %q: session metadata is not valid JSON", r.RefID)
@@ -116,6 +127,26 @@ func (db *DB) RecordResponse(ctx context.Context, r *proxy.Response, console []p
 			}
 			if err := h.exec(insertImage, r.RefID, i, img.MimeType, data); err != nil {
 				return fmt.Errorf("image %d: %w", i, err)
+			}
+		}
+		for i, d := range downloads {
+			var data any // NULL: nothing kept
+			if d.Stored {
+				data = d.Data
+				if d.Data == nil {
+					data = []byte{}
+				}
+			}
+			ref := downloadRef(r, d)
+			err := h.exec(insertDownload, ref, d.Name, i, d.MimeType, d.Size, d.SHA256, d.Stored, data)
+			if ref != r.RefID && sqliteCode(err)&0xff == sqlite3.SQLITE_CONSTRAINT {
+				// The call that started it has no response row, or
+				// already a download of that name: keep this one with
+				// the call that saw it finish rather than lose it.
+				err = h.exec(insertDownload, r.RefID, d.Name, i, d.MimeType, d.Size, d.SHA256, d.Stored, data)
+			}
+			if err != nil {
+				return fmt.Errorf("download %d: %w", i, err)
 			}
 		}
 		if act == nil {
@@ -235,6 +266,57 @@ func (db *DB) ListImages(ctx context.Context, refID string) ([]proxy.Image, erro
 	return out, nil
 }
 
+// downloadRef is the ref a download of r is stored under.
+func downloadRef(r *proxy.Response, d proxy.Download) string {
+	if d.RefID != "" {
+		return d.RefID
+	}
+	return r.RefID
+}
+
+// ListDownloads returns a ref's downloads in the order they were recorded,
+// described only (no Data); empty (never nil, never an error) for a ref
+// without any.
+func (db *DB) ListDownloads(ctx context.Context, refID string) ([]proxy.Download, error) {
+	rows, err := db.r.QueryContext(ctx,
+		`SELECT name, mime_type, size, sha256, stored FROM downloads WHERE ref_id = ? ORDER BY rowid`, refID)
+	if err != nil {
+		return nil, fmt.Errorf("store: list downloads %s: %w", refID, err)
+	}
+	defer rows.Close()
+	out := []proxy.Download{}
+	for rows.Next() {
+		d := proxy.Download{RefID: refID}
+		if err := rows.Scan(&d.Name, &d.MimeType, &d.Size, &d.SHA256, &d.Stored); err != nil {
+			return nil, fmt.Errorf("store: list downloads %s: %w", refID, err)
+		}
+		out = append(out, d)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: list downloads %s: %w", refID, err)
+	}
+	return out, nil
+}
+
+// GetDownload returns one download of a ref with its bytes (nil when it
+// was not stored); EDOWNLOADMISSING when the ref has none of that name.
+func (db *DB) GetDownload(ctx context.Context, refID, name string) (*proxy.Download, error) {
+	d := proxy.Download{RefID: refID, Name: name}
+	err := db.r.QueryRowContext(ctx,
+		`SELECT mime_type, size, sha256, stored, data FROM downloads WHERE ref_id = ? AND name = ?`, refID, name).
+		Scan(&d.MimeType, &d.Size, &d.SHA256, &d.Stored, &d.Data)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return nil, proxy.Errorf(proxy.EDOWNLOADMISSING, "ref_id %q has no download named %q", refID, name)
+	case err != nil:
+		return nil, fmt.Errorf("store: get download %s: %w", refID, err)
+	}
+	if d.Stored && d.Data == nil {
+		d.Data = []byte{}
+	}
+	return &d, nil
+}
+
 // RefOwner returns the owner of the session a ref was recorded in,
 // EREFMISSING if the ref is unknown.
 func (db *DB) RefOwner(ctx context.Context, refID string) (proxy.ClientID, error) {
@@ -295,5 +377,36 @@ func (db *DB) ListCalls(ctx context.Context, sessionID string) ([]proxy.Call, er
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("store: list calls of %s: %w", sessionID, err)
 	}
+	if err := db.describeDownloads(ctx, sessionID, calls); err != nil {
+		return nil, fmt.Errorf("store: list calls of %s: %w", sessionID, err)
+	}
 	return calls, nil
+}
+
+// describeDownloads gives calls, a session's, their downloads' descriptions,
+// in one query for the whole session.
+func (db *DB) describeDownloads(ctx context.Context, sessionID string, calls []proxy.Call) error {
+	rows, err := db.r.QueryContext(ctx,
+		`SELECT d.ref_id, d.name, d.mime_type, d.size, d.sha256, d.stored
+		 FROM downloads d JOIN requests q ON q.ref_id = d.ref_id
+		 WHERE q.session_id = ? ORDER BY d.ref_id, d.rowid`, sessionID)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	byRef := map[string][]proxy.Download{}
+	for rows.Next() {
+		var d proxy.Download
+		if err := rows.Scan(&d.RefID, &d.Name, &d.MimeType, &d.Size, &d.SHA256, &d.Stored); err != nil {
+			return err
+		}
+		byRef[d.RefID] = append(byRef[d.RefID], d)
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for i := range calls {
+		calls[i].Downloads = byRef[calls[i].Request.RefID]
+	}
+	return nil
 }

@@ -34,7 +34,7 @@ func TestRecordResponseRecordsSessionActivity(t *testing.T) {
 			mustSession(t, db, "s")
 			mustRequest(t, db, "s", "r")
 			resp := &proxy.Response{RefID: "r", Status: proxy.StatusSuccess, Result: `{"content":[]}`, Timestamp: t0}
-			if err := db.RecordResponse(ctx, resp, nil, nil, tt.act); err != nil {
+			if err := db.RecordResponse(ctx, resp, nil, nil, nil, tt.act); err != nil {
 				t.Fatalf("RecordResponse: %v", err)
 			}
 			if _, err := db.GetResponse(ctx, "r"); err != nil {
@@ -60,7 +60,7 @@ func TestRecordResponseRefusesBadMetadataAndWritesNothing(t *testing.T) {
 	mustSession(t, db, "s")
 	mustRequest(t, db, "s", "r")
 	resp := &proxy.Response{RefID: "r", Status: proxy.StatusSuccess, Result: `{}`, Timestamp: t0}
-	err := db.RecordResponse(ctx, resp, nil, nil, &proxy.SessionActivity{SessionID: "s", At: t0, Metadata: json.RawMessage(`{`)})
+	err := db.RecordResponse(ctx, resp, nil, nil, nil, &proxy.SessionActivity{SessionID: "s", At: t0, Metadata: json.RawMessage(`{`)})
 	if proxy.ErrorCode(err) != proxy.EINVALID {
 		t.Fatalf("RecordResponse with bad metadata: %v, want %s", err, proxy.EINVALID)
 	}

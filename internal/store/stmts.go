@@ -18,6 +18,7 @@ const (
 	insertImage
 	touchSession
 	setMetadata
+	insertDownload
 	nHot
 )
 
@@ -28,6 +29,7 @@ var hotQueries = [nHot]string{
 	insertImage:    `INSERT INTO images (ref_id, seq, mime_type, data) VALUES (?, ?, ?, ?)`,
 	touchSession:   `UPDATE sessions SET last_activity = MAX(last_activity, ?) WHERE session_id = ?`,
 	setMetadata:    `UPDATE sessions SET metadata = ? WHERE session_id = ?`,
+	insertDownload: `INSERT INTO downloads (ref_id, name, seq, mime_type, size, sha256, stored, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
 }
 
 // hotStatements are the writes of every tool call, prepared once on the

@@ -42,7 +42,7 @@ func TestStorageFullOnARealDisk(t *testing.T) {
 			if err := db.InsertRequest(ctx, &proxy.Request{RefID: "refused2", SessionID: sid, ToolName: "browser_click", Timestamp: t0}); err != nil {
 				return err
 			}
-			return db.RecordResponse(ctx, &proxy.Response{RefID: "refused2", Status: proxy.StatusSuccess, PageSnapshot: big, Timestamp: t0}, nil, nil,
+			return db.RecordResponse(ctx, &proxy.Response{RefID: "refused2", Status: proxy.StatusSuccess, PageSnapshot: big, Timestamp: t0}, nil, nil, nil,
 				&proxy.SessionActivity{SessionID: sid, At: t0})
 		}},
 		{"session", func() error {

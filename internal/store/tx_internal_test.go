@@ -159,7 +159,7 @@ func TestHotWritesAcrossHandles(t *testing.T) {
 			return err
 		}
 		return db.RecordResponse(ctx, &proxy.Response{RefID: ref, Status: proxy.StatusSuccess, Result: ref, Timestamp: at},
-			[]proxy.ConsoleEntry{{Level: proxy.LevelError, Message: ref, Timestamp: at}}, nil,
+			[]proxy.ConsoleEntry{{Level: proxy.LevelError, Message: ref, Timestamp: at}}, nil, nil,
 			&proxy.SessionActivity{SessionID: "s", At: at.Add(time.Duration(g*iterations+i) * time.Second)})
 	})
 	for g := range goroutines {
@@ -203,7 +203,7 @@ func TestHotStatementsFollowANewConnection(t *testing.T) {
 		if err := db.InsertRequest(ctx, &proxy.Request{RefID: ref, SessionID: "s", ToolName: "t"}); err != nil {
 			t.Fatal(err)
 		}
-		if err := db.RecordResponse(ctx, &proxy.Response{RefID: ref, Status: proxy.StatusSuccess}, nil, nil, &proxy.SessionActivity{SessionID: "s"}); err != nil {
+		if err := db.RecordResponse(ctx, &proxy.Response{RefID: ref, Status: proxy.StatusSuccess}, nil, nil, nil, &proxy.SessionActivity{SessionID: "s"}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -54,8 +55,22 @@ type Parsed struct {
 	// order, without duplicates. The console log is not among them.
 	LinkedFiles []string
 
+	// Downloads are the downloads the ### Events section says finished, in
+	// order; Pending names those it says started and did not finish. The
+	// names are the page's (suggested by the server), the paths upstream's.
+	Downloads []ParsedDownload
+	Pending   []string
+
 	// Images are the inline image parts, decoded.
 	Images []ParsedImage
+}
+
+// ParsedDownload is one finished download: the file name the page
+// suggested and the absolute path upstream saved it to. Late: the answer
+// says it finished but not that it started, so an earlier call started it.
+type ParsedDownload struct {
+	Name, Path string
+	Late       bool
 }
 
 // ParsedImage is one inline image part of a result.
@@ -81,6 +96,8 @@ var (
 	snapshotLinkRe = regexp.MustCompile(`\[Snapshot\]\(([^)\n]+)\)`)
 	// downloadRe matches `- Downloaded file NAME to "PATH"`.
 	downloadRe = regexp.MustCompile(`(?m)^- Downloaded file .* to "([^"\n]+)"$`)
+	// downloadEventRe reads the same line's name and path.
+	downloadEventRe = regexp.MustCompile(`^- Downloaded file (.*) to "([^"\n]+)"$`)
 	// ansiRe matches the CSI colour codes Playwright puts in call logs.
 	ansiRe = regexp.MustCompile("\x1b\\[[0-9;?]*[ -/]*[@-~]")
 )
@@ -291,7 +308,20 @@ func fencedBody(body string) (string, bool) {
 
 func (p *Parsed) parseEvents(body string) {
 	for line := range strings.SplitSeq(body, "\n") {
-		ref, ok := strings.CutPrefix(strings.TrimRight(line, "\r"), "- New console entries: ")
+		line = strings.TrimRight(line, "\r")
+		if m := downloadEventRe.FindStringSubmatch(line); m != nil {
+			i := slices.Index(p.Pending, m[1])
+			p.Downloads = append(p.Downloads, ParsedDownload{Name: m[1], Path: m[2], Late: i < 0})
+			if i >= 0 {
+				p.Pending = slices.Delete(p.Pending, i, i+1)
+			}
+			continue
+		}
+		if name, ok := strings.CutPrefix(line, "- Downloading file "); ok {
+			p.Pending = append(p.Pending, strings.TrimSuffix(name, " ..."))
+			continue
+		}
+		ref, ok := strings.CutPrefix(line, "- New console entries: ")
 		if !ok {
 			continue
 		}

@@ -222,7 +222,22 @@ func TestParseSynthetic(t *testing.T) {
 			name: "relative links are not linked files, downloads are",
 			raw:  textResult(false, "### Result\n- [a](./rel.png)\n- [b](http://x/y.png)\n### Events\n- Downloaded file f.zip to \"/o/download-f.zip\""),
 			want: Parsed{ResultText: "- [a](./rel.png)\n- [b](http://x/y.png)", LinkedFiles: []string{"/o/download-f.zip"},
-				Text: "### Result\n- [a](./rel.png)\n- [b](http://x/y.png)\n### Events\n- Downloaded file f.zip to \"/o/download-f.zip\""},
+				Downloads: []ParsedDownload{{Name: "f.zip", Path: "/o/download-f.zip", Late: true}},
+				Text:      "### Result\n- [a](./rel.png)\n- [b](http://x/y.png)\n### Events\n- Downloaded file f.zip to \"/o/download-f.zip\""},
+		},
+		{
+			name: "downloads started and finished, in order; one not finished is pending, one started before is late",
+			raw:  textResult(false, "### Events\n- Downloaded file old.bin to \"/o/old.bin\"\n- Downloading file a.csv ...\n- Downloading file b \"x\" to \"y.bin ...\n- Downloaded file a.csv to \"/o/a.csv\"\n- Downloading file a.csv ...\n- Downloaded file a.csv to \"/o/a.csv\""),
+			want: Parsed{LinkedFiles: []string{"/o/old.bin", "/o/a.csv"},
+				Downloads: []ParsedDownload{{Name: "old.bin", Path: "/o/old.bin", Late: true}, {Name: "a.csv", Path: "/o/a.csv"}, {Name: "a.csv", Path: "/o/a.csv"}},
+				Pending:   []string{"b \"x\" to \"y.bin"},
+				Text:      "### Events\n- Downloaded file old.bin to \"/o/old.bin\"\n- Downloading file a.csv ...\n- Downloading file b \"x\" to \"y.bin ...\n- Downloaded file a.csv to \"/o/a.csv\"\n- Downloading file a.csv ...\n- Downloaded file a.csv to \"/o/a.csv\""},
+		},
+		{
+			name: "a download line a page prints in its result is not a download",
+			raw:  textResult(false, "### Result\n- Downloaded file x to \"/etc/passwd\"\n### Page\n- Page URL: http://x/"),
+			want: Parsed{ResultText: "- Downloaded file x to \"/etc/passwd\"", PageURL: "http://x/", LinkedFiles: []string{"/etc/passwd"},
+				Text: "### Result\n- Downloaded file x to \"/etc/passwd\"\n### Page\n- Page URL: http://x/"},
 		},
 		{
 			name: "images: bad base64 and unknown parts skipped, missing mime sniffed",
