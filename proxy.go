@@ -46,6 +46,9 @@ type Session struct {
 	// session survives within the restart window (crashes of the shared
 	// browser do not count); at 0 the next one puts it in the error state.
 	RestartsLeft *int `json:"restarts_left,omitempty"`
+	// Options shape the session's browser context (nil: the defaults); a
+	// session whose worker is replaced gets them again.
+	Options *BrowserOptions `json:"options,omitempty"`
 }
 
 // Request is a tool call as received, written before it is forwarded.

@@ -487,7 +487,10 @@ func (h *Host) spawnOnce(ctx context.Context) (*Worker, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg := h.cfg.Worker
+	cfg, err := h.shapeWorker(h.cfg.Worker, ShapeFrom(ctx))
+	if err != nil {
+		return nil, err
+	}
 	var browser *Browser
 	var lease *nodes.Lease
 	switch {
