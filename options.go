@@ -1,5 +1,13 @@
 package proxy
 
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"reflect"
+	"strings"
+)
+
 // Browser engines a session may ask for (BrowserOptions.Browser). Only
 // Chromium runs on the server itself; the others need a browser node
 // serving that engine.
@@ -40,4 +48,57 @@ type BrowserOptions struct {
 func (o BrowserOptions) IsZero() bool {
 	return o.Viewport == nil && o.UserAgent == "" && o.Device == "" && o.Locale == "" &&
 		o.Timezone == "" && o.ColorScheme == "" && (o.Browser == "" || o.Browser == BrowserChromium)
+}
+
+// DecodeBrowserOptions reads browser options from JSON (a create's body or
+// arguments), refusing unknown fields and values of the wrong type with
+// INVALID_PARAMETERS naming the field. Their values are checked where the
+// session is made.
+func DecodeBrowserOptions(raw []byte) (BrowserOptions, error) {
+	var o BrowserOptions
+	if len(bytes.TrimSpace(raw)) == 0 || string(bytes.TrimSpace(raw)) == "null" {
+		return o, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&o); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field != "" {
+			e := Errorf(EINVALID, "%s must be of type %s, not %s", te.Field, jsonType(te.Type.Kind()), te.Value)
+			e.Details = map[string]any{"field": te.Field}
+			return BrowserOptions{}, e
+		}
+		if f, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+			f = strings.Trim(f, `"`)
+			e := Errorf(EINVALID, "unknown field %q (viewport, user_agent, device, locale, timezone, color_scheme, browser)", f)
+			e.Details = map[string]any{"field": f}
+			return BrowserOptions{}, e
+		}
+		return BrowserOptions{}, Errorf(EINVALID, "browser options: %v", err)
+	}
+	return o, nil
+}
+
+func jsonType(k reflect.Kind) string {
+	switch k {
+	case reflect.String:
+		return "string"
+	case reflect.Int, reflect.Int64, reflect.Float64:
+		return "integer"
+	case reflect.Struct, reflect.Pointer, reflect.Map:
+		return "object"
+	}
+	return k.String()
+}
+
+// OneOf is the options of a CreateSession call's variadic argument: the
+// zero value when none was given, an error when more than one was.
+func OneOf(opts []BrowserOptions) (BrowserOptions, error) {
+	switch len(opts) {
+	case 0:
+		return BrowserOptions{}, nil
+	case 1:
+		return opts[0], nil
+	}
+	return BrowserOptions{}, Errorf(EINVALID, "one set of browser options per session, not %d", len(opts))
 }

@@ -39,6 +39,9 @@ type fakeWorker struct {
 	// lostBrowser makes its end one of the shared browser's (LostBrowser).
 	lostBrowser atomic.Bool
 
+	// shape is what it was spawned with (upstream.WithShape).
+	shape upstream.Shape
+
 	mu           sync.Mutex
 	url          string // set by browser_navigate's "url" argument
 	saves        int
@@ -144,6 +147,7 @@ func (s *fakeSpawner) Spawn(ctx context.Context) (Worker, error) {
 		return nil, s.fail
 	}
 	w := newFakeWorker(s.t)
+	w.shape = upstream.ShapeFrom(ctx)
 	if s.prepare != nil {
 		s.prepare(w)
 	}

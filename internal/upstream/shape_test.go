@@ -106,3 +106,36 @@ func TestShapeTravelsInTheContext(t *testing.T) {
 type noProbe struct{}
 
 func (noProbe) Probe(context.Context, nodes.Endpoint) error { return nil }
+
+func TestDevicesFromTheWorkersPlaywright(t *testing.T) {
+	root := realSetup(t)
+	d := NewDevices(DefaultCommand(root))
+	list, err := d.Devices(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var iphone struct {
+		UserAgent string `json:"userAgent"`
+		Viewport  struct {
+			Width int `json:"width"`
+		} `json:"viewport"`
+		IsMobile bool `json:"isMobile"`
+	}
+	if err := json.Unmarshal(list["iPhone 15"], &iphone); err != nil {
+		t.Fatalf("iPhone 15: %v (%d devices)", err, len(list))
+	}
+	if !iphone.IsMobile || iphone.Viewport.Width == 0 || iphone.UserAgent == "" {
+		t.Errorf("iPhone 15 = %+v, want a mobile viewport and user agent", iphone)
+	}
+	again, err := d.Devices(t.Context())
+	if err != nil || len(again) != len(list) {
+		t.Errorf("second read: %d devices, %v; want the same %d", len(again), err, len(list))
+	}
+}
+
+func TestDevicesWithoutPlaywright(t *testing.T) {
+	_, err := NewDevices([]string{"npx", "@playwright/mcp"}).Devices(t.Context())
+	if err == nil {
+		t.Fatal("Devices with no playwright-core to read: no error")
+	}
+}
