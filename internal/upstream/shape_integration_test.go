@@ -5,11 +5,14 @@ import (
 	"encoding/json"
 	"testing"
 	"time"
+
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/nodes"
 )
 
 // TestShapedWorkersSeeTheirContextOptions starts workers with and without
-// a shape in each way the host gives them a browser, and reads what their
-// pages see.
+// a shape on each kind of browser the host shares between workers (its
+// own, over either protocol, and a node's), and reads what their pages
+// see. A worker launching its own browser reads the same configuration.
 func TestShapedWorkersSeeTheirContextOptions(t *testing.T) {
 	root := realSetup(t)
 	site := testSite(t)
@@ -18,14 +21,24 @@ func TestShapedWorkersSeeTheirContextOptions(t *testing.T) {
 	const want = `"640|480|fr-FR|Asia/Tokyo|true|Shaped/1"`
 	for _, tt := range []struct {
 		name string
-		cfg  HostConfig
+		cfg  func(t *testing.T) HostConfig
 	}{
-		{"shared via browser server", HostConfig{}},
-		{"shared over CDP", HostConfig{ShareOverCDP: true}},
-		{"per session", HostConfig{PerSession: true}},
+		{"shared via browser server", func(*testing.T) HostConfig { return HostConfig{} }},
+		{"shared over CDP", func(*testing.T) HostConfig { return HostConfig{ShareOverCDP: true} }},
+		// The worker's configuration file then names the node too.
+		{"on a browser node", func(t *testing.T) HostConfig {
+			node := launchTestBrowser(t, root)
+			pool, err := nodes.New([]nodes.Endpoint{{ID: "n1", URL: node.PlaywrightEndpoint(), Capacity: 2}},
+				nodes.Config{Prober: noProbe{}, Interval: time.Hour})
+			if err != nil {
+				t.Fatal(err)
+			}
+			pool.ProbeAll(t.Context())
+			return HostConfig{Nodes: pool}
+		}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			cfg := tt.cfg
+			cfg := tt.cfg(t)
 			cfg.Browser = BrowserConfig{Headless: true, Logger: testLogger(t)}
 			cfg.Worker = WorkerConfig{Command: DefaultCommand(root), Logger: testLogger(t)}
 			cfg.Logger = testLogger(t)
