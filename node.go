@@ -31,6 +31,8 @@ type Node struct {
 	// Error says why the node is down.
 	Error     string    `json:"error,omitempty"`
 	CheckedAt time.Time `json:"checked_at,omitzero"`
+	// Browser is the engine the node serves: chromium, firefox or webkit.
+	Browser string `json:"browser,omitempty"`
 }
 
 // NodeService lists the browser nodes and takes them out of placement and

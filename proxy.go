@@ -48,6 +48,9 @@ type Session struct {
 	RestartsLeft *int `json:"restarts_left,omitempty"`
 	// Memory is what its processes hold resident, while it has a worker.
 	Memory *SessionMemory `json:"memory,omitempty"`
+	// Options shape the session's browser context (nil: the defaults); a
+	// session whose worker is replaced gets them again.
+	Options *BrowserOptions `json:"options,omitempty"`
 }
 
 // SessionMemory is a live session's resident memory, in bytes: sums of

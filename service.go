@@ -10,7 +10,10 @@ import (
 // mcp-bridge's client implements it over the HTTP API, so the MCP surface
 // is the same code on either side.
 type SessionService interface {
-	CreateSession(ctx context.Context) (*Session, error)
+	// CreateSession starts a session, shaped by opts when given (at most
+	// one; bad options are INVALID_PARAMETERS naming the field, and nothing
+	// is created).
+	CreateSession(ctx context.Context, opts ...BrowserOptions) (*Session, error)
 	// GetSession returns one session (SESSION_NOT_FOUND when unknown, or
 	// another client's).
 	GetSession(ctx context.Context, id string) (*Session, error)

@@ -20,7 +20,7 @@ func TestFSHoldsMigrationsAtRoot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]string{"00001_initial.sql", "00002_session_state.sql", "00003_session_owner.sql", "00004_session_events.sql", "00005_downloads.sql"}, names); diff != "" {
+	if diff := cmp.Diff([]string{"00001_initial.sql", "00002_session_state.sql", "00003_session_owner.sql", "00004_session_events.sql", "00005_downloads.sql", "00006_session_options.sql"}, names); diff != "" {
 		t.Errorf("embedded migrations (-want +got):\n%s", diff)
 	}
 }
@@ -79,14 +79,15 @@ func TestUpDownUp(t *testing.T) {
 		wantVersion int64
 		wantTables  []string
 	}{
-		{"up", func() (int, error) { r, err := p.Up(ctx); return len(r), err }, 5, schema},
-		{"up again is a no-op", func() (int, error) { r, err := p.Up(ctx); return len(r), err }, 5, schema},
+		{"up", func() (int, error) { r, err := p.Up(ctx); return len(r), err }, 6, schema},
+		{"up again is a no-op", func() (int, error) { r, err := p.Up(ctx); return len(r), err }, 6, schema},
+		{"down one step (a column)", func() (int, error) { _, err := p.Down(ctx); return 1, err }, 5, schema},
 		{"down the downloads", func() (int, error) { _, err := p.Down(ctx); return 1, err }, 4, v4},
 		{"down one step (a table)", func() (int, error) { _, err := p.Down(ctx); return 1, err }, 3, v3},
 		{"down another (a column)", func() (int, error) { _, err := p.Down(ctx); return 1, err }, 2, v3},
 		{"down another", func() (int, error) { _, err := p.Down(ctx); return 1, err }, 1, v1},
 		{"down to zero", func() (int, error) { r, err := p.DownTo(ctx, 0); return len(r), err }, 0, []string{"goose_db_version"}},
-		{"up after down", func() (int, error) { r, err := p.Up(ctx); return len(r), err }, 5, schema},
+		{"up after down", func() (int, error) { r, err := p.Up(ctx); return len(r), err }, 6, schema},
 	}
 	for _, st := range steps {
 		t.Run(st.name, func(t *testing.T) {

@@ -91,6 +91,24 @@ func TestBrowserNodes(t *testing.T) {
 		}
 	})
 
+	t.Run("browser options reach a node's browser; an engine no node serves is refused", func(t *testing.T) {
+		code, _, e := createWith(t, s, `{"browser":"webkit"}`)
+		if avail, _ := e.Details["available"].([]any); code != http.StatusBadRequest || e.Error != proxy.EINVALID || e.Details["field"] != "browser" || len(avail) != 1 || avail[0] != proxy.BrowserChromium {
+			t.Errorf("POST /sessions for webkit on chromium nodes = %d %+v, want 400 %s naming browser and the chromium nodes", code, e, proxy.EINVALID)
+		}
+		code, sess, e := createWith(t, s, proxy.BrowserOptions{Viewport: &proxy.Viewport{Width: 700, Height: 500}, Locale: "it-IT", ColorScheme: "dark"})
+		if code != http.StatusCreated {
+			t.Fatalf("POST /sessions with options = %d %+v", code, e)
+		}
+		got := s.look(t, sess.ID, probeSite(t))
+		if got.Width != 700 || got.Height != 500 || got.Language != "it-IT" || got.Scheme != "dark" {
+			t.Errorf("a session with options on node %q sees %+v", s.getSession(t, sess.ID).Node, got)
+		}
+		if code := do(t, "DELETE", s.URL+"/sessions/"+sess.ID, nil, nil); code != http.StatusOK {
+			t.Fatalf("DELETE /sessions/%s = %d", sess.ID, code)
+		}
+	})
+
 	t.Run("a node killed brings its sessions back elsewhere", func(t *testing.T) {
 		// Both sessions on one node, the other empty: drain the second's
 		// node (it moves to the first's), then undrain it.

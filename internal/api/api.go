@@ -274,13 +274,18 @@ func (s *Server) handleTools(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleCreateSession(w http.ResponseWriter, r *http.Request) {
-	// The body is optional and currently carries nothing; it is still read so
-	// that oversize or malformed bodies are refused like everywhere else.
-	if err := decodeBody(r, &struct{}{}, true); err != nil {
+	// The body is optional: the session's browser options, or nothing.
+	var raw json.RawMessage
+	if err := decodeBody(r, &raw, true); err != nil {
 		s.writeErr(w, r, err)
 		return
 	}
-	sess, err := s.sessions.CreateSession(r.Context())
+	opts, err := proxy.DecodeBrowserOptions(raw)
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	sess, err := s.sessions.CreateSession(r.Context(), opts)
 	if err != nil {
 		s.writeErr(w, r, err)
 		return

@@ -23,6 +23,7 @@ import (
 // fakeSessions answers with canned values and errors; the real manager is
 // exercised end to end in cmd/proxy-server.
 type fakeSessions struct {
+	created     []proxy.BrowserOptions
 	calls       []proxy.CallRequest
 	credentials []string
 	groups      toolset.Selection // the server's tool groups
@@ -30,7 +31,8 @@ type fakeSessions struct {
 
 const knownID = "11111111-1111-4111-8111-111111111111"
 
-func (f *fakeSessions) CreateSession(context.Context) (*proxy.Session, error) {
+func (f *fakeSessions) CreateSession(_ context.Context, opts ...proxy.BrowserOptions) (*proxy.Session, error) {
+	f.created = append(f.created, opts...)
 	return &proxy.Session{ID: knownID, State: proxy.SessionActive}, nil
 }
 func (f *fakeSessions) GetSession(_ context.Context, id string) (*proxy.Session, error) {
@@ -248,6 +250,9 @@ func TestErrorMapping(t *testing.T) {
 		{"no endpoint", "GET", "/nowhere", ``, 404, "NOT_FOUND"},
 		{"bad method", "PUT", "/call", ``, 405, proxy.EINVALID},
 		{"bad create body", "POST", "/sessions", `[`, 400, proxy.EINVALID},
+		{"create: viewport of the wrong type", "POST", "/sessions", `{"viewport":"big"}`, 400, proxy.EINVALID},
+		{"create: width of the wrong type", "POST", "/sessions", `{"viewport":{"width":"390","height":844}}`, 400, proxy.EINVALID},
+		{"create: unknown option", "POST", "/sessions", `{"zoom":2}`, 400, proxy.EINVALID},
 		{"resume unknown", "POST", "/sessions/nope/resume", ``, 404, proxy.ESESSIONMISSING},
 	}
 	for _, tc := range tests {
@@ -482,4 +487,42 @@ func TestForeignErrorHidden(t *testing.T) {
 	if !strings.Contains(logs.String(), "/var/secret/db.sqlite") {
 		t.Errorf("log = %q, want the error's text", logs.String())
 	}
+}
+
+func TestCreateSessionOptions(t *testing.T) {
+	tests := []struct {
+		name string
+		body string
+		want []proxy.BrowserOptions
+	}{
+		{"no body", ``, []proxy.BrowserOptions{{}}},
+		{"empty object", `{}`, []proxy.BrowserOptions{{}}},
+		{"every option", `{"viewport":{"width":390,"height":844},"user_agent":"ua/1","device":"iPhone 15","locale":"fr-FR","timezone":"Europe/Paris","color_scheme":"dark","browser":"webkit"}`,
+			[]proxy.BrowserOptions{{Viewport: &proxy.Viewport{Width: 390, Height: 844}, UserAgent: "ua/1", Device: "iPhone 15", Locale: "fr-FR", Timezone: "Europe/Paris", ColorScheme: "dark", Browser: "webkit"}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &fakeSessions{}
+			rec := httptest.NewRecorder()
+			New(f, fakeContent{}).ServeHTTP(rec, newRequest("POST", "/sessions", strings.NewReader(tc.body)))
+			if rec.Code != http.StatusCreated {
+				t.Fatalf("POST /sessions = %d %s", rec.Code, rec.Body)
+			}
+			if diff := cmp.Diff(tc.want, f.created); diff != "" {
+				t.Errorf("options given (-want +got):\n%s", diff)
+			}
+		})
+	}
+	t.Run("a refused body creates nothing and names the field", func(t *testing.T) {
+		f := &fakeSessions{}
+		rec := httptest.NewRecorder()
+		New(f, fakeContent{}).ServeHTTP(rec, newRequest("POST", "/sessions", strings.NewReader(`{"viewport":{"width":"wide","height":1}}`)))
+		var body ErrorBody
+		if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil {
+			t.Fatal(err)
+		}
+		if rec.Code != http.StatusBadRequest || body.Details["field"] != "viewport.width" || len(f.created) != 0 {
+			t.Errorf("answer %d %+v, %d created; want 400 naming viewport.width and none created", rec.Code, body, len(f.created))
+		}
+	})
 }

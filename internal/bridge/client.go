@@ -227,10 +227,15 @@ func (c *Client) Tools(ctx context.Context) ([]proxy.Tool, error) {
 	return out.Tools, nil
 }
 
-// CreateSession implements proxy.SessionService.
-func (c *Client) CreateSession(ctx context.Context) (*proxy.Session, error) {
+// CreateSession implements proxy.SessionService: the options travel as
+// POST /sessions' body.
+func (c *Client) CreateSession(ctx context.Context, opts ...proxy.BrowserOptions) (*proxy.Session, error) {
+	body, err := proxy.OneOf(opts)
+	if err != nil {
+		return nil, err
+	}
 	var s proxy.Session
-	if err := c.do(ctx, http.MethodPost, "/sessions", struct{}{}, &s); err != nil {
+	if err := c.do(ctx, http.MethodPost, "/sessions", body, &s); err != nil {
 		return nil, err
 	}
 	return &s, nil

@@ -169,8 +169,17 @@ func proxyTools() []proxy.Tool {
 	}
 	return []proxy.Tool{
 		{Name: ToolCreateSession, Proxy: true,
-			Description: "New isolated browser session (own cookies, storage, tabs); pass its session_id to browser tools. Rarely needed: you have a default one.",
-			InputSchema: obj(map[string]any{})},
+			Description: "New isolated browser session (own cookies, storage, tabs); pass its session_id to browser tools. Rarely needed: you have a default one. Options shape only this session's browser.",
+			InputSchema: obj(map[string]any{
+				"viewport": map[string]any{"type": "object", "description": "Page size in CSS pixels.", "additionalProperties": false, "required": []string{"width", "height"},
+					"properties": map[string]any{"width": map[string]any{"type": "integer", "minimum": 1, "maximum": 10000}, "height": map[string]any{"type": "integer", "minimum": 1, "maximum": 10000}}},
+				"user_agent":   str("User-Agent string the pages see."),
+				"device":       str(`Playwright device to emulate, e.g. "iPhone 15", "Pixel 7" (viewport, user agent, touch).`),
+				"locale":       str("Language tag, e.g. fr-FR (navigator.language, Accept-Language)."),
+				"timezone":     str("IANA time zone, e.g. Europe/Paris."),
+				"color_scheme": map[string]any{"type": "string", "enum": []string{"light", "dark", "no-preference"}, "description": "prefers-color-scheme the pages see."},
+				"browser":      map[string]any{"type": "string", "enum": []string{"chromium", "firefox", "webkit"}, "description": "Engine; firefox and webkit need a browser node serving them."},
+			})},
 		{Name: ToolCloseSession, Proxy: true,
 			Description: "Close a browser session; its history stays readable.",
 			InputSchema: obj(map[string]any{"session_id": str("The session to close.")}, "session_id")},

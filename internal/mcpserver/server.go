@@ -340,12 +340,24 @@ func clientKey(ctx context.Context) string {
 	return ""
 }
 
-func (s *Server) createSession(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	sess, err := s.sessions.CreateSession(s.acting(ctx))
+func (s *Server) createSession(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	raw, err := json.Marshal(req.GetArguments())
+	if err != nil {
+		return s.errorResult(ctx, proxy.Errorf(proxy.EINVALID, "arguments: %v", err)), nil
+	}
+	opts, err := proxy.DecodeBrowserOptions(raw)
 	if err != nil {
 		return s.errorResult(ctx, err), nil
 	}
-	return jsonResult(map[string]any{"session_id": sess.ID, "state": sess.State, "created_at": sess.CreatedAt, "expires_at": sess.ExpiresAt}), nil
+	sess, err := s.sessions.CreateSession(s.acting(ctx), opts)
+	if err != nil {
+		return s.errorResult(ctx, err), nil
+	}
+	out := map[string]any{"session_id": sess.ID, "state": sess.State, "created_at": sess.CreatedAt, "expires_at": sess.ExpiresAt}
+	if sess.Options != nil {
+		out["options"] = sess.Options
+	}
+	return jsonResult(out), nil
 }
 
 func (s *Server) closeSession(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {

@@ -72,7 +72,7 @@ func (b *fakeBackend) Tools(ctx context.Context) ([]proxy.Tool, error) {
 	return append(own, listed...), nil
 }
 
-func (b *fakeBackend) CreateSession(ctx context.Context) (*proxy.Session, error) {
+func (b *fakeBackend) CreateSession(ctx context.Context, _ ...proxy.BrowserOptions) (*proxy.Session, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	id := fmt.Sprintf("%08d-0000-4000-8000-000000000000", len(b.created)+1)

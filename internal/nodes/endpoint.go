@@ -8,6 +8,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
 )
 
 // DefaultCapacity is a node's capacity when its endpoint names none: about
@@ -30,14 +32,28 @@ type Endpoint struct {
 	Header http.Header
 	// Capacity is how many sessions the node may hold at once.
 	Capacity int
+	// Browser is the engine the node's server runs (firefox or webkit;
+	// "" or chromium is Chromium): a session is placed only on a node of
+	// its engine.
+	Browser string
+}
+
+// Engine is the browser engine the node serves, chromium when unnamed.
+func (e Endpoint) Engine() string {
+	if e.Browser == "" {
+		return proxy.BrowserChromium
+	}
+	return e.Browser
 }
 
 // ParseEndpoints reads PROXY_BROWSER_ENDPOINTS: endpoints separated by
 // commas or white space, each a ws:// or wss:// URL whose fragment carries
-// options joined by '&': max=N (capacity), name=ID, and header=Name:Value
-// (repeatable; escape what a URL cannot hold), e.g.
+// options joined by '&': max=N (capacity), name=ID, header=Name:Value
+// (repeatable; escape what a URL cannot hold), and browser=chromium|firefox|
+// webkit (the engine the node serves, chromium by default), e.g.
 //
 //	ws://10.0.0.5:3000/pw#max=20,wss://browser.example/pw#name=hosted&header=X-Api-Key:k
+//	ws://10.0.0.6:3000/pw#browser=firefox
 func ParseEndpoints(s string) ([]Endpoint, error) {
 	fields := strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' || r == '\n' })
 	var eps []Endpoint
@@ -100,8 +116,15 @@ func parseEndpoint(s string) (Endpoint, error) {
 					return Endpoint{}, fmt.Errorf("%w: %s: header= must be Name:Value", ErrEndpoint, Mask(u))
 				}
 				ep.Header.Add(textproto.CanonicalMIMEHeaderKey(name), strings.TrimSpace(value))
+			case "browser":
+				switch v {
+				case proxy.BrowserChromium, proxy.BrowserFirefox, proxy.BrowserWebKit:
+					ep.Browser = v
+				default:
+					return Endpoint{}, fmt.Errorf("%w: %s: browser=%q must be chromium, firefox or webkit", ErrEndpoint, Mask(u), v)
+				}
 			default:
-				return Endpoint{}, fmt.Errorf("%w: %s: unknown option %q (max, name, header)", ErrEndpoint, Mask(u), key)
+				return Endpoint{}, fmt.Errorf("%w: %s: unknown option %q (max, name, header, browser)", ErrEndpoint, Mask(u), key)
 			}
 		}
 	}

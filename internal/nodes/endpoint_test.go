@@ -27,6 +27,11 @@ func TestParseEndpoints(t *testing.T) {
 			{ID: "a:1-2", URL: "ws://a:1/y", Header: http.Header{}, Capacity: DefaultCapacity},
 			{ID: "b:2", URL: "ws://b:2", Header: http.Header{}, Capacity: DefaultCapacity},
 		}},
+		{"browser engines", "ws://f:1/pw#browser=firefox&max=3 ws://w:2#browser=webkit ws://c:3#browser=chromium", []Endpoint{
+			{ID: "f:1", URL: "ws://f:1/pw", Header: http.Header{}, Capacity: 3, Browser: "firefox"},
+			{ID: "w:2", URL: "ws://w:2", Header: http.Header{}, Capacity: DefaultCapacity, Browser: "webkit"},
+			{ID: "c:3", URL: "ws://c:3", Header: http.Header{}, Capacity: DefaultCapacity, Browser: "chromium"},
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -54,6 +59,7 @@ func TestParseEndpointsRefuses(t *testing.T) {
 		{"ws://a:1#name=a/b", "name=", ""},
 		{"ws://a:1#header=novalue", "header=", ""},
 		{"ws://a:1#colour=red", `unknown option "colour"`, ""},
+		{"ws://a:1#browser=safari", `browser="safari" must be chromium, firefox or webkit`, ""},
 		{"ws://user:s3cret@a:1#max=0", "user:xxxxx@a:1", "s3cret"},
 		{"ws://a:1/?token=s3cret#max=0", "token=xxxxx", "s3cret"},
 		{"ws://user:s3cret@a:1/%zz", "ws://a:1/…", "s3cret"},

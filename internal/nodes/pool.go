@@ -12,6 +12,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -297,7 +299,7 @@ func (p *Pool) Get(id string) (proxy.Node, error) {
 }
 
 func (n *node) infoLocked() proxy.Node {
-	in := proxy.Node{ID: n.ep.ID, Endpoint: n.ep.Masked(), State: n.state(), Sessions: n.leases, Capacity: n.ep.Capacity, Failures: n.failures, CheckedAt: n.checked}
+	in := proxy.Node{ID: n.ep.ID, Endpoint: n.ep.Masked(), State: n.state(), Sessions: n.leases, Capacity: n.ep.Capacity, Failures: n.failures, CheckedAt: n.checked, Browser: n.ep.Engine()}
 	if n.err != nil {
 		// On an up node: its last probe failed, not yet DownAfter in a row.
 		in.Error = n.err.Error()
@@ -348,12 +350,19 @@ func (l *Lease) Release() {
 	})
 }
 
-// Place leases room for one session on the up, undrained node with the
-// most free capacity (the first configured among equals). When there is
-// none it waits up to QueueTimeout for room, then fails with
-// MAX_SESSIONS_REACHED when nodes are up but full, UPSTREAM_UNAVAILABLE
-// when none is up.
-func (p *Pool) Place(ctx context.Context) (*Lease, error) {
+// Place leases room for one session on the up, undrained node of the
+// browser engine (chromium when "") with the most free capacity (the first
+// configured among equals). When there is none it waits up to QueueTimeout
+// for room, then fails with MAX_SESSIONS_REACHED when nodes are up but
+// full, UPSTREAM_UNAVAILABLE when none is up. No node of that engine at all
+// is INVALID_PARAMETERS at once: waiting cannot make one.
+func (p *Pool) Place(ctx context.Context, browser string) (*Lease, error) {
+	if browser == "" {
+		browser = proxy.BrowserChromium
+	}
+	if err := p.serves(browser); err != nil {
+		return nil, err
+	}
 	timer := p.clock.NewTimer(p.cfg.QueueTimeout)
 	defer timer.Stop()
 	for {
@@ -361,7 +370,7 @@ func (p *Pool) Place(ctx context.Context) (*Lease, error) {
 		var best *node
 		anyUp := false
 		for _, n := range p.nodes {
-			if n.state() != proxy.NodeUp {
+			if n.state() != proxy.NodeUp || n.ep.Engine() != browser {
 				continue
 			}
 			anyUp = true
@@ -383,22 +392,41 @@ func (p *Pool) Place(ctx context.Context) (*Lease, error) {
 			return nil, fmt.Errorf("waiting for room on a browser node: %w", ctx.Err())
 		case <-timer.C():
 			if !anyUp {
-				return nil, p.unavailable()
+				return nil, p.unavailable(browser)
 			}
-			return nil, proxy.Errorf(proxy.EMAXSESSIONS, "every browser node is full (waited %s for room)", p.cfg.QueueTimeout)
+			return nil, proxy.Errorf(proxy.EMAXSESSIONS, "every %s browser node is full (waited %s for room)", browser, p.cfg.QueueTimeout)
 		}
 	}
 }
 
-func (p *Pool) unavailable() error {
+// serves refuses an engine no configured node runs, naming the ones that
+// are.
+func (p *Pool) serves(browser string) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var have []string
+	for _, n := range p.nodes {
+		if n.ep.Engine() == browser {
+			return nil
+		}
+		if !slices.Contains(have, n.ep.Engine()) {
+			have = append(have, n.ep.Engine())
+		}
+	}
+	e := proxy.Errorf(proxy.EINVALID, "no browser node serves %s (the nodes serve %s); add one with #browser=%s in PROXY_BROWSER_ENDPOINTS", browser, strings.Join(have, ", "), browser)
+	e.Details = map[string]any{"field": "browser", "browser": browser, "available": have}
+	return e
+}
+
+func (p *Pool) unavailable(browser string) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	why := "no node has answered yet"
 	for _, n := range p.nodes {
-		if n.err != nil {
+		if n.err != nil && n.ep.Engine() == browser {
 			why = n.ep.ID + ": " + n.err.Error()
 			break
 		}
 	}
-	return proxy.Errorf(proxy.EUNAVAILABLE, "no browser node is up (%s)", why)
+	return proxy.Errorf(proxy.EUNAVAILABLE, "no %s browser node is up (%s)", browser, why)
 }

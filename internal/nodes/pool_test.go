@@ -57,7 +57,7 @@ func placeN(t *testing.T, p *Pool, n int) []string {
 	t.Helper()
 	var got []string
 	for range n {
-		l, err := p.Place(context.Background())
+		l, err := p.Place(context.Background(), "")
 		if err != nil {
 			t.Fatalf("Place: %v", err)
 		}
@@ -82,11 +82,11 @@ func TestPlaceSpreadsByFreeCapacity(t *testing.T) {
 
 func TestPlaceFullPoolQueuesThenRefuses(t *testing.T) {
 	p, _ := newTestPool(t, 20*time.Millisecond, 1)
-	first, err := p.Place(context.Background())
+	first, err := p.Place(context.Background(), "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = p.Place(context.Background())
+	_, err = p.Place(context.Background(), "")
 	if got := proxy.ErrorCode(err); got != proxy.EMAXSESSIONS {
 		t.Fatalf("Place on a full pool: %v (code %s), want %s", err, got, proxy.EMAXSESSIONS)
 	}
@@ -95,7 +95,7 @@ func TestPlaceFullPoolQueuesThenRefuses(t *testing.T) {
 	p.cfg.QueueTimeout = time.Minute
 	done := make(chan error, 1)
 	go func() {
-		l, err := p.Place(context.Background())
+		l, err := p.Place(context.Background(), "")
 		if err == nil && l.Node() != "n1" {
 			err = errors.New("placed on " + l.Node())
 		}
@@ -157,7 +157,7 @@ func TestPlaceWaitsForANodeToComeUp(t *testing.T) {
 	p, fp := newTestPool(t, 20*time.Millisecond, 1)
 	fp.set("n1", errRefused)
 	p.ProbeAll(context.Background())
-	_, err := p.Place(context.Background())
+	_, err := p.Place(context.Background(), "")
 	if got := proxy.ErrorCode(err); got != proxy.EUNAVAILABLE {
 		t.Fatalf("Place with no node up: %v, want %s", err, proxy.EUNAVAILABLE)
 	}
@@ -165,7 +165,7 @@ func TestPlaceWaitsForANodeToComeUp(t *testing.T) {
 	p.cfg.QueueTimeout = time.Minute
 	done := make(chan error, 1)
 	go func() {
-		_, err := p.Place(context.Background())
+		_, err := p.Place(context.Background(), "")
 		done <- err
 	}()
 	fp.set("n1", nil)
@@ -180,7 +180,7 @@ func TestPlaceHonoursContext(t *testing.T) {
 	placeN(t, p, 1)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := p.Place(ctx); !errors.Is(err, context.Canceled) {
+	if _, err := p.Place(ctx, ""); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Place with a cancelled context: %v", err)
 	}
 }
@@ -313,4 +313,75 @@ func TestRunProbesEachInterval(t *testing.T) {
 	if id := <-downs; id != "n1" {
 		t.Errorf("OnDown(%q), want n1", id)
 	}
+}
+
+func TestPlaceByBrowserEngine(t *testing.T) {
+	eps := []Endpoint{
+		{ID: "cr", URL: "ws://cr/pw", Capacity: 5},
+		{ID: "ff", URL: "ws://ff/pw", Capacity: 5, Browser: proxy.BrowserFirefox},
+		{ID: "ff2", URL: "ws://ff2/pw", Capacity: 1, Browser: proxy.BrowserFirefox},
+	}
+	p, err := New(eps, Config{Prober: &fakeProber{errs: map[string]error{}}, QueueTimeout: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.ProbeAll(context.Background())
+
+	tests := []struct {
+		browser string
+		want    string // node, or the error code
+	}{
+		{"", "cr"},
+		{proxy.BrowserChromium, "cr"},
+		{proxy.BrowserFirefox, "ff"},
+		{proxy.BrowserFirefox, "ff"},
+		{proxy.BrowserWebKit, proxy.EINVALID},
+	}
+	for _, tt := range tests {
+		t.Run(tt.browser, func(t *testing.T) {
+			l, err := p.Place(context.Background(), tt.browser)
+			got := proxy.ErrorCode(err)
+			if err == nil {
+				got = l.Node()
+			}
+			if got != tt.want {
+				t.Errorf("Place(%q) = %s (%v), want %s", tt.browser, got, err, tt.want)
+			}
+		})
+	}
+	t.Run("unknown engine names the field and the engines served", func(t *testing.T) {
+		_, err := p.Place(context.Background(), proxy.BrowserWebKit)
+		var e *proxy.Error
+		if !errors.As(err, &e) {
+			t.Fatalf("Place(webkit) = %v, want a proxy error", err)
+		}
+		want := map[string]any{"field": "browser", "browser": "webkit", "available": []string{"chromium", "firefox"}}
+		if diff := cmp.Diff(want, e.Details); diff != "" {
+			t.Errorf("details (-want +got):\n%s", diff)
+		}
+	})
+	t.Run("a full engine waits, then refuses, while another has room", func(t *testing.T) {
+		p.mu.Lock()
+		for _, n := range p.nodes {
+			if n.ep.Engine() == proxy.BrowserFirefox {
+				n.leases = n.ep.Capacity
+			}
+		}
+		p.mu.Unlock()
+		if _, err := p.Place(context.Background(), proxy.BrowserFirefox); proxy.ErrorCode(err) != proxy.EMAXSESSIONS {
+			t.Errorf("Place(firefox) on full firefox nodes = %v, want %s", err, proxy.EMAXSESSIONS)
+		}
+		if l, err := p.Place(context.Background(), ""); err != nil || l.Node() != "cr" {
+			t.Errorf("Place(chromium) = %v, %v; want cr", l, err)
+		}
+	})
+	t.Run("nodes list their engine", func(t *testing.T) {
+		var got []string
+		for _, n := range p.List() {
+			got = append(got, n.ID+"="+n.Browser)
+		}
+		if diff := cmp.Diff([]string{"cr=chromium", "ff=firefox", "ff2=firefox"}, got); diff != "" {
+			t.Errorf("List (-want +got):\n%s", diff)
+		}
+	})
 }

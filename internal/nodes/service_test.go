@@ -24,7 +24,7 @@ func (f *fakeMover) MoveOff(ctx context.Context, node string) (int, error) {
 	moved := 0
 	for _, l := range f.leases[node] {
 		l.Release()
-		nl, err := f.pool.Place(ctx)
+		nl, err := f.pool.Place(ctx, "")
 		if err != nil {
 			return moved, err
 		}
@@ -39,7 +39,7 @@ func TestServiceDrain(t *testing.T) {
 	p, _ := newTestPool(t, 0, 3, 3)
 	mv := &fakeMover{pool: p, leases: map[string][]*Lease{}}
 	for range 2 {
-		l, err := p.Place(context.Background())
+		l, err := p.Place(context.Background(), "")
 		if err != nil {
 			t.Fatal(err)
 		}

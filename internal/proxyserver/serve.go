@@ -218,6 +218,7 @@ func Serve(ctx context.Context, cfg config.Config, opts Options) error {
 		Toolset:            groups,
 		OwnBrowsers:        cfg.SharedBrowser() == "",
 		Logger:             log,
+		Devices:            upstream.NewDevices(command),
 	})
 	// Whatever happens below, no worker outlives Serve: by the shutdown's
 	// deadline once one began, else within a budget of its own.

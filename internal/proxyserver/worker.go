@@ -37,9 +37,10 @@ func (w worker) RestoreState(ctx context.Context, state json.RawMessage) error {
 }
 
 // spawner starts workers on the host, handing out first (the worker Serve
-// started before serving) to the first caller: the warm pool's first fill,
-// or with no pool the first session or tool discovery. A normal start thus
-// spawns no more workers than without the check.
+// started before serving) to the first caller that asks for no shape: the
+// warm pool's first fill, or with no pool the first session or tool
+// discovery. A normal start thus spawns no more workers than without the
+// check.
 type spawner struct {
 	host *upstream.Host
 	log  *slog.Logger
@@ -49,6 +50,13 @@ type spawner struct {
 }
 
 func (s *spawner) Spawn(ctx context.Context) (session.Worker, error) {
+	if !upstream.ShapeFrom(ctx).IsZero() {
+		w, err := s.host.Spawn(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return worker{w}, nil
+	}
 	if w := s.take(); w != nil {
 		select {
 		case <-w.Done(): // died waiting (its browser was lost): start another

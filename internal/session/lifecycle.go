@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/upstream"
 )
 
 // Budgets for the proxy's own calls around a suspend or resume.
@@ -39,15 +40,25 @@ const ShutdownStopReserve = 3 * time.Second
 // whose worker dies too often is put in the error state by the supervisor
 // until an explicit resume. A close is final; the history stays readable.
 
-// Create starts a new isolated session.
-func (m *Manager) CreateSession(ctx context.Context) (*proxy.Session, error) {
+// Create starts a new isolated session, shaped by opts (at most one). Its
+// options are checked before anything is reserved or started; a session
+// without any takes a warm spare, one with some a worker started for it.
+func (m *Manager) CreateSession(ctx context.Context, opts ...proxy.BrowserOptions) (*proxy.Session, error) {
 	if err := m.checkOpen(); err != nil {
+		return nil, err
+	}
+	o, err := proxy.OneOf(opts)
+	if err != nil {
+		return nil, err
+	}
+	shape, err := m.shapeOf(ctx, o)
+	if err != nil {
 		return nil, err
 	}
 	if err := m.reserve(ctx); err != nil {
 		return nil, err
 	}
-	w, err := m.pool.get(ctx)
+	w, err := m.pool.get(ctx, shape)
 	if err != nil {
 		m.reg.unreserve()
 		return nil, err
@@ -55,12 +66,15 @@ func (m *Manager) CreateSession(ctx context.Context) (*proxy.Session, error) {
 	now := m.opts.Now().UTC()
 	owner, _ := proxy.ClientFrom(ctx)
 	s := &proxy.Session{ID: uuid.NewString(), CreatedAt: now, LastActivity: now, State: proxy.SessionActive, Metadata: json.RawMessage(`{}`), Owner: owner}
+	if !o.IsZero() {
+		s.Options = &o
+	}
 	if err := m.store.CreateSession(ctx, s); err != nil {
 		m.reg.unreserve()
 		m.pool.put(w)
 		return nil, fmt.Errorf("recording new session: %w", err)
 	}
-	l := &live{id: s.ID, owner: owner, sem: make(chan struct{}, 1), hadWorker: true, lastActivity: now}
+	l := &live{id: s.ID, owner: owner, shape: shape, sem: make(chan struct{}, 1), hadWorker: true, lastActivity: now}
 	l.sem <- struct{}{} // nobody can see l yet; assign wants the lock held
 	m.sup.assign(l, w)
 	l.unlock()
@@ -214,10 +228,18 @@ func (m *Manager) revive(ctx context.Context, id string) (*live, error) {
 	if err := stateErr(s); err != nil {
 		return nil, err
 	}
+	var shape upstream.Shape
+	if s.Options != nil {
+		// Checked again: what was valid when the session was made may not
+		// be on this server (a device gone from its catalogue).
+		if shape, err = m.shapeOf(ctx, *s.Options); err != nil {
+			return nil, err
+		}
+	}
 	if err := m.reserve(ctx); err != nil {
 		return nil, err
 	}
-	l := &live{id: id, owner: s.Owner, sem: make(chan struct{}, 1), hadWorker: true, lastActivity: m.opts.Now()}
+	l := &live{id: id, owner: s.Owner, shape: shape, sem: make(chan struct{}, 1), hadWorker: true, lastActivity: m.opts.Now()}
 	if md := sessionMetadata(s.Metadata); md.LastURL != "" {
 		l.lastPage.URL = md.LastURL
 	}

@@ -7,6 +7,7 @@ import (
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/content"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/upstream"
 )
 
 // live is a session that may have a worker. sem serialises everything that
@@ -15,6 +16,9 @@ import (
 type live struct {
 	id    string
 	owner proxy.ClientID // never changes
+	// shape is what every worker of the session is started with (its
+	// browser options); never changes.
+	shape upstream.Shape
 	sem   chan struct{}
 
 	// Guarded by sem.

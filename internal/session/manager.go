@@ -26,6 +26,7 @@ import (
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/catalog"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/toolset"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/upstream"
 )
 
 // Worker is one upstream @playwright/mcp process (real: *upstream.Worker).
@@ -146,6 +147,9 @@ type Options struct {
 	// handOutPing bounds the ping a pooled worker must answer before a
 	// session gets it (default handOutPingTimeout).
 	handOutPing time.Duration
+	// Devices is the device catalogue a session's device option is looked
+	// up in; nil refuses the option.
+	Devices DeviceCatalog
 	// pingTimeout bounds one ping of the ping loop (default: the interval,
 	// within minPingTimeout and maxPingTimeout).
 	pingTimeout time.Duration
@@ -298,7 +302,7 @@ func (m *Manager) discoverTools(d *toolDiscovery) {
 		case <-ctx.Done():
 		}
 	}()
-	w, err := m.pool.get(ctx)
+	w, err := m.pool.get(ctx, upstream.Shape{})
 	if err == nil {
 		m.pool.put(w)
 	}

@@ -46,6 +46,8 @@ type fakeWorker struct {
 	lookups   atomic.Int32
 	// rendererBytes is what Memory reports its renderers hold.
 	rendererBytes atomic.Int64
+	// shape is what it was spawned with (upstream.WithShape).
+	shape upstream.Shape
 
 	mu           sync.Mutex
 	url          string // set by browser_navigate's "url" argument
@@ -170,6 +172,7 @@ func (s *fakeSpawner) Spawn(ctx context.Context) (Worker, error) {
 		return nil, s.fail
 	}
 	w := newFakeWorker(s.t)
+	w.shape = upstream.ShapeFrom(ctx)
 	if s.prepare != nil {
 		s.prepare(w)
 	}

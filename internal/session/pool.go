@@ -110,9 +110,13 @@ func (p *pool) fill(ctx context.Context) {
 	}
 }
 
-// get returns a ready worker: a warm one that answers a ping if any,
-// else a fresh spawn.
-func (p *pool) get(ctx context.Context) (Worker, error) {
+// get returns a ready worker of the shape: for the zero shape a warm one
+// that answers a ping if any, else a fresh spawn. Spares have the server's
+// defaults, so a shaped worker is always started for its session.
+func (p *pool) get(ctx context.Context, shape upstream.Shape) (Worker, error) {
+	if !shape.IsZero() {
+		return p.spawn(upstream.WithShape(ctx, shape))
+	}
 	for {
 		select {
 		case w := <-p.ready:
@@ -136,17 +140,22 @@ func (p *pool) get(ctx context.Context) (Worker, error) {
 		default:
 		}
 		p.wake()
-		w, err := p.spawner.Spawn(ctx)
-		if refused, ok := upstream.PlacementRefusal(err); ok {
-			return nil, refused // every browser node full, or none up
-		}
-		if err != nil {
-			return nil, &proxy.Error{Code: proxy.EUNAVAILABLE, Message: "starting a browser worker failed: " + err.Error(), Retryable: true,
-				Suggestion: "Retry in a few seconds; if it persists check GET /health."}
-		}
-		p.noteTools(w)
-		return w, nil
+		return p.spawn(ctx)
 	}
+}
+
+// spawn starts a worker for a session now.
+func (p *pool) spawn(ctx context.Context) (Worker, error) {
+	w, err := p.spawner.Spawn(ctx)
+	if refused, ok := upstream.PlacementRefusal(err); ok {
+		return nil, refused // every browser node full, none up, or none of the engine
+	}
+	if err != nil {
+		return nil, &proxy.Error{Code: proxy.EUNAVAILABLE, Message: "starting a browser worker failed: " + err.Error(), Retryable: true,
+			Suggestion: "Retry in a few seconds; if it persists check GET /health."}
+	}
+	p.noteTools(w)
+	return w, nil
 }
 
 func (p *pool) wake() {

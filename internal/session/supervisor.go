@@ -110,7 +110,7 @@ func (s *supervisor) ensureWorker(ctx context.Context, l *live) (restored bool, 
 			return false, err
 		}
 	}
-	w, err := s.pool.get(ctx)
+	w, err := s.pool.get(ctx, l.shape)
 	if err != nil {
 		return false, err
 	}

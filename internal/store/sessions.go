@@ -33,9 +33,16 @@ func (db *DB) CreateSession(ctx context.Context, s *proxy.Session) error {
 	if len(s.Metadata) > 0 && !json.Valid(s.Metadata) {
 		return proxy.Errorf(proxy.EINVALID, "session metadata is not valid JSON")
 	}
+	var opts []byte
+	if s.Options != nil {
+		var err error
+		if opts, err = json.Marshal(s.Options); err != nil {
+			return fmt.Errorf("store: create session %s: options: %w", s.ID, err)
+		}
+	}
 	_, err := db.exec(ctx, WriteSession,
-		`INSERT INTO sessions (session_id, created_at, last_activity, state, metadata, owner) VALUES (?, ?, ?, ?, ?, ?)`,
-		s.ID, formatTime(s.CreatedAt), formatTime(s.LastActivity), string(s.State), nullJSON(s.Metadata), string(s.Owner))
+		`INSERT INTO sessions (session_id, created_at, last_activity, state, metadata, owner, options) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		s.ID, formatTime(s.CreatedAt), formatTime(s.LastActivity), string(s.State), nullJSON(s.Metadata), string(s.Owner), nullJSON(opts))
 	switch {
 	case sqliteCode(err) == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
 		return proxy.Errorf(proxy.EINVALID, "session %q already exists", s.ID)
@@ -45,7 +52,7 @@ func (db *DB) CreateSession(ctx context.Context, s *proxy.Session) error {
 	return nil
 }
 
-const sessionColumns = `session_id, created_at, last_activity, state, metadata, owner`
+const sessionColumns = `session_id, created_at, last_activity, state, metadata, owner, options`
 
 type scanner interface{ Scan(dest ...any) error }
 
@@ -54,11 +61,18 @@ func scanSession(row scanner) (*proxy.Session, error) {
 		s                     proxy.Session
 		created, lastActivity string
 		state, owner          string
-		metadata              sql.NullString
+		metadata, opts        sql.NullString
 		err1, err2            error
 	)
-	if err := row.Scan(&s.ID, &created, &lastActivity, &state, &metadata, &owner); err != nil {
+	if err := row.Scan(&s.ID, &created, &lastActivity, &state, &metadata, &owner, &opts); err != nil {
 		return nil, err
+	}
+	if opts.Valid {
+		var o proxy.BrowserOptions
+		if err := json.Unmarshal([]byte(opts.String), &o); err != nil {
+			return nil, fmt.Errorf("session %s: options: %w", s.ID, err)
+		}
+		s.Options = &o
 	}
 	s.CreatedAt, err1 = parseTime(created)
 	s.LastActivity, err2 = parseTime(lastActivity)

@@ -487,7 +487,10 @@ func (h *Host) spawnOnce(ctx context.Context) (*Worker, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg := h.cfg.Worker
+	cfg, err := h.shapeWorker(h.cfg.Worker, ShapeFrom(ctx))
+	if err != nil {
+		return nil, err
+	}
 	var browser *Browser
 	var lease *nodes.Lease
 	switch {
@@ -498,9 +501,11 @@ func (h *Host) spawnOnce(ctx context.Context) (*Worker, error) {
 			return nil, err
 		}
 	default:
-		if cfg, browser, err = h.endpoint(ctx); err != nil {
+		var shared WorkerConfig
+		if shared, browser, err = h.endpoint(ctx); err != nil {
 			return nil, err
 		}
+		cfg.CDPEndpoint, cfg.PlaywrightEndpoint = shared.CDPEndpoint, shared.PlaywrightEndpoint
 	}
 	cfg.Env = append(slices.Clone(cfg.Env), h.instanceEnv()...)
 	cfg.Env = append(cfg.Env, tmpdirEnv(runtimeDir, h.log)...)

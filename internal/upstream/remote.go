@@ -2,11 +2,9 @@ package upstream
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
 	"strings"
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
@@ -19,38 +17,10 @@ type RemoteBrowser struct {
 	Header http.Header
 }
 
-// remoteConfigPath is where StartWorker puts the worker's configuration
-// naming its remote browser: beside its output directory, not in it, so it
-// is never taken for a file the worker wrote.
-func remoteConfigPath(outputDir string) string { return outputDir + ".remote.json" }
-
-// writeRemoteConfig writes @playwright/mcp's configuration for rb, readable
-// by this user only.
-func writeRemoteConfig(outputDir string, rb RemoteBrowser) (string, error) {
-	headers := map[string]string{}
-	for k, vs := range rb.Header {
-		if len(vs) > 0 {
-			headers[k] = vs[len(vs)-1]
-		}
-	}
-	data, err := json.Marshal(map[string]any{"browser": map[string]any{
-		"remoteEndpoint": rb.URL,
-		"remoteHeaders":  headers,
-	}})
-	if err != nil {
-		return "", fmt.Errorf("remote browser configuration: %w", err)
-	}
-	p := remoteConfigPath(outputDir)
-	if err := os.WriteFile(p, data, 0o600); err != nil {
-		return "", fmt.Errorf("remote browser configuration: %w", err)
-	}
-	return p, nil
-}
-
 // placeOnNode leases room on a browser node for one worker and points cfg at
 // it. The lease goes back when the worker ends (trackNode).
 func (h *Host) placeOnNode(ctx context.Context, cfg WorkerConfig) (WorkerConfig, *nodes.Lease, error) {
-	lease, err := h.cfg.Nodes.Place(ctx)
+	lease, err := h.cfg.Nodes.Place(ctx, cfg.Browser)
 	if err != nil {
 		return cfg, nil, placementError{err}
 	}

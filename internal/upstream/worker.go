@@ -67,6 +67,12 @@ type WorkerConfig struct {
 	// OutputDir receives the worker's files. It must not exist or be empty:
 	// it is created, and Close removes it. Give every worker its own.
 	OutputDir string
+	// Browser is the engine of Remote's server (firefox, webkit; "" is
+	// chromium).
+	Browser string
+	// ContextOptions are the session's BrowserContext options (JSON), given
+	// to the worker in its configuration file; nil keeps upstream's.
+	ContextOptions json.RawMessage
 	// ExtraArgs are appended after ours (commander: the last value wins);
 	// --caps values are merged with ours instead of replacing them.
 	ExtraArgs []string
@@ -152,7 +158,7 @@ func workerArgs(cfg WorkerConfig, outputDir string) ([]string, error) {
 	args := []string{"--isolated", "--output-dir", outputDir, "--file-paths", "absolute"}
 	switch {
 	case cfg.Remote != nil:
-		args = append(args, "--config", remoteConfigPath(outputDir))
+		// The remote browser is named in the configuration file below.
 	case cfg.PlaywrightEndpoint != "":
 		args = append(args, "--endpoint", cfg.PlaywrightEndpoint)
 	case cfg.CDPEndpoint != "":
@@ -184,6 +190,13 @@ func workerArgs(cfg WorkerConfig, outputDir string) ([]string, error) {
 		// proxy's own idle policy (PROXY_SESSION_IDLE_TIMEOUT) is the only
 		// one; 0 switches upstream's off.
 		args = append(args, IdleTimeoutFlag+"=0")
+	}
+	if needsConfig(cfg) {
+		args = append(args, "--config", configPath(outputDir))
+	}
+	if cfg.Browser != "" && cfg.Browser != proxy.BrowserChromium {
+		// Connecting to a node's server needs the client of its engine.
+		args = append(args, "--browser", cfg.Browser)
 	}
 	caps, extra := splitCaps(cfg.ExtraArgs)
 	args = append(args, "--caps="+strings.Join(mergeCaps([]string{"storage"}, caps), ","))
@@ -253,8 +266,8 @@ func StartWorker(ctx context.Context, cfg WorkerConfig) (_ *Worker, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if cfg.Remote != nil {
-		conf, err := writeRemoteConfig(outputDir, *cfg.Remote)
+	if needsConfig(cfg) {
+		conf, err := writeConfig(outputDir, cfg)
 		if err != nil {
 			return nil, err
 		}

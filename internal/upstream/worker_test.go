@@ -71,6 +71,14 @@ func TestWorkerArgs(t *testing.T) {
 		// the caller's own value stands, as every flag's does.
 		{"an explicit idle timeout", WorkerConfig{ExtraArgs: []string{"--executable-path=/x/chrome", "--no-sandbox", "--idle-timeout", "1500"}},
 			[]string{"--isolated", "--output-dir", "/o", "--file-paths", "absolute", "--headless", "--caps=storage", "--executable-path=/x/chrome", "--no-sandbox", "--idle-timeout", "1500"}},
+		{"a firefox node", WorkerConfig{Remote: &RemoteBrowser{URL: "ws://ff:3000/pw"}, Browser: "firefox"},
+			[]string{"--isolated", "--output-dir", "/o", "--file-paths", "absolute", "--idle-timeout=0", "--config", "/o.config.json", "--browser", "firefox", "--caps=storage"}},
+		{"a webkit node", WorkerConfig{Remote: &RemoteBrowser{URL: "ws://wk:3000/pw"}, Browser: "webkit"},
+			[]string{"--isolated", "--output-dir", "/o", "--file-paths", "absolute", "--idle-timeout=0", "--config", "/o.config.json", "--browser", "webkit", "--caps=storage"}},
+		{"a chromium node needs no --browser", WorkerConfig{Remote: &RemoteBrowser{URL: "ws://cr:3000/pw"}, Browser: "chromium"},
+			[]string{"--isolated", "--output-dir", "/o", "--file-paths", "absolute", "--idle-timeout=0", "--config", "/o.config.json", "--caps=storage"}},
+		{"context options go in the configuration file", WorkerConfig{PlaywrightEndpoint: "ws://127.0.0.1:1/x", ContextOptions: json.RawMessage(`{"locale":"fr-FR"}`)},
+			[]string{"--isolated", "--output-dir", "/o", "--file-paths", "absolute", "--endpoint", "ws://127.0.0.1:1/x", "--idle-timeout=0", "--config", "/o.config.json", "--caps=storage"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -71,8 +71,8 @@ func (c *Client) get(ctx context.Context, path string) (string, error) {
 }
 
 // CreateSession is POST /sessions.
-func (c *Client) CreateSession(ctx context.Context) (*proxy.Session, error) {
-	return c.api.CreateSession(ctx)
+func (c *Client) CreateSession(ctx context.Context, opts ...proxy.BrowserOptions) (*proxy.Session, error) {
+	return c.api.CreateSession(ctx, opts...)
 }
 
 // DeleteSession is DELETE /sessions/{id}.

@@ -1,0 +1,104 @@
+package proxy
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"reflect"
+	"strings"
+)
+
+// Browser engines a session may ask for (BrowserOptions.Browser). Only
+// Chromium runs on the server itself; the others need a browser node
+// serving that engine.
+const (
+	BrowserChromium = "chromium"
+	BrowserFirefox  = "firefox"
+	BrowserWebKit   = "webkit"
+)
+
+// Viewport is a page's size in CSS pixels.
+type Viewport struct {
+	Width  int `json:"width"`
+	Height int `json:"height"`
+}
+
+// BrowserOptions shape one session's browser context: what its pages see
+// of the window, the user agent, the language, the time zone and the
+// colour scheme, and on which browser engine it runs. The zero value is
+// the server's defaults, which a warm spare worker already has.
+type BrowserOptions struct {
+	Viewport  *Viewport `json:"viewport,omitempty"`
+	UserAgent string    `json:"user_agent,omitempty"`
+	// Device is one of Playwright's device descriptors ("iPhone 15"): its
+	// viewport, user agent, scale factor and touch; the other fields win
+	// over what it sets.
+	Device string `json:"device,omitempty"`
+	// Locale is a BCP 47 language tag (navigator.language, Accept-Language).
+	Locale string `json:"locale,omitempty"`
+	// Timezone is an IANA time zone id ("Europe/Paris").
+	Timezone string `json:"timezone,omitempty"`
+	// ColorScheme is "light", "dark" or "no-preference".
+	ColorScheme string `json:"color_scheme,omitempty"`
+	// Browser is the engine: chromium (the default), firefox or webkit.
+	Browser string `json:"browser,omitempty"`
+}
+
+// IsZero reports whether o asks for nothing beyond the defaults.
+func (o BrowserOptions) IsZero() bool {
+	return o.Viewport == nil && o.UserAgent == "" && o.Device == "" && o.Locale == "" &&
+		o.Timezone == "" && o.ColorScheme == "" && (o.Browser == "" || o.Browser == BrowserChromium)
+}
+
+// DecodeBrowserOptions reads browser options from JSON (a create's body or
+// arguments), refusing unknown fields and values of the wrong type with
+// INVALID_PARAMETERS naming the field. Their values are checked where the
+// session is made.
+func DecodeBrowserOptions(raw []byte) (BrowserOptions, error) {
+	var o BrowserOptions
+	if len(bytes.TrimSpace(raw)) == 0 || string(bytes.TrimSpace(raw)) == "null" {
+		return o, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&o); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field != "" {
+			e := Errorf(EINVALID, "%s must be of type %s, not %s", te.Field, jsonType(te.Type.Kind()), te.Value)
+			e.Details = map[string]any{"field": te.Field}
+			return BrowserOptions{}, e
+		}
+		if f, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+			f = strings.Trim(f, `"`)
+			e := Errorf(EINVALID, "unknown field %q (viewport, user_agent, device, locale, timezone, color_scheme, browser)", f)
+			e.Details = map[string]any{"field": f}
+			return BrowserOptions{}, e
+		}
+		return BrowserOptions{}, Errorf(EINVALID, "browser options: %v", err)
+	}
+	return o, nil
+}
+
+func jsonType(k reflect.Kind) string {
+	switch k {
+	case reflect.String:
+		return "string"
+	case reflect.Int, reflect.Int64, reflect.Float64:
+		return "integer"
+	case reflect.Struct, reflect.Pointer, reflect.Map:
+		return "object"
+	}
+	return k.String()
+}
+
+// OneOf is the options of a CreateSession call's variadic argument: the
+// zero value when none was given, an error when more than one was.
+func OneOf(opts []BrowserOptions) (BrowserOptions, error) {
+	switch len(opts) {
+	case 0:
+		return BrowserOptions{}, nil
+	case 1:
+		return opts[0], nil
+	}
+	return BrowserOptions{}, Errorf(EINVALID, "one set of browser options per session, not %d", len(opts))
+}
