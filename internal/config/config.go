@@ -90,6 +90,9 @@ type Config struct {
 	MaxConcurrentCalls int    `envconfig:"PROXY_MAX_CONCURRENT_CALLS" unset:"twice the number of CPUs"`
 	LogLevel           string `envconfig:"PROXY_LOG_LEVEL"`
 	LogFormat          string `envconfig:"PROXY_LOG_FORMAT"`
+	// LogFile receives proxy-server's log instead of stderr; SIGHUP reopens
+	// it at its path (logrotate). Its directory must exist.
+	LogFile string `envconfig:"PROXY_LOG_FILE" unset:"stderr"`
 
 	// getenv reads the environment the workers inherit, where upstream's
 	// own PLAYWRIGHT_MCP_* variables may point them at a browser; nil
@@ -222,6 +225,8 @@ func (c Config) Validate() error {
 		return bad("LOG_FORMAT", "%q is not text or json", c.LogFormat)
 	case c.ClientTokensFile != "" && c.AuthToken == "":
 		return bad("AUTH_TOKEN", "must be set when PROXY_CLIENT_TOKENS_FILE is: without the operator's token the operator's views would be open to anyone")
+	case c.LogFile != "" && !isDir(filepath.Dir(c.LogFile)):
+		return bad("LOG_FILE", "the directory of %q does not exist (it is not created)", c.LogFile)
 	}
 	if _, err := c.ClientTokens(); err != nil {
 		return fmt.Errorf("%w: PROXY_CLIENT_TOKENS_FILE: %w", ErrInvalid, err)
@@ -325,6 +330,11 @@ func (c Config) ConcurrentCalls() int {
 
 // PlaywrightExtraArgs splits PROXY_PLAYWRIGHT_ARGS on white space.
 func (c Config) PlaywrightExtraArgs() []string { return strings.Fields(c.PlaywrightArgs) }
+
+func isDir(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.IsDir()
+}
 
 func oneOf(s string, set ...string) bool {
 	for _, v := range set {

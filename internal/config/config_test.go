@@ -2,6 +2,8 @@ package config
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -108,6 +110,10 @@ func TestValidate(t *testing.T) {
 		{"probe interval", func(c *Config) { c.NodeProbeInterval = 0 }, "PROXY_NODE_PROBE_INTERVAL"},
 		{"queue timeout", func(c *Config) { c.NodeQueueTimeout = -time.Second }, "PROXY_NODE_QUEUE_TIMEOUT"},
 		{"node probe failures", func(c *Config) { c.NodeProbeFailures = 0 }, "PROXY_NODE_PROBE_FAILURES"},
+		{"log file directory missing", func(c *Config) {
+			c.LogFile = filepath.Join(os.TempDir(), "pwproxy-no-such-dir", "proxy.log")
+		}, "PROXY_LOG_FILE"},
+		{"log file in a file", func(c *Config) { c.LogFile = filepath.Join(os.Args[0], "proxy.log") }, "PROXY_LOG_FILE"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
