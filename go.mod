@@ -3,6 +3,7 @@ module github.com/playwright-mcp-proxy/playwright-mcp-proxy
 go 1.26.8
 
 require (
+	github.com/coder/websocket v1.8.15
 	github.com/go-chi/chi/v5 v5.5.0
 	github.com/google/go-cmp v0.7.0
 	github.com/google/uuid v1.6.0

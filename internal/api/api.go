@@ -124,6 +124,13 @@ func WithClientMount(pattern string, h http.Handler) Option {
 	return func(s *Server) { s.mounts = append(s.mounts, mount{pattern: pattern, h: h, client: true}) }
 }
 
+// wsPath is where WithWebSocket mounts MCP over WebSocket.
+const wsPath = "/ws"
+
+// WithWebSocket mounts MCP over WebSocket at /ws, open to client tokens as
+// /mcp is, and the one path that takes the token as a query parameter too.
+func WithWebSocket(h http.Handler) Option { return WithClientMount(wsPath, h) }
+
 // New builds the router.
 func New(sessions proxy.SessionService, content proxy.ContentService, opts ...Option) *Server {
 	s := &Server{

@@ -36,6 +36,12 @@ import (
 //     carry instead a cookie POST /ui/login sets once given the token:
 //     HttpOnly (no script reads it), SameSite=Strict (no other site's page
 //     sends it), and a digest of the token rather than the token.
+//     On /ws alone the token may come as the query parameter token
+//     instead (browsers cannot set headers on a WebSocket); it is removed
+//     from the request once checked, and no log line has the query.
+//   - WebSocket pages: on /ws an Origin must also be this server's own or
+//     listed; a loopback one of another port is not enough there
+//     (refuseWebSocketPage says why).
 //   - Role: the operator's token (PROXY_AUTH_TOKEN) opens everything. A
 //     client token (PROXY_CLIENT_TOKENS_FILE) opens only the routes
 //     registered as clients' (clientRoute, WithClientMount): /mcp and the
@@ -160,10 +166,14 @@ func (s *Server) guard(next http.Handler) http.Handler {
 			s.writeErr(w, r, refuseOtherPage(r))
 			return
 		}
+		if e := s.refuseWebSocketPage(r); e != nil {
+			s.writeErr(w, r, e)
+			return
+		}
 		// Once client tokens were given, even an empty list of them keeps
 		// the server closed.
 		if r.URL.Path == "/health" || (s.tokenHash == nil && s.clients.Load() == nil) {
-			next.ServeHTTP(w, r)
+			next.ServeHTTP(w, withoutQueryToken(r))
 			return
 		}
 		operator, client := s.authenticate(r)
@@ -172,7 +182,7 @@ func (s *Server) guard(next http.Handler) http.Handler {
 		case client != nil:
 			if !s.clientMay(r) {
 				s.log.Info("a client token was refused an endpoint of the operator's", "client_token", client.name, "method", r.Method, "path", r.URL.Path)
-				s.writeErr(w, r, proxy.Errorf(proxy.EFORBIDDEN, "%s %s is the operator's; a client token opens only /mcp and the calls of an MCP client", r.Method, r.URL.Path))
+				s.writeErr(w, r, proxy.Errorf(proxy.EFORBIDDEN, "%s %s is the operator's; a client token opens only /mcp, /ws and the calls of an MCP client", r.Method, r.URL.Path))
 				return
 			}
 			r = r.WithContext(proxy.WithTokenScope(r.Context(), client.scope))
@@ -181,8 +191,67 @@ func (s *Server) guard(next http.Handler) http.Handler {
 			s.writeErr(w, r, proxy.Errorf(proxy.EUNAUTHORIZED, "a valid Authorization: Bearer token is required"))
 			return
 		}
-		next.ServeHTTP(w, r)
+		next.ServeHTTP(w, withoutQueryToken(r))
 	})
+}
+
+// tokenParam is the query parameter that carries the token on /ws, where
+// a browser's WebSocket cannot send an Authorization header. It is taken
+// there only: elsewhere a token in a URL would be one more place (history,
+// proxies' logs, Referer) where it leaks, for no need.
+const tokenParam = "token"
+
+// queryTokens returns the tokens of a /ws request's query: nil when it
+// has none, or for any other path.
+func queryTokens(r *http.Request) []string {
+	if r.URL.Path != wsPath {
+		return nil
+	}
+	return r.URL.Query()[tokenParam]
+}
+
+// withoutQueryToken returns r without the token of its query, so that
+// nothing past the defences (a handler, a log line) can see it.
+func withoutQueryToken(r *http.Request) *http.Request {
+	if r.URL.Path != wsPath {
+		return r
+	}
+	// Parsed, not searched: the name may be percent-encoded.
+	q := r.URL.Query()
+	if !q.Has(tokenParam) {
+		return r
+	}
+	q.Del(tokenParam)
+	r2 := r.Clone(r.Context())
+	r2.URL.RawQuery = q.Encode()
+	r2.RequestURI = r2.URL.RequestURI()
+	return r2
+}
+
+// refuseWebSocketPage refuses a page's WebSocket to /ws from an origin
+// that is neither this server's own nor listed in PROXY_ALLOWED_ORIGINS.
+// Browsers send no Sec-Fetch-Site on a WebSocket handshake, and a
+// WebSocket is not held back by CORS as a page's fetch of /mcp is: without
+// this, any page on a loopback origin (a local dev server, a page a
+// session's browser opened, all on this machine) could become an MCP
+// client. Clients that are not pages send no Origin.
+func (s *Server) refuseWebSocketPage(r *http.Request) *proxy.Error {
+	origin := r.Header.Get("Origin")
+	if r.URL.Path != wsPath || origin == "" {
+		return nil
+	}
+	norm, _, ok := normaliseOrigin(origin)
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	own, _, _ := normaliseOrigin(scheme + "://" + r.Host)
+	if ok && (norm == own || s.allowedOrigins[norm]) {
+		return nil
+	}
+	e := proxy.Errorf(proxy.EORIGIN, "a WebSocket from a page of %q may not use %s: only pages of this server's own origin or of one listed in PROXY_ALLOWED_ORIGINS may", origin, wsPath)
+	e.Details = map[string]any{"origin": origin}
+	return e
 }
 
 // clientMay reports whether a client token may make request r: whether it
@@ -214,6 +283,12 @@ const uiCookieName = "pwproxy_ui"
 func (s *Server) authenticate(r *http.Request) (operator bool, client *clientGrant) {
 	auths := r.Header.Values("Authorization")
 	if len(auths) == 0 {
+		if tokens := queryTokens(r); tokens != nil {
+			if len(tokens) != 1 {
+				return false, nil
+			}
+			return s.tokenRole(strings.TrimSpace(tokens[0]))
+		}
 		c, err := r.Cookie(uiCookieName)
 		return err == nil && s.uiCookie != "" && subtle.ConstantTimeCompare([]byte(c.Value), []byte(s.uiCookie)) == 1, nil
 	}

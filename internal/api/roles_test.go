@@ -23,8 +23,8 @@ const (
 )
 
 // rolesServer is an API with the operator's token, two client tokens, the
-// inspector, browser nodes, /metrics (the operator's) and /mcp (open to
-// clients), each mount answering 204.
+// inspector, browser nodes, /metrics (the operator's), /mcp and /ws (open
+// to clients), each mount answering 204.
 func rolesServer(sessions proxy.SessionService, mounted http.Handler) *Server {
 	files := http.FileServerFS(fstest.MapFS{"ui/index.html": {Data: []byte("<!doctype html><title>x</title>")}})
 	nodes := &fakeNodes{nodes: map[string]*proxy.Node{
@@ -36,7 +36,7 @@ func rolesServer(sessions proxy.SessionService, mounted http.Handler) *Server {
 		WithAuthToken(operatorToken),
 		WithClientTokens(ClientToken{Name: "alice", Token: aliceToken}, ClientToken{Name: "bob", Token: bobToken}),
 		WithUI(files), WithNodes(nodes),
-		WithMount("/metrics", mounted), WithClientMount("/mcp", mounted))
+		WithMount("/metrics", mounted), WithClientMount("/mcp", mounted), WithWebSocket(mounted))
 }
 
 // TestTokenRoles: every endpoint with the operator's token, a client
@@ -73,6 +73,7 @@ func TestTokenRoles(t *testing.T) {
 		{"POST", "/mcp", "{}", ok(204), ok(204), unauthorized},
 		{"GET", "/mcp", "", ok(204), ok(204), unauthorized},
 		{"DELETE", "/mcp", "", ok(204), ok(204), unauthorized},
+		{"GET", "/ws", "", ok(204), ok(204), unauthorized},
 		// The operator's views.
 		{"GET", "/metrics", "", ok(204), forbidden, unauthorized},
 		{"GET", "/nodes", "", ok(200), forbidden, unauthorized},

@@ -84,6 +84,10 @@ type HTTPHandler struct {
 	// another client's browser sessions, and a holder of another token,
 	// even one who learned the id, must not use it.
 	scopes sync.Map
+
+	// wsConns are the open connections of /ws (WebSocket), closed by Close.
+	wsMu    sync.Mutex
+	wsConns map[*wsConn]bool
 }
 
 // NewHTTPHandler returns the /mcp handler over the session manager and the
@@ -283,10 +287,12 @@ func (h *HTTPHandler) endClient(ctx context.Context, srv *Server, mcpSessionID s
 
 // Close ends every MCP session without closing their browser sessions (the
 // session manager suspends those at shutdown, resumable later), stops the
-// idle sweeper and unblocks open GET streams so an http.Server can shut down.
+// idle sweeper, closes the WebSocket connections of /ws and unblocks open
+// GET streams so an http.Server can shut down.
 // It is safe to call more than once, and as an http.Server OnShutdown hook.
 func (h *HTTPHandler) Close(ctx context.Context) error {
 	h.closing.Store(true)
+	h.closeConns()
 	h.mu.Lock()
 	hs := h.http
 	h.mu.Unlock()

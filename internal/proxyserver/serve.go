@@ -237,7 +237,9 @@ func Serve(ctx context.Context, cfg config.Config, opts Options) error {
 	// /mcp: the bridge's tool surface in-process; each MCP session gets its
 	// own default browser session, and the sessions it creates close when
 	// it ends.
-	mcpHTTP := mcpserver.NewHTTPHandler(mgr, reader, mcpserver.HTTPConfig{Logger: log, Toolsets: groups, Options: []mcpserver.Option{mcpserver.WithVersion(buildinfo.Version)}})
+	// /ws serves the same MCP server over WebSocket, one client per
+	// connection; a message is bounded as a request body is.
+	mcpHTTP := mcpserver.NewHTTPHandler(mgr, reader, mcpserver.HTTPConfig{Logger: log, Toolsets: groups, MaxBodyBytes: cfg.MaxBodyBytes, Options: []mcpserver.Option{mcpserver.WithVersion(buildinfo.Version)}})
 	apiOpts := []api.Option{
 		api.WithLogger(log),
 		api.WithVersion(buildinfo.Version),
@@ -255,6 +257,7 @@ func Serve(ctx context.Context, cfg config.Config, opts Options) error {
 		api.WithAllowedHosts(cfg.Host),
 		api.WithMount("/metrics", met.Handler()),
 		api.WithClientMount("/mcp", mcpHTTP),
+		api.WithWebSocket(mcpHTTP.WebSocket()),
 		api.WithUI(ui.Handler("/ui/")),
 	}
 	if pool != nil {
@@ -265,7 +268,7 @@ func Serve(ctx context.Context, cfg config.Config, opts Options) error {
 	if cfg.ClientTokensFile != "" {
 		grants, names := apiTokens(clientTokens)
 		apiOpts = append(apiOpts, api.WithClientTokens(grants...))
-		log.Info("client tokens open /mcp and the MCP client calls, never the operator's views", "file", cfg.ClientTokensFile, "names", names)
+		log.Info("client tokens open /mcp, /ws and the MCP client calls, never the operator's views", "file", cfg.ClientTokensFile, "names", names)
 	}
 	handler := api.New(mgr, reader, apiOpts...)
 	if cfg.ClientTokensFile != "" {
@@ -280,7 +283,8 @@ func Serve(ctx context.Context, cfg config.Config, opts Options) error {
 	silent := newSilentConns()
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, ConnState: silent.track}
 	// Open GET streams on /mcp would hold Shutdown for its whole budget;
-	// ending the MCP sessions (browser sessions kept) releases them.
+	// ending the MCP sessions (browser sessions kept) releases them, and
+	// closes the connections of /ws, which Shutdown does not see.
 	srv.RegisterOnShutdown(func() { _ = mcpHTTP.Close(context.Background()) })
 	srv.RegisterOnShutdown(silent.closeAll)
 	served := make(chan error, 1)

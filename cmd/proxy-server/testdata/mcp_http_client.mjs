@@ -7,6 +7,7 @@
 //   node mcp_http_client.mjs MCP_URL SITE_URL
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { tools } from './sdk_tools.mjs';
 
 const [mcpURL, siteURL] = process.argv.slice(2);
 if (!mcpURL || !siteURL) {
@@ -40,20 +41,6 @@ async function navigate(client, url) {
     page_title: /^\S+:\/\//.test(page.slice(page.lastIndexOf(' ') + 1)) ? page.slice(0, Math.max(page.lastIndexOf(' '), 0)) : page,
     status: facts.ref && !facts.error ? 'success' : 'error',
   };
-}
-
-// tools is every tool of tools/list, all pages, sorted by name: the whole
-// definitions (name, description, inputSchema, annotations…) as the SDK
-// parsed them, for the Go test to compare with the bridge's.
-async function tools(client) {
-  const all = [];
-  let cursor;
-  do {
-    const page = await client.listTools(cursor ? { cursor } : {});
-    all.push(...page.tools);
-    cursor = page.nextCursor;
-  } while (cursor);
-  return all.sort((x, y) => (x.name < y.name ? -1 : x.name > y.name ? 1 : 0));
 }
 
 const out = {};
