@@ -11,7 +11,7 @@ TEST_TIMEOUT ?= 25m
 # build it); vet and test cover it too.
 BENCHDIR := tools/bench
 
-.PHONY: all deps build run install test test-short vet fmt fuzz clean
+.PHONY: all deps build run install test test-short vet cross fmt fuzz clean
 
 all: build
 
@@ -41,9 +41,24 @@ vet:
 	$(GO) vet ./...
 	cd $(BENCHDIR) && $(GO) vet ./...
 
+# The binaries also ship for Windows and macOS: there they are built and
+# vetted (test files included), never run (README "Platforms"). The
+# benchmark tool drives processes by Unix process group, so it is built for
+# macOS only.
+CROSS ?= windows/amd64 darwin/arm64 darwin/amd64
+cross:
+	@set -e; for p in $(CROSS); do \
+		os=$${p%/*}; arch=$${p#*/}; echo "cross $$os/$$arch"; \
+		GOOS=$$os GOARCH=$$arch CGO_ENABLED=0 $(GO) build ./...; \
+		GOOS=$$os GOARCH=$$arch CGO_ENABLED=0 $(GO) vet ./...; \
+		if [ "$$os" = darwin ]; then \
+			(cd $(BENCHDIR) && GOOS=$$os GOARCH=$$arch CGO_ENABLED=0 $(GO) build ./... && GOOS=$$os GOARCH=$$arch CGO_ENABLED=0 $(GO) vet ./...); \
+		fi; \
+	done
+
 # The whole suite, real @playwright/mcp and headless Chromium included, then
 # a short fuzz run of each fuzz target.
-test: deps vet
+test: deps vet cross
 	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
 	cd $(BENCHDIR) && $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
 	$(GO) test -count=1 -tags memory.counters -run '^TestSQLiteAllocatorGauges$$' ./internal/metrics

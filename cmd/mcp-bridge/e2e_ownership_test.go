@@ -1,3 +1,5 @@
+//go:build linux
+
 package main
 
 // Who sees which session, end to end: two real bridges and one client of

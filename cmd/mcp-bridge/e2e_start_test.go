@@ -1,3 +1,5 @@
+//go:build linux
+
 package main
 
 // End-to-end tests of how the real mcp-bridge starts, as an MCP client

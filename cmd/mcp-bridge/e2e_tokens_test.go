@@ -1,3 +1,5 @@
+//go:build linux
+
 package main
 
 // Tokens by role, end to end: a real proxy-server with the operator's

@@ -1,3 +1,5 @@
+//go:build unix
+
 package main
 
 // The adversarial isolation suite (docs/SECURITY.md cites its subtests).

@@ -1,3 +1,5 @@
+//go:build unix
+
 package main
 
 // Crash recovery against the real binaries: kill -9 of the

@@ -1,3 +1,5 @@
+//go:build unix
+
 package main
 
 // Hung and dying workers against the real binary (runBinary): a stopped

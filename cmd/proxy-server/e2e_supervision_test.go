@@ -1,3 +1,5 @@
+//go:build unix
+
 package main
 
 // End-to-end tests of supervision with the real binary (runBinary, in

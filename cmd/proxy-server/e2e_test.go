@@ -1,3 +1,5 @@
+//go:build unix
+
 package main
 
 // End-to-end tests: the same Main the binary runs (temp database, port 0),

@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"runtime"
@@ -143,14 +144,29 @@ func (c *ServeCommand) Run(ctx context.Context, args []string) error {
 	fs.IntVar(&cfg.WarmPool, "warm-pool", cfg.WarmPool, "spare workers kept ready (PROXY_WARM_POOL)")
 	fs.StringVar(&cfg.ResponseMode, "response-mode", cfg.ResponseMode, "ref or full (PROXY_RESPONSE_MODE)")
 	fs.StringVar(&cfg.LogLevel, "log-level", cfg.LogLevel, "debug, info, warn, error (PROXY_LOG_LEVEL)")
+	fs.StringVar(&cfg.LogFile, "log-file", cfg.LogFile, "write the log to this file, reopened on SIGHUP, instead of stderr (PROXY_LOG_FILE)")
 	if help, err := c.Main.parseFlags(fs, args, "Starts the service until SIGINT or SIGTERM. Flags override the PROXY_* environment."); help || err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("serve takes no arguments, got %q", fs.Args())
 	}
-	log := logging.New(c.Main.Stderr, cfg.LogLevel, cfg.LogFormat)
-	return proxyserver.Serve(ctx, cfg, proxyserver.Options{Logger: log, OnListen: c.OnListen})
+	// A bad configuration is told on stderr, before any log file is made.
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	log, closeLog, err := c.Main.openLog(cfg)
+	if err != nil {
+		return err
+	}
+	defer closeLog()
+	err = proxyserver.Serve(ctx, cfg, proxyserver.Options{Logger: log, OnListen: c.OnListen})
+	if err != nil && cfg.LogFile != "" {
+		// main prints it on stderr too; the file is where an operator who
+		// set it looks first.
+		log.Error("proxy-server stopped", "err", err)
+	}
+	return err
 }
 
 // MigrateCommand is `proxy-server migrate`.
@@ -193,13 +209,59 @@ func (c *BrowserNodeCommand) Run(ctx context.Context, args []string) error {
 	fs.StringVar(&opts.Addr, "listen", "127.0.0.1:0", "host:port to listen on (0.0.0.0:3000 for other machines; no token guards it, so keep it on a private network)")
 	fs.StringVar(&opts.Path, "path", "", "the endpoint's path, e.g. /playwright; empty makes a random one")
 	fs.StringVar(&cfg.LogLevel, "log-level", cfg.LogLevel, "debug, info, warn, error (PROXY_LOG_LEVEL)")
+	fs.StringVar(&cfg.LogFile, "log-file", cfg.LogFile, "write the log to this file, reopened on SIGHUP, instead of stderr (PROXY_LOG_FILE)")
 	if help, err := c.Main.parseFlags(fs, args, "Runs a Playwright browser server on this machine's Chromium (PROXY_BROWSER_EXECUTABLE, PROXY_HEADLESS) until SIGINT or SIGTERM, and prints the endpoint to list in another proxy-server's PROXY_BROWSER_ENDPOINTS."); help || err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("browser-node takes no arguments, got %q", fs.Args())
 	}
-	opts.Logger = logging.New(c.Main.Stderr, cfg.LogLevel, cfg.LogFormat)
+	log, closeLog, err := c.Main.openLog(cfg)
+	if err != nil {
+		return err
+	}
+	defer closeLog()
+	opts.Logger = log
 	opts.OnListen = func(endpoint string) { fmt.Fprintln(c.Main.Stdout, endpoint) }
 	return proxyserver.RunBrowserNode(ctx, cfg, opts)
+}
+
+// openLog builds the logger of cfg: on stderr, or in the file PROXY_LOG_FILE
+// names, which every SIGHUP reopens at its path (logrotate renames the file,
+// then signals). closeLog stops the reopening and closes the file.
+func (m *Main) openLog(cfg config.Config) (log *slog.Logger, closeLog func(), err error) {
+	if cfg.LogFile == "" {
+		return logging.New(m.Stderr, cfg.LogLevel, cfg.LogFormat), func() {}, nil
+	}
+	f, err := logging.OpenFile(cfg.LogFile)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: PROXY_LOG_FILE: %w", config.ErrInvalid, err)
+	}
+	log = logging.New(f, cfg.LogLevel, cfg.LogFormat)
+	// serve's client tokens reload listens to the same signal: one SIGHUP
+	// does both.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	done, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		for {
+			select {
+			case <-done:
+				return
+			case <-hup:
+			}
+			if err := f.Reopen(); err != nil {
+				log.Error("reopening the log file failed; the log goes on to the file open so far", "file", f.Path(), "err", err)
+				continue
+			}
+			log.Info("log file reopened", "file", f.Path())
+		}
+	}()
+	return log, func() {
+		signal.Stop(hup)
+		close(done)
+		<-stopped
+		_ = f.Close()
+	}, nil
 }

@@ -100,6 +100,9 @@ type Config struct {
 	// MaxDownloadBytes is the largest file a page downloads that is stored
 	// with its call; a bigger one is named in the answer, not kept.
 	MaxDownloadBytes int64 `envconfig:"PROXY_MAX_DOWNLOAD_BYTES" unset:"no limit"`
+	// LogFile receives proxy-server's log instead of stderr; SIGHUP reopens
+	// it at its path (logrotate). Its directory must exist.
+	LogFile string `envconfig:"PROXY_LOG_FILE" unset:"stderr"`
 
 	// getenv reads the environment the workers inherit, where upstream's
 	// own PLAYWRIGHT_MCP_* variables may point them at a browser; nil
@@ -242,6 +245,8 @@ func (c Config) Validate() error {
 		return bad("MAX_DOWNLOAD_BYTES", "must not be negative (0 = no limit)")
 	case c.ClientTokensFile != "" && c.AuthToken == "":
 		return bad("AUTH_TOKEN", "must be set when PROXY_CLIENT_TOKENS_FILE is: without the operator's token the operator's views would be open to anyone")
+	case c.LogFile != "" && !isDir(filepath.Dir(c.LogFile)):
+		return bad("LOG_FILE", "the directory of %q does not exist (it is not created)", c.LogFile)
 	}
 	if _, err := c.ClientTokens(); err != nil {
 		return fmt.Errorf("%w: PROXY_CLIENT_TOKENS_FILE: %w", ErrInvalid, err)
@@ -345,6 +350,11 @@ func (c Config) ConcurrentCalls() int {
 
 // PlaywrightExtraArgs splits PROXY_PLAYWRIGHT_ARGS on white space.
 func (c Config) PlaywrightExtraArgs() []string { return strings.Fields(c.PlaywrightArgs) }
+
+func isDir(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.IsDir()
+}
 
 func oneOf(s string, set ...string) bool {
 	for _, v := range set {

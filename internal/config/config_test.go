@@ -2,6 +2,8 @@ package config
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -112,6 +114,10 @@ func TestValidate(t *testing.T) {
 		{"max session memory without pings", func(c *Config) { c.MaxSessionMemory, c.PingInterval = 1<<30, 0 }, "PROXY_MAX_SESSION_MEMORY"},
 		{"min free memory", func(c *Config) { c.MinFreeMemory = -1 }, "PROXY_MIN_FREE_MEMORY"},
 		{"max download bytes", func(c *Config) { c.MaxDownloadBytes = -1 }, "PROXY_MAX_DOWNLOAD_BYTES"},
+		{"log file directory missing", func(c *Config) {
+			c.LogFile = filepath.Join(os.TempDir(), "pwproxy-no-such-dir", "proxy.log")
+		}, "PROXY_LOG_FILE"},
+		{"log file in a file", func(c *Config) { c.LogFile = filepath.Join(os.Args[0], "proxy.log") }, "PROXY_LOG_FILE"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

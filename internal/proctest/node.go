@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -86,7 +85,7 @@ func (n *Node) Kill() {
 	default:
 	}
 	procs := Descendants(n.PID)
-	_ = syscall.Kill(-n.PID, syscall.SIGKILL)
+	killGroup(n.PID)
 	KillAll(procs)
 	<-n.done
 	WaitGone(time.Minute, func() []Proc {
@@ -103,7 +102,7 @@ func (n *Node) Kill() {
 // Stop asks the node to stop (SIGTERM) and waits up to timeout, then
 // kills it. killed reports that it had to.
 func (n *Node) Stop(timeout time.Duration) (killed bool) {
-	_ = syscall.Kill(n.PID, syscall.SIGTERM)
+	terminate(n.PID)
 	select {
 	case <-n.done:
 		return false

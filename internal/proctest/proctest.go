@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -175,8 +174,8 @@ func Leaked(d time.Duration, allow ...string) []Proc {
 // KillAll SIGKILLs procs and their groups: the last resort of a failed test.
 func KillAll(procs []Proc) {
 	for _, p := range procs {
-		_ = syscall.Kill(-p.PGID, syscall.SIGKILL)
-		_ = syscall.Kill(p.PID, syscall.SIGKILL)
+		killGroup(p.PGID)
+		killPID(p.PID)
 	}
 }
 

@@ -152,7 +152,7 @@ func (s *Server) Stop(timeout time.Duration) (killed bool) {
 		return false
 	case <-time.After(timeout):
 	}
-	_ = syscall.Kill(-s.PID, syscall.SIGKILL)
+	killGroup(s.PID)
 	<-s.done
 	return true
 }

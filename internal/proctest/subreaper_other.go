@@ -2,10 +2,7 @@
 
 package proctest
 
-import (
-	"errors"
-	"syscall"
-)
+import "errors"
 
 // BecomeSubreaper is Linux only: elsewhere an orphan goes to init and the
 // leak check does not see it.
@@ -13,5 +10,3 @@ func BecomeSubreaper() error { return errors.New("child subreaper: Linux only") 
 
 // ReapOrphans has nothing to collect outside Linux.
 func ReapOrphans() {}
-
-func serverProcAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }

@@ -15,8 +15,6 @@ import (
 	"syscall"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/clock"
 )
 
@@ -50,11 +48,13 @@ func childEnv(extra []string) []string {
 	return append(env, extra...)
 }
 
-// process is a started child in its own process group, with our own reaper:
-// mcp-go's transport has no Wait and would not tell us the exit status.
+// process is a started child in its own process group (a Job Object on
+// Windows), with our own reaper: mcp-go's transport has no Wait and would
+// not tell us the exit status.
 type process struct {
 	cmd   *exec.Cmd
 	pid   int
+	group procGroup // what a signal to the group reaches
 	done  chan struct{}
 	clock clock.Clock // times the waits of stop and kill
 
@@ -71,7 +71,13 @@ func startProcess(cmd *exec.Cmd, clk clock.Clock) (*process, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	p := &process{cmd: cmd, pid: cmd.Process.Pid, done: make(chan struct{}), clock: clock.Or(clk)}
+	group, err := joinGroup(cmd.Process.Pid)
+	if err != nil {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		return nil, err
+	}
+	p := &process{cmd: cmd, pid: cmd.Process.Pid, group: group, done: make(chan struct{}), clock: clock.Or(clk)}
 	go p.reap()
 	return p, nil
 }
@@ -83,14 +89,16 @@ func (p *process) reap() {
 		// The leader is a zombie, so the pgid is still ours: take down
 		// whatever it left behind (renderers, a browser it launched) before
 		// the id can be recycled.
-		_ = syscall.Kill(-p.pid, syscall.SIGKILL)
+		p.group.signal(p.pid, syscall.SIGKILL)
 		err = p.cmd.Wait()
 		p.reaped = true
+		p.group.release()
 		p.mu.Unlock()
 	} else {
 		err = p.cmd.Wait()
 		p.mu.Lock()
 		p.reaped = true
+		p.group.release()
 		p.mu.Unlock()
 	}
 	p.exitErr = err
@@ -111,7 +119,7 @@ func (p *process) signalGroup(sig syscall.Signal) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if !p.reaped {
-		_ = syscall.Kill(-p.pid, sig)
+		p.group.signal(p.pid, sig)
 		p.sent = append(p.sent, sig)
 	}
 }
@@ -123,7 +131,7 @@ func (p *process) signals() []string {
 	defer p.mu.Unlock()
 	out := make([]string, len(p.sent))
 	for i, s := range p.sent {
-		out[i] = unix.SignalName(s)
+		out[i] = signalName(s)
 	}
 	return out
 }

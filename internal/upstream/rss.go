@@ -2,7 +2,7 @@ package upstream
 
 // RSS is the resident memory, in bytes, of the worker's whole process group
 // (node and anything it spawned there), or 0 once the worker has exited or
-// where it cannot be read (outside Linux). It is a sum of per-process RSS,
+// where it cannot be read (outside Linux: docs/DEVELOPMENT.md, Platforms). It is a sum of per-process RSS,
 // so pages shared between the processes count once per process: an upper
 // bound, cheap enough to show per session (one pass over /proc/*/stat, no
 // smaps, shared by all callers for up to a second, so it may be that old).
@@ -25,5 +25,5 @@ func (p *process) rss() int64 {
 	if p.reaped {
 		return 0
 	}
-	return groupRSS(p.pid)
+	return p.group.rss(p.pid)
 }
