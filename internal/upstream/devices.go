@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os/exec"
 	"sync"
-	"syscall"
 	"time"
 )
 
@@ -59,7 +58,7 @@ func readDevices(ctx context.Context, command []string) (map[string]json.RawMess
 	defer cancel()
 	cmd := exec.CommandContext(ctx, command[0], "-e", devicesJS, from)
 	cmd.SysProcAttr = sysProcAttr()
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.Cancel = func() error { return killGroup(cmd.Process.Pid) }
 	cmd.Env = childEnv(nil)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

@@ -23,3 +23,7 @@ func (procGroup) release() {}
 func (procGroup) rss(pid int) int64 { return groupRSS(pid) }
 
 func signalName(sig syscall.Signal) string { return unix.SignalName(sig) }
+
+// killGroup ends a short-lived child started with sysProcAttr and
+// everything it started in its group.
+func killGroup(pid int) error { return syscall.Kill(-pid, syscall.SIGKILL) }

@@ -4,6 +4,7 @@ package upstream
 
 import (
 	"fmt"
+	"os"
 	"syscall"
 	"unsafe"
 
@@ -94,4 +95,14 @@ func signalName(sig syscall.Signal) string {
 		return "SIGTERM"
 	}
 	return sig.String()
+}
+
+// killGroup ends a short-lived child that has no job of its own: only the
+// process itself can be named.
+func killGroup(pid int) error {
+	p, err := os.FindProcess(pid)
+	if err != nil {
+		return err
+	}
+	return p.Kill()
 }
