@@ -18,7 +18,7 @@ import (
 // it is small, so an action needs no second read to be verified. The HTTP
 // API's /call keeps the full JSON for scripts; this is the MCP answer.
 //
-//	ref: 3232f408-800e-4da1-9874-6d0bb8795a7f
+//	ref_id: 3232f408-800e-4da1-9874-6d0bb8795a7f
 //	page: Shop http://127.0.0.1:8080/   (the title alone after browser_navigate)
 //	console: 1 error
 //	! Failed to load /api/cart: 503
@@ -46,7 +46,7 @@ func Answer(res *proxy.CallResult) string {
 			line("suggestion", oneLine(res.Suggestion))
 		}
 	}
-	line("ref", res.RefID)
+	line("ref_id", res.RefID)
 	if res.Warning != "" {
 		line("warning", oneLine(res.Warning))
 	}
@@ -144,7 +144,7 @@ func ParseAnswer(text string) (Parsed, error) {
 	for i, l := range lines {
 		key, val, _ := strings.Cut(l, ": ")
 		switch key {
-		case "ref":
+		case "ref_id":
 			p.RefID = val
 		case "error":
 			p.Error = val
@@ -174,7 +174,7 @@ func ParseAnswer(text string) (Parsed, error) {
 		}
 	}
 	if p.RefID == "" {
-		return p, fmt.Errorf("mcpserver: no ref line in the answer %q", text)
+		return p, fmt.Errorf("mcpserver: no ref_id line in the answer %q", text)
 	}
 	return p, nil
 }
