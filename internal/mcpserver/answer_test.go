@@ -59,6 +59,21 @@ func TestAnswer(t *testing.T) {
 		{"an error without a code",
 			&proxy.CallResult{RefID: ref, Status: proxy.StatusError, Error: "net::ERR_CONNECTION_REFUSED"},
 			"error: net::ERR_CONNECTION_REFUSED\nref_id: " + ref},
+		{"an evaluated value comes inline",
+			ok(proxy.CallMetadata{Result: `"Apple 1.20"`}, nil),
+			"ref_id: " + ref + "\nresult: \"Apple 1.20\""},
+		{"a result of several lines keeps them, indented",
+			ok(proxy.CallMetadata{Result: "- 0: [Prices](http://h/p)\n- 1: (current) [Stock](http://h/s)"}, nil),
+			"ref_id: " + ref + "\nresult:\n  - 0: [Prices](http://h/p)\n  - 1: (current) [Stock](http://h/s)"},
+		{"a result over the limit is its size",
+			ok(proxy.CallMetadata{ResultBytes: 12345}, nil),
+			"ref_id: " + ref + "\nresult: 12.3 KB, read with get_content"},
+		{"a program's value over the limit is its size",
+			&proxy.CallResult{RefID: ref, Status: proxy.StatusSuccess, Value: json.RawMessage(`{"rows":[]}`), Metadata: proxy.CallMetadata{ResultBytes: 4200}},
+			"ref_id: " + ref + "\nvalue: 4.2 KB, read with get_content"},
+		{"a result before the changes it made",
+			ok(proxy.CallMetadata{HasSnapshot: true, Result: "1"}, &proxy.Changes{Changed: 1, Text: "~ paragraph: \"2\" (was \"1\")"}),
+			"ref_id: " + ref + "\nresult: 1\nchanges: +0 -0 ~1\n~ paragraph: \"2\" (was \"1\")"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -78,6 +93,13 @@ func TestAnswer(t *testing.T) {
 			}
 			if p.Warning != tt.res.Warning {
 				t.Errorf("ParseAnswer warning = %q, want %q", p.Warning, tt.res.Warning)
+			}
+			md := tt.res.Metadata
+			if md.ResultBytes > 0 {
+				md.Result = ""
+			}
+			if p.Result != md.Result || (md.ResultBytes > 0) != (p.ResultSize != "") {
+				t.Errorf("ParseAnswer result = %q, size %q; want %q, size %d", p.Result, p.ResultSize, md.Result, md.ResultBytes)
 			}
 			if (p.Error != "") != (tt.res.Status == proxy.StatusError) {
 				t.Errorf("ParseAnswer error = %q for status %s", p.Error, tt.res.Status)
@@ -101,5 +123,11 @@ func TestAnswerIsSmallerThanTheJSON(t *testing.T) {
 func TestParseAnswerWithoutRef(t *testing.T) {
 	if _, err := ParseAnswer(`{"error":"SESSION_NOT_FOUND"}`); err == nil {
 		t.Error("ParseAnswer of an error body: want an error")
+	}
+	// A refusal names no stored call: it has none.
+	p, err := ParseAnswer("error: SESSION_NOT_FOUND: no session x\nsuggestion: List sessions.")
+	want := Parsed{Error: "SESSION_NOT_FOUND: no session x", ErrorCode: proxy.ESESSIONMISSING, ErrorMessage: "no session x", Suggestion: "List sessions."}
+	if diff := cmp.Diff(want, p); err != nil || diff != "" {
+		t.Errorf("ParseAnswer of a refusal = %v (-want +got):\n%s", err, diff)
 	}
 }

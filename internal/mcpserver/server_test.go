@@ -37,6 +37,11 @@ type fakeBackend struct {
 	// searches are the queries of the get_content reads, in order.
 	searches    []proxy.Query
 	credentials []string
+	// callErr and callRes, when set, are what every Call answers;
+	// validateErr what Validate does.
+	callErr     error
+	callRes     *proxy.CallResult
+	validateErr error
 }
 
 type fakeCall struct {
@@ -152,6 +157,13 @@ func (b *fakeBackend) Call(_ context.Context, req proxy.CallRequest) (*proxy.Cal
 		return nil, proxy.Errorf(proxy.ESESSIONCLOSED, "session %s is closed", sessionID)
 	}
 	b.calls = append(b.calls, fakeCall{sessionID, tool, string(params)})
+	if b.callErr != nil {
+		return nil, b.callErr
+	}
+	if b.callRes != nil {
+		res := *b.callRes
+		return &res, nil
+	}
 	return &proxy.CallResult{RefID: "ref-1", SessionID: sessionID, Status: proxy.StatusSuccess, Metadata: proxy.CallMetadata{Tool: tool}}, nil
 }
 
@@ -165,6 +177,9 @@ func (b *fakeBackend) upstreamTools() []proxy.Tool {
 // Validate refuses, as the session manager's catalogue does, a tool it
 // does not offer (the fake's stand-ins for the proxy's own tools pass).
 func (b *fakeBackend) Validate(ctx context.Context, tool string, _ json.RawMessage) error {
+	if b.validateErr != nil {
+		return b.validateErr
+	}
 	up := b.upstreamTools()
 	if r, _ := catalog.ReviewOf(tool); slices.ContainsFunc(up, func(t proxy.Tool) bool { return t.Name == tool }) && r.Reach == catalog.InPage {
 		return nil
@@ -360,8 +375,7 @@ func TestGetContentSearchOptions(t *testing.T) {
 			b.mu.Unlock()
 			text, isErr := call(t, c, catalog.ToolGetContent, tt.args)
 			if tt.wantErr != "" {
-				var body map[string]any
-				if err := json.Unmarshal([]byte(text), &body); err != nil || !isErr || body["error"] != tt.wantErr {
+				if p, err := ParseAnswer(text); err != nil || !isErr || p.ErrorCode != tt.wantErr {
 					t.Errorf("get_content(%v) = %s (isError=%v), want %s", tt.args, text, isErr, tt.wantErr)
 				}
 				return
@@ -375,27 +389,6 @@ func TestGetContentSearchOptions(t *testing.T) {
 				t.Errorf("queries (-want +got):\n%s", diff)
 			}
 		})
-	}
-}
-
-func TestToolErrorsCarryTheCode(t *testing.T) {
-	fb := &fakeBackend{}
-	s, err := New(context.Background(), fb, fb)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := connect(t, s)
-	text, isErr := call(t, c, catalog.ToolGetContent, map[string]any{"ref_id": "nope"})
-	var body map[string]any
-	if err := json.Unmarshal([]byte(text), &body); err != nil {
-		t.Fatalf("error text is not JSON: %q", text)
-	}
-	if !isErr || body["error"] != proxy.EREFMISSING || body["message"] == "" {
-		t.Errorf("get_content of unknown ref = %s (isError=%v)", text, isErr)
-	}
-	// Schema validation happens before the backend is asked.
-	if _, isErr := call(t, c, catalog.ToolGetContent, map[string]any{}); !isErr {
-		t.Errorf("get_content without ref_id succeeded")
 	}
 }
 
