@@ -67,7 +67,7 @@ func TestAnswersCarryResultsAndCompactErrors(t *testing.T) {
 						func(p mcpserver.Parsed) bool { return strings.Contains(p.Value, `"text":"AB-123"`) }},
 					{"browser_tabs", map[string]any{"action": "list"},
 						func(p mcpserver.Parsed) bool {
-							return strings.Contains(p.Result, "(current)") && strings.Contains(p.Result, "[Values]("+page+")")
+							return p.Tabs == "0 (current) Values "+page
 						}},
 					{"browser_console_messages", map[string]any{"level": "error"},
 						func(p mcpserver.Parsed) bool { return strings.Contains(p.Result, "stock feed down") }},

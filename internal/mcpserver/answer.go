@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"fmt"
+	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
@@ -43,7 +44,8 @@ func Answer(res *proxy.CallResult) string {
 		line("warning", oneLine(res.Warning))
 	}
 	md, ch := res.Metadata, res.Changes
-	if ch != nil && (ch.NewPage || ch.TitleChanged) && (md.PageURL != "" || md.PageTitle != "") {
+	tabs, current := tabList(md.Tool, md.Result)
+	if ch != nil && (ch.NewPage || ch.TitleChanged) && (md.PageURL != "" || md.PageTitle != "") && !current {
 		switch {
 		case !ch.URLAsSent:
 			line("page", strings.TrimSpace(oneLine(md.PageTitle)+" "+md.PageURL))
@@ -69,6 +71,8 @@ func Answer(res *proxy.CallResult) string {
 		line("value", string(res.Value))
 	case md.ResultBytes > 0:
 		line("result", content.FormatBytes(md.ResultBytes)+readWith)
+	case tabs != "":
+		line("tabs", tabs)
 	case strings.Contains(md.Result, "\n"):
 		// Text of several lines (a tab list, console messages) keeps its
 		// lines, indented so that none reads as a fact of the answer.
@@ -105,6 +109,51 @@ func Answer(res *proxy.CallResult) string {
 		b.WriteByte('\n')
 	}
 	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// tabLineRE is one tab of upstream's tab list: "- 1: (current) [Title](url)".
+var tabLineRE = regexp.MustCompile(`^- (\d+): (\(current\) )?\[(.*)\]\((.*)\)$`)
+
+// tabList renders the tab list browser_tabs answers as one line, the
+// current tab with its URL, the others' URLs without the current one's
+// origin when they share it: every action on tabs answers the list, and
+// a model switching tabs reads it on each. current reports that the
+// current tab is in it, which makes a page line say nothing new. A result
+// that is not a tab list renders "".
+func tabList(tool, result string) (tabs string, current bool) {
+	if tool != "browser_tabs" || result == "" {
+		return "", false
+	}
+	type tab struct{ index, title, url string }
+	var list []tab
+	origin := ""
+	cur := -1
+	for _, l := range strings.Split(result, "\n") {
+		m := tabLineRE.FindStringSubmatch(l)
+		if m == nil {
+			return "", false
+		}
+		if m[2] != "" {
+			cur = len(list)
+			if u, err := url.Parse(m[4]); err == nil && u.Host != "" {
+				origin = u.Scheme + "://" + u.Host
+			}
+		}
+		list = append(list, tab{m[1], m[3], m[4]})
+	}
+	parts := make([]string, len(list))
+	for i, t := range list {
+		u := t.url
+		if i == cur {
+			parts[i] = strings.TrimSpace(t.index + " (current) " + oneLine(t.title) + " " + u)
+			continue
+		}
+		if rest, ok := strings.CutPrefix(u, origin); ok && origin != "" && strings.HasPrefix(rest, "/") {
+			u = rest
+		}
+		parts[i] = strings.TrimSpace(t.index + " " + oneLine(t.title) + " " + u)
+	}
+	return strings.Join(parts, "; "), cur >= 0
 }
 
 // readWith follows the size of what an answer leaves in the record.
@@ -195,7 +244,10 @@ type Parsed struct {
 	// it was too large to and is one get_content away.
 	Value, Result string
 	ResultSize    string
-	Image         bool
+	// Tabs is browser_tabs' list as the answer gives it: "0 Title /path;
+	// 1 (current) Title http://…".
+	Tabs  string
+	Image bool
 	// Body is what follows the facts: the snapshot or the changes, with
 	// their header line.
 	Body string
@@ -262,6 +314,8 @@ func ParseAnswer(text string) (Parsed, error) {
 				break
 			}
 			p.Result = val
+		case "tabs":
+			p.Tabs = val
 		case "image":
 			p.Image = true
 		case "snapshot:", "changes", "snapshot":

@@ -71,6 +71,14 @@ func TestAnswer(t *testing.T) {
 		{"a program's value over the limit is its size",
 			&proxy.CallResult{RefID: ref, Status: proxy.StatusSuccess, Value: json.RawMessage(`{"rows":[]}`), Metadata: proxy.CallMetadata{ResultBytes: 4200}},
 			"ref_id: " + ref + "\nvalue: 4.2 KB, read with get_content"},
+		{"browser_tabs' list is one line; the current tab stands for the page line",
+			&proxy.CallResult{RefID: ref, Status: proxy.StatusSuccess, Changes: &proxy.Changes{NewPage: true},
+				Metadata: proxy.CallMetadata{Tool: "browser_tabs", PageURL: "http://h:8/t/c", PageTitle: "Carrier", HasSnapshot: true, SnapshotBytes: 2000,
+					Result: "- 0: [Delivery](http://h:8/t/d)\n- 1: (current) [Carrier](http://h:8/t/c)\n- 2: [Other](https://o.example/x)"}},
+			"ref_id: " + ref + "\ntabs: 0 Delivery /t/d; 1 (current) Carrier http://h:8/t/c; 2 Other https://o.example/x\nsnapshot: 2.0 KB, read with get_content"},
+		{"browser_tabs' other text stays a result",
+			&proxy.CallResult{RefID: ref, Status: proxy.StatusSuccess, Metadata: proxy.CallMetadata{Tool: "browser_tabs", Result: "No open tabs."}},
+			"ref_id: " + ref + "\nresult: No open tabs."},
 		{"a result before the changes it made",
 			ok(proxy.CallMetadata{HasSnapshot: true, Result: "1"}, &proxy.Changes{Changed: 1, Text: "~ paragraph: \"2\" (was \"1\")"}),
 			"ref_id: " + ref + "\nresult: 1\nchanges: +0 -0 ~1\n~ paragraph: \"2\" (was \"1\")"},
@@ -88,14 +96,14 @@ func TestAnswer(t *testing.T) {
 			if p.RefID != tt.res.RefID {
 				t.Errorf("ParseAnswer ref = %q, want %q", p.RefID, tt.res.RefID)
 			}
-			if ch := tt.res.Changes; ch != nil && ch.NewPage && !ch.URLAsSent && (p.PageURL != tt.res.Metadata.PageURL || p.PageTitle != tt.res.Metadata.PageTitle) {
+			if ch := tt.res.Changes; ch != nil && ch.NewPage && !ch.URLAsSent && p.Tabs == "" && (p.PageURL != tt.res.Metadata.PageURL || p.PageTitle != tt.res.Metadata.PageTitle) {
 				t.Errorf("ParseAnswer page = %q %q, want %q %q", p.PageTitle, p.PageURL, tt.res.Metadata.PageTitle, tt.res.Metadata.PageURL)
 			}
 			if p.Warning != tt.res.Warning {
 				t.Errorf("ParseAnswer warning = %q, want %q", p.Warning, tt.res.Warning)
 			}
 			md := tt.res.Metadata
-			if md.ResultBytes > 0 {
+			if md.ResultBytes > 0 || p.Tabs != "" {
 				md.Result = ""
 			}
 			if p.Result != md.Result || (md.ResultBytes > 0) != (p.ResultSize != "") {

@@ -184,7 +184,7 @@ func TestSelectTasks(t *testing.T) {
 		want    []string
 		wantErr string
 	}{
-		{"all by default", nil, []string{"shop", "orders", "contact", "article", "link", "console"}, ""},
+		{"all by default", nil, []string{"shop", "orders", "contact", "article", "link", "console", "evaluate", "tabs"}, ""},
 		{"in the order given", []string{"link", "shop"}, []string{"link", "shop"}, ""},
 		{"unknown", []string{"shop", "nope"}, nil, `unknown task "nope"`},
 		{"twice", []string{"shop", "shop"}, nil, `task "shop" given twice`},
