@@ -185,6 +185,9 @@ type Changes struct {
 	// URLAsSent: the page is at the URL the call itself navigated to, so
 	// an answer need not repeat it.
 	URLAsSent bool `json:"url_as_sent,omitempty"`
+	// SameURL: the page is at the URL of the session's previous page, so
+	// an answer names it only if its title changed.
+	SameURL bool `json:"same_url,omitempty"`
 	// Lines added, removed and changed (element lines whose ref held).
 	Added   int `json:"added"`
 	Removed int `json:"removed"`

@@ -45,9 +45,9 @@ func Answer(res *proxy.CallResult) string {
 	}
 	md, ch := res.Metadata, res.Changes
 	tabs, current := tabList(md.Tool, md.Result)
-	if ch != nil && (ch.NewPage || ch.TitleChanged) && (md.PageURL != "" || md.PageTitle != "") && !current {
+	if ch != nil && (ch.NewPage || ch.TitleChanged) && (md.PageURL != "" || md.PageTitle != "") && !current && !(ch.SameURL && !ch.TitleChanged) {
 		switch {
-		case !ch.URLAsSent:
+		case !ch.URLAsSent && !ch.SameURL:
 			line("page", strings.TrimSpace(oneLine(md.PageTitle)+" "+md.PageURL))
 		case md.PageTitle != "":
 			line("page", oneLine(md.PageTitle)) // the URL is the one the model sent
@@ -111,9 +111,6 @@ func Answer(res *proxy.CallResult) string {
 	return strings.TrimSuffix(b.String(), "\n")
 }
 
-// tabLineRE is one tab of upstream's tab list: "- 1: (current) [Title](url)".
-var tabLineRE = regexp.MustCompile(`^- (\d+): (\(current\) )?\[(.*)\]\((.*)\)$`)
-
 // tabList renders the tab list browser_tabs answers as one line, the
 // current tab with its URL, the others' URLs without the current one's
 // origin when they share it: every action on tabs answers the list, and
@@ -121,39 +118,27 @@ var tabLineRE = regexp.MustCompile(`^- (\d+): (\(current\) )?\[(.*)\]\((.*)\)$`)
 // current tab is in it, which makes a page line say nothing new. A result
 // that is not a tab list renders "".
 func tabList(tool, result string) (tabs string, current bool) {
-	if tool != "browser_tabs" || result == "" {
+	list, ok := content.ParseTabs(result)
+	if tool != "browser_tabs" || !ok {
 		return "", false
 	}
-	type tab struct{ index, title, url string }
-	var list []tab
 	origin := ""
-	cur := -1
-	for _, l := range strings.Split(result, "\n") {
-		m := tabLineRE.FindStringSubmatch(l)
-		if m == nil {
-			return "", false
+	for _, t := range list {
+		if u, err := url.Parse(t.URL); t.Current && err == nil && u.Host != "" {
+			origin, current = u.Scheme+"://"+u.Host, true
 		}
-		if m[2] != "" {
-			cur = len(list)
-			if u, err := url.Parse(m[4]); err == nil && u.Host != "" {
-				origin = u.Scheme + "://" + u.Host
-			}
-		}
-		list = append(list, tab{m[1], m[3], m[4]})
 	}
 	parts := make([]string, len(list))
 	for i, t := range list {
-		u := t.url
-		if i == cur {
-			parts[i] = strings.TrimSpace(t.index + " (current) " + oneLine(t.title) + " " + u)
-			continue
-		}
-		if rest, ok := strings.CutPrefix(u, origin); ok && origin != "" && strings.HasPrefix(rest, "/") {
+		u, mark := t.URL, " "
+		if t.Current {
+			mark = " (current) "
+		} else if rest, ok := strings.CutPrefix(u, origin); ok && origin != "" && strings.HasPrefix(rest, "/") {
 			u = rest
 		}
-		parts[i] = strings.TrimSpace(t.index + " " + oneLine(t.title) + " " + u)
+		parts[i] = strings.TrimSpace(t.Index + mark + oneLine(t.Title) + " " + u)
 	}
-	return strings.Join(parts, "; "), cur >= 0
+	return strings.Join(parts, "; "), current
 }
 
 // readWith follows the size of what an answer leaves in the record.

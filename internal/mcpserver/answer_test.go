@@ -76,6 +76,12 @@ func TestAnswer(t *testing.T) {
 				Metadata: proxy.CallMetadata{Tool: "browser_tabs", PageURL: "http://h:8/t/c", PageTitle: "Carrier", HasSnapshot: true, SnapshotBytes: 2000,
 					Result: "- 0: [Delivery](http://h:8/t/d)\n- 1: (current) [Carrier](http://h:8/t/c)\n- 2: [Other](https://o.example/x)"}},
 			"ref_id: " + ref + "\ntabs: 0 Delivery /t/d; 1 (current) Carrier http://h:8/t/c; 2 Other https://o.example/x\nsnapshot: 2.0 KB, read with get_content"},
+		{"a new page at the same URL and title: no page line",
+			ok(page, &proxy.Changes{NewPage: true, SameURL: true, Text: "- status: Confirmed."}),
+			"ref_id: " + ref + "\nsnapshot:\n- status: Confirmed."},
+		{"a new page at the same URL: its new title alone",
+			ok(page, &proxy.Changes{NewPage: true, SameURL: true, TitleChanged: true, Text: "- status: Confirmed."}),
+			"ref_id: " + ref + "\npage: Shop\nsnapshot:\n- status: Confirmed."},
 		{"browser_tabs' other text stays a result",
 			&proxy.CallResult{RefID: ref, Status: proxy.StatusSuccess, Metadata: proxy.CallMetadata{Tool: "browser_tabs", Result: "No open tabs."}},
 			"ref_id: " + ref + "\nresult: No open tabs."},
@@ -96,7 +102,7 @@ func TestAnswer(t *testing.T) {
 			if p.RefID != tt.res.RefID {
 				t.Errorf("ParseAnswer ref = %q, want %q", p.RefID, tt.res.RefID)
 			}
-			if ch := tt.res.Changes; ch != nil && ch.NewPage && !ch.URLAsSent && p.Tabs == "" && (p.PageURL != tt.res.Metadata.PageURL || p.PageTitle != tt.res.Metadata.PageTitle) {
+			if ch := tt.res.Changes; ch != nil && ch.NewPage && !ch.URLAsSent && !ch.SameURL && p.Tabs == "" && (p.PageURL != tt.res.Metadata.PageURL || p.PageTitle != tt.res.Metadata.PageTitle) {
 				t.Errorf("ParseAnswer page = %q %q, want %q %q", p.PageTitle, p.PageURL, tt.res.Metadata.PageTitle, tt.res.Metadata.PageURL)
 			}
 			if p.Warning != tt.res.Warning {

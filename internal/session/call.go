@@ -560,11 +560,20 @@ func buildRecord(in recordInput) recordOutput {
 		if in.changes && !in.full {
 			res.Changes = content.Changes(in.lastPage, page, in.changesMax)
 			res.Changes.URLAsSent = navigatedTo(fwd, parsed.PageURL)
+			res.Changes.SameURL = in.lastPage.URL == parsed.PageURL
 		}
 		if page.Snapshot == "" && page.URL == in.lastPage.URL {
 			page.Snapshot = in.lastPage.Snapshot // still the latest of this page
 		}
 		rec.lastPage = page
+	} else if tabs, ok := content.ParseTabs(parsed.ResultText); ok && in.tool == "browser_tabs" {
+		// Switching tabs reports no page, but the tab list names the one
+		// now current: the next call's page is measured against it.
+		for _, t := range tabs {
+			if t.Current && t.URL != in.lastPage.URL {
+				rec.lastPage = content.Page{URL: t.URL, Title: t.Title}
+			}
+		}
 	}
 	return rec
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/content"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/upstream"
 )
 
@@ -69,6 +70,40 @@ func TestInlineResult(t *testing.T) {
 			}
 			if diff := cmp.Diff(string(tt.value), string(res.Value)); diff != "" {
 				t.Errorf("a program's value is kept whole for /call (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestBuildRecordFollowsTabSwitch: a tab switch reports no page, but its
+// tab list names the page now current, which the next call is measured
+// against; other calls without a page leave the session's page alone.
+func TestBuildRecordFollowsTabSwitch(t *testing.T) {
+	const (
+		first  = "http://127.0.0.1:8000/t/delivery"
+		second = "http://127.0.0.1:8000/t/carrier"
+	)
+	carrier := content.Page{URL: second, Title: "Carrier", Snapshot: "- heading \"Carrier\" [level=1]"}
+	tests := []struct {
+		name, tool, text string
+		want             content.Page
+	}{
+		{"select the first tab", "browser_tabs", "### Result\n- 0: (current) [Delivery](" + first + ")\n- 1: [Carrier](" + second + ")",
+			content.Page{URL: first, Title: "Delivery"}},
+		{"the current tab again", "browser_tabs", "### Result\n- 0: [Delivery](" + first + ")\n- 1: (current) [Carrier](" + second + ")", carrier},
+		{"not a tab list", "browser_tabs", "### Result\nNo open tabs.", carrier},
+		{"another tool's result", "browser_evaluate", "### Result\n- 0: (current) [Delivery](" + first + ")", carrier},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			raw, err := json.Marshal(map[string]any{"content": []map[string]string{{"type": "text", "text": tt.text}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := buildRecord(recordInput{refID: "r", sessionID: "s", tool: tt.tool, fwd: forwarded{tool: tt.tool, params: json.RawMessage(`{}`)},
+				raw: raw, outputDir: t.TempDir(), lastPage: carrier, changes: true, redact: openRedaction, inlineMax: 1000})
+			if diff := cmp.Diff(tt.want, got.lastPage); diff != "" {
+				t.Errorf("the session's page (-want +got):\n%s", diff)
 			}
 		})
 	}
