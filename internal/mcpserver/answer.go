@@ -45,13 +45,8 @@ func Answer(res *proxy.CallResult) string {
 	}
 	md, ch := res.Metadata, res.Changes
 	tabs, current := tabList(md.Tool, md.Result)
-	if ch != nil && (ch.NewPage || ch.TitleChanged) && (md.PageURL != "" || md.PageTitle != "") && !current && !(ch.SameURL && !ch.TitleChanged) {
-		switch {
-		case !ch.URLAsSent && !ch.SameURL:
-			line("page", strings.TrimSpace(oneLine(md.PageTitle)+" "+md.PageURL))
-		case md.PageTitle != "":
-			line("page", oneLine(md.PageTitle)) // the URL is the one the model sent
-		}
+	if page := pageLine(md, ch, current); page != "" {
+		line("page", page)
 	}
 	if n := md.ConsoleErrorCount; n > 0 {
 		line("console", plural(n, "error"))
@@ -139,6 +134,22 @@ func tabList(tool, result string) (tabs string, current bool) {
 		parts[i] = strings.TrimSpace(t.Index + mark + oneLine(t.Title) + " " + u)
 	}
 	return strings.Join(parts, "; "), current
+}
+
+// pageLine is what the answer says of the page: its title and URL when
+// it is another page, the title alone when only that is news (the URL is
+// the one the model sent, or the previous page's), nothing when the
+// model knows both already or the tab list names the current page.
+func pageLine(md proxy.CallMetadata, ch *proxy.Changes, tabListed bool) string {
+	switch {
+	case ch == nil || tabListed || (md.PageURL == "" && md.PageTitle == ""):
+		return ""
+	case !ch.NewPage && !ch.TitleChanged, ch.SameURL && !ch.TitleChanged:
+		return ""
+	case !ch.URLAsSent && !ch.SameURL:
+		return strings.TrimSpace(oneLine(md.PageTitle) + " " + md.PageURL)
+	}
+	return oneLine(md.PageTitle)
 }
 
 // readWith follows the size of what an answer leaves in the record.
