@@ -211,7 +211,14 @@ type CallMetadata struct {
 	ConsoleErrorCount int    `json:"console_error_count"`
 	HasImage          bool   `json:"has_image"`
 	Restored          bool   `json:"restored"`
-	Result            string `json:"result,omitempty"`
+	// Result is the tool's own result text (what browser_evaluate
+	// returned, a tab list), when it fits PROXY_INLINE_RESULT_MAX.
+	Result string `json:"result,omitempty"`
+	// ResultBytes is the size of the tool's own result (Result's text, or
+	// the Value of one of the proxy's tools) when it is over
+	// PROXY_INLINE_RESULT_MAX: the MCP answer then gives this size and
+	// the ref instead of the result, which get_content reads.
+	ResultBytes int `json:"result_bytes,omitempty"`
 }
 
 // Changes is what a call did to the page, so that the model needs no second
@@ -224,6 +231,9 @@ type Changes struct {
 	// URLAsSent: the page is at the URL the call itself navigated to, so
 	// an answer need not repeat it.
 	URLAsSent bool `json:"url_as_sent,omitempty"`
+	// SameURL: the page is at the URL of the session's previous page, so
+	// an answer names it only if its title changed.
+	SameURL bool `json:"same_url,omitempty"`
 	// Lines added, removed and changed (element lines whose ref held).
 	Added   int `json:"added"`
 	Removed int `json:"removed"`

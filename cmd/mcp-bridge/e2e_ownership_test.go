@@ -266,7 +266,7 @@ func TestSessionsBelongToTheirClient(t *testing.T) {
 		h := &holdings{}
 		held[c] = h
 		// A first call that is refused costs no session.
-		if text, isErr, err := c.call("browser_navigate", map[string]any{"url": 5}); err != nil || !isErr || !strings.Contains(text, `"error":"INVALID_PARAMETERS"`) {
+		if text, isErr, err := c.call("browser_navigate", map[string]any{"url": 5}); err != nil || !isErr || answerCode(text) != proxy.EINVALID {
 			t.Errorf("%s: a first browser_navigate with a number for url = %s, %v; want INVALID_PARAMETERS", c.name, text, err)
 		}
 		if got := listIDs(t, api, nil); len(got) != 2*i {
@@ -365,12 +365,12 @@ func TestSessionsBelongToTheirClient(t *testing.T) {
 		other := held[clients[(slices.Index(clients, viewer)+1)%len(clients)]]
 		for _, tool := range []string{"browser_evaluate", "browser_navigate", "close_session", "resume_session"} {
 			text, _, _ := viewer.call(tool, argsFor(tool, "session_id", other.sessions[0]))
-			if !strings.Contains(text, `"error":"SESSION_NOT_FOUND"`) {
+			if answerCode(text) != proxy.ESESSIONMISSING {
 				t.Errorf("%s: %s on another client's session = %s, want SESSION_NOT_FOUND", viewer.name, tool, text)
 			}
 		}
 		text, _, _ := viewer.call("restore_state", map[string]any{"ref_id": other.refs[2]})
-		if !strings.Contains(text, `"error":"REF_NOT_FOUND"`) {
+		if answerCode(text) != proxy.EREFMISSING {
 			t.Errorf("%s: restore_state from another client's save_state = %s, want REF_NOT_FOUND", viewer.name, text)
 		}
 
@@ -569,4 +569,10 @@ func sameSet(a, b []string) bool {
 	slices.Sort(a)
 	slices.Sort(b)
 	return slices.Equal(a, b)
+}
+
+// answerCode is the error code of a tool's answer ("" for none).
+func answerCode(text string) string {
+	p, _ := mcpserver.ParseAnswer(text)
+	return p.ErrorCode
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/client/transport"
 
+	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/e2etest"
 )
 
@@ -88,10 +89,10 @@ func TestClientTokens(t *testing.T) {
 			if owner == viewer {
 				continue
 			}
-			if text, _, _ := viewer.call("get_content", map[string]any{"ref_id": held[owner].refs[0]}); !strings.Contains(text, `"error":"REF_NOT_FOUND"`) {
+			if text, _, _ := viewer.call("get_content", map[string]any{"ref_id": held[owner].refs[0]}); answerCode(text) != proxy.EREFMISSING {
 				t.Errorf("%s reading %s's ref = %s, want REF_NOT_FOUND", viewer.name, owner.name, text)
 			}
-			if text, _, _ := viewer.call("browser_evaluate", map[string]any{"session_id": held[owner].sessions[0], "function": "() => document.title"}); !strings.Contains(text, `"error":"SESSION_NOT_FOUND"`) {
+			if text, _, _ := viewer.call("browser_evaluate", map[string]any{"session_id": held[owner].sessions[0], "function": "() => document.title"}); answerCode(text) != proxy.ESESSIONMISSING {
 				t.Errorf("%s using %s's session = %s, want SESSION_NOT_FOUND", viewer.name, owner.name, text)
 			}
 		}

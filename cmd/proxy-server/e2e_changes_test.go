@@ -125,7 +125,7 @@ func TestFullResponseMode(t *testing.T) {
 			t.Errorf("full-mode answer lacks %q:\n%s", want, got)
 		}
 	}
-	if strings.Contains(got, "ref: ") || strings.Contains(got, "changes:") {
+	if strings.Contains(got, "ref_id: ") || strings.Contains(got, "changes:") {
 		t.Errorf("full-mode answer carries the proxy's own lines:\n%s", got)
 	}
 	var listed struct {

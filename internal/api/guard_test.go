@@ -242,15 +242,16 @@ func sendMCP(t *testing.T, h http.Handler, method, body string, hdr map[string]s
 		got.RPCError = msg.Error.Code
 	}
 	if msg.Result != nil && msg.Result.IsError {
-		var eb ErrorBody
+		var p mcpserver.Parsed
 		for _, c := range msg.Result.Content {
 			if tc, ok := c.(mcp.TextContent); ok {
-				if err := json.Unmarshal([]byte(tc.Text), &eb); err != nil || eb.Message == "" {
-					t.Errorf("tool error %q is not the documented error body (%v)", tc.Text, err)
+				var err error
+				if p, err = mcpserver.ParseAnswer(tc.Text); err != nil || p.ErrorCode == "" || p.ErrorMessage == "" {
+					t.Errorf("tool error %q is not the documented compact answer (%v)", tc.Text, err)
 				}
 			}
 		}
-		got.ToolError = eb.Error
+		got.ToolError = p.ErrorCode
 	}
 	return got, rec.Header()
 }

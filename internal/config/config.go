@@ -79,7 +79,10 @@ type Config struct {
 	MaxScreenshotBytes     int64    `envconfig:"PROXY_MAX_SCREENSHOT_BYTES"`
 	SecretsFile            string   `envconfig:"PROXY_SECRETS_FILE"`
 	Toolsets               []string `envconfig:"PROXY_TOOLSETS" unset:"the default tool groups"`
-	InlineResultMax        int      `envconfig:"PROXY_INLINE_RESULT_MAX" unset:"metadata only"`
+	// InlineResultMax bounds a tool's own result (what browser_evaluate
+	// returned, a selector tool's value) that rides in the MCP answer;
+	// a larger one comes as its size, read with get_content.
+	InlineResultMax int `envconfig:"PROXY_INLINE_RESULT_MAX" unset:"the result's size only, never the result"`
 	// ChangesMax bounds the summary of what a call changed on the page that
 	// its MCP answer carries; 0 keeps the counts only.
 	ChangesMax   int           `envconfig:"PROXY_CHANGES_MAX" unset:"counts only, no lines"`
@@ -136,6 +139,7 @@ func DefaultConfig(getenv func(string) string) Config {
 		EnableFileUpload:       true,
 		MaxScreenshotBytes:     10 << 20,
 		MaxBodyBytes:           2 << 20,
+		InlineResultMax:        1000,
 		ChangesMax:             1000,
 		CallTimeout:            120 * time.Second,
 		LogLevel:               "info",

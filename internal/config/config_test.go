@@ -33,7 +33,7 @@ func TestDefaultConfig(t *testing.T) {
 		{"Headless", c.Headless, true},
 		{"ResponseMode", c.ResponseMode, "ref"},
 		{"EnableScriptEvaluation", c.EnableScriptEvaluation, true},
-		{"InlineResultMax", c.InlineResultMax, 0},
+		{"InlineResultMax", c.InlineResultMax, 1000},
 	}
 	for _, tc := range checks {
 		if tc.got != tc.want {

@@ -497,22 +497,17 @@ func optionalBool(req mcp.CallToolRequest, key string) (bool, error) {
 	return false, proxy.Errorf(proxy.EINVALID, "%s must be true or false, got %v", key, v)
 }
 
-// errorResult is a tool error carrying the documented error body, so the
-// model sees the code, whether to retry and what to do. A foreign error's
-// own text goes to the log only.
+// errorResult is the tool result of a refused or failed call, in the
+// answer's own compact form (ErrorAnswer), so the model sees the code,
+// whether to retry, what to do and the ref_id of a recorded call alike
+// from every layer and over both transports. A foreign error's own text
+// goes to the log only. JSON-RPC errors stay for the protocol's own
+// failures (an unknown method or tool, a malformed request).
 func (s *Server) errorResult(ctx context.Context, err error) *mcp.CallToolResult {
 	if proxy.IsForeign(err) {
 		s.log.ErrorContext(ctx, "internal error", "err", err)
 	}
-	e := proxy.AsError(err)
-	body := map[string]any{"error": e.Code, "message": e.Message, "retryable": e.Retryable}
-	if e.Suggestion != "" {
-		body["suggestion"] = e.Suggestion
-	}
-	if len(e.Details) > 0 {
-		body["details"] = e.Details
-	}
-	out := jsonResult(body)
+	out := mcp.NewToolResultText(ErrorAnswer(proxy.AsError(err)))
 	out.IsError = true
 	return out
 }

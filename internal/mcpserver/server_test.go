@@ -38,6 +38,11 @@ type fakeBackend struct {
 	searches    []proxy.Query
 	credentials []string
 	downloads   map[string][]proxy.Download // by ref
+	// callErr and callRes, when set, are what every Call answers;
+	// validateErr what Validate does.
+	callErr     error
+	callRes     *proxy.CallResult
+	validateErr error
 }
 
 type fakeCall struct {
@@ -153,6 +158,13 @@ func (b *fakeBackend) Call(_ context.Context, req proxy.CallRequest) (*proxy.Cal
 		return nil, proxy.Errorf(proxy.ESESSIONCLOSED, "session %s is closed", sessionID)
 	}
 	b.calls = append(b.calls, fakeCall{sessionID, tool, string(params)})
+	if b.callErr != nil {
+		return nil, b.callErr
+	}
+	if b.callRes != nil {
+		res := *b.callRes
+		return &res, nil
+	}
 	return &proxy.CallResult{RefID: "ref-1", SessionID: sessionID, Status: proxy.StatusSuccess, Metadata: proxy.CallMetadata{Tool: tool}}, nil
 }
 
@@ -166,6 +178,9 @@ func (b *fakeBackend) upstreamTools() []proxy.Tool {
 // Validate refuses, as the session manager's catalogue does, a tool it
 // does not offer (the fake's stand-ins for the proxy's own tools pass).
 func (b *fakeBackend) Validate(ctx context.Context, tool string, _ json.RawMessage) error {
+	if b.validateErr != nil {
+		return b.validateErr
+	}
 	up := b.upstreamTools()
 	if r, _ := catalog.ReviewOf(tool); slices.ContainsFunc(up, func(t proxy.Tool) bool { return t.Name == tool }) && r.Reach == catalog.InPage {
 		return nil
@@ -392,8 +407,7 @@ func getContentAnswers(t *testing.T, c *client.Client, args map[string]any, want
 	t.Helper()
 	text, isErr := call(t, c, catalog.ToolGetContent, args)
 	if wantErr != "" {
-		var body map[string]any
-		if err := json.Unmarshal([]byte(text), &body); err != nil || !isErr || body["error"] != wantErr {
+		if p, err := ParseAnswer(text); err != nil || !isErr || p.ErrorCode != wantErr {
 			t.Errorf("get_content(%v) = %s (isError=%v), want %s", args, text, isErr, wantErr)
 		}
 		return false
@@ -442,27 +456,6 @@ func TestGetContentDownload(t *testing.T) {
 	defer b.mu.Unlock()
 	if b.contentReads != 0 {
 		t.Errorf("%d page reads for downloads, want none", b.contentReads)
-	}
-}
-
-func TestToolErrorsCarryTheCode(t *testing.T) {
-	fb := &fakeBackend{}
-	s, err := New(context.Background(), fb, fb)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := connect(t, s)
-	text, isErr := call(t, c, catalog.ToolGetContent, map[string]any{"ref_id": "nope"})
-	var body map[string]any
-	if err := json.Unmarshal([]byte(text), &body); err != nil {
-		t.Fatalf("error text is not JSON: %q", text)
-	}
-	if !isErr || body["error"] != proxy.EREFMISSING || body["message"] == "" {
-		t.Errorf("get_content of unknown ref = %s (isError=%v)", text, isErr)
-	}
-	// Schema validation happens before the backend is asked.
-	if _, isErr := call(t, c, catalog.ToolGetContent, map[string]any{}); !isErr {
-		t.Errorf("get_content without ref_id succeeded")
 	}
 }
 

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -567,8 +568,8 @@ func buildRecord(in recordInput) recordOutput {
 		}
 	}
 	md.HasImage = len(ing.Images) > 0
-	if n := in.inlineMax; n > 0 && fwd.ext == nil && parsed.ResultText != "" && len(parsed.ResultText) <= n {
-		md.Result = parsed.ResultText
+	if res.Status == proxy.StatusSuccess {
+		inlineResult(res, fwd.ext != nil, parsed, in.inlineMax)
 	}
 	if in.full {
 		res.Upstream = json.RawMessage(resp.Result) // masked, as stored
@@ -581,11 +582,20 @@ func buildRecord(in recordInput) recordOutput {
 		if in.changes && !in.full {
 			res.Changes = content.Changes(in.lastPage, page, in.changesMax)
 			res.Changes.URLAsSent = navigatedTo(fwd, parsed.PageURL)
+			res.Changes.SameURL = in.lastPage.URL == parsed.PageURL
 		}
 		if page.Snapshot == "" && page.URL == in.lastPage.URL {
 			page.Snapshot = in.lastPage.Snapshot // still the latest of this page
 		}
 		rec.lastPage = page
+	} else if tabs, ok := content.ParseTabs(parsed.ResultText); ok && in.tool == "browser_tabs" {
+		// Switching tabs reports no page, but the tab list names the one
+		// now current: the next call's page is measured against it.
+		for _, t := range tabs {
+			if t.Current && t.URL != in.lastPage.URL {
+				rec.lastPage = content.Page{URL: t.URL, Title: t.Title}
+			}
+		}
 	}
 	return rec
 }
@@ -636,6 +646,63 @@ func attributeDownloads(downloads []proxy.Download, parsed *upstream.Parsed, ref
 		return nil
 	}
 	return next
+}
+
+// inlineResult puts the tool's own result in the answer when it is at most
+// max bytes, so that reading one value takes one call, as upstream's
+// answer does; a larger one is given as its size, read with get_content.
+// A program's result is its Value, which /call carries whole for scripts
+// whatever its size. JSON comes compact: browser_evaluate indents it, and
+// the indentation is bytes the model pays for. A result that only links
+// files upstream wrote (a screenshot's) holds nothing to read: the file is
+// taken into the record, and the answer says so.
+func inlineResult(res *proxy.CallResult, program bool, parsed *upstream.Parsed, max int) {
+	if program {
+		if len(res.Value) > max {
+			res.Metadata.ResultBytes = len(res.Value)
+		}
+		return
+	}
+	text := parsed.ResultText
+	if text == "" || onlyFileLinks(text, parsed.LinkedFiles) {
+		return
+	}
+	if json.Valid([]byte(text)) {
+		var b bytes.Buffer
+		if json.Compact(&b, []byte(text)) == nil {
+			text = b.String()
+		}
+	}
+	if len(text) > max {
+		res.Metadata.ResultBytes = len(text)
+		return
+	}
+	res.Metadata.Result = text
+}
+
+// onlyFileLinks reports whether every line of text is a markdown link to
+// one of the files upstream wrote.
+func onlyFileLinks(text string, files []string) bool {
+	if len(files) == 0 {
+		return false
+	}
+	for _, l := range strings.Split(text, "\n") {
+		l = strings.TrimSpace(l)
+		if l == "" {
+			continue
+		}
+		linked := false
+		for _, f := range files {
+			if strings.HasPrefix(l, "- [") && strings.HasSuffix(l, "]("+f+")") {
+				linked = true
+				break
+			}
+		}
+		if !linked {
+			return false
+		}
+	}
+	return true
 }
 
 // redaction is what keeps secrets out of the record and the answer: mask

@@ -105,7 +105,7 @@ Usage:
 	bench idle [flags]          one active session while 0, 10, 25, 50 others sit idle
 	bench overhead [flags]      per-call latency, mcp-bridge → proxy-server vs plain @playwright/mcp (A/B)
 	bench bytes [flags]         bytes to the model for a scripted task, plain @playwright/mcp vs the proxy
-	bench tokens [flags]        result bytes and calls of a 6-task suite: plain (snapshot), plain (find), the proxy
+	bench tokens [flags]        result bytes and calls of an 8-task suite: plain (snapshot), plain (find), the proxy
 	bench store [flags]         the SQLite record in process: ingest with and without readers, search on 1 MB
 	bench soak [flags]          10 sessions, mixed traffic and idle suspensions for 30 min: memory and fd trend
 	bench chart [flags]         SVG charts from the JSON of concurrency and soak

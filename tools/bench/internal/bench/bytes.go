@@ -417,7 +417,7 @@ func SnapshotYAML(text string) string {
 	return yaml
 }
 
-// RefIDOf returns the ref_id of a proxy call answer (its "ref:" line).
+// RefIDOf returns the ref_id of a proxy call answer (its "ref_id:" line).
 func RefIDOf(text string) (string, error) {
 	p, err := mcpserver.ParseAnswer(text)
 	if err != nil {

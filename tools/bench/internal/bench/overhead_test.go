@@ -319,7 +319,7 @@ func TestRefIDOf(t *testing.T) {
 		in, want string
 		wantErr  bool
 	}{
-		{"ref: e9dfcdbb-4ff4\npage: Home http://127.0.0.1/\nsnapshot: 12.0 KB, read with get_content", "e9dfcdbb-4ff4", false},
+		{"ref_id: e9dfcdbb-4ff4\npage: Home http://127.0.0.1/\nsnapshot: 12.0 KB, read with get_content", "e9dfcdbb-4ff4", false},
 		{`{"error":"SESSION_NOT_FOUND"}`, "", true},
 		{"### Result\n1", "", true},
 	}

@@ -134,7 +134,7 @@ type tokensTask interface {
 
 // tokensSuite is every task, in suite order.
 func tokensSuite() []tokensTask {
-	return []tokensTask{shopTask{}, ordersTask{}, contactTask{}, articleTask{}, linkTask{}, consoleTask{}}
+	return []tokensTask{shopTask{}, ordersTask{}, contactTask{}, articleTask{}, linkTask{}, consoleTask{}, evaluateTask{}, tabsTask{}}
 }
 
 // TokensTaskNames lists the suite's task names, in order.

@@ -156,9 +156,9 @@ func TestInlineSnapshot(t *testing.T) {
 		name, answer, yaml string
 		inline             bool
 	}{
-		{"small new page", "ref: R1\npage: Sign in http://h/t/x/signin\nsnapshot:\n- heading \"Sign in\" [ref=e2]", "- heading \"Sign in\" [ref=e2]", true},
-		{"large new page", "ref: R1\npage: Shop http://h/t/x/shop\nsnapshot: 100.7 KB, read with get_content", "", false},
-		{"changes", "ref: R1\nchanges: +1 -1 ~1\n~ status [ref=e4]: \"Cart: 1 item\" (was \"Cart: 0 items\")", "", false},
+		{"small new page", "ref_id: R1\npage: Sign in http://h/t/x/signin\nsnapshot:\n- heading \"Sign in\" [ref=e2]", "- heading \"Sign in\" [ref=e2]", true},
+		{"large new page", "ref_id: R1\npage: Shop http://h/t/x/shop\nsnapshot: 100.7 KB, read with get_content", "", false},
+		{"changes", "ref_id: R1\nchanges: +1 -1 ~1\n~ status [ref=e4]: \"Cart: 1 item\" (was \"Cart: 0 items\")", "", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -172,7 +172,7 @@ func TestInlineSnapshot(t *testing.T) {
 			}
 		})
 	}
-	if _, err := proxyAnswer("error: ELEMENT_NOT_FOUND (retryable): no such ref\nref: R2"); err == nil {
+	if _, err := proxyAnswer("error: ELEMENT_NOT_FOUND (retryable): no such ref\nref_id: R2"); err == nil {
 		t.Error("an error answer parsed as a success")
 	}
 }
@@ -184,7 +184,7 @@ func TestSelectTasks(t *testing.T) {
 		want    []string
 		wantErr string
 	}{
-		{"all by default", nil, []string{"shop", "orders", "contact", "article", "link", "console"}, ""},
+		{"all by default", nil, []string{"shop", "orders", "contact", "article", "link", "console", "evaluate", "tabs"}, ""},
 		{"in the order given", []string{"link", "shop"}, []string{"link", "shop"}, ""},
 		{"unknown", []string{"shop", "nope"}, nil, `unknown task "nope"`},
 		{"twice", []string{"shop", "shop"}, nil, `task "shop" given twice`},
@@ -489,10 +489,10 @@ func TestAnswerErrors(t *testing.T) {
 		text string
 		want []string
 	}{
-		{"ref: r\nconsole: 2 errors\n! Failed to load /api: 503\n! TypeError: x (app.js:88) @ http://h/app.js:3\nsnapshot: 1.0 KB, read with get_content",
+		{"ref_id: r\nconsole: 2 errors\n! Failed to load /api: 503\n! TypeError: x (app.js:88) @ http://h/app.js:3\nsnapshot: 1.0 KB, read with get_content",
 			[]string{"Failed to load /api: 503", "TypeError: x (app.js:88)"}},
-		{"ref: r\nconsole: 7 errors\n! a\n! b\n! c\n! d\n! e\n! 2 more: get_console_content(ref_id, level: error)", nil},
-		{"ref: r\nchanges: none", nil},
+		{"ref_id: r\nconsole: 7 errors\n! a\n! b\n! c\n! d\n! e\n! 2 more: get_console_content(ref_id, level: error)", nil},
+		{"ref_id: r\nchanges: none", nil},
 	}
 	for _, tt := range tests {
 		if diff := cmp.Diff(tt.want, answerErrors(tt.text)); diff != "" {

@@ -37,7 +37,23 @@ const (
 	ArticleCode    = "AMBER-HERON-5821"
 	// ParcelTracking is the value the second page of the link task shows.
 	ParcelTracking = "NW-48213-7730"
+	// StockProducts are the stock page's product cards; StockTarget the
+	// one whose values the evaluate task reads.
+	StockProducts = 300
+	StockTarget   = 233
+	// DeliveryWindow is the window the carrier's page shows, which the
+	// tabs task confirms on the delivery page.
+	DeliveryWindow = "14:00-16:00"
 )
+
+// DeliverySlots are the delivery page's windows, one button each.
+var DeliverySlots = []string{"08:00-10:00", "10:00-12:00", "12:00-14:00", DeliveryWindow, "16:00-18:00", "18:00-20:00"}
+
+// StockValues are the price, the count in stock and the SKU of product n
+// of the stock page.
+func StockValues(n int) (price, stock, sku string) {
+	return ProductPrice(n), strconv.Itoa((n * 7) % 50), fmt.Sprintf("SK-%05d", (n*97)%100000)
+}
 
 // ArticleTarget is the article's target sentence.
 var ArticleTarget = "According to the harbour ledger, the " + ArticleKeyword + " keeper's passphrase is " + ArticleCode + "."
@@ -102,6 +118,8 @@ type RunRecord struct {
 	Contact url.Values
 	// Fetched counts GETs by page name.
 	Fetched map[string]int
+	// Slot is the delivery window last confirmed.
+	Slot string
 }
 
 func (t *tokenRecord) update(run string, f func(*RunRecord)) {
@@ -222,6 +240,14 @@ func registerTokenPages(mux *http.ServeMux, rec *tokenRecord) {
 	handle("GET /t/{run}/account", "account", static(account))
 	handle("GET /t/{run}/parcel", "parcel", static(parcel))
 	handle("GET /t/{run}/dashboard", "dashboard", static(dashboard))
+	handle("GET /t/{run}/stock", "stock", static(stockPage()))
+	handle("GET /t/{run}/carrier", "carrier", static(carrierPage()))
+	handle("GET /t/{run}/delivery", "delivery", static(deliveryPage()))
+	handle("POST /t/{run}/delivery", "", func(w http.ResponseWriter, r *http.Request, run string) {
+		slot := r.PostFormValue("slot")
+		rec.update(run, func(rr *RunRecord) { rr.Slot = slot })
+		write(w, page("Delivery", "<main><p role=\"status\">Delivery confirmed for "+html.EscapeString(slot)+".</p></main>"))
+	})
 	// The account page's other links lead somewhere plain, not to a 404
 	// that would add console errors.
 	handle("GET /t/{run}/account/{section}", "", func(w http.ResponseWriter, r *http.Request, _ string) {
@@ -420,4 +446,35 @@ func dashboardPage() string {
 	b.WriteString(`document.getElementById('summary').textContent = 'Summary unavailable';
 </script>`)
 	return page("Dashboard", b.String())
+}
+
+func stockPage() string {
+	var b strings.Builder
+	b.WriteString(`<main><h2>Stock list</h2>`)
+	for i := 1; i <= StockProducts; i++ {
+		price, stock, sku := StockValues(i)
+		fmt.Fprintf(&b, `<article><h3>Product %d</h3><dl><dt>Price</dt><dd>%s</dd><dt>In stock</dt><dd>%s</dd><dt>SKU</dt><dd>%s</dd></dl></article>`, i, price, stock, sku)
+	}
+	b.WriteString(`</main>`)
+	return page("Stock", b.String())
+}
+
+func carrierPage() string {
+	var b strings.Builder
+	b.WriteString(`<main><p>Shipment ORD-10277, Northwind Express.</p><table><thead><tr><th>Time</th><th>Scan</th></tr></thead><tbody>`)
+	for i := 0; i < 12; i++ {
+		fmt.Fprintf(&b, `<tr><td>2026-03-%02d %02d:%02d</td><td>Scanned at hub %d</td></tr>`, 9+i/4, 6+i, (i*17)%60, 40+i)
+	}
+	b.WriteString(`</tbody></table><dl><dt>Delivery date</dt><dd>2026-03-14</dd><dt>Delivery window</dt><dd>` + DeliveryWindow + `</dd></dl></main>`)
+	return page("Northwind Express tracking", b.String())
+}
+
+func deliveryPage() string {
+	var b strings.Builder
+	b.WriteString(`<main><p>Order ORD-10277 arrives on 2026-03-14. Check the delivery window on the carrier's page, then confirm it here.</p><form method="post" action="delivery">`)
+	for _, s := range DeliverySlots {
+		fmt.Fprintf(&b, `<button name="slot" value="%s">Confirm %s</button>`, s, s)
+	}
+	b.WriteString(`</form></main>`)
+	return page("Delivery", b.String())
 }
