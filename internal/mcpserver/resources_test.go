@@ -64,6 +64,10 @@ func TestResourceTemplatesAndList(t *testing.T) {
 	}
 	wantTpls := []tpl{
 		{"console", "playwright:///console/{ref_id}", "text/plain"},
+		{"element", "playwright:///element/{session_id}/{page}/{ref}", "application/json"},
+		{"network-log", "playwright:///network-log/{session_id}/{page}", "application/json"},
+		{"page", "playwright:///page/{session_id}/{page}", "application/json"},
+		{"page-screenshot", "playwright:///screenshot/{session_id}/{page}/{timestamp}", ""},
 		{"ref", "playwright:///ref/{ref_id}", ""},
 		{"screenshot", "playwright:///screenshot/{ref_id}", ""},
 		{"session", "playwright:///session/{session_id}", "application/json"},
@@ -148,7 +152,7 @@ func TestReadResources(t *testing.T) {
 		{name: "escaped slash in id", uri: "playwright:///ref/a%2Fb", wantErr: proxy.EINVALID},
 		{name: "space in id", uri: "playwright:///session/a%20b", wantErr: proxy.EINVALID},
 		{name: "bad escape", uri: "playwright:///ref/a%zz", wantErr: "not found"},
-		{name: "unknown kind", uri: "playwright:///page/snap", wantErr: "not found"},
+		{name: "unknown kind", uri: "playwright:///pages/snap", wantErr: "not found"},
 		{name: "extra segment", uri: "playwright:///ref/snap/more", wantErr: "not found"},
 	}
 	for _, tc := range tests {
