@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/base64"
 	"encoding/json"
 	"regexp"
@@ -10,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -29,28 +27,14 @@ type resClient struct {
 // notifications.
 func newResClient(t *testing.T, tr transport.Interface, name string) *resClient {
 	t.Helper()
-	c := client.NewClient(tr, client.WithProtocolVersion(mcp.ProtocolVersion20251125))
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	if err := c.Start(context.Background()); err != nil {
-		t.Fatalf("%s: start: %v", name, err)
-	}
-	t.Cleanup(func() { c.Close() })
-	rc := &resClient{mcpClient: &mcpClient{t: t, c: c}, updated: make(chan string, 64)}
-	c.OnNotification(func(n mcp.JSONRPCNotification) {
-		if n.Method != string(mcp.MethodNotificationResourceUpdated) {
-			return
+	updated := make(chan string, 64)
+	m := startMCP(t, tr, name, func(n mcp.JSONRPCNotification) {
+		if n.Method == string(mcp.MethodNotificationResourceUpdated) {
+			uri, _ := n.Params.AdditionalFields["uri"].(string)
+			updated <- uri
 		}
-		uri, _ := n.Params.AdditionalFields["uri"].(string)
-		rc.updated <- uri
 	})
-	init := mcp.InitializeRequest{}
-	init.Params.ProtocolVersion = mcp.ProtocolVersion20251125
-	init.Params.ClientInfo = mcp.Implementation{Name: name, Version: "1"}
-	if _, err := c.Initialize(ctx, init); err != nil {
-		t.Fatalf("%s: initialize: %v", name, err)
-	}
-	return rc
+	return &resClient{mcpClient: m, updated: updated}
 }
 
 func (r *resClient) list() []mcp.Resource {

@@ -53,14 +53,24 @@ func (s *Server) handlePages(w http.ResponseWriter, r *http.Request) {
 	s.writeJSON(w, http.StatusOK, PagesBody{Pages: pages})
 }
 
-func (s *Server) handleElement(w http.ResponseWriter, r *http.Request) {
+// pageOf is the page service and the {page} of a request, or false when
+// the request was answered with an error.
+func (s *Server) pageOf(w http.ResponseWriter, r *http.Request) (proxy.PageService, int, bool) {
 	ps := s.pageService(w, r)
 	if ps == nil {
-		return
+		return nil, 0, false
 	}
 	n, err := pageIndex(r)
 	if err != nil {
 		s.writeErr(w, r, err)
+		return nil, 0, false
+	}
+	return ps, n, true
+}
+
+func (s *Server) handleElement(w http.ResponseWriter, r *http.Request) {
+	ps, n, ok := s.pageOf(w, r)
+	if !ok {
 		return
 	}
 	el, err := ps.Element(r.Context(), chi.URLParam(r, "id"), n, chi.URLParam(r, "ref"))
@@ -72,13 +82,8 @@ func (s *Server) handleElement(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleNetworkLog(w http.ResponseWriter, r *http.Request) {
-	ps := s.pageService(w, r)
-	if ps == nil {
-		return
-	}
-	n, err := pageIndex(r)
-	if err != nil {
-		s.writeErr(w, r, err)
+	ps, n, ok := s.pageOf(w, r)
+	if !ok {
 		return
 	}
 	entries, err := ps.NetworkLog(r.Context(), chi.URLParam(r, "id"), n)

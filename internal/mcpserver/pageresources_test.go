@@ -145,11 +145,7 @@ func TestReadPageResources(t *testing.T) {
 	c := connect(t, s)
 	ms := created.Add(time.Minute).UnixMilli()
 	b64 := base64.StdEncoding.EncodeToString
-	tests := []struct {
-		name, uri string
-		want      []readOut
-		wantErr   string
-	}{
+	tests := []readCase{
 		{name: "page", uri: "playwright:///page/" + activeID + "/1", want: []readOut{{MIME: "application/json",
 			Text: `{"session_id":"` + activeID + `","index":1,"url":"http://127.0.0.1/b","title":"B","current":true,"viewport":{"width":800,"height":600},"live":true}`}}},
 		{name: "element", uri: "playwright:///element/" + activeID + "/0/e4", want: []readOut{{MIME: "application/json",
@@ -167,23 +163,7 @@ func TestReadPageResources(t *testing.T) {
 		{name: "page with a leading zero", uri: "playwright:///network-log/" + activeID + "/01", wantErr: proxy.EINVALID},
 		{name: "timestamp not a number", uri: "playwright:///screenshot/" + activeID + "/0/today", wantErr: proxy.EINVALID},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			got, err := readResource(c, tc.uri)
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("read %s = %v, %v; want an error containing %q", tc.uri, got, err, tc.wantErr)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatalf("read %s: %v", tc.uri, err)
-			}
-			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("read %s (-want +got):\n%s", tc.uri, diff)
-			}
-		})
-	}
+	checkReads(t, c, tests)
 }
 
 func TestCurrentTab(t *testing.T) {
