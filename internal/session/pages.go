@@ -19,7 +19,7 @@ import (
 // resource of a suspended session must not cost a worker, and refs of a
 // snapshot would not hold in a new one anyway. Nor do they count as
 // activity, so a client that polls resources does not keep its sessions
-// from idling out.
+// from idling out. What they answer is masked as a call's answer is.
 
 // errNotLive: the session has no worker to ask.
 var errNotLive = errors.New("session has no live browser")
@@ -147,7 +147,9 @@ func (m *Manager) inspect(ctx context.Context, id string, prog *toolset.Own, arg
 		}
 		return nil, o.Err
 	}
-	if err := json.Unmarshal(o.Value, out); err != nil {
+	// Masked as every answer is: a page's URL or an attribute can hold a
+	// credential typed through its placeholder, or a policy secret.
+	if err := json.Unmarshal(m.redaction().doc(o.Value), out); err != nil {
 		return nil, fmt.Errorf("%s: its answer does not decode: %w", prog.Name, err)
 	}
 	return s, nil

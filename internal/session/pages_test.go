@@ -26,7 +26,7 @@ func TestPageReads(t *testing.T) {
 			programs = append(programs, string(args))
 			switch {
 			case strings.Contains(string(args), "viewportSize"):
-				return answer(`{"pwproxy":1,"ok":true,"value":{"pages":[{"index":0,"url":"http://127.0.0.1/x","title":"X","current":true,"viewport":{"width":1280,"height":720},"live":true}]}}`), nil
+				return answer(`{"pwproxy":1,"ok":true,"value":{"pages":[{"index":0,"url":"http://127.0.0.1/x","title":"X s3cret-Value-9","current":true,"viewport":{"width":1280,"height":720},"live":true}]}}`), nil
 			case strings.Contains(string(args), "aria-ref="):
 				return answer(`{"pwproxy":1,"ok":false,"error":{"code":"PAGE_NOT_FOUND","message":"the session has no page 3 (it has 1, numbered from 0)"}}`), nil
 			}
@@ -43,8 +43,14 @@ func TestPageReads(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// A credential typed through its placeholder is masked in what a
+	// read answers, as in a call's answer.
+	placeholder, err := m.AddCredential(ctx, "s3cret-Value-9")
+	if err != nil {
+		t.Fatal(err)
+	}
 	pages, err := m.Pages(ctx, s.ID)
-	want := []proxy.Page{{Index: 0, URL: "http://127.0.0.1/x", Title: "X", Current: true, Viewport: &proxy.Viewport{Width: 1280, Height: 720}, Live: true}}
+	want := []proxy.Page{{Index: 0, URL: "http://127.0.0.1/x", Title: "X " + placeholder, Current: true, Viewport: &proxy.Viewport{Width: 1280, Height: 720}, Live: true}}
 	if err != nil || !cmp.Equal(want, pages) {
 		t.Errorf("Pages = %+v, %v; want (-want +got):\n%s", pages, err, cmp.Diff(want, pages))
 	}
