@@ -416,13 +416,16 @@ func (s *Server) notifyNavigation(ctx context.Context, res *proxy.CallResult) {
 	if s.updates != nil {
 		s.updates.drain(clientKey(ctx))
 	}
+	sent := 0
 	for _, uri := range uris {
 		if err := s.mcp.SendNotificationToClient(ctx, mcp.MethodNotificationResourceUpdated, map[string]any{"uri": uri}); err != nil {
 			s.log.Warn("sending notifications/resources/updated failed", "uri", uri, "err", err)
+			continue
 		}
+		sent++
 	}
 	if s.updates != nil {
-		s.updates.await(ctx, clientKey(ctx), len(uris))
+		s.updates.await(ctx, clientKey(ctx), sent)
 	}
 }
 
