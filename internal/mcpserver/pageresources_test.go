@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -274,5 +275,28 @@ func TestPageSubscriptions(t *testing.T) {
 		if err := subscribe(other.Client, tc.uri); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("another client subscribing to %s: %v, want %s", tc.uri, err, tc.want)
 		}
+	}
+}
+
+// TestWSPageSubscription: over WebSocket too, the update of a subscribed
+// page is written before the answer of the call that navigated it.
+func TestWSPageSubscription(t *testing.T) {
+	b := newPageBackend()
+	h := NewHTTPHandler(b, b, HTTPConfig{Logger: quiet()})
+	c := dialWS(t, serveWS(t, h), WSSubprotocol)
+	c.initialize(t)
+	c.callTool(t, "browser_navigate", map[string]any{"url": "http://127.0.0.1/a"})
+	b.mu.Lock()
+	sid := b.created[0]
+	b.mu.Unlock()
+	if a := c.rpc(t, "resources/subscribe", map[string]any{"uri": "playwright:///page/" + sid + "/1"}); a.Error != nil {
+		t.Fatalf("subscribe: %+v", a.Error)
+	}
+	c.callTool(t, "browser_navigate", map[string]any{"url": "http://127.0.0.1/b"})
+	c.mu.Lock()
+	got := slices.Clone(c.notifications)
+	c.mu.Unlock()
+	if diff := cmp.Diff([]string{string(mcp.MethodNotificationResourceUpdated)}, got); diff != "" {
+		t.Errorf("notifications when the navigation's answer came (-want +got):\n%s", diff)
 	}
 }
