@@ -33,6 +33,9 @@ const (
 	// name (none by that name, or one over PROXY_MAX_DOWNLOAD_BYTES that was
 	// not kept).
 	EDOWNLOADMISSING = "DOWNLOAD_NOT_FOUND"
+	// EPAGEMISSING: a session has no page (tab) of that index, or no open
+	// page at all (suspended: its browser is closed until it is revived).
+	EPAGEMISSING = "PAGE_NOT_FOUND"
 
 	// Codes of a tool that ran in the browser and failed there. They come
 	// back in a call result (HTTP 200, status "error"), not as a refusal.
@@ -107,6 +110,8 @@ func suggestion(code string) string {
 		return "Use a ref_id returned by a previous tool call."
 	case ETOOLMISSING:
 		return "List the available tools and use one of their names."
+	case EPAGEMISSING:
+		return "Read the session's pages from resources/list (playwright:///page/{session_id}/{index}); a suspended session opens its pages again on its next call or resume_session."
 	case ENODEMISSING:
 		return "List the browser nodes with GET /nodes and use one of their ids."
 	case ESESSIONCLOSED:

@@ -384,7 +384,12 @@ func TestSessionsBelongToTheirClient(t *testing.T) {
 		}
 		var uris []string
 		for _, r := range res.Resources {
-			uris = append(uris, strings.TrimPrefix(r.URI, "playwright:///session/"))
+			// Each session's pages and screenshots are listed beside it.
+			if id, ok := strings.CutPrefix(r.URI, "playwright:///session/"); ok {
+				uris = append(uris, id)
+			} else if !slices.ContainsFunc(held[viewer].sessions, func(own string) bool { return strings.Contains(r.URI, "/"+own+"/") }) {
+				t.Errorf("%s: resources/list shows %s, of none of its sessions", viewer.name, r.URI)
+			}
 		}
 		if !sameSet(uris, held[viewer].sessions) {
 			t.Errorf("%s: resources/list = %v, want its own sessions %v", viewer.name, uris, held[viewer].sessions)

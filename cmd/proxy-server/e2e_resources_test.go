@@ -37,20 +37,30 @@ func dialMCP(t *testing.T, url string) *mcpClient {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return startMCP(t, tr, "e2e-resources", nil)
+}
+
+// startMCP starts an MCP client over tr and initializes it, with onNote
+// (when set) hearing its notifications from the start.
+func startMCP(t *testing.T, tr transport.Interface, name string, onNote func(mcp.JSONRPCNotification)) *mcpClient {
+	t.Helper()
 	// Pinned: /mcp serves the protocol versions that have sessions.
 	c := client.NewClient(tr, client.WithProtocolVersion(mcp.ProtocolVersion20251125))
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
+	if err := c.Start(context.Background()); err != nil {
+		t.Fatalf("%s: start: %v", name, err)
+	}
+	t.Cleanup(func() { c.Close() })
+	if onNote != nil {
+		c.OnNotification(onNote)
 	}
 	init := mcp.InitializeRequest{}
 	init.Params.ProtocolVersion = mcp.ProtocolVersion20251125
-	init.Params.ClientInfo = mcp.Implementation{Name: "e2e-resources", Version: "1"}
+	init.Params.ClientInfo = mcp.Implementation{Name: name, Version: "1"}
 	if _, err := c.Initialize(ctx, init); err != nil {
-		t.Fatal(err)
+		t.Fatalf("%s: initialize: %v", name, err)
 	}
-	t.Cleanup(func() { c.Close() })
 	return &mcpClient{t: t, c: c}
 }
 
@@ -184,8 +194,8 @@ func TestResourcesOverMCP(t *testing.T) {
 		t.Fatalf("resources/list = %+v, want %s (application/json, titled Test Home)", list.Resources, sessionURI)
 	}
 	tpls, err := m.c.ListResourceTemplates(ctx, mcp.ListResourceTemplatesRequest{})
-	if err != nil || len(tpls.ResourceTemplates) != 4 {
-		t.Fatalf("resources/templates/list = %+v, %v; want 4 templates", tpls, err)
+	if err != nil || len(tpls.ResourceTemplates) != 8 {
+		t.Fatalf("resources/templates/list = %+v, %v; want 8 templates", tpls, err)
 	}
 
 	var sess map[string]any

@@ -188,6 +188,9 @@ func New(sessions proxy.SessionService, content proxy.ContentService, opts ...Op
 		s.clientRoute(r, http.MethodGet, "/console/{ref}", s.handleConsole)
 		s.clientRoute(r, http.MethodGet, "/content/{ref}/downloads/{name}", s.handleDownload)
 		s.clientRoute(r, http.MethodPost, "/credentials", s.handleAddCredential)
+		s.clientRoute(r, http.MethodGet, "/sessions/{id}/pages", s.handlePages)
+		s.clientRoute(r, http.MethodGet, "/sessions/{id}/pages/{page}/elements/{ref}", s.handleElement)
+		s.clientRoute(r, http.MethodGet, "/sessions/{id}/pages/{page}/network", s.handleNetworkLog)
 	})
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, &proxy.Error{Code: proxy.ENOENDPOINT, Message: "no such endpoint: " + r.Method + " " + r.URL.Path}, http.StatusNotFound)
@@ -697,6 +700,7 @@ var codes = map[string]int{
 	proxy.ENAVIGATION:      http.StatusUnprocessableEntity,
 	proxy.EBROWSER:         http.StatusUnprocessableEntity,
 	proxy.EDOWNLOADMISSING: http.StatusNotFound,
+	proxy.EPAGEMISSING:     http.StatusNotFound,
 }
 
 // httpStatus is the status an error code is answered with.

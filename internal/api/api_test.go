@@ -462,6 +462,7 @@ func TestHTTPStatus(t *testing.T) {
 		{proxy.ENAVIGATION, http.StatusUnprocessableEntity},
 		{proxy.EBROWSER, http.StatusUnprocessableEntity},
 		{proxy.EDOWNLOADMISSING, http.StatusNotFound},
+		{proxy.EPAGEMISSING, http.StatusNotFound},
 		{proxy.EINTERNAL, http.StatusInternalServerError},
 		{"SOMETHING_ELSE", http.StatusInternalServerError},
 	} {

@@ -605,3 +605,31 @@ var (
 	_ proxy.SessionService = (*Client)(nil)
 	_ proxy.ContentService = (*Client)(nil)
 )
+
+// Pages implements proxy.PageService.
+func (c *Client) Pages(ctx context.Context, sessionID string) ([]proxy.Page, error) {
+	var out api.PagesBody
+	if err := c.do(ctx, http.MethodGet, "/sessions/"+url.PathEscape(sessionID)+"/pages", nil, &out); err != nil {
+		return nil, err
+	}
+	return out.Pages, nil
+}
+
+// Element implements proxy.PageService.
+func (c *Client) Element(ctx context.Context, sessionID string, page int, ref string) (*proxy.Element, error) {
+	var out proxy.Element
+	path := fmt.Sprintf("/sessions/%s/pages/%d/elements/%s", url.PathEscape(sessionID), page, url.PathEscape(ref))
+	if err := c.do(ctx, http.MethodGet, path, nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// NetworkLog implements proxy.PageService.
+func (c *Client) NetworkLog(ctx context.Context, sessionID string, page int) ([]proxy.NetworkEntry, error) {
+	var out api.NetworkLogBody
+	if err := c.do(ctx, http.MethodGet, fmt.Sprintf("/sessions/%s/pages/%d/network", url.PathEscape(sessionID), page), nil, &out); err != nil {
+		return nil, err
+	}
+	return out.Entries, nil
+}

@@ -18,6 +18,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/clock"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/toolset"
 )
 
@@ -48,6 +49,9 @@ type HTTPConfig struct {
 	Logger   *slog.Logger
 	// Options are passed to New for the MCP server.
 	Options []Option
+	// Clock times the wait for update notifications to be written
+	// (clock.Real when nil).
+	Clock clock.Clock
 }
 
 // HTTPHandler serves the MCP tool surface over Streamable HTTP (POST, GET
@@ -88,6 +92,9 @@ type HTTPHandler struct {
 	// wsConns are the open connections of /ws (WebSocket), closed by Close.
 	wsMu    sync.Mutex
 	wsConns map[*wsConn]bool
+
+	// updates counts the update notifications written to each client.
+	updates *updateWrites
 }
 
 // NewHTTPHandler returns the /mcp handler over the session manager and the
@@ -99,7 +106,7 @@ func NewHTTPHandler(sessions proxy.SessionService, content proxy.ContentService,
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	return &HTTPHandler{sessions: sessions, content: content, cfg: cfg, log: cfg.Logger, ids: &server.InsecureStatefulSessionIdManager{}}
+	return &HTTPHandler{sessions: sessions, content: content, cfg: cfg, log: cfg.Logger, ids: &server.InsecureStatefulSessionIdManager{}, updates: newUpdateWrites(cfg.Clock)}
 }
 
 // toolsetsParam is the query parameter of the endpoint URL that chooses the
@@ -190,7 +197,7 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		hs.ServeHTTP(&bindingResponse{rpcCodeResponse: rpcCodeResponse{w}, bind: func(id string) { h.scopes.Store(id, scope) }}, r)
 		return
 	}
-	hs.ServeHTTP(rpcCodeResponse{w}, r)
+	hs.ServeHTTP(rpcCodeResponse{watchingResponse{ResponseWriter: w, writes: h.updates, id: r.Header.Get(server.HeaderKeySessionID)}}, r)
 }
 
 // bindingResponse calls bind with the Mcp-Session-Id of the answer, if it
@@ -241,7 +248,7 @@ func (h *HTTPHandler) ready(ctx context.Context) (*server.StreamableHTTPServer, 
 		h.endClient(ctx, srv, cs.SessionID())
 	})
 	opts := append([]Option{WithLogger(h.log)}, h.cfg.Options...)
-	opts = append(opts, WithServerOptions(server.WithHooks(hooks)), WithClientToolsets(h.cfg.Toolsets), actForClients())
+	opts = append(opts, WithServerOptions(server.WithHooks(hooks)), WithClientToolsets(h.cfg.Toolsets), actForClients(), watchUpdates(h.updates))
 	srv, err := New(ctx, h.sessions, h.content, opts...)
 	if err != nil {
 		return nil, err
@@ -270,6 +277,7 @@ func (h *HTTPHandler) ready(ctx context.Context) (*server.StreamableHTTPServer, 
 func (h *HTTPHandler) endClient(ctx context.Context, srv *Server, mcpSessionID string) {
 	srv.ForgetClient(mcpSessionID)
 	h.scopes.Delete(mcpSessionID)
+	h.updates.forget(mcpSessionID)
 	if h.closing.Load() {
 		return
 	}

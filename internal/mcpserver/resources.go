@@ -62,6 +62,7 @@ func (s *Server) addResources() {
 		mcp.WithTemplateDescription("The browser console messages a tool call recorded, one per line: [LEVEL] message @ url:line."),
 		mcp.WithTemplateMIMEType("text/plain"),
 	), codedRead(s.readConsole))
+	s.addPageResources()
 
 	hooks := s.mcp.GetHooks()
 	if hooks == nil {
@@ -69,6 +70,7 @@ func (s *Server) addResources() {
 		server.WithHooks(hooks)(s.mcp)
 	}
 	hooks.AddAfterListResources(s.listSessionResources)
+	s.addSubscriptions(hooks)
 }
 
 // listSessionResources puts one resource per session that is not closed
@@ -102,6 +104,7 @@ func (s *Server) listSessionResources(ctx context.Context, _ any, _ *mcp.ListRes
 			opts = append(opts, mcp.WithResourceTitle(title))
 		}
 		result.Resources = append(result.Resources, mcp.NewResource(resourceURI(resourceSession, sess.ID), "session "+sess.ID, opts...))
+		s.listPageResources(s.acting(ctx), sess, result)
 	}
 }
 

@@ -64,6 +64,10 @@ func TestResourceTemplatesAndList(t *testing.T) {
 	}
 	wantTpls := []tpl{
 		{"console", "playwright:///console/{ref_id}", "text/plain"},
+		{"element", "playwright:///element/{session_id}/{page}/{ref}", "application/json"},
+		{"network-log", "playwright:///network-log/{session_id}/{page}", "application/json"},
+		{"page", "playwright:///page/{session_id}/{page}", "application/json"},
+		{"page-screenshot", "playwright:///screenshot/{session_id}/{page}/{timestamp}", ""},
 		{"ref", "playwright:///ref/{ref_id}", ""},
 		{"screenshot", "playwright:///screenshot/{ref_id}", ""},
 		{"session", "playwright:///session/{session_id}", "application/json"},
@@ -93,6 +97,36 @@ func TestResourceTemplatesAndList(t *testing.T) {
 // readOut is what a resources/read answered, in comparable form.
 type readOut struct {
 	MIME, Text, Blob string
+}
+
+// readCase is one resources/read and what it must answer.
+type readCase struct {
+	name, uri string
+	want      []readOut
+	// wantErr is a text the error must contain ("" for success).
+	wantErr string
+}
+
+// checkReads reads each case's URI with c, as a subtest.
+func checkReads(t *testing.T, c *client.Client, tests []readCase) {
+	t.Helper()
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := readResource(c, tc.uri)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("read %s = %v, %v; want an error containing %q", tc.uri, got, err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("read %s: %v", tc.uri, err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("read %s (-want +got):\n%s", tc.uri, diff)
+			}
+		})
+	}
 }
 
 func readResource(c *client.Client, uri string) ([]readOut, error) {
@@ -128,12 +162,7 @@ func TestReadResources(t *testing.T) {
 	}
 	c := connect(t, s)
 	b64 := base64.StdEncoding.EncodeToString
-	tests := []struct {
-		name, uri string
-		want      []readOut
-		// wantErr is a text the error must contain ("" for success).
-		wantErr string
-	}{
+	tests := []readCase{
 		{name: "ref snapshot, whole", uri: "playwright:///ref/snap", want: []readOut{{MIME: "application/yaml", Text: "- button \"Buy\" [ref=e4]\n"}}},
 		{name: "ref result text", uri: "playwright:///ref/shot", want: []readOut{{MIME: "text/markdown", Text: "### Result\nTook the screenshot"}}},
 		{name: "screenshot", uri: "playwright:///screenshot/shot", want: []readOut{{MIME: "image/png", Blob: b64([]byte("\x89PNG-1"))}, {MIME: "image/jpeg", Blob: b64([]byte("JPEG-2"))}}},
@@ -148,26 +177,10 @@ func TestReadResources(t *testing.T) {
 		{name: "escaped slash in id", uri: "playwright:///ref/a%2Fb", wantErr: proxy.EINVALID},
 		{name: "space in id", uri: "playwright:///session/a%20b", wantErr: proxy.EINVALID},
 		{name: "bad escape", uri: "playwright:///ref/a%zz", wantErr: "not found"},
-		{name: "unknown kind", uri: "playwright:///page/snap", wantErr: "not found"},
+		{name: "unknown kind", uri: "playwright:///pages/snap", wantErr: "not found"},
 		{name: "extra segment", uri: "playwright:///ref/snap/more", wantErr: "not found"},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			got, err := readResource(c, tc.uri)
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("read %s = %v, %v; want an error containing %q", tc.uri, got, err, tc.wantErr)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatalf("read %s: %v", tc.uri, err)
-			}
-			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("read %s (-want +got):\n%s", tc.uri, diff)
-			}
-		})
-	}
+	checkReads(t, c, tests)
 	if b.contentReads != 0 {
 		t.Errorf("resource reads made %d get_content reads; they must leave diff cursors alone", b.contentReads)
 	}

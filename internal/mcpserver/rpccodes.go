@@ -29,7 +29,7 @@ import (
 // resourceError gives a resource read's error the code of its kind.
 func resourceError(err error) error {
 	switch proxy.ErrorCode(err) {
-	case proxy.ESESSIONMISSING, proxy.EREFMISSING:
+	case proxy.ESESSIONMISSING, proxy.EREFMISSING, proxy.EPAGEMISSING, proxy.EELEMENTMISSING:
 		return fmt.Errorf("%w: %w", mcp.ErrResourceNotFound, err)
 	case proxy.EINVALID:
 		return fmt.Errorf("%w: %w", mcp.ErrInvalidParams, err)
@@ -62,6 +62,9 @@ var codeFixes = []codeFix{
 	// explainUnknownTools refuses in a request hook, which mcp-go answers
 	// with -32600; an unknown tool is -32602 wherever it is refused.
 	newCodeFix(server.ErrToolNotFound, mcp.INVALID_REQUEST, mcp.INVALID_PARAMS),
+	// A resources/subscribe is refused in a request hook too (-32600).
+	newCodeFix(mcp.ErrResourceNotFound, mcp.INVALID_REQUEST, mcp.RESOURCE_NOT_FOUND),
+	newCodeFix(mcp.ErrInvalidParams, mcp.INVALID_REQUEST, mcp.INVALID_PARAMS),
 }
 
 func newCodeFix(sentinel error, from, to int) codeFix {

@@ -38,7 +38,10 @@ type Server struct {
 	log      *slog.Logger
 	// perClient: calls act for their MCP session (actForClients).
 	perClient bool
-	mcp       *server.MCPServer
+	// updates, when set, says when update notifications were written
+	// (Streamable HTTP): a call waits for its own.
+	updates *updateWrites
+	mcp     *server.MCPServer
 
 	// visible, when set, says whether a request may list and call a tool:
 	// the server holds every group's tools for clients of different
@@ -47,6 +50,8 @@ type Server struct {
 
 	mu       sync.Mutex
 	defaults map[string]*defaultSession
+	// subs are the resource URIs each MCP client session subscribed to.
+	subs map[string]map[string]bool
 }
 
 // defaultSession is created on first use; once guards against two first
@@ -71,12 +76,18 @@ type config struct {
 	toolsets *toolset.Selection
 	// perClient is set by actForClients.
 	perClient bool
+	// updates is set by watchUpdates.
+	updates *updateWrites
 }
 
 // actForClients makes every call act for the MCP session it came in
 // (acting). It is for the services of proxy-server's own process, which
 // serve many clients; mcp-bridge is one client to proxy-server already.
 func actForClients() Option { return func(c *config) { c.perClient = true } }
+
+// watchUpdates makes a call that sends resource updates wait until u saw
+// them written (notifyNavigation).
+func watchUpdates(u *updateWrites) Option { return func(c *config) { c.updates = u } }
 
 // WithLogger sets the logger.
 func WithLogger(l *slog.Logger) Option { return func(c *config) { c.log = l } }
@@ -115,7 +126,7 @@ func New(ctx context.Context, sessions proxy.SessionService, content proxy.Conte
 	if err != nil {
 		return nil, fmt.Errorf("fetching the tool catalogue: %w", err)
 	}
-	s := &Server{sessions: sessions, content: content, log: cfg.log, perClient: cfg.perClient, defaults: map[string]*defaultSession{}}
+	s := &Server{sessions: sessions, content: content, log: cfg.log, perClient: cfg.perClient, updates: cfg.updates, defaults: map[string]*defaultSession{}, subs: map[string]map[string]bool{}}
 	if cfg.toolsets != nil {
 		s.visible = visibleTo(tools, *cfg.toolsets)
 		cfg.serverOps = append(cfg.serverOps, server.WithToolFilter(func(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
@@ -130,7 +141,7 @@ func New(ctx context.Context, sessions proxy.SessionService, content proxy.Conte
 	}
 	sopts := append([]server.ServerOption{
 		server.WithToolCapabilities(false),
-		server.WithResourceCapabilities(false, false),
+		server.WithResourceCapabilities(true, false),
 		server.WithPromptCapabilities(false),
 		server.WithRecovery(),
 		// No server.WithInputSchemaValidation: the session manager checks
@@ -231,6 +242,7 @@ func (s *Server) callUpstream(ctx context.Context, tool string, req mcp.CallTool
 			return out, nil
 		}
 	}
+	s.notifyNavigation(ctx, res)
 	out := mcp.NewToolResultText(Answer(res))
 	out.IsError = res.Status == proxy.StatusError
 	return out, nil
@@ -323,6 +335,7 @@ func (s *Server) ForgetClient(mcpSessionID string) string {
 	s.mu.Lock()
 	d := s.defaults[mcpSessionID]
 	delete(s.defaults, mcpSessionID)
+	delete(s.subs, mcpSessionID)
 	s.mu.Unlock()
 	if d == nil {
 		return ""

@@ -119,6 +119,7 @@ func (ws wsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		log:           h.log,
 		id:            "ws-" + rand.Text(),
 		notifications: make(chan mcp.JSONRPCNotification, wsNotificationBuffer),
+		updates:       h.updates,
 	}
 	if !h.addConn(c) {
 		_ = conn.Close(websocket.StatusGoingAway, "proxy-server is shutting down")
@@ -207,6 +208,9 @@ type wsConn struct {
 	notifications chan mcp.JSONRPCNotification
 	initialized   atomic.Bool
 	logLevel      atomic.Value
+	// updates learns of the resource updates written, which the call that
+	// sent them waits for.
+	updates *updateWrites
 }
 
 func (c *wsConn) SessionID() string { return c.id }
@@ -345,6 +349,9 @@ func (c *wsConn) write(ctx context.Context, msg any) {
 	defer cancel()
 	if err := c.conn.Write(wctx, websocket.MessageText, fixCodes(data)); err != nil && !errors.Is(err, context.Canceled) {
 		c.log.Debug("writing to an MCP client over WebSocket", "mcp_session", c.id, "err", err)
+	}
+	if c.updates != nil {
+		c.updates.wrote(c.id, data)
 	}
 }
 

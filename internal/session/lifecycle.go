@@ -248,7 +248,8 @@ func (m *Manager) revive(ctx context.Context, id string) (*live, error) {
 }
 
 type sessionMeta struct {
-	LastURL string `json:"last_url"`
+	LastURL   string `json:"last_url"`
+	LastTitle string `json:"last_title"`
 }
 
 func sessionMetadata(raw json.RawMessage) sessionMeta {

@@ -178,6 +178,7 @@ func takeImage(v json.RawMessage) (*Image, json.RawMessage) {
 var known = map[string]bool{
 	proxy.EELEMENTMISSING: true, proxy.ENOTINTERACTIVE: true, proxy.EINVALIDSELECTOR: true,
 	proxy.ENAVIGATION: true, proxy.ETIMEOUT: true, proxy.EBROWSER: true,
+	proxy.EPAGEMISSING: true,
 }
 
 // ToolError is a failure in the browser with its code, whether a retry can
