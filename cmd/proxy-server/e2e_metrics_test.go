@@ -174,7 +174,7 @@ func TestHealthReportsEveryCheck(t *testing.T) {
 		t.Errorf("/health status = %q, want ok", body.Status)
 	}
 	got := body.Checks
-	want := map[string]string{"database": "ok", "browser": "ok", "upstream": "ok", "sessions": "ok", "circuit_breaker": "ok"}
+	want := map[string]string{"database": "ok", "browser": "ok", "upstream": "ok", "sessions": "ok", "circuit_breaker": "ok", "host_memory": "ok"}
 	if _, ok := got["workers"]; ok {
 		want["workers"] = "ok" // optional check; when present it must report too
 	}

@@ -20,6 +20,7 @@ import (
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/api"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/mcpserver"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/proctest"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/upstream"
 )
@@ -252,15 +253,17 @@ func TestBrowserOptionsPerSession(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var refused api.ErrorBody
+		var answer string
 		if len(res.Content) > 0 {
 			if tc, ok := res.Content[0].(mcp.TextContent); ok {
-				_ = json.Unmarshal([]byte(tc.Text), &refused)
+				answer = tc.Text
 			}
 		}
-		examples, _ := refused.Details["examples"].([]any)
-		if !res.IsError || refused.Error != proxy.EINVALID || refused.Details["field"] != "device" || len(examples) == 0 || !strings.Contains(refused.Message, "iPhone") {
-			t.Errorf("create_new_session with an unknown device = %+v", refused)
+		// Over MCP a refusal is the compact answer: the code, and a message
+		// that names the field and lists devices that exist.
+		refused, err := mcpserver.ParseAnswer(answer)
+		if !res.IsError || err != nil || refused.ErrorCode != proxy.EINVALID || !strings.Contains(refused.ErrorMessage, "device") || !strings.Contains(refused.ErrorMessage, "iPhone") {
+			t.Errorf("create_new_session with an unknown device = %q (isError=%v)", answer, res.IsError)
 		}
 	})
 

@@ -208,7 +208,7 @@ func checkHealthKeys(t *testing.T, h health) {
 		}
 	}
 	sort.Strings(keys)
-	want := []string{"browser", "circuit_breaker", "database", "sessions", "upstream", "workers"}
+	want := []string{"browser", "circuit_breaker", "database", "host_memory", "sessions", "upstream", "workers"}
 	if diff := cmp.Diff(want, keys); diff != "" {
 		t.Errorf("/health checks (-want +got):\n%s", diff)
 	}

@@ -403,8 +403,8 @@ func wsGet(t *testing.T, u string) []byte {
 	return body
 }
 
-// errorCodeOf is the error code of a refused tool call: the JSON of the
-// proxy's own tools, or the error line of a browser tool's answer.
+// errorCodeOf is the error code of a refusal: the HTTP API's JSON error
+// body, or an MCP tool call's compact answer.
 func errorCodeOf(text string) string {
 	var body struct {
 		Error string `json:"error"`
@@ -416,8 +416,7 @@ func errorCodeOf(text string) string {
 	if err != nil {
 		return ""
 	}
-	code, _, _ := strings.Cut(p.Error, ":")
-	return strings.TrimSpace(code)
+	return p.ErrorCode
 }
 
 // sdkRun is a node script of testdata that talks JSON lines with the test.

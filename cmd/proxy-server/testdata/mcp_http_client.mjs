@@ -39,7 +39,7 @@ async function navigate(client, url) {
     session_id: sessions.find((s) => s.default)?.session_id ?? '',
     // "page: <title> <url>", or the title alone when the URL is the one sent.
     page_title: /^\S+:\/\//.test(page.slice(page.lastIndexOf(' ') + 1)) ? page.slice(0, Math.max(page.lastIndexOf(' '), 0)) : page,
-    status: facts.ref && !facts.error ? 'success' : 'error',
+    status: facts.ref_id && !facts.error ? 'success' : 'error',
   };
 }
 
