@@ -222,7 +222,7 @@ func New(store Store, spawner Spawner, opts Options) *Manager {
 	}
 	tracked := spawnTracker{Spawner: spawner, stats: &m.stats, now: opts.Now} // for CheckWorkers
 	m.pool = newPool(opts.WarmPool, opts.handOutPing, tracked, &m.stats, opts.Logger)
-	m.sup = &supervisor{opts: opts, store: store, log: opts.Logger, stats: &m.stats, reg: m.reg, pool: m.pool, done: m.done}
+	m.sup = &supervisor{opts: opts, store: store, log: opts.Logger, stats: &m.stats, reg: m.reg, pool: m.pool, done: m.done, tracing: make(chan struct{}, 1)}
 	m.catalog = catalog.New(m.upstreamTools, catalog.Options{Policy: opts.Policy, Default: opts.Toolset, OwnBrowsers: opts.OwnBrowsers, Logger: opts.Logger})
 	if opts.WarmPool > 0 {
 		m.bg.Add(1)

@@ -83,6 +83,12 @@ func (l *live) tryLock() bool {
 // findRenderers asks the worker which renderer processes serve its pages.
 // It runs in the worker as a tool call of its own, so only between calls.
 func (s *supervisor) findRenderers(l *live, w Worker, mw memoryWorker) {
+	select {
+	case s.tracing <- struct{}{}:
+		defer func() { <-s.tracing }()
+	default:
+		return // another session's lookup traces; this one stays due
+	}
 	if !l.tryLock() {
 		return // the call's end makes it due again
 	}

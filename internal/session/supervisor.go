@@ -48,6 +48,10 @@ type supervisor struct {
 	reg   *registry       // a session put in the error state leaves it
 	pool  *pool           // where new workers come from
 	done  <-chan struct{} // closed by Shutdown: background work ends
+	// tracing is held by the one renderer lookup under way: Chromium runs
+	// one trace at a time, so lookups of several sessions at once fail
+	// each other and only add load.
+	tracing chan struct{}
 
 	mu     sync.Mutex
 	ending bool // Shutdown waits for the tasks; no more start
