@@ -36,6 +36,11 @@ const (
 	// EPAGEMISSING: a session has no page (tab) of that index, or no open
 	// page at all (suspended: its browser is closed until it is revived).
 	EPAGEMISSING = "PAGE_NOT_FOUND"
+	// EPROFILEMISSING: no login profile of that name.
+	EPROFILEMISSING = "PROFILE_NOT_FOUND"
+	// ETOOLARGE: a body over its limit (a profile's storage state over
+	// PROXY_PROFILE_MAX_BYTES); HTTP 413.
+	ETOOLARGE = "PAYLOAD_TOO_LARGE"
 
 	// Codes of a tool that ran in the browser and failed there. They come
 	// back in a call result (HTTP 200, status "error"), not as a refusal.
@@ -142,6 +147,10 @@ func suggestion(code string) string {
 		return "The browser refused the operation; read the message, look at the page with get_content(ref_id), and adjust the arguments."
 	case ESTORAGEFULL:
 		return "The proxy's database cannot be written: free space in its data directory (the directory of PROXY_DATABASE_PATH), then send the call again; no restart is needed."
+	case EPROFILEMISSING:
+		return "List the profiles with list_profiles and use one of their names, or sign in and save one with save_profile."
+	case ETOOLARGE:
+		return "Send less: a profile's storage state may be at most PROXY_PROFILE_MAX_BYTES."
 	case EDOWNLOADMISSING:
 		return "Use a name from a download: line of that ref's answer; a download over PROXY_MAX_DOWNLOAD_BYTES is not kept."
 	}

@@ -42,9 +42,24 @@ type BrowserOptions struct {
 	ColorScheme string `json:"color_scheme,omitempty"`
 	// Browser is the engine: chromium (the default), firefox or webkit.
 	Browser string `json:"browser,omitempty"`
+
+	// Profile starts the session from a copy of this login profile's
+	// storage state. It shapes nothing: a warm spare serves it.
+	Profile string `json:"profile,omitempty"`
+	// ProfileWrite false keeps the session from writing its state back to
+	// Profile when it closes or is suspended (nil: it does).
+	ProfileWrite *bool `json:"profile_write,omitempty"`
 }
 
-// IsZero reports whether o asks for nothing beyond the defaults.
+// Shape is o without what does not shape the browser context (the
+// profile).
+func (o BrowserOptions) Shape() BrowserOptions {
+	o.Profile, o.ProfileWrite = "", nil
+	return o
+}
+
+// IsZero reports whether o asks for nothing beyond the defaults; a
+// profile alone is still zero (it shapes nothing).
 func (o BrowserOptions) IsZero() bool {
 	return o.Viewport == nil && o.UserAgent == "" && o.Device == "" && o.Locale == "" &&
 		o.Timezone == "" && o.ColorScheme == "" && (o.Browser == "" || o.Browser == BrowserChromium)
@@ -70,7 +85,7 @@ func DecodeBrowserOptions(raw []byte) (BrowserOptions, error) {
 		}
 		if f, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
 			f = strings.Trim(f, `"`)
-			e := Errorf(EINVALID, "unknown field %q (viewport, user_agent, device, locale, timezone, color_scheme, browser)", f)
+			e := Errorf(EINVALID, "unknown field %q (viewport, user_agent, device, locale, timezone, color_scheme, browser, profile, profile_write)", f)
 			e.Details = map[string]any{"field": f}
 			return BrowserOptions{}, e
 		}
@@ -83,8 +98,14 @@ func jsonType(k reflect.Kind) string {
 	switch k {
 	case reflect.String:
 		return "string"
-	case reflect.Int, reflect.Int64, reflect.Float64:
+	case reflect.Int, reflect.Int64:
 		return "integer"
+	case reflect.Float64:
+		return "number"
+	case reflect.Bool:
+		return "boolean"
+	case reflect.Slice:
+		return "array"
 	case reflect.Struct, reflect.Pointer, reflect.Map:
 		return "object"
 	}

@@ -51,6 +51,13 @@ type Session struct {
 	// Options shape the session's browser context (nil: the defaults); a
 	// session whose worker is replaced gets them again.
 	Options *BrowserOptions `json:"options,omitempty"`
+	// Profile is the login profile the session started from ("" for
+	// none); ProfileVersion the version it started from or last wrote
+	// back; ProfileWrite whether it writes its state back to the profile
+	// when it closes or is suspended.
+	Profile        string `json:"profile,omitempty"`
+	ProfileVersion int64  `json:"profile_version,omitempty"`
+	ProfileWrite   bool   `json:"profile_write,omitempty"`
 }
 
 // SessionMemory is a live session's resident memory, in bytes: sums of
@@ -139,6 +146,13 @@ const (
 	// EventMemoryLimit: the session went over PROXY_MAX_SESSION_MEMORY and
 	// is being restarted with its state; the detail gives the figures.
 	EventMemoryLimit = "memory_limit"
+	// EventProfileSaved: the session's state became a version of its
+	// profile (detail: the profile and version), on close or suspend.
+	EventProfileSaved = "profile_saved"
+	// EventProfileConflict: the session's state was not written back
+	// because its profile changed since the session started from it; the
+	// newer profile stays.
+	EventProfileConflict = "profile_conflict"
 )
 
 // Call is one recorded tool call: what was sent and, once it answered,
