@@ -72,6 +72,11 @@ type Options struct {
 	// Without it, upstream's tools that reach outside the page are never
 	// offered, whatever the groups: sessions share a browser process.
 	OwnBrowsers bool
+	// Profiles is what MCP clients may do with login profiles
+	// (PROXY_PROFILES: proxy.ProfilesOff, ProfilesUse, ProfilesSave; ""
+	// is ProfilesSave): list_profiles is listed unless off, save_profile
+	// only with save.
+	Profiles string
 	// Logger gets the policy's refusals; nil discards them.
 	Logger *slog.Logger
 }

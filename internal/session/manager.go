@@ -135,6 +135,13 @@ type Options struct {
 	// renderers hold more resident bytes than this when it is pinged
 	// (PROXY_MAX_SESSION_MEMORY); 0 means no limit.
 	MaxSessionMemory int64
+	// Profiles is what MCP clients may do with login profiles
+	// (PROXY_PROFILES; "" is proxy.ProfilesSave). The operator (a caller
+	// that is no MCP client) may do everything whatever it says.
+	Profiles string
+	// MaxProfileBytes bounds a profile's storage state
+	// (PROXY_PROFILE_MAX_BYTES); 0 takes DefaultMaxProfileBytes.
+	MaxProfileBytes int64
 	// restartBackoff is the first restart delay (tests shorten it).
 	restartBackoff time.Duration
 	// sleep waits out a restart backoff; nil is a timer (tests record the
@@ -223,7 +230,7 @@ func New(store Store, spawner Spawner, opts Options) *Manager {
 	tracked := spawnTracker{Spawner: spawner, stats: &m.stats, now: opts.Now} // for CheckWorkers
 	m.pool = newPool(opts.WarmPool, opts.handOutPing, tracked, &m.stats, opts.Logger)
 	m.sup = &supervisor{opts: opts, store: store, log: opts.Logger, stats: &m.stats, reg: m.reg, pool: m.pool, done: m.done, tracing: make(chan struct{}, 1)}
-	m.catalog = catalog.New(m.upstreamTools, catalog.Options{Policy: opts.Policy, Default: opts.Toolset, OwnBrowsers: opts.OwnBrowsers, Logger: opts.Logger})
+	m.catalog = catalog.New(m.upstreamTools, catalog.Options{Policy: opts.Policy, Default: opts.Toolset, OwnBrowsers: opts.OwnBrowsers, Profiles: opts.Profiles, Logger: opts.Logger})
 	if opts.WarmPool > 0 {
 		m.bg.Add(1)
 		go func() {
