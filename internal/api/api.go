@@ -62,6 +62,9 @@ type Server struct {
 	allowedOrigins map[string]bool // normalised scheme://host[:port]
 	allowedHosts   map[string]bool // bare lower-case host names/addresses
 	mounts         []mount
+	// profiles serves /profiles; nil: no profile routes.
+	profiles        proxy.ProfileService
+	maxProfileBytes int64
 }
 
 type mount struct {
@@ -149,7 +152,18 @@ func New(sessions proxy.SessionService, content proxy.ContentService, opts ...Op
 	}
 	r := s.router
 	r.Use(middleware.RequestID, s.logRequests, middleware.Recoverer, s.guard)
-	r.Use(func(next http.Handler) http.Handler { return http.MaxBytesHandler(next, s.maxBodyBytes) })
+	r.Use(func(next http.Handler) http.Handler {
+		limited := http.MaxBytesHandler(next, s.maxBodyBytes)
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if s.profileUpload(r) {
+				// Bounded by PROXY_PROFILE_MAX_BYTES in its handler, which
+				// may allow more than other requests.
+				next.ServeHTTP(w, r)
+				return
+			}
+			limited.ServeHTTP(w, r)
+		})
+	})
 	for _, m := range s.mounts {
 		r.Handle(m.pattern, m.h)
 		if m.client {
@@ -191,6 +205,7 @@ func New(sessions proxy.SessionService, content proxy.ContentService, opts ...Op
 		s.clientRoute(r, http.MethodGet, "/sessions/{id}/pages", s.handlePages)
 		s.clientRoute(r, http.MethodGet, "/sessions/{id}/pages/{page}/elements/{ref}", s.handleElement)
 		s.clientRoute(r, http.MethodGet, "/sessions/{id}/pages/{page}/network", s.handleNetworkLog)
+		s.routeProfiles(r)
 	})
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, &proxy.Error{Code: proxy.ENOENDPOINT, Message: "no such endpoint: " + r.Method + " " + r.URL.Path}, http.StatusNotFound)
@@ -701,6 +716,8 @@ var codes = map[string]int{
 	proxy.EBROWSER:         http.StatusUnprocessableEntity,
 	proxy.EDOWNLOADMISSING: http.StatusNotFound,
 	proxy.EPAGEMISSING:     http.StatusNotFound,
+	proxy.EPROFILEMISSING:  http.StatusNotFound,
+	proxy.ETOOLARGE:        http.StatusRequestEntityTooLarge,
 }
 
 // httpStatus is the status an error code is answered with.

@@ -188,7 +188,7 @@ func TestToolsHeaderChoosesGroups(t *testing.T) {
 		want   []string
 	}{
 		{"", []string{"browser_snapshot", catalog.ToolGetContent, catalog.ToolGetConsole}},
-		{"upstream,session", []string{"browser_snapshot", catalog.ToolCreateSession, catalog.ToolCloseSession, catalog.ToolResumeSession, catalog.ToolListSessions}},
+		{"upstream,session", []string{"browser_snapshot", catalog.ToolCreateSession, catalog.ToolCloseSession, catalog.ToolResumeSession, catalog.ToolListSessions, catalog.ToolSaveProfile, catalog.ToolListProfiles}},
 		{" , ", []string{"browser_snapshot", catalog.ToolGetContent, catalog.ToolGetConsole}},
 	}
 	for _, tt := range tests {
@@ -463,6 +463,8 @@ func TestHTTPStatus(t *testing.T) {
 		{proxy.EBROWSER, http.StatusUnprocessableEntity},
 		{proxy.EDOWNLOADMISSING, http.StatusNotFound},
 		{proxy.EPAGEMISSING, http.StatusNotFound},
+		{proxy.EPROFILEMISSING, http.StatusNotFound},
+		{proxy.ETOOLARGE, http.StatusRequestEntityTooLarge},
 		{proxy.EINTERNAL, http.StatusInternalServerError},
 		{"SOMETHING_ELSE", http.StatusInternalServerError},
 	} {

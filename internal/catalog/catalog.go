@@ -12,6 +12,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"slices"
 	"sync/atomic"
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
@@ -53,8 +54,10 @@ type Catalog struct {
 	// ownBrowsers: every session's worker has a browser process of its
 	// own, so upstream's tools that reach outside the page reach only it.
 	ownBrowsers bool
-	log         *slog.Logger
-	schemas     schemas
+	// profiles is PROXY_PROFILES: which profile tools are listed.
+	profiles string
+	log      *slog.Logger
+	schemas  schemas
 	// seen is upstream's list once it has been learned, for Known, which
 	// must not wait for it.
 	seen atomic.Pointer[[]proxy.Tool]
@@ -93,7 +96,7 @@ func New(up Upstream, opts Options) *Catalog {
 	if def.Empty() {
 		def, _ = toolset.Select(nil) // the defaults always parse
 	}
-	return &Catalog{upstream: up, policy: p, def: def, ownBrowsers: opts.OwnBrowsers, log: log}
+	return &Catalog{upstream: up, policy: p, def: def, ownBrowsers: opts.OwnBrowsers, profiles: opts.Profiles, log: log}
 }
 
 // Resolved is the tool a call names.
@@ -121,7 +124,21 @@ func (c *Catalog) List(ctx context.Context) ([]proxy.Tool, error) {
 		return nil, err
 	}
 	sel := c.Selection(ctx)
-	return expose(c.listed(sel, up), sel), nil
+	return c.withoutProfileTools(expose(c.listed(sel, up), sel)), nil
+}
+
+// withoutProfileTools drops the profile tools PROXY_PROFILES keeps from
+// MCP clients: list_profiles when off, save_profile unless save.
+func (c *Catalog) withoutProfileTools(tools []proxy.Tool) []proxy.Tool {
+	return slices.DeleteFunc(tools, func(t proxy.Tool) bool {
+		switch t.Name {
+		case ToolListProfiles:
+			return c.profiles == proxy.ProfilesOff
+		case ToolSaveProfile:
+			return c.profiles != "" && c.profiles != proxy.ProfilesSave
+		}
+		return false
+	})
 }
 
 // group is the tool group one of upstream's tools is offered in, noGroup
@@ -218,6 +235,9 @@ func (c *Catalog) Resolve(ctx context.Context, name string) (*Resolved, error) {
 	}
 	if own, ok := toolset.All().Lookup(name); ok {
 		return unselected(own.Group)
+	}
+	if hidden := c.withoutProfileTools([]proxy.Tool{{Name: name}}); len(hidden) == 0 {
+		return notFound("tool " + name + " is not offered: this server's PROXY_PROFILES is " + c.profiles)
 	}
 	return notFound("no tool named " + quote(name))
 }

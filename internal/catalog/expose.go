@@ -18,6 +18,8 @@ const (
 	ToolListSessions  = "list_sessions"
 	ToolGetContent    = "get_content"
 	ToolGetConsole    = "get_console_content"
+	ToolSaveProfile   = "save_profile"
+	ToolListProfiles  = "list_profiles"
 )
 
 // sessionIDDescription is short: every browser tool carries it.
@@ -173,12 +175,14 @@ func proxyTools() []proxy.Tool {
 			InputSchema: obj(map[string]any{
 				"viewport": map[string]any{"type": "object", "description": "Page size in CSS pixels.", "additionalProperties": false, "required": []string{"width", "height"},
 					"properties": map[string]any{"width": map[string]any{"type": "integer", "minimum": 1, "maximum": 10000}, "height": map[string]any{"type": "integer", "minimum": 1, "maximum": 10000}}},
-				"user_agent":   str("User-Agent string the pages see."),
-				"device":       str(`Playwright device to emulate, e.g. "iPhone 15", "Pixel 7" (viewport, user agent, touch).`),
-				"locale":       str("Language tag, e.g. fr-FR (navigator.language, Accept-Language)."),
-				"timezone":     str("IANA time zone, e.g. Europe/Paris."),
-				"color_scheme": map[string]any{"type": "string", "enum": []string{"light", "dark", "no-preference"}, "description": "prefers-color-scheme the pages see."},
-				"browser":      map[string]any{"type": "string", "enum": []string{"chromium", "firefox", "webkit"}, "description": "Engine; firefox and webkit need a browser node serving them."},
+				"user_agent":    str("User-Agent string the pages see."),
+				"device":        str(`Playwright device to emulate, e.g. "iPhone 15", "Pixel 7" (viewport, user agent, touch).`),
+				"locale":        str("Language tag, e.g. fr-FR (navigator.language, Accept-Language)."),
+				"timezone":      str("IANA time zone, e.g. Europe/Paris."),
+				"color_scheme":  map[string]any{"type": "string", "enum": []string{"light", "dark", "no-preference"}, "description": "prefers-color-scheme the pages see."},
+				"browser":       map[string]any{"type": "string", "enum": []string{"chromium", "firefox", "webkit"}, "description": "Engine; firefox and webkit need a browser node serving them."},
+				"profile":       str("Start from a copy of this login profile (list_profiles)."),
+				"profile_write": map[string]string{"type": "boolean", "description": "false: never save this session back to the profile."},
 			})},
 		{Name: ToolCloseSession, Proxy: true,
 			Description: "Close a browser session; its history stays readable.",
@@ -188,6 +192,15 @@ func proxyTools() []proxy.Tool {
 			InputSchema: obj(map[string]any{"session_id": str("The session to resume.")}, "session_id")},
 		{Name: ToolListSessions, Proxy: true,
 			Description: "List browser sessions: state, creation, last activity.",
+			InputSchema: obj(map[string]any{})},
+		{Name: ToolSaveProfile, Proxy: true,
+			Description: "Save a session's logins (cookies, storage) as profile name, or its next version.",
+			InputSchema: obj(map[string]any{
+				"name":       str("a-z 0-9 . _ -"),
+				"session_id": str(sessionIDDescription),
+			}, "name")},
+		{Name: ToolListProfiles, Proxy: true,
+			Description: "List saved login profiles.",
 			InputSchema: obj(map[string]any{})},
 		{Name: ToolGetContent, Proxy: true,
 			Description: "Read what a browser tool call recorded: the page snapshot (yaml with element refs) of ref_id, or its result text, or its screenshot. The first read returns everything; later reads of the same ref return only what changed (empty when nothing did). search_for returns each matching line with its ancestors and neighbourhood (e.g. the list item or table row it is in, with its buttons), at most 20 matches, or says there is no match; a search does not change what the next read without it returns.",
