@@ -166,6 +166,11 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		r = r.WithContext(ctx)
 	}
+	profile, err := queryProfile(r.URL.Query())
+	if err != nil {
+		writeRPCError(w, http.StatusBadRequest, rpcTransportError, "query parameter "+profileParam+": "+proxy.AsError(err).Message)
+		return
+	}
 	hs, err := h.ready(r.Context())
 	if err != nil {
 		h.log.Warn("MCP over HTTP is not ready", "err", err)
@@ -193,8 +198,16 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if r.Header.Get(server.HeaderKeySessionID) == "" {
 		// An initialize: the id mcp-go issues is bound to the caller's
-		// scope before its answer (the only way to learn the id) leaves.
-		hs.ServeHTTP(&bindingResponse{rpcCodeResponse: rpcCodeResponse{w}, bind: func(id string) { h.scopes.Store(id, scope) }}, r)
+		// scope, and to the profile its URL names, before its answer (the
+		// only way to learn the id) leaves. Later requests' URLs are not
+		// read for a profile: the default session is the MCP session's.
+		h.mu.Lock()
+		srv := h.srv
+		h.mu.Unlock()
+		hs.ServeHTTP(&bindingResponse{rpcCodeResponse: rpcCodeResponse{w}, bind: func(id string) {
+			h.scopes.Store(id, scope)
+			srv.setClientProfile(id, profile)
+		}}, r)
 		return
 	}
 	hs.ServeHTTP(rpcCodeResponse{watchingResponse{ResponseWriter: w, writes: h.updates, id: r.Header.Get(server.HeaderKeySessionID)}}, r)

@@ -48,6 +48,12 @@ type Server struct {
 	// choices (WithClientToolsets).
 	visible func(ctx context.Context, name string) bool
 
+	// profiles answers the profile tools; nil: none are kept here.
+	profiles proxy.ProfileService
+	// defaultProfile is what every default session starts from, unless
+	// its client named its own ("": none).
+	defaultProfile string
+
 	mu       sync.Mutex
 	defaults map[string]*defaultSession
 	// subs are the resource URIs each MCP client session subscribed to.
@@ -62,6 +68,8 @@ type defaultSession struct {
 	// gone is set when the MCP session ended: a call already in flight must
 	// not create a browser session nobody would ever close.
 	gone bool
+	// profile is the login profile the client named for it (?profile=).
+	profile string
 }
 
 // Option configures a Server.
@@ -78,6 +86,10 @@ type config struct {
 	perClient bool
 	// updates is set by watchUpdates.
 	updates *updateWrites
+	// profiles and defaultProfile are set by WithProfiles and
+	// WithDefaultProfile.
+	profiles       proxy.ProfileService
+	defaultProfile string
 }
 
 // actForClients makes every call act for the MCP session it came in
@@ -126,7 +138,8 @@ func New(ctx context.Context, sessions proxy.SessionService, content proxy.Conte
 	if err != nil {
 		return nil, fmt.Errorf("fetching the tool catalogue: %w", err)
 	}
-	s := &Server{sessions: sessions, content: content, log: cfg.log, perClient: cfg.perClient, updates: cfg.updates, defaults: map[string]*defaultSession{}, subs: map[string]map[string]bool{}}
+	s := &Server{sessions: sessions, content: content, log: cfg.log, perClient: cfg.perClient, updates: cfg.updates, defaults: map[string]*defaultSession{}, subs: map[string]map[string]bool{},
+		profiles: cfg.profiles, defaultProfile: cfg.defaultProfile}
 	if cfg.toolsets != nil {
 		s.visible = visibleTo(tools, *cfg.toolsets)
 		cfg.serverOps = append(cfg.serverOps, server.WithToolFilter(func(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
@@ -198,6 +211,10 @@ func (s *Server) handler(t proxy.Tool) server.ToolHandlerFunc {
 		return s.getContent
 	case catalog.ToolGetConsole:
 		return s.getConsole
+	case catalog.ToolSaveProfile:
+		return s.saveProfile
+	case catalog.ToolListProfiles:
+		return s.listProfiles
 	}
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return s.callUpstream(ctx, t.Name, req)
@@ -291,13 +308,7 @@ func staleDefault(err error) bool {
 // on first use. stale, when set, is an id known to be unusable.
 func (s *Server) defaultSession(ctx context.Context, stale string) (string, error) {
 	key := clientKey(ctx)
-	s.mu.Lock()
-	d := s.defaults[key]
-	if d == nil {
-		d = &defaultSession{}
-		s.defaults[key] = d
-	}
-	s.mu.Unlock()
+	d := s.defaultOf(key)
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.gone {
@@ -306,13 +317,30 @@ func (s *Server) defaultSession(ctx context.Context, stale string) (string, erro
 	if d.id != "" && d.id != stale {
 		return d.id, nil
 	}
-	sess, err := s.sessions.CreateSession(s.acting(ctx))
+	var opts []proxy.BrowserOptions
+	if p := s.profileOf(d); p != "" {
+		opts = append(opts, proxy.BrowserOptions{Profile: p})
+	}
+	sess, err := s.sessions.CreateSession(s.acting(ctx), opts...)
 	if err != nil {
 		return "", err
 	}
 	d.id = sess.ID
-	s.log.Debug("default session created", "mcp_session", key, "session_id", sess.ID)
+	s.log.Debug("default session created", "mcp_session", key, "session_id", sess.ID, "profile", sess.Profile)
 	return d.id, nil
+}
+
+// defaultOf returns the default-session entry of an MCP session, made on
+// first use.
+func (s *Server) defaultOf(mcpSessionID string) *defaultSession {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	d := s.defaults[mcpSessionID]
+	if d == nil {
+		d = &defaultSession{}
+		s.defaults[mcpSessionID] = d
+	}
+	return d
 }
 
 // DefaultSessionOf returns the default browser session of an MCP client
@@ -369,6 +397,9 @@ func (s *Server) createSession(ctx context.Context, req mcp.CallToolRequest) (*m
 	out := map[string]any{"session_id": sess.ID, "state": sess.State, "created_at": sess.CreatedAt, "expires_at": sess.ExpiresAt}
 	if sess.Options != nil {
 		out["options"] = sess.Options
+	}
+	if sess.Profile != "" {
+		out["profile"] = sess.Profile
 	}
 	return jsonResult(out), nil
 }

@@ -43,6 +43,12 @@ type fakeBackend struct {
 	callErr     error
 	callRes     *proxy.CallResult
 	validateErr error
+	// createOpts are the options of each CreateSession (the zero value
+	// when none were given); profiles are the login profiles a create may
+	// name, and profilesMode is PROXY_PROFILES.
+	createOpts   []proxy.BrowserOptions
+	profiles     map[string]bool
+	profilesMode string
 }
 
 type fakeCall struct {
@@ -69,7 +75,7 @@ func (b *fakeBackend) Tools(ctx context.Context) ([]proxy.Tool, error) {
 		}
 		upstream = append(upstream, t)
 	}
-	listed, err := catalog.New(func(context.Context) ([]proxy.Tool, error) { return upstream, nil }, catalog.Options{}).List(ctx)
+	listed, err := catalog.New(func(context.Context) ([]proxy.Tool, error) { return upstream, nil }, catalog.Options{Profiles: b.profilesMode}).List(ctx)
 	defaults, _ := toolset.Select(nil)
 	if err != nil || !toolset.FromContext(ctx, defaults).Has(toolset.GroupUpstream) {
 		return listed, err
@@ -77,9 +83,17 @@ func (b *fakeBackend) Tools(ctx context.Context) ([]proxy.Tool, error) {
 	return append(own, listed...), nil
 }
 
-func (b *fakeBackend) CreateSession(ctx context.Context, _ ...proxy.BrowserOptions) (*proxy.Session, error) {
+func (b *fakeBackend) CreateSession(ctx context.Context, opts ...proxy.BrowserOptions) (*proxy.Session, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	var o proxy.BrowserOptions
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	if o.Profile != "" && !b.profiles[o.Profile] {
+		return nil, proxy.ProfileNotFound(o.Profile)
+	}
+	b.createOpts = append(b.createOpts, o)
 	id := fmt.Sprintf("%08d-0000-4000-8000-000000000000", len(b.created)+1)
 	b.created = append(b.created, id)
 	if b.owners == nil {
@@ -87,7 +101,7 @@ func (b *fakeBackend) CreateSession(ctx context.Context, _ ...proxy.BrowserOptio
 	}
 	owner, _ := proxy.ClientFrom(ctx)
 	b.owners[id] = owner
-	return &proxy.Session{ID: id, State: proxy.SessionActive, Owner: owner}, nil
+	return &proxy.Session{ID: id, State: proxy.SessionActive, Owner: owner, Profile: o.Profile}, nil
 }
 
 func (b *fakeBackend) CloseSession(_ context.Context, id string) error {
@@ -188,7 +202,7 @@ func (b *fakeBackend) Validate(ctx context.Context, tool string, _ json.RawMessa
 	if _, own := toolset.All().Lookup(tool); own {
 		return nil
 	}
-	_, err := catalog.New(func(context.Context) ([]proxy.Tool, error) { return up, nil }, catalog.Options{}).Resolve(ctx, tool)
+	_, err := catalog.New(func(context.Context) ([]proxy.Tool, error) { return up, nil }, catalog.Options{Profiles: b.profilesMode}).Resolve(ctx, tool)
 	return err
 }
 

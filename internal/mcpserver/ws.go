@@ -19,6 +19,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/toolset"
 )
 
@@ -87,6 +88,11 @@ func (ws wsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	profile, err := queryProfile(r.URL.Query())
+	if err != nil {
+		writeRPCError(w, http.StatusBadRequest, rpcTransportError, "query parameter "+profileParam+": "+proxy.AsError(err).Message)
+		return
+	}
 	if _, err := h.ready(ctx); err != nil {
 		h.log.Warn("MCP over WebSocket is not ready", "err", err)
 		writeRPCError(w, http.StatusServiceUnavailable, mcp.INTERNAL_ERROR, err.Error())
@@ -125,6 +131,7 @@ func (ws wsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		_ = conn.Close(websocket.StatusGoingAway, "proxy-server is shutting down")
 		return
 	}
+	srv.setClientProfile(c.id, profile)
 	defer h.dropConn(c)
 	c.serve(context.WithoutCancel(ctx))
 }
