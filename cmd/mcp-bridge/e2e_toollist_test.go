@@ -201,7 +201,7 @@ func toolNames(t *testing.T, answer []byte) []string {
 }
 
 // proxyToolNames are the proxy's session and content tools.
-var proxyToolNames = []string{catalog.ToolCreateSession, catalog.ToolCloseSession, catalog.ToolResumeSession, catalog.ToolListSessions, catalog.ToolGetContent, catalog.ToolGetConsole}
+var proxyToolNames = []string{catalog.ToolCreateSession, catalog.ToolCloseSession, catalog.ToolResumeSession, catalog.ToolListSessions, catalog.ToolSaveProfile, catalog.ToolListProfiles, catalog.ToolGetContent, catalog.ToolGetConsole}
 
 // toolPage is a page every default tool can act on.
 const toolPage = `<!doctype html><title>Tool page</title>
@@ -316,6 +316,12 @@ func TestDefaultToolList(t *testing.T) {
 		}
 		if got := run(catalog.ToolGetConsole, map[string]any{"ref_id": refs["browser_navigate"]}); !strings.Contains(got, "tool page ready") {
 			t.Errorf("get_console_content = %.300q, want the page's log", got)
+		}
+		if got := run(catalog.ToolSaveProfile, map[string]any{"name": "tool-list"}); !strings.Contains(got, "profile: tool-list version 1") {
+			t.Errorf("save_profile = %.300q, want the profile's first version", got)
+		}
+		if got := run(catalog.ToolListProfiles, nil); !strings.Contains(got, "tool-list: version 1") {
+			t.Errorf("list_profiles = %.300q, want the profile saved", got)
 		}
 		run("browser_close", nil)
 		for _, name := range listed {

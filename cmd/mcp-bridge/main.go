@@ -57,6 +57,7 @@ proxy-server over HTTP, with a browser session of its own.
 Usage:
 	mcp-bridge                       serve MCP on stdin/stdout
 	mcp-bridge --toolsets=LIST       the same, with these tool groups
+	mcp-bridge --profile NAME        the same, signed in as login profile NAME
 	mcp-bridge version               print the version
 	mcp-bridge --help                print this
 
@@ -65,6 +66,10 @@ Usage:
 		server's PROXY_TOOLSETS: a comma list of upstream, storage, session,
 		content, navigation, interaction, extraction, state, network,
 		elements, or all
+	--profile NAME (or MCP_PROXY_PROFILE; the flag wins)
+		the login profile (proxy-server profile list) this client's default
+		browser session starts from, a copy of its cookies and storage:
+		claude mcp add browser -- mcp-bridge --profile github
 
 Environment:
 	MCP_PROXY_URL=http://127.0.0.1:34501
@@ -79,6 +84,9 @@ Environment:
 		how long to wait for a proxy-server that cannot be reached (0 = no wait)
 	MCP_PROXY_TOOLSETS=
 		this client's tool groups (as --toolsets); empty: the server's
+	MCP_PROXY_PROFILE=
+		the login profile of this client's default session (as --profile);
+		empty: none
 	MCP_PROXY_LOG_LEVEL=warn
 		debug, info, warn or error; logs go to stderr, which MCP clients show
 	PROXY_DATABASE_PATH=$XDG_STATE_HOME/playwright-mcp-proxy/proxy.db
@@ -157,7 +165,8 @@ func (m *Main) Run(ctx context.Context, args []string, stdin io.Reader, stdout, 
 	if err != nil {
 		return err
 	}
-	srv, err := mcpserver.New(ctx, client, client, mcpserver.WithLogger(log), mcpserver.WithVersion(buildinfo.Version))
+	srv, err := mcpserver.New(ctx, client, client, mcpserver.WithLogger(log), mcpserver.WithVersion(buildinfo.Version),
+		mcpserver.WithProfiles(client), mcpserver.WithDefaultProfile(cfg.Profile))
 	if err != nil {
 		return err
 	}
@@ -171,23 +180,31 @@ func (m *Main) Run(ctx context.Context, args []string, stdin io.Reader, stdout, 
 	return nil
 }
 
-// parseArgs reads the flags: --toolsets (also -toolsets, with its value
-// after = or as the next argument). Everything else is configured with
-// MCP_PROXY_* variables.
+// parseArgs reads the flags: --toolsets and --profile (also with one
+// dash, with their value after = or as the next argument). Everything else
+// is configured with MCP_PROXY_* variables.
 func parseArgs(args []string, cfg *bridge.Config) error {
+	flags := map[string]struct {
+		set   func(source, value string) error
+		value string // what the value is, for the error of a missing one
+	}{
+		"toolsets": {cfg.SetToolsets, "a comma list of tool groups, or all"},
+		"profile":  {cfg.SetProfile, "the name of a login profile"},
+	}
 	for i := 0; i < len(args); i++ {
 		name, value, inline := strings.Cut(args[i], "=")
-		if name != "--toolsets" && name != "-toolsets" {
-			return fmt.Errorf("unexpected arguments %q: the only flag is --toolsets; configure the rest with MCP_PROXY_* variables (see mcp-bridge --help)", args[i:])
+		f, ok := flags[strings.TrimPrefix(strings.TrimPrefix(name, "-"), "-")]
+		if !ok || !strings.HasPrefix(name, "-") {
+			return fmt.Errorf("unexpected arguments %q: the only flags are --toolsets and --profile; configure the rest with MCP_PROXY_* variables (see mcp-bridge --help)", args[i:])
 		}
 		if !inline {
 			if i+1 == len(args) {
-				return fmt.Errorf("%s needs a value: a comma list of tool groups, or all", name)
+				return fmt.Errorf("%s needs a value: %s", name, f.value)
 			}
 			i++
 			value = args[i]
 		}
-		if err := cfg.SetToolsets("--toolsets", value); err != nil {
+		if err := f.set("--"+strings.TrimLeft(name, "-"), value); err != nil {
 			return err
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -73,30 +74,45 @@ func TestRunFailures(t *testing.T) {
 	}
 }
 
-// --toolsets chooses this client's tool groups (over MCP_PROXY_TOOLSETS);
-// anything else, or an unknown group, ends Run at once, before any request.
-func TestToolsetsFlag(t *testing.T) {
+// --toolsets chooses this client's tool groups (over MCP_PROXY_TOOLSETS),
+// --profile the login profile of its default session (over
+// MCP_PROXY_PROFILE); anything else, an unknown group or a name that could
+// not be a profile's ends Run at once, naming where it came from, before
+// any request.
+func TestFlags(t *testing.T) {
 	tests := []struct {
-		name    string
-		args    []string
-		env     string
-		want    string
-		wantErr string
+		name         string
+		args         []string
+		env          map[string]string
+		wantToolsets string
+		wantProfile  string
+		wantErr      string
 	}{
-		{name: "none", want: ""},
-		{name: "env", env: "storage", want: "storage"},
-		{name: "flag with =", args: []string{"--toolsets=storage,extraction"}, want: "storage,extraction"},
-		{name: "flag then value", args: []string{"--toolsets", "all"}, want: "all"},
-		{name: "single dash", args: []string{"-toolsets=storage"}, want: "storage"},
-		{name: "flag wins over env", args: []string{"--toolsets=extraction"}, env: "storage", want: "extraction"},
+		{name: "none"},
+		{name: "toolsets env", env: map[string]string{"MCP_PROXY_TOOLSETS": "storage"}, wantToolsets: "storage"},
+		{name: "toolsets flag with =", args: []string{"--toolsets=storage,extraction"}, wantToolsets: "storage,extraction"},
+		{name: "toolsets flag then value", args: []string{"--toolsets", "all"}, wantToolsets: "all"},
+		{name: "toolsets single dash", args: []string{"-toolsets=storage"}, wantToolsets: "storage"},
+		{name: "toolsets flag wins over env", args: []string{"--toolsets=extraction"}, env: map[string]string{"MCP_PROXY_TOOLSETS": "storage"}, wantToolsets: "extraction"},
 		{name: "unknown group", args: []string{"--toolsets=storage,cookies"}, wantErr: `--toolsets: unknown tool group "cookies" (groups: upstream, storage,`},
-		{name: "unknown group in env", env: "cookies", wantErr: `MCP_PROXY_TOOLSETS: unknown tool group "cookies"`},
-		{name: "no value", args: []string{"--toolsets"}, wantErr: "--toolsets needs a value"},
+		{name: "unknown group in env", env: map[string]string{"MCP_PROXY_TOOLSETS": "cookies"}, wantErr: `MCP_PROXY_TOOLSETS: unknown tool group "cookies"`},
+		{name: "toolsets without a value", args: []string{"--toolsets"}, wantErr: "--toolsets needs a value"},
 		{name: "other argument", args: []string{"--url=x"}, wantErr: `unexpected arguments ["--url=x"]`},
+		{name: "profile env", env: map[string]string{"MCP_PROXY_PROFILE": "github"}, wantProfile: "github"},
+		{name: "profile flag then value", args: []string{"--profile", "github"}, wantProfile: "github"},
+		{name: "profile flag with =", args: []string{"--profile=work.example"}, wantProfile: "work.example"},
+		{name: "profile single dash", args: []string{"-profile=github"}, wantProfile: "github"},
+		{name: "profile flag wins over env", args: []string{"--profile=work"}, env: map[string]string{"MCP_PROXY_PROFILE": "github"}, wantProfile: "work"},
+		{name: "empty profile flag clears env", args: []string{"--profile="}, env: map[string]string{"MCP_PROXY_PROFILE": "github"}},
+		{name: "both flags", args: []string{"--toolsets=all", "--profile", "github"}, wantToolsets: "all", wantProfile: "github"},
+		{name: "bad profile name", args: []string{"--profile=GitHub"}, wantErr: `--profile "GitHub" is not a profile name`},
+		{name: "bad profile name in env", env: map[string]string{"MCP_PROXY_PROFILE": "my profile"}, wantErr: `MCP_PROXY_PROFILE "my profile" is not a profile name`},
+		{name: "profile without a value", args: []string{"--profile"}, wantErr: "--profile needs a value"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			env := map[string]string{"MCP_PROXY_TOOLSETS": tt.env}
+			env := map[string]string{"MCP_PROXY_URL": "http://192.0.2.1:9", "MCP_PROXY_AUTOSTART": "0"}
+			maps.Copy(env, tt.env)
 			cfg, err := bridge.ConfigFromEnv(func(k string) string { return env[k] })
 			if err == nil {
 				err = parseArgs(tt.args, &cfg)
@@ -107,9 +123,7 @@ func TestToolsetsFlag(t *testing.T) {
 				}
 				// Run refuses it the same way, without reaching anything.
 				var stdout, stderr bytes.Buffer
-				m := &Main{Getenv: func(k string) string {
-					return map[string]string{"MCP_PROXY_TOOLSETS": tt.env, "MCP_PROXY_URL": "http://192.0.2.1:9", "MCP_PROXY_AUTOSTART": "0"}[k]
-				}}
+				m := &Main{Getenv: func(k string) string { return env[k] }}
 				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 				defer cancel()
 				if err := m.Run(ctx, tt.args, strings.NewReader(""), &stdout, &stderr); err == nil || !strings.Contains(err.Error(), tt.wantErr) {
@@ -123,8 +137,8 @@ func TestToolsetsFlag(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if cfg.Toolsets != tt.want {
-				t.Errorf("toolsets %q, want %q", cfg.Toolsets, tt.want)
+			if cfg.Toolsets != tt.wantToolsets || cfg.Profile != tt.wantProfile {
+				t.Errorf("toolsets %q, profile %q; want %q, %q", cfg.Toolsets, cfg.Profile, tt.wantToolsets, tt.wantProfile)
 			}
 		})
 	}

@@ -502,6 +502,7 @@ func TestCreateSessionOptions(t *testing.T) {
 		{"empty object", `{}`, []proxy.BrowserOptions{{}}},
 		{"every option", `{"viewport":{"width":390,"height":844},"user_agent":"ua/1","device":"iPhone 15","locale":"fr-FR","timezone":"Europe/Paris","color_scheme":"dark","browser":"webkit"}`,
 			[]proxy.BrowserOptions{{Viewport: &proxy.Viewport{Width: 390, Height: 844}, UserAgent: "ua/1", Device: "iPhone 15", Locale: "fr-FR", Timezone: "Europe/Paris", ColorScheme: "dark", Browser: "webkit"}}},
+		{"a profile, not written back", `{"profile":"github","profile_write":false}`, []proxy.BrowserOptions{{Profile: "github", ProfileWrite: new(bool)}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -633,3 +633,61 @@ func (c *Client) NetworkLog(ctx context.Context, sessionID string, page int) ([]
 	}
 	return out.Entries, nil
 }
+
+var _ proxy.ProfileService = (*Client)(nil)
+
+// SaveProfile implements proxy.ProfileService with POST
+// /sessions/{id}/profile.
+func (c *Client) SaveProfile(ctx context.Context, name, sessionID string) (*proxy.Profile, error) {
+	var p proxy.Profile
+	if err := c.do(ctx, http.MethodPost, "/sessions/"+url.PathEscape(sessionID)+"/profile", api.SaveProfileBody{Name: name}, &p); err != nil {
+		return nil, err
+	}
+	return &p, nil
+}
+
+// ListProfiles implements proxy.ProfileService.
+func (c *Client) ListProfiles(ctx context.Context) ([]*proxy.Profile, error) {
+	var out api.ProfilesBody
+	if err := c.do(ctx, http.MethodGet, "/profiles", nil, &out); err != nil {
+		return nil, err
+	}
+	return out.Profiles, nil
+}
+
+// GetProfile implements proxy.ProfileService.
+func (c *Client) GetProfile(ctx context.Context, name string) (*proxy.Profile, error) {
+	var p proxy.Profile
+	if err := c.do(ctx, http.MethodGet, "/profiles/"+url.PathEscape(name), nil, &p); err != nil {
+		return nil, err
+	}
+	return &p, nil
+}
+
+// PutProfile implements proxy.ProfileService with PUT /profiles/{name},
+// the operator's: proxy-server refuses it to a bridge (FORBIDDEN).
+func (c *Client) PutProfile(ctx context.Context, name string, state json.RawMessage) (*proxy.Profile, error) {
+	var p proxy.Profile
+	if err := c.do(ctx, http.MethodPut, "/profiles/"+url.PathEscape(name), state, &p); err != nil {
+		return nil, err
+	}
+	return &p, nil
+}
+
+// ProfileState implements proxy.ProfileService with GET
+// /profiles/{name}/state, the operator's: proxy-server refuses it to a
+// bridge (FORBIDDEN).
+func (c *Client) ProfileState(ctx context.Context, name string) (json.RawMessage, error) {
+	var state json.RawMessage
+	if err := c.do(ctx, http.MethodGet, "/profiles/"+url.PathEscape(name)+"/state", nil, &state); err != nil {
+		return nil, err
+	}
+	return state, nil
+}
+
+// DeleteProfile implements proxy.ProfileService with DELETE
+// /profiles/{name}, the operator's: proxy-server refuses it to a bridge
+// (FORBIDDEN).
+func (c *Client) DeleteProfile(ctx context.Context, name string) error {
+	return c.do(ctx, http.MethodDelete, "/profiles/"+url.PathEscape(name), nil, nil)
+}

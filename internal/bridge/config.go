@@ -1,11 +1,13 @@
 package bridge
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"time"
 
+	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/config"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/toolset"
 )
@@ -25,6 +27,9 @@ type Config struct {
 	// (PROXY_DATABASE_PATH, else proxy-server's default); its directory is
 	// the data directory of the autostart lock, pid and log files.
 	DatabasePath string
+	// Profile is the login profile the bridge's default session starts
+	// from (MCP_PROXY_PROFILE, or mcp-bridge --profile); "" for none.
+	Profile string
 }
 
 // ConfigFromEnv reads the configuration through getenv, over the defaults.
@@ -56,7 +61,27 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	if err := c.SetToolsets("MCP_PROXY_TOOLSETS", getenv("MCP_PROXY_TOOLSETS")); err != nil {
 		return Config{}, err
 	}
+	if err := c.SetProfile("MCP_PROXY_PROFILE", getenv("MCP_PROXY_PROFILE")); err != nil {
+		return Config{}, err
+	}
 	return c, nil
+}
+
+// SetProfile sets the profile of the default session from source (the
+// variable or flag it came from, for the error), refusing a name that
+// could not be a profile's here rather than at the first browser call.
+// An empty one is none.
+func (c *Config) SetProfile(source, name string) error {
+	name = strings.TrimSpace(name)
+	if name == "" {
+		c.Profile = ""
+		return nil
+	}
+	if err := proxy.ValidProfileName(source, name); err != nil {
+		return errors.New(proxy.AsError(err).Message)
+	}
+	c.Profile = name
+	return nil
 }
 
 // SetToolsets sets the client's choice of tool groups from source (the

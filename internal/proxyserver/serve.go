@@ -242,7 +242,14 @@ func Serve(ctx context.Context, cfg config.Config, opts Options) error {
 	// it ends.
 	// /ws serves the same MCP server over WebSocket, one client per
 	// connection; a message is bounded as a request body is.
-	mcpHTTP := mcpserver.NewHTTPHandler(mgr, reader, mcpserver.HTTPConfig{Logger: log, Toolsets: groups, MaxBodyBytes: cfg.MaxBodyBytes, Options: []mcpserver.Option{mcpserver.WithVersion(buildinfo.Version)}})
+	mcpOpts := []mcpserver.Option{mcpserver.WithVersion(buildinfo.Version)}
+	// The session manager serves the login profiles (proxy.ProfileService)
+	// to both surfaces.
+	profiles, _ := any(mgr).(proxy.ProfileService)
+	if profiles != nil {
+		mcpOpts = append(mcpOpts, mcpserver.WithProfiles(profiles))
+	}
+	mcpHTTP := mcpserver.NewHTTPHandler(mgr, reader, mcpserver.HTTPConfig{Logger: log, Toolsets: groups, MaxBodyBytes: cfg.MaxBodyBytes, Options: mcpOpts})
 	apiOpts := []api.Option{
 		api.WithLogger(log),
 		api.WithVersion(buildinfo.Version),
@@ -262,6 +269,9 @@ func Serve(ctx context.Context, cfg config.Config, opts Options) error {
 		api.WithClientMount("/mcp", mcpHTTP),
 		api.WithWebSocket(mcpHTTP.WebSocket()),
 		api.WithUI(ui.Handler("/ui/")),
+	}
+	if profiles != nil {
+		apiOpts = append(apiOpts, api.WithProfiles(profiles))
 	}
 	if cfg.MinFreeMemory > 0 {
 		apiOpts = append(apiOpts, api.WithHealthCheck("host_memory", upstream.HostMemoryCheck(cfg.MinFreeMemory, upstream.AvailableMemory)))
