@@ -517,16 +517,21 @@ func TestCreateSessionOptions(t *testing.T) {
 			}
 		})
 	}
-	t.Run("a refused body creates nothing and names the field", func(t *testing.T) {
-		f := &fakeSessions{}
-		rec := httptest.NewRecorder()
-		New(f, fakeContent{}).ServeHTTP(rec, newRequest("POST", "/sessions", strings.NewReader(`{"viewport":{"width":"wide","height":1}}`)))
-		var body ErrorBody
-		if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil {
-			t.Fatal(err)
-		}
-		if rec.Code != http.StatusBadRequest || body.Details["field"] != "viewport.width" || len(f.created) != 0 {
-			t.Errorf("answer %d %+v, %d created; want 400 naming viewport.width and none created", rec.Code, body, len(f.created))
-		}
-	})
+	for _, tc := range []struct{ body, field string }{
+		{`{"viewport":{"width":"wide","height":1}}`, "viewport.width"},
+		{`{"profile":"../github"}`, "profile"},
+	} {
+		t.Run("a refused body creates nothing and names the field "+tc.field, func(t *testing.T) {
+			f := &fakeSessions{}
+			rec := httptest.NewRecorder()
+			New(f, fakeContent{}).ServeHTTP(rec, newRequest("POST", "/sessions", strings.NewReader(tc.body)))
+			var body ErrorBody
+			if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil {
+				t.Fatal(err)
+			}
+			if rec.Code != http.StatusBadRequest || body.Details["field"] != tc.field || len(f.created) != 0 {
+				t.Errorf("answer %d %+v, %d created; want 400 naming %s and none created", rec.Code, body, len(f.created), tc.field)
+			}
+		})
+	}
 }

@@ -211,6 +211,10 @@ func TestDefaultProfile(t *testing.T) {
 		if isErr || !strings.Contains(text, `"profile":"work"`) {
 			t.Errorf("create_new_session = %s, want it to name its profile", text)
 		}
+		text, isErr = call(t, c, catalog.ToolCreateSession, map[string]any{"profile": "Work!"})
+		if p, _ := ParseAnswer(text); !isErr || p.ErrorCode != proxy.EINVALID || !strings.Contains(p.ErrorMessage, "profile") {
+			t.Errorf("create_new_session with a bad profile name = %q, want INVALID_PARAMETERS naming profile", text)
+		}
 		no := false
 		want := []proxy.BrowserOptions{{Profile: "github"}, {Profile: "work", ProfileWrite: &no}}
 		if diff := cmp.Diff(want, b.createOpts); diff != "" {
