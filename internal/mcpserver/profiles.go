@@ -134,7 +134,11 @@ func profileLine(p *proxy.Profile) string {
 	if p.CookiesExpireAt != nil {
 		b.WriteString(", cookies expire " + p.CookiesExpireAt.UTC().Format(time.RFC3339))
 	}
-	if n := len(p.Sessions); n > 0 {
+	switch n := len(p.Sessions); n {
+	case 0:
+	case 1:
+		b.WriteString(", 1 live session")
+	default:
 		fmt.Fprintf(&b, ", %d live sessions", n)
 	}
 	return b.String()

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coder/websocket"
 	"github.com/google/go-cmp/cmp"
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -136,7 +137,7 @@ func TestSaveAndListProfiles(t *testing.T) {
 	b := &fakeBackend{}
 	profiles := &fakeProfiles{profiles: []*proxy.Profile{
 		{Name: "github", Version: 3, Origins: []string{"github.com"}, UpdatedAt: time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC), CookiesExpireAt: &expiry, Sessions: []string{"a", "b"}},
-		{Name: "intranet", Version: 1, UpdatedAt: time.Date(2026, 11, 26, 9, 0, 0, 0, time.UTC)},
+		{Name: "intranet", Version: 1, UpdatedAt: time.Date(2026, 11, 26, 9, 0, 0, 0, time.UTC), Sessions: []string{"c"}},
 	}}
 	s, err := New(context.Background(), b, b, WithProfiles(profiles), actForClients())
 	if err != nil {
@@ -182,7 +183,7 @@ func TestSaveAndListProfiles(t *testing.T) {
 
 	text, isErr = call(t, c, catalog.ToolListProfiles, nil)
 	wantList := "github: version 3, origins github.com, updated 2026-11-27T10:00:00Z, cookies expire 2027-03-01T12:00:00Z, 2 live sessions\n" +
-		"intranet: version 1, updated 2026-11-26T09:00:00Z"
+		"intranet: version 1, updated 2026-11-26T09:00:00Z, 1 live session"
 	if diff := cmp.Diff(wantList, text); isErr || diff != "" {
 		t.Errorf("list_profiles (error %v) (-want +got):\n%s", isErr, diff)
 	}
@@ -248,7 +249,8 @@ func TestProfileQueryParameter(t *testing.T) {
 			t.Fatalf("navigate over %s: %s %v", q, text, err)
 		}
 	}
-	ws := dialWS(t, serveWS(t, h)+"?profile=github", WSSubprotocol)
+	wsURL := serveWS(t, h)
+	ws := dialWS(t, wsURL+"?profile=github", WSSubprotocol)
 	ws.initialize(t)
 	if text, isErr := ws.callTool(t, "browser_navigate", nav); isErr {
 		t.Fatalf("navigate over /ws: %s", text)
@@ -266,6 +268,12 @@ func TestProfileQueryParameter(t *testing.T) {
 		resp.Body.Close()
 		if resp.StatusCode != http.StatusBadRequest {
 			t.Errorf("initialize at %s = %d, want 400", q, resp.StatusCode)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		_, wsResp, err := websocket.Dial(ctx, wsURL+q, &websocket.DialOptions{Subprotocols: []string{WSSubprotocol}})
+		cancel()
+		if err == nil || wsResp == nil || wsResp.StatusCode != http.StatusBadRequest {
+			t.Errorf("WebSocket handshake at %s = %v, %+v; want 400", q, err, wsResp)
 		}
 	}
 }
