@@ -256,7 +256,7 @@ func TestHelp(t *testing.T) {
 			if stderr.Len() > 0 {
 				t.Errorf("help wrote to stderr:\n%s", &stderr)
 			}
-			for _, s := range []string{"MCP_PROXY_URL=", "MCP_PROXY_TOKEN=", "MCP_PROXY_AUTOSTART=", "MCP_PROXY_RETRY_TIMEOUT=", "MCP_PROXY_LOG_LEVEL=", "MCP_PROXY_TOOLSETS=", "--toolsets", "PROXY_DATABASE_PATH="} {
+			for _, s := range []string{"MCP_PROXY_URL=", "MCP_PROXY_TOKEN=", "MCP_PROXY_AUTOSTART=", "MCP_PROXY_RETRY_TIMEOUT=", "MCP_PROXY_LOG_LEVEL=", "MCP_PROXY_TOOLSETS=", "--toolsets", "PROXY_DATABASE_PATH=", "MCP_PROXY_PROFILE=", "--profile"} {
 				if !strings.Contains(stdout.String(), s) {
 					t.Errorf("help lacks %s:\n%s", s, &stdout)
 				}

@@ -365,6 +365,9 @@ func TestConfigFromEnv(t *testing.T) {
 		{"toolsets", map[string]string{"MCP_PROXY_TOOLSETS": " storage,extraction ", "HOME": "/h"},
 			Config{URL: "http://127.0.0.1:34501", LogLevel: "warn", Autostart: true, RetryTimeout: 30 * time.Second, DatabasePath: "/h/.local/state/playwright-mcp-proxy/proxy.db", Toolsets: "storage,extraction"}, ""},
 		{"unknown toolset", map[string]string{"MCP_PROXY_TOOLSETS": "storage,cookies"}, Config{}, `MCP_PROXY_TOOLSETS: unknown tool group "cookies" (groups: upstream, storage,`},
+		{"profile", map[string]string{"MCP_PROXY_PROFILE": " github ", "HOME": "/h"},
+			Config{URL: "http://127.0.0.1:34501", LogLevel: "warn", Autostart: true, RetryTimeout: 30 * time.Second, DatabasePath: "/h/.local/state/playwright-mcp-proxy/proxy.db", Profile: "github"}, ""},
+		{"bad profile", map[string]string{"MCP_PROXY_PROFILE": "../github"}, Config{}, `MCP_PROXY_PROFILE "../github" is not a profile name`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
