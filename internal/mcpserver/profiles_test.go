@@ -205,8 +205,14 @@ func TestDefaultProfile(t *testing.T) {
 			t.Fatal(err)
 		}
 		c := connect(t, s)
-		if text, isErr := call(t, c, "browser_navigate", nav); isErr {
-			t.Fatalf("navigate: %s", text)
+		// The first answer says once which profile the session is signed
+		// in as; the record's facts read as before.
+		for i, want := range []bool{true, false} {
+			text, isErr := call(t, c, "browser_navigate", nav)
+			p, err := ParseAnswer(text)
+			if said := slices.Contains(strings.Split(text, "\n"), "profile: github"); isErr || err != nil || p.RefID != "ref-1" || said != want {
+				t.Errorf("navigate %d = %q (%v); want ref-1, and the line profile: github %v", i, text, err, want)
+			}
 		}
 		text, isErr := call(t, c, catalog.ToolCreateSession, map[string]any{"profile": "work", "profile_write": false})
 		if isErr || !strings.Contains(text, `"profile":"work"`) {

@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -227,6 +228,8 @@ func (s *Server) callUpstream(ctx context.Context, tool string, req mcp.CallTool
 		return s.errorResult(ctx, err), nil
 	}
 	id := explicit
+	// started is the profile the default session was just made from.
+	var started string
 	if id == "" {
 		if id = s.DefaultSessionOf(clientKey(ctx)); id == "" {
 			// The conversation's first call: one that is refused anyway
@@ -235,7 +238,7 @@ func (s *Server) callUpstream(ctx context.Context, tool string, req mcp.CallTool
 				return s.errorResult(ctx, err), nil
 			}
 		}
-		if id, err = s.defaultSession(ctx, ""); err != nil {
+		if id, started, err = s.defaultSession(ctx, ""); err != nil {
 			return s.errorResult(ctx, err), nil
 		}
 	}
@@ -243,7 +246,7 @@ func (s *Server) callUpstream(ctx context.Context, tool string, req mcp.CallTool
 	if explicit == "" && staleDefault(err) {
 		// The default session was closed or lost; the call never reached a
 		// browser, so it is safe to make a new default and send it there.
-		if id, err = s.defaultSession(ctx, id); err == nil {
+		if id, started, err = s.defaultSession(ctx, id); err == nil {
 			res, err = s.sessions.Call(s.acting(ctx), proxy.CallRequest{SessionID: id, Tool: tool, Params: raw, Changes: true})
 		}
 	}
@@ -260,7 +263,16 @@ func (s *Server) callUpstream(ctx context.Context, tool string, req mcp.CallTool
 		}
 	}
 	s.notifyNavigation(ctx, res)
-	out := mcp.NewToolResultText(Answer(res))
+	text := Answer(res)
+	if started != "" {
+		// Once, so that the model knows the session is signed in already.
+		first, rest, more := strings.Cut(text, "\n")
+		text = first + "\nprofile: " + started
+		if more {
+			text += "\n" + rest
+		}
+	}
+	out := mcp.NewToolResultText(text)
 	out.IsError = res.Status == proxy.StatusError
 	return out, nil
 }
@@ -305,17 +317,18 @@ func staleDefault(err error) bool {
 }
 
 // defaultSession returns the caller's default browser session, creating it
-// on first use. stale, when set, is an id known to be unusable.
-func (s *Server) defaultSession(ctx context.Context, stale string) (string, error) {
+// on first use, and the profile it started from when this call made it.
+// stale, when set, is an id known to be unusable.
+func (s *Server) defaultSession(ctx context.Context, stale string) (id, started string, err error) {
 	key := clientKey(ctx)
 	d := s.defaultOf(key)
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.gone {
-		return "", proxy.Errorf(proxy.ESESSIONCLOSED, "this MCP session has ended")
+		return "", "", proxy.Errorf(proxy.ESESSIONCLOSED, "this MCP session has ended")
 	}
 	if d.id != "" && d.id != stale {
-		return d.id, nil
+		return d.id, "", nil
 	}
 	var opts []proxy.BrowserOptions
 	if p := s.profileOf(d); p != "" {
@@ -323,11 +336,11 @@ func (s *Server) defaultSession(ctx context.Context, stale string) (string, erro
 	}
 	sess, err := s.sessions.CreateSession(s.acting(ctx), opts...)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	d.id = sess.ID
 	s.log.Debug("default session created", "mcp_session", key, "session_id", sess.ID, "profile", sess.Profile)
-	return d.id, nil
+	return d.id, sess.Profile, nil
 }
 
 // defaultOf returns the default-session entry of an MCP session, made on
