@@ -18,7 +18,6 @@ import (
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/config"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/logging"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/proxyserver"
-	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/store"
 )
 
 func main() {
@@ -183,7 +182,7 @@ func (c *MigrateCommand) Run(ctx context.Context, args []string) error {
 	if help, err := c.Main.parseFlags(fs, args, "Applies the database migrations and exits."); help || err != nil {
 		return err
 	}
-	db, err := store.Open(ctx, cfg.DatabasePath)
+	db, err := proxyserver.OpenStore(ctx, cfg)
 	if err != nil {
 		return err
 	}
