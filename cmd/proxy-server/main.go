@@ -40,8 +40,17 @@ func main() {
 // Main dispatches subcommands.
 type Main struct {
 	Stdout, Stderr io.Writer
+	// Stdin is what `profile import NAME -` reads; nil is os.Stdin.
+	Stdin io.Reader
 	// OnListen, when set, receives the address serve bound (tests use port 0).
 	OnListen func(addr string)
+}
+
+func (m *Main) stdin() io.Reader {
+	if m.Stdin == nil {
+		return os.Stdin
+	}
+	return m.Stdin
 }
 
 // NewMain returns a Main writing to the given streams.
@@ -60,6 +69,8 @@ func (m *Main) Run(ctx context.Context, args []string) error {
 		return (&MigrateCommand{Main: m}).Run(ctx, rest)
 	case "browser-node":
 		return (&BrowserNodeCommand{Main: m}).Run(ctx, rest)
+	case "profile":
+		return (&ProfileCommand{Main: m}).Run(ctx, rest)
 	case "version":
 		fmt.Fprintln(m.Stdout, "proxy-server", buildinfo.Version)
 		return nil
@@ -85,6 +96,9 @@ Usage:
 	                               run a browser node on this machine's Chromium
 	                               (for another server's PROXY_BROWSER_ENDPOINTS)
 	proxy-server version           print the version
+	proxy-server profile list|import|export|delete
+	                               manage login profiles in the database
+	                               ('proxy-server profile help')
 
 Run 'proxy-server serve -h' for the flags.
 `)
