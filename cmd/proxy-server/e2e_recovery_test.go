@@ -31,6 +31,7 @@ import (
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/proctest"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/store/seal"
 )
 
 // binaryServer is proxy-server running as its own process.
@@ -244,18 +245,42 @@ func waitReaped(t *testing.T, pid int) {
 	}
 }
 
-// waitStateSaved waits until the session's saved state has url.
+// waitStateSaved waits until the session's saved state has url. The state
+// is sealed: it is opened with the key file beside the database, as the
+// server opens it.
 func waitStateSaved(t *testing.T, db *sql.DB, id, url string) {
 	t.Helper()
+	var path string
+	if err := db.QueryRow("SELECT file FROM pragma_database_list WHERE name = 'main'").Scan(&path); err != nil {
+		t.Fatal(err)
+	}
+	key, err := seal.KeyFile(path + ".key")
+	if err != nil {
+		t.Fatal(err)
+	}
+	box, err := seal.New(key)
+	if err != nil {
+		t.Fatal(err)
+	}
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		var got string
-		err := db.QueryRow("SELECT url FROM session_state WHERE session_id = ?", id).Scan(&got)
-		if err == nil && got == url {
+		var (
+			blob  []byte
+			saved struct{ URL string }
+		)
+		err := db.QueryRow("SELECT state FROM session_state WHERE session_id = ?", id).Scan(&blob)
+		if err == nil {
+			var plain []byte
+			// The row the store binds a saved state to.
+			if plain, err = box.Open(seal.Row("session_state", id), blob); err == nil {
+				err = json.Unmarshal(plain, &saved)
+			}
+		}
+		if err == nil && saved.URL == url {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("session %s: saved state url = %q (%v), want %q", id, got, err, url)
+			t.Fatalf("session %s: saved state url = %q (%v), want %q", id, saved.URL, err, url)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
