@@ -107,6 +107,11 @@ func Serve(ctx context.Context, cfg config.Config, opts Options) error {
 		}
 	}()
 
+	if err := db.CheckStateKey(ctx); err != nil {
+		log.Warn("what the database holds sealed does not open with the state key: suspended sessions resume blank and profiles cannot be read until the key that sealed them is back (PROXY_STATE_KEY, or the key file beside the database)",
+			"key_from", keySource(cfg), "err", err)
+	}
+
 	// Sessions a crashed or stopped server left active have no worker now;
 	// they resume on their next call.
 	if n, err := db.SetSessionsState(ctx, proxy.SessionActive, proxy.SessionSuspended); err != nil {
@@ -338,6 +343,15 @@ func OpenStore(ctx context.Context, cfg config.Config) (*store.DB, error) {
 		return nil, fmt.Errorf("opening database %s: %w", cfg.DatabasePath, err)
 	}
 	return db, nil
+}
+
+// keySource names where the state key comes from, for the log: never the
+// key itself.
+func keySource(cfg config.Config) string {
+	if cfg.StateKey != "" {
+		return "PROXY_STATE_KEY"
+	}
+	return store.KeyFilePath(cfg.DatabasePath)
 }
 
 // apiTokens are the client tokens as the API takes them, and their names.

@@ -199,6 +199,16 @@ func TestAtRestSealsLegacyStates(t *testing.T) {
 	}
 }
 
+func openDBWithKey(t *testing.T, path string, key []byte) *store.DB {
+	t.Helper()
+	db, err := store.Open(t.Context(), path, store.WithStateKey(key))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
 func TestStateKey(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
@@ -285,6 +295,9 @@ func TestStateKey(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if err := wrong.CheckStateKey(ctx); !errors.Is(err, seal.ErrOpen) || !strings.Contains(err.Error(), "session s") {
+			t.Errorf("CheckStateKey with another key = %v, want ErrOpen naming session s", err)
+		}
 		_, _, err = wrong.LoadSessionState(ctx, "s")
 		if !errors.Is(err, seal.ErrOpen) {
 			t.Errorf("LoadSessionState with another key = %v, want ErrOpen", err)
@@ -311,6 +324,9 @@ func TestStateKey(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer right.Close()
+		if err := right.CheckStateKey(ctx); err != nil {
+			t.Errorf("CheckStateKey with the key again: %v", err)
+		}
 		got, _, err := right.LoadSessionState(ctx, "s")
 		if err != nil || !bytes.Equal(got, state) {
 			t.Errorf("LoadSessionState with the key again = %s, %v", got, err)
@@ -318,6 +334,28 @@ func TestStateKey(t *testing.T) {
 		gotProfile, _, err := right.ProfileState(ctx, "work")
 		if err != nil || !bytes.Equal(gotProfile, profile) {
 			t.Errorf("ProfileState with the key again = %s, %v", gotProfile, err)
+		}
+	})
+
+	t.Run("another key and only a profile sealed", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "proxy.db")
+		db, err := store.Open(ctx, path, store.WithStateKey(key))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := db.CheckStateKey(ctx); err != nil {
+			t.Errorf("CheckStateKey on an empty store: %v", err)
+		}
+		profile, meta := storageState(t, "SECRET-p", -1)
+		if _, err := db.PutProfile(ctx, "work", profile, meta, t0, -1); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.Close(); err != nil {
+			t.Fatal(err)
+		}
+		wrong := openDBWithKey(t, path, other)
+		if err := wrong.CheckStateKey(ctx); !errors.Is(err, seal.ErrOpen) || !strings.Contains(err.Error(), "profile work") {
+			t.Errorf("CheckStateKey with another key = %v, want ErrOpen naming profile work", err)
 		}
 	})
 

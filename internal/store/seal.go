@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/store/seal"
@@ -114,4 +116,37 @@ func (db *DB) sealLegacyBatch(ctx context.Context) (int, error) {
 		}
 	}
 	return len(batch), tx.Commit()
+}
+
+// CheckStateKey reports whether what the record holds sealed opens with
+// the store's key: it tries the newest saved session state and the newest
+// profile, and returns an error wrapping seal.ErrOpen naming the first that
+// does not (nil when both open, or there is none). A server started with
+// another key than the one that sealed them says so at start, instead of
+// each session resuming blank without a word.
+func (db *DB) CheckStateKey(ctx context.Context) error {
+	var (
+		id   string
+		blob []byte
+	)
+	err := db.r.QueryRowContext(ctx,
+		`SELECT session_id, state FROM session_state WHERE typeof(state) = 'blob' ORDER BY saved_at DESC LIMIT 1`).Scan(&id, &blob)
+	switch {
+	case err == nil:
+		if _, err := db.box.Open(seal.Row(sealSessionState, id), blob); err != nil {
+			return fmt.Errorf("store: the saved state of session %s: %w", id, err)
+		}
+	case !errors.Is(err, sql.ErrNoRows):
+		return fmt.Errorf("store: check state key: %w", err)
+	}
+	err = db.r.QueryRowContext(ctx, `SELECT name, state FROM profiles ORDER BY updated_at DESC LIMIT 1`).Scan(&id, &blob)
+	switch {
+	case err == nil:
+		if _, err := db.box.Open(seal.Row(sealProfile, id), blob); err != nil {
+			return fmt.Errorf("store: profile %s: %w", id, err)
+		}
+	case !errors.Is(err, sql.ErrNoRows):
+		return fmt.Errorf("store: check state key: %w", err)
+	}
+	return nil
 }
