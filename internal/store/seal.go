@@ -125,28 +125,26 @@ func (db *DB) sealLegacyBatch(ctx context.Context) (int, error) {
 // another key than the one that sealed them says so at start, instead of
 // each session resuming blank without a word.
 func (db *DB) CheckStateKey(ctx context.Context) error {
-	var (
-		id   string
-		blob []byte
-	)
-	err := db.r.QueryRowContext(ctx,
-		`SELECT session_id, state FROM session_state WHERE typeof(state) = 'blob' ORDER BY saved_at DESC LIMIT 1`).Scan(&id, &blob)
-	switch {
-	case err == nil:
-		if _, err := db.box.Open(seal.Row(sealSessionState, id), blob); err != nil {
-			return fmt.Errorf("store: the saved state of session %s: %w", id, err)
-		}
-	case !errors.Is(err, sql.ErrNoRows):
-		return fmt.Errorf("store: check state key: %w", err)
+	newest := []struct{ table, what, query string }{
+		{sealSessionState, "the saved state of session",
+			`SELECT session_id, state FROM session_state WHERE typeof(state) = 'blob' ORDER BY saved_at DESC LIMIT 1`},
+		{sealProfile, "profile", `SELECT name, state FROM profiles ORDER BY updated_at DESC LIMIT 1`},
 	}
-	err = db.r.QueryRowContext(ctx, `SELECT name, state FROM profiles ORDER BY updated_at DESC LIMIT 1`).Scan(&id, &blob)
-	switch {
-	case err == nil:
-		if _, err := db.box.Open(seal.Row(sealProfile, id), blob); err != nil {
-			return fmt.Errorf("store: profile %s: %w", id, err)
+	for _, n := range newest {
+		var (
+			key  string
+			blob []byte
+		)
+		err := db.r.QueryRowContext(ctx, n.query).Scan(&key, &blob)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			continue
+		case err != nil:
+			return fmt.Errorf("store: check state key: %w", err)
 		}
-	case !errors.Is(err, sql.ErrNoRows):
-		return fmt.Errorf("store: check state key: %w", err)
+		if _, err := db.box.Open(seal.Row(n.table, key), blob); err != nil {
+			return fmt.Errorf("store: %s %s: %w", n.what, key, err)
+		}
 	}
 	return nil
 }
