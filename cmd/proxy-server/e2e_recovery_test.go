@@ -245,10 +245,19 @@ func waitReaped(t *testing.T, pid int) {
 	}
 }
 
-// waitStateSaved waits until the session's saved state has url. The state
-// is sealed: it is opened with the key file beside the database, as the
-// server opens it.
+// waitStateSaved waits until the session's saved state has url.
 func waitStateSaved(t *testing.T, db *sql.DB, id, url string) {
+	t.Helper()
+	waitSavedState(t, db, id, "url "+url, func(plain []byte) bool {
+		var saved struct{ URL string }
+		return json.Unmarshal(plain, &saved) == nil && saved.URL == url
+	})
+}
+
+// waitSavedState waits until the session's saved state satisfies ok. The
+// state is sealed: it is opened with the key file beside the database, as
+// the server opens it.
+func waitSavedState(t *testing.T, db *sql.DB, id, what string, ok func(plain []byte) bool) {
 	t.Helper()
 	var path string
 	if err := db.QueryRow("SELECT file FROM pragma_database_list WHERE name = 'main'").Scan(&path); err != nil {
@@ -264,23 +273,17 @@ func waitStateSaved(t *testing.T, db *sql.DB, id, url string) {
 	}
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		var (
-			blob  []byte
-			saved struct{ URL string }
-		)
+		var blob, plain []byte
 		err := db.QueryRow("SELECT state FROM session_state WHERE session_id = ?", id).Scan(&blob)
 		if err == nil {
-			var plain []byte
 			// The row the store binds a saved state to.
-			if plain, err = box.Open(seal.Row("session_state", id), blob); err == nil {
-				err = json.Unmarshal(plain, &saved)
-			}
+			plain, err = box.Open(seal.Row("session_state", id), blob)
 		}
-		if err == nil && saved.URL == url {
+		if err == nil && ok(plain) {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("session %s: saved state url = %q (%v), want %q", id, saved.URL, err, url)
+			t.Fatalf("session %s: no saved state with %s within 20s (%v)", id, what, err)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}

@@ -163,18 +163,7 @@ func TestProfileCLI(t *testing.T) {
 		}
 	})
 	t.Run("the database holds no secret", func(t *testing.T) {
-		for _, f := range []string{db, db + "-wal", db + "-shm"} {
-			raw, err := os.ReadFile(f)
-			if errors.Is(err, os.ErrNotExist) {
-				continue
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if bytes.Contains(raw, []byte(secret)) {
-				t.Errorf("%s holds the secret", filepath.Base(f))
-			}
-		}
+		assertAbsent(t, "after import", secret, db, db+"-wal", db+"-shm")
 	})
 	t.Run("another PROXY_STATE_KEY opens nothing", func(t *testing.T) {
 		key := make([]byte, seal.KeySize)
