@@ -83,6 +83,11 @@ func (c *ProfileCommand) Run(ctx context.Context, args []string) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
+	// Only import may start a database: reading one that is not there is
+	// a wrong path, not an empty list.
+	if _, err := os.Stat(cfg.DatabasePath); sub != "import" && errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("profile %s: no database at %s (PROXY_DATABASE_PATH, -db)", sub, cfg.DatabasePath)
+	}
 	db, err := proxyserver.OpenStore(ctx, cfg)
 	if err != nil {
 		return err

@@ -206,6 +206,16 @@ func TestProfileCLI(t *testing.T) {
 		{"too few arguments", "", []string{"import", "work"}, []string{"2 arguments"}},
 		{"unknown subcommand", "", []string{"rename", "a", "b"}, []string{"rename"}},
 	}
+	t.Run("refused: list of a database that is not there, and none is made", func(t *testing.T) {
+		missing := filepath.Join(dir, "elsewhere", "proxy.db")
+		_, _, err := profileCLI(ctx, missing, "", "list")
+		if err == nil || !strings.Contains(err.Error(), missing) {
+			t.Errorf("list = %v, want an error naming %s", err, missing)
+		}
+		if _, err := os.Stat(filepath.Dir(missing)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("list made %s: %v", filepath.Dir(missing), err)
+		}
+	})
 	for _, tt := range refusals {
 		t.Run("refused: "+tt.name, func(t *testing.T) {
 			_, _, err := profileCLI(ctx, db, tt.stdin, tt.args...)
