@@ -40,12 +40,13 @@ func main() {
 // Main dispatches subcommands.
 type Main struct {
 	Stdout, Stderr io.Writer
-	// Stdin is what `profile import NAME -` reads; nil is os.Stdin.
-	Stdin io.Reader
 	// OnListen, when set, receives the address serve bound (tests use port 0).
 	OnListen func(addr string)
+	// Stdin is what `profile import NAME -` reads; nil is os.Stdin.
+	Stdin io.Reader
 }
 
+// stdin is Stdin, or the process's own.
 func (m *Main) stdin() io.Reader {
 	if m.Stdin == nil {
 		return os.Stdin
