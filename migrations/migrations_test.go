@@ -20,7 +20,7 @@ func TestFSHoldsMigrationsAtRoot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]string{"00001_initial.sql", "00002_session_state.sql", "00003_session_owner.sql", "00004_session_events.sql", "00005_downloads.sql", "00006_session_options.sql"}, names); diff != "" {
+	if diff := cmp.Diff([]string{"00001_initial.sql", "00002_session_state.sql", "00003_session_owner.sql", "00004_session_events.sql", "00005_downloads.sql", "00006_session_options.sql", "00007_profiles.sql"}, names); diff != "" {
 		t.Errorf("embedded migrations (-want +got):\n%s", diff)
 	}
 }
@@ -67,10 +67,11 @@ func TestUpDownUp(t *testing.T) {
 	ctx := t.Context()
 	db, p := openProvider(t)
 	schema := []string{
-		"console_logs", "console_logs_ref_id", "diff_cursors", "downloads", "goose_db_version", "images",
+		"console_logs", "console_logs_ref_id", "diff_cursors", "downloads", "goose_db_version", "images", "profiles",
 		"requests", "requests_session_timestamp", "responses", "session_events", "session_events_session_at", "session_state", "sessions",
 	}
-	v4 := slices.DeleteFunc(slices.Clone(schema), func(n string) bool { return n == "downloads" })
+	v6 := slices.DeleteFunc(slices.Clone(schema), func(n string) bool { return n == "profiles" })
+	v4 := slices.DeleteFunc(slices.Clone(v6), func(n string) bool { return n == "downloads" })
 	v3 := slices.DeleteFunc(slices.Clone(v4), func(n string) bool { return strings.HasPrefix(n, "session_events") })
 	v1 := slices.DeleteFunc(slices.Clone(v3), func(n string) bool { return n == "session_state" })
 	steps := []struct {
@@ -79,15 +80,16 @@ func TestUpDownUp(t *testing.T) {
 		wantVersion int64
 		wantTables  []string
 	}{
-		{"up", func() (int, error) { r, err := p.Up(ctx); return len(r), err }, 6, schema},
-		{"up again is a no-op", func() (int, error) { r, err := p.Up(ctx); return len(r), err }, 6, schema},
-		{"down one step (a column)", func() (int, error) { _, err := p.Down(ctx); return 1, err }, 5, schema},
+		{"up", func() (int, error) { r, err := p.Up(ctx); return len(r), err }, 7, schema},
+		{"up again is a no-op", func() (int, error) { r, err := p.Up(ctx); return len(r), err }, 7, schema},
+		{"down the profiles", func() (int, error) { _, err := p.Down(ctx); return 1, err }, 6, v6},
+		{"down one step (a column)", func() (int, error) { _, err := p.Down(ctx); return 1, err }, 5, v6},
 		{"down the downloads", func() (int, error) { _, err := p.Down(ctx); return 1, err }, 4, v4},
 		{"down one step (a table)", func() (int, error) { _, err := p.Down(ctx); return 1, err }, 3, v3},
 		{"down another (a column)", func() (int, error) { _, err := p.Down(ctx); return 1, err }, 2, v3},
 		{"down another", func() (int, error) { _, err := p.Down(ctx); return 1, err }, 1, v1},
 		{"down to zero", func() (int, error) { r, err := p.DownTo(ctx, 0); return len(r), err }, 0, []string{"goose_db_version"}},
-		{"up after down", func() (int, error) { r, err := p.Up(ctx); return len(r), err }, 6, schema},
+		{"up after down", func() (int, error) { r, err := p.Up(ctx); return len(r), err }, 7, schema},
 	}
 	for _, st := range steps {
 		t.Run(st.name, func(t *testing.T) {
@@ -146,8 +148,14 @@ func TestSchemaConstraints(t *testing.T) {
 		{"unknown response status", `UPDATE responses SET status = 'meh'`, "CHECK"},
 		{"negative cursor", `INSERT INTO diff_cursors VALUES ('r', -1, 'h', '` + ts + `')`, "CHECK"},
 		{"saved state for unknown session", `INSERT INTO session_state (session_id, state, saved_at) VALUES ('nope', '{}', '` + ts + `')`, "FOREIGN KEY"},
-		{"invalid saved state JSON", `INSERT INTO session_state (session_id, state, saved_at) VALUES ('s', '{', '` + ts + `')`, "CHECK"},
-		{"the derived url cannot be written", `INSERT INTO session_state (session_id, url, saved_at) VALUES ('s', 'x', '` + ts + `')`, "generated column"},
+		{"saved state neither sealed nor JSON", `INSERT INTO session_state (session_id, state, saved_at) VALUES ('s', '{', '` + ts + `')`, "CHECK"},
+		{"a sealed saved state", `INSERT INTO session_state (session_id, state, saved_at) VALUES ('s', x'01ff00', '` + ts + `')`, ""},
+		{"profile state in the clear", `INSERT INTO profiles (name, version, state, bytes, created_at, updated_at) VALUES ('p', 1, '{}', 2, '` + ts + `', '` + ts + `')`, "CHECK"},
+		{"profile version 0", `INSERT INTO profiles (name, version, state, bytes, created_at, updated_at) VALUES ('p', 0, x'01', 2, '` + ts + `', '` + ts + `')`, "CHECK"},
+		{"profile origins not an array", `INSERT INTO profiles (name, version, state, origins, bytes, created_at, updated_at) VALUES ('p', 1, x'01', '{}', 2, '` + ts + `', '` + ts + `')`, "CHECK"},
+		{"a profile", `INSERT INTO profiles (name, version, state, bytes, created_at, updated_at) VALUES ('p', 1, x'01', 2, '` + ts + `', '` + ts + `')`, ""},
+		{"a profile name twice", `INSERT INTO profiles (name, version, state, bytes, created_at, updated_at) VALUES ('p', 1, x'01', 2, '` + ts + `', '` + ts + `')`, "UNIQUE"},
+		{"a session without a profile", `SELECT 1 FROM sessions WHERE profile IS NULL AND profile_version = 0 AND profile_write = 0`, ""},
 		{"saved state without saved_at", `INSERT INTO session_state (session_id, state) VALUES ('s', '{}')`, "NOT NULL"},
 		{"JSON that looks numeric stays text", `UPDATE sessions SET metadata = '1.0'`, ""},
 	}

@@ -31,6 +31,7 @@ import (
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/proctest"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/store/seal"
 )
 
 // binaryServer is proxy-server running as its own process.
@@ -247,15 +248,42 @@ func waitReaped(t *testing.T, pid int) {
 // waitStateSaved waits until the session's saved state has url.
 func waitStateSaved(t *testing.T, db *sql.DB, id, url string) {
 	t.Helper()
+	waitSavedState(t, db, id, "url "+url, func(plain []byte) bool {
+		var saved struct{ URL string }
+		return json.Unmarshal(plain, &saved) == nil && saved.URL == url
+	})
+}
+
+// waitSavedState waits until the session's saved state satisfies ok. The
+// state is sealed: it is opened with the key file beside the database, as
+// the server opens it.
+func waitSavedState(t *testing.T, db *sql.DB, id, what string, ok func(plain []byte) bool) {
+	t.Helper()
+	var path string
+	if err := db.QueryRow("SELECT file FROM pragma_database_list WHERE name = 'main'").Scan(&path); err != nil {
+		t.Fatal(err)
+	}
+	key, err := seal.KeyFile(path + ".key")
+	if err != nil {
+		t.Fatal(err)
+	}
+	box, err := seal.New(key)
+	if err != nil {
+		t.Fatal(err)
+	}
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		var got string
-		err := db.QueryRow("SELECT url FROM session_state WHERE session_id = ?", id).Scan(&got)
-		if err == nil && got == url {
+		var blob, plain []byte
+		err := db.QueryRow("SELECT state FROM session_state WHERE session_id = ?", id).Scan(&blob)
+		if err == nil {
+			// The row the store binds a saved state to.
+			plain, err = box.Open(seal.Row("session_state", id), blob)
+		}
+		if err == nil && ok(plain) {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("session %s: saved state url = %q (%v), want %q", id, got, err, url)
+			t.Fatalf("session %s: no saved state with %s within 20s (%v)", id, what, err)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}

@@ -18,7 +18,6 @@ import (
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/config"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/logging"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/proxyserver"
-	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/store"
 )
 
 func main() {
@@ -43,6 +42,16 @@ type Main struct {
 	Stdout, Stderr io.Writer
 	// OnListen, when set, receives the address serve bound (tests use port 0).
 	OnListen func(addr string)
+	// Stdin is what `profile import NAME -` reads; nil is os.Stdin.
+	Stdin io.Reader
+}
+
+// stdin is Stdin, or the process's own.
+func (m *Main) stdin() io.Reader {
+	if m.Stdin == nil {
+		return os.Stdin
+	}
+	return m.Stdin
 }
 
 // NewMain returns a Main writing to the given streams.
@@ -61,6 +70,8 @@ func (m *Main) Run(ctx context.Context, args []string) error {
 		return (&MigrateCommand{Main: m}).Run(ctx, rest)
 	case "browser-node":
 		return (&BrowserNodeCommand{Main: m}).Run(ctx, rest)
+	case "profile":
+		return (&ProfileCommand{Main: m}).Run(ctx, rest)
 	case "version":
 		fmt.Fprintln(m.Stdout, "proxy-server", buildinfo.Version)
 		return nil
@@ -86,6 +97,9 @@ Usage:
 	                               run a browser node on this machine's Chromium
 	                               (for another server's PROXY_BROWSER_ENDPOINTS)
 	proxy-server version           print the version
+	proxy-server profile list|import|export|delete
+	                               manage login profiles in the database
+	                               ('proxy-server profile help')
 
 Run 'proxy-server serve -h' for the flags.
 `)
@@ -183,7 +197,7 @@ func (c *MigrateCommand) Run(ctx context.Context, args []string) error {
 	if help, err := c.Main.parseFlags(fs, args, "Applies the database migrations and exits."); help || err != nil {
 		return err
 	}
-	db, err := store.Open(ctx, cfg.DatabasePath)
+	db, err := proxyserver.OpenStore(ctx, cfg)
 	if err != nil {
 		return err
 	}

@@ -16,7 +16,9 @@ import (
 
 	"github.com/kelseyhightower/envconfig"
 
+	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/nodes"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/store/seal"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/toolset"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/upstream"
 )
@@ -106,6 +108,15 @@ type Config struct {
 	// LogFile receives proxy-server's log instead of stderr; SIGHUP reopens
 	// it at its path (logrotate). Its directory must exist.
 	LogFile string `envconfig:"PROXY_LOG_FILE" unset:"stderr"`
+	// StateKey seals saved browser states and login profiles in the
+	// database (seal.ParseKey says how it is written). Secret: Variables
+	// masks it.
+	StateKey string `envconfig:"PROXY_STATE_KEY" unset:"a 0600 key file beside the database, created on first start" secret:"true"`
+	// Profiles is what MCP clients may do with login profiles:
+	// proxy.ProfilesOff, ProfilesUse or ProfilesSave.
+	Profiles string `envconfig:"PROXY_PROFILES"`
+	// ProfileMaxBytes bounds a login profile's storage state.
+	ProfileMaxBytes int64 `envconfig:"PROXY_PROFILE_MAX_BYTES"`
 
 	// getenv reads the environment the workers inherit, where upstream's
 	// own PLAYWRIGHT_MCP_* variables may point them at a browser; nil
@@ -146,6 +157,8 @@ func DefaultConfig(getenv func(string) string) Config {
 		LogFormat:              "text",
 		MinFreeMemory:          512 << 20,
 		MaxDownloadBytes:       50 << 20,
+		Profiles:               proxy.ProfilesSave,
+		ProfileMaxBytes:        5 << 20,
 		getenv:                 getenv,
 	}
 }
@@ -180,6 +193,10 @@ func FromEnv() (Config, error) {
 	// it starts.
 	if strings.TrimSpace(c.DatabasePath) == "" {
 		c.DatabasePath = DefaultDatabasePath(os.Getenv)
+	}
+	// Likewise an empty PROXY_PROFILES is the default mode.
+	if strings.TrimSpace(c.Profiles) == "" {
+		c.Profiles = proxy.ProfilesSave
 	}
 	return c, nil
 }
@@ -251,6 +268,13 @@ func (c Config) Validate() error {
 		return bad("AUTH_TOKEN", "must be set when PROXY_CLIENT_TOKENS_FILE is: without the operator's token the operator's views would be open to anyone")
 	case c.LogFile != "" && !isDir(filepath.Dir(c.LogFile)):
 		return bad("LOG_FILE", "the directory of %q does not exist (it is not created)", c.LogFile)
+	case !oneOf(c.Profiles, proxy.ProfilesOff, proxy.ProfilesUse, proxy.ProfilesSave):
+		return bad("PROFILES", "%q is not off, use or save", c.Profiles)
+	case c.ProfileMaxBytes < 1:
+		return bad("PROFILE_MAX_BYTES", "must be positive")
+	}
+	if _, err := c.StateKeyBytes(); err != nil {
+		return err
 	}
 	if _, err := c.ClientTokens(); err != nil {
 		return fmt.Errorf("%w: PROXY_CLIENT_TOKENS_FILE: %w", ErrInvalid, err)
@@ -273,6 +297,20 @@ func (c Config) Validate() error {
 			"PROXY_SESSION_IDLE_TIMEOUT decides when an idle session gives its browser up", upstream.IdleTimeoutFlag)
 	}
 	return nil
+}
+
+// StateKeyBytes is PROXY_STATE_KEY decoded; nil when it is unset (the
+// store then keeps its key in a file beside the database). The error never
+// holds the value.
+func (c Config) StateKeyBytes() ([]byte, error) {
+	if c.StateKey == "" {
+		return nil, nil
+	}
+	key, err := seal.ParseKey(c.StateKey)
+	if err != nil {
+		return nil, fmt.Errorf("%w: PROXY_STATE_KEY: %w", ErrInvalid, err)
+	}
+	return key, nil
 }
 
 // workerBrowserFlags point a worker at a browser other than the one it
@@ -323,7 +361,8 @@ type Variable struct {
 
 // Variables lists every PROXY_* variable Config reads, with c's values, in
 // field order: usage text built from it shows the defaults and cannot miss
-// a variable added later.
+// a variable added later. A secret (the `secret` tag) that is set shows as
+// "(set)", never its value.
 func (c Config) Variables() []Variable {
 	v := reflect.ValueOf(c)
 	var out []Variable
@@ -335,6 +374,9 @@ func (c Config) Variables() []Variable {
 		val := fmt.Sprint(v.Field(i).Interface())
 		if list, ok := v.Field(i).Interface().([]string); ok {
 			val = strings.Join(list, ",")
+		}
+		if v.Type().Field(i).Tag.Get("secret") == "true" && val != "" {
+			val = "(set)"
 		}
 		out = append(out, Variable{Name: name, Value: val, Unset: v.Type().Field(i).Tag.Get("unset")})
 	}

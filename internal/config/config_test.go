@@ -34,6 +34,9 @@ func TestDefaultConfig(t *testing.T) {
 		{"ResponseMode", c.ResponseMode, "ref"},
 		{"EnableScriptEvaluation", c.EnableScriptEvaluation, true},
 		{"InlineResultMax", c.InlineResultMax, 1000},
+		{"StateKey", c.StateKey, ""},
+		{"Profiles", c.Profiles, "save"},
+		{"ProfileMaxBytes", c.ProfileMaxBytes, int64(5242880)},
 	}
 	for _, tc := range checks {
 		if tc.got != tc.want {
@@ -118,6 +121,11 @@ func TestValidate(t *testing.T) {
 			c.LogFile = filepath.Join(os.TempDir(), "pwproxy-no-such-dir", "proxy.log")
 		}, "PROXY_LOG_FILE"},
 		{"log file in a file", func(c *Config) { c.LogFile = filepath.Join(os.Args[0], "proxy.log") }, "PROXY_LOG_FILE"},
+		{"profiles mode", func(c *Config) { c.Profiles = "write" }, "PROXY_PROFILES"},
+		{"profiles mode empty", func(c *Config) { c.Profiles = "" }, "PROXY_PROFILES"},
+		{"profile max bytes", func(c *Config) { c.ProfileMaxBytes = 0 }, "PROXY_PROFILE_MAX_BYTES"},
+		{"state key short", func(c *Config) { c.StateKey = strings.Repeat("ab", 16) }, "PROXY_STATE_KEY"},
+		{"state key passphrase", func(c *Config) { c.StateKey = "hunter2" }, "PROXY_STATE_KEY"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -227,6 +235,23 @@ func TestFromEnvEmptyDatabasePathIsTheDefault(t *testing.T) {
 	}
 }
 
+func TestFromEnvProfiles(t *testing.T) {
+	tests := []struct{ env, want string }{{"", "save"}, {"use", "use"}, {"off", "off"}}
+	for _, tc := range tests {
+		t.Run(tc.env, func(t *testing.T) {
+			t.Setenv("PROXY_PROFILES", tc.env)
+			t.Setenv("PROXY_PROFILE_MAX_BYTES", "1024")
+			c, err := FromEnv()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.Profiles != tc.want || c.ProfileMaxBytes != 1024 {
+				t.Errorf("Profiles = %q, ProfileMaxBytes = %d; want %q, 1024", c.Profiles, c.ProfileMaxBytes, tc.want)
+			}
+		})
+	}
+}
+
 func TestFromEnvIgnoresBareNames(t *testing.T) {
 	t.Setenv("PORT", "9999")
 	t.Setenv("HOST", "0.0.0.0")
@@ -271,6 +296,67 @@ func TestVariables(t *testing.T) {
 	} {
 		if v, ok := got[name]; !ok || v != want {
 			t.Errorf("%s = %q (listed %v), want %q", name, v, ok, want)
+		}
+	}
+}
+
+// TestStateKey: PROXY_STATE_KEY in each spelling it takes, and a refusal
+// that says how to make one without repeating the value.
+func TestStateKey(t *testing.T) {
+	hexKey := strings.Repeat("0123456789abcdef", 4)
+	want := []byte{0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef}
+	tests := []struct {
+		name, value string
+		ok          bool
+	}{
+		{"unset: the key file", "", true},
+		{"hex", hexKey, true},
+		{"base64", "ASNFZ4mrze8BI0VniavN7wEjRWeJq83vASNFZ4mrze8=", true},
+		{"base64url unpadded", "ASNFZ4mrze8BI0VniavN7wEjRWeJq83vASNFZ4mrze8", true},
+		{"too short", hexKey[:62], false},
+		{"a word", "SECRETWORD-not-a-key", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := DefaultConfig(env(map[string]string{"HOME": "/home/u"}))
+			c.StateKey = tc.value
+			key, err := c.StateKeyBytes()
+			verr := c.Validate()
+			if !tc.ok {
+				for _, e := range []error{err, verr} {
+					if !errors.Is(e, ErrInvalid) || !strings.Contains(e.Error(), "PROXY_STATE_KEY") || !strings.Contains(e.Error(), "openssl rand -hex 32") {
+						t.Errorf("error %v, want ErrInvalid naming PROXY_STATE_KEY with a hint", e)
+					}
+					if e != nil && strings.Contains(e.Error(), tc.value) {
+						t.Errorf("error %q repeats the value", e)
+					}
+				}
+				return
+			}
+			if err != nil || verr != nil {
+				t.Fatalf("StateKeyBytes: %v; Validate: %v", err, verr)
+			}
+			switch {
+			case tc.value == "" && key != nil:
+				t.Errorf("key %x, want none", key)
+			case tc.value != "" && (len(key) != 32 || string(key[:8]) != string(want)):
+				t.Errorf("key %x, want 0123456789abcdef × 4", key)
+			}
+		})
+	}
+}
+
+// TestVariablesMaskSecrets: a set PROXY_STATE_KEY is listed as set, never
+// as its value.
+func TestVariablesMaskSecrets(t *testing.T) {
+	c := DefaultConfig(env(map[string]string{"HOME": "/home/u"}))
+	c.StateKey = strings.Repeat("5e", 32)
+	for _, v := range c.Variables() {
+		if strings.Contains(v.Value, c.StateKey) {
+			t.Errorf("%s lists the key", v.Name)
+		}
+		if v.Name == "PROXY_STATE_KEY" && v.Value != "(set)" {
+			t.Errorf("PROXY_STATE_KEY = %q, want (set)", v.Value)
 		}
 	}
 }

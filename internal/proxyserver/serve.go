@@ -97,15 +97,20 @@ func Serve(ctx context.Context, cfg config.Config, opts Options) error {
 		}
 	}()
 
-	db, err := store.Open(ctx, cfg.DatabasePath)
+	db, err := OpenStore(ctx, cfg)
 	if err != nil {
-		return fmt.Errorf("opening database %s: %w", cfg.DatabasePath, err)
+		return err
 	}
 	defer func() {
 		if err := db.Close(); err != nil {
 			log.Error("closing database", "err", err)
 		}
 	}()
+
+	if err := db.CheckStateKey(ctx); err != nil {
+		log.Warn("what the database holds sealed does not open with the state key: suspended sessions resume blank and profiles cannot be read until the key that sealed them is back (PROXY_STATE_KEY, or the key file beside the database)",
+			"key_from", keySource(cfg), "err", err)
+	}
 
 	// Sessions a crashed or stopped server left active have no worker now;
 	// they resume on their next call.
@@ -219,6 +224,8 @@ func Serve(ctx context.Context, cfg config.Config, opts Options) error {
 		OwnBrowsers:        cfg.SharedBrowser() == "",
 		Logger:             log,
 		Devices:            upstream.NewDevices(command),
+		Profiles:           cfg.Profiles,
+		MaxProfileBytes:    cfg.ProfileMaxBytes,
 	})
 	// Whatever happens below, no worker outlives Serve: by the shutdown's
 	// deadline once one began, else within a budget of its own.
@@ -271,7 +278,7 @@ func Serve(ctx context.Context, cfg config.Config, opts Options) error {
 		api.WithUI(ui.Handler("/ui/")),
 	}
 	if profiles != nil {
-		apiOpts = append(apiOpts, api.WithProfiles(profiles))
+		apiOpts = append(apiOpts, api.WithProfiles(profiles), api.WithMaxProfileBytes(cfg.ProfileMaxBytes))
 	}
 	if cfg.MinFreeMemory > 0 {
 		apiOpts = append(apiOpts, api.WithHealthCheck("host_memory", upstream.HostMemoryCheck(cfg.MinFreeMemory, upstream.AvailableMemory)))
@@ -326,6 +333,35 @@ func Serve(ctx context.Context, cfg config.Config, opts Options) error {
 		log.Warn("http shutdown", "err", err)
 	}
 	return nil
+}
+
+// OpenStore opens the database of cfg with its state key: PROXY_STATE_KEY,
+// else the key file beside the database. Every command that opens the
+// database (serve, migrate, profile) opens it here, so all of them seal and
+// open with the same key.
+func OpenStore(ctx context.Context, cfg config.Config) (*store.DB, error) {
+	key, err := cfg.StateKeyBytes()
+	if err != nil {
+		return nil, err
+	}
+	var opts []store.Option
+	if key != nil {
+		opts = append(opts, store.WithStateKey(key))
+	}
+	db, err := store.Open(ctx, cfg.DatabasePath, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("opening database %s: %w", cfg.DatabasePath, err)
+	}
+	return db, nil
+}
+
+// keySource names where the state key comes from, for the log: never the
+// key itself.
+func keySource(cfg config.Config) string {
+	if cfg.StateKey != "" {
+		return "PROXY_STATE_KEY"
+	}
+	return store.KeyFilePath(cfg.DatabasePath)
 }
 
 // apiTokens are the client tokens as the API takes them, and their names.

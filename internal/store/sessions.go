@@ -33,6 +33,13 @@ func (db *DB) CreateSession(ctx context.Context, s *proxy.Session) error {
 	if len(s.Metadata) > 0 && !json.Valid(s.Metadata) {
 		return proxy.Errorf(proxy.EINVALID, "session metadata is not valid JSON")
 	}
+	var profile any // NULL: none
+	if s.Profile != "" {
+		if err := proxy.ValidProfileName("profile", s.Profile); err != nil {
+			return err
+		}
+		profile = s.Profile
+	}
 	var opts []byte
 	if s.Options != nil {
 		var err error
@@ -41,8 +48,10 @@ func (db *DB) CreateSession(ctx context.Context, s *proxy.Session) error {
 		}
 	}
 	_, err := db.exec(ctx, WriteSession,
-		`INSERT INTO sessions (session_id, created_at, last_activity, state, metadata, owner, options) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-		s.ID, formatTime(s.CreatedAt), formatTime(s.LastActivity), string(s.State), nullJSON(s.Metadata), string(s.Owner), nullJSON(opts))
+		`INSERT INTO sessions (session_id, created_at, last_activity, state, metadata, owner, options, profile, profile_version, profile_write)
+		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		s.ID, formatTime(s.CreatedAt), formatTime(s.LastActivity), string(s.State), nullJSON(s.Metadata), string(s.Owner), nullJSON(opts),
+		profile, s.ProfileVersion, s.ProfileWrite)
 	switch {
 	case sqliteCode(err) == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
 		return proxy.Errorf(proxy.EINVALID, "session %q already exists", s.ID)
@@ -52,7 +61,7 @@ func (db *DB) CreateSession(ctx context.Context, s *proxy.Session) error {
 	return nil
 }
 
-const sessionColumns = `session_id, created_at, last_activity, state, metadata, owner, options`
+const sessionColumns = `session_id, created_at, last_activity, state, metadata, owner, options, profile, profile_version, profile_write`
 
 type scanner interface{ Scan(dest ...any) error }
 
@@ -62,11 +71,14 @@ func scanSession(row scanner) (*proxy.Session, error) {
 		created, lastActivity string
 		state, owner          string
 		metadata, opts        sql.NullString
+		profile               sql.NullString
 		err1, err2            error
 	)
-	if err := row.Scan(&s.ID, &created, &lastActivity, &state, &metadata, &owner, &opts); err != nil {
+	if err := row.Scan(&s.ID, &created, &lastActivity, &state, &metadata, &owner, &opts,
+		&profile, &s.ProfileVersion, &s.ProfileWrite); err != nil {
 		return nil, err
 	}
+	s.Profile = profile.String
 	if opts.Valid {
 		var o proxy.BrowserOptions
 		if err := json.Unmarshal([]byte(opts.String), &o); err != nil {
@@ -100,22 +112,32 @@ func (db *DB) GetSession(ctx context.Context, id string) (*proxy.Session, error)
 
 // ListSessions returns every session, newest first; never nil.
 func (db *DB) ListSessions(ctx context.Context) ([]*proxy.Session, error) {
-	rows, err := db.r.QueryContext(ctx,
+	out, err := queryAll(ctx, db, scanSession,
 		`SELECT `+sessionColumns+` FROM sessions ORDER BY created_at DESC, session_id DESC`)
 	if err != nil {
 		return nil, fmt.Errorf("store: list sessions: %w", err)
 	}
+	return out, nil
+}
+
+// queryAll runs query on the readers and scans every row it returns;
+// never nil.
+func queryAll[T any](ctx context.Context, db *DB, scan func(scanner) (T, error), query string, args ...any) ([]T, error) {
+	rows, err := db.r.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
 	defer rows.Close()
-	out := []*proxy.Session{}
+	out := []T{}
 	for rows.Next() {
-		s, err := scanSession(rows)
+		v, err := scan(rows)
 		if err != nil {
-			return nil, fmt.Errorf("store: list sessions: %w", err)
+			return nil, err
 		}
-		out = append(out, s)
+		out = append(out, v)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: list sessions: %w", err)
+		return nil, err
 	}
 	return out, nil
 }

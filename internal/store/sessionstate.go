@@ -12,6 +12,7 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/store/seal"
 )
 
 // SaveSessionState records what a session needs to be resumed in a new
@@ -19,6 +20,7 @@ import (
 // restoring. state is opaque JSON (the upstream layer's SavedState); nil
 // stores "saved, nothing to keep", which LoadSessionState gives back as nil.
 // ESESSIONMISSING if the session is not recorded; EINVALID for bad JSON.
+// It is stored sealed (seal.go): it holds the session's cookies.
 //
 // The last write wins even when at is older than the stored saved_at: a wall
 // clock stepping back must not make the proxy keep a stale state and throw
@@ -30,10 +32,18 @@ func (db *DB) SaveSessionState(ctx context.Context, sessionID string, state json
 	case len(state) > 0 && !json.Valid(state):
 		return proxy.Errorf(proxy.EINVALID, "session %q: saved state is not valid JSON", sessionID)
 	}
+	var sealed any // NULL: nothing to keep
+	if len(state) > 0 {
+		blob, err := db.box.Seal(seal.Row(sealSessionState, sessionID), state)
+		if err != nil {
+			return fmt.Errorf("store: save session state %s: %w", sessionID, err)
+		}
+		sealed = blob
+	}
 	_, err := db.exec(ctx, WriteState,
 		`INSERT INTO session_state (session_id, state, saved_at) VALUES (?, ?, ?)
 		 ON CONFLICT (session_id) DO UPDATE SET state = excluded.state, saved_at = excluded.saved_at`,
-		sessionID, nullJSON(state), formatTime(at))
+		sessionID, sealed, formatTime(at))
 	switch {
 	case sqliteCode(err) == sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY:
 		return proxy.SessionNotFound(sessionID)
@@ -46,19 +56,22 @@ func (db *DB) SaveSessionState(ctx context.Context, sessionID string, state json
 // LoadSessionState returns the state last saved for a session and when it
 // was saved: nil and the zero time when none was (a session that never got
 // suspended), ESESSIONMISSING when the session itself is not recorded, so a
-// resume can tell "start blank" from "no such session".
+// resume can tell "start blank" from "no such session". A state that does
+// not open with the store's key (it changed) is an error wrapping
+// seal.ErrOpen, and stays stored.
 func (db *DB) LoadSessionState(ctx context.Context, sessionID string) (json.RawMessage, time.Time, error) {
 	var (
 		id      string
-		state   sql.NullString
+		state   []byte
+		kind    string
 		savedAt sql.NullString
 	)
 	// One statement on one snapshot: two queries could see the session
 	// deleted between them.
 	err := db.r.QueryRowContext(ctx,
-		`SELECT s.session_id, st.state, st.saved_at
+		`SELECT s.session_id, st.state, COALESCE(typeof(st.state), 'null'), st.saved_at
 		   FROM sessions s LEFT JOIN session_state st ON st.session_id = s.session_id
-		  WHERE s.session_id = ?`, sessionID).Scan(&id, &state, &savedAt)
+		  WHERE s.session_id = ?`, sessionID).Scan(&id, &state, &kind, &savedAt)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return nil, time.Time{}, proxy.SessionNotFound(sessionID)
@@ -71,7 +84,19 @@ func (db *DB) LoadSessionState(ctx context.Context, sessionID string) (json.RawM
 	if err != nil {
 		return nil, time.Time{}, fmt.Errorf("store: load session state %s: %w", sessionID, err)
 	}
-	return rawJSON(state), at, nil
+	switch kind {
+	case "null":
+		return nil, at, nil
+	case "text":
+		// JSON an older version wrote after this one sealed the rest at
+		// Open: kept as it was written.
+		return json.RawMessage(state), at, nil
+	}
+	plain, err := db.box.Open(seal.Row(sealSessionState, sessionID), state)
+	if err != nil {
+		return nil, time.Time{}, fmt.Errorf("store: load session state %s: %w", sessionID, err)
+	}
+	return plain, at, nil
 }
 
 // SessionsInState returns the sessions in any of the given states, newest
@@ -79,9 +104,8 @@ func (db *DB) LoadSessionState(ctx context.Context, sessionID string) (json.RawM
 // is what start-up recovery walks (e.g. every suspended session, to know
 // what can be resumed).
 func (db *DB) SessionsInState(ctx context.Context, states ...proxy.SessionState) ([]*proxy.Session, error) {
-	out := []*proxy.Session{}
 	if len(states) == 0 {
-		return out, nil
+		return []*proxy.Session{}, nil
 	}
 	args := make([]any, len(states))
 	for i, s := range states {
@@ -91,21 +115,10 @@ func (db *DB) SessionsInState(ctx context.Context, states ...proxy.SessionState)
 		args[i] = string(s)
 	}
 	placeholders := strings.TrimSuffix(strings.Repeat("?, ", len(states)), ", ")
-	rows, err := db.r.QueryContext(ctx,
+	out, err := queryAll(ctx, db, scanSession,
 		`SELECT `+sessionColumns+` FROM sessions WHERE state IN (`+placeholders+`)
 		 ORDER BY created_at DESC, session_id DESC`, args...)
 	if err != nil {
-		return nil, fmt.Errorf("store: sessions in state %v: %w", states, err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		s, err := scanSession(rows)
-		if err != nil {
-			return nil, fmt.Errorf("store: sessions in state %v: %w", states, err)
-		}
-		out = append(out, s)
-	}
-	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("store: sessions in state %v: %w", states, err)
 	}
 	return out, nil

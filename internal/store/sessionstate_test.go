@@ -89,8 +89,9 @@ func TestSessionStateSaveLoad(t *testing.T) {
 	}
 }
 
-// TestSessionStateSchema pins the derived url column that queries (and a
-// human with the sqlite3 shell) rely on, and the cascade from sessions.
+// TestSessionStateSchema pins what a reader of the file (the sqlite3 shell)
+// finds in session_state: a sealed blob per saved state, NULL for "nothing
+// to keep", and no row once its session is gone.
 func TestSessionStateSchema(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
@@ -98,7 +99,6 @@ func TestSessionStateSchema(t *testing.T) {
 	db := openDB(t, path)
 	states := map[string]json.RawMessage{
 		"with-url":   json.RawMessage(`{"url":"https://example.com/x","storage_state":{}}`),
-		"no-url":     json.RawMessage(`{"storage_state":{}}`),
 		"not-object": json.RawMessage(`[1,2]`),
 		"null-state": nil,
 	}
@@ -114,25 +114,31 @@ func TestSessionStateSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer raw.Close()
-	urls := map[string]string{}
-	rows, err := raw.QueryContext(ctx, `SELECT session_id, url FROM session_state`)
+	kinds := map[string]string{}
+	rows, err := raw.QueryContext(ctx, `SELECT session_id, typeof(state), state FROM session_state`)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for rows.Next() {
-		var id, url string
-		if err := rows.Scan(&id, &url); err != nil {
+		var (
+			id, kind string
+			blob     []byte
+		)
+		if err := rows.Scan(&id, &kind, &blob); err != nil {
 			t.Fatal(err)
 		}
-		urls[id] = url
+		kinds[id] = kind
+		if bytes.Contains(blob, []byte("example.com")) {
+			t.Errorf("session %s: the stored state holds its plaintext", id)
+		}
 	}
 	if err := rows.Err(); err != nil {
 		t.Fatal(err)
 	}
 	rows.Close()
-	want := map[string]string{"with-url": "https://example.com/x", "no-url": "", "not-object": "", "null-state": ""}
-	if diff := cmp.Diff(want, urls); diff != "" {
-		t.Errorf("url column (-want +got):\n%s", diff)
+	want := map[string]string{"with-url": "blob", "not-object": "blob", "null-state": "null"}
+	if diff := cmp.Diff(want, kinds); diff != "" {
+		t.Errorf("stored state types (-want +got):\n%s", diff)
 	}
 
 	// Deleting a session takes its saved state with it.

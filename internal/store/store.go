@@ -25,6 +25,7 @@ import (
 	"github.com/pressly/goose/v3"
 	"modernc.org/sqlite"
 
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/store/seal"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/migrations"
 )
 
@@ -57,6 +58,8 @@ type DB struct {
 	health writeHealth
 	// faults fails writes on demand (SetWriteFault, for tests).
 	faults atomic.Pointer[func(Write) error]
+	// box seals saved browser states and profiles (seal.go).
+	box *seal.Box
 
 	closeOnce sync.Once
 	closeErr  error
@@ -77,9 +80,31 @@ func parseTime(s string) (time.Time, error) {
 	return t.UTC(), nil
 }
 
+// Option is an option of Open.
+type Option func(*openOptions)
+
+type openOptions struct{ key []byte }
+
+// WithStateKey seals saved browser states and profiles with key
+// (PROXY_STATE_KEY, seal.KeySize bytes) instead of the key file beside the
+// database, which is then neither read nor created.
+func WithStateKey(key []byte) Option {
+	return func(o *openOptions) { o.key = key }
+}
+
+// KeyFilePath is the key file Open uses without WithStateKey: the database
+// file's path and ".key".
+func KeyFilePath(dbPath string) string { return dbPath + ".key" }
+
 // Open opens (creating it and its parent directory if missing) the database
-// at path and brings its schema up to date.
-func Open(ctx context.Context, path string) (*DB, error) {
+// at path, brings its schema up to date and seals what an older version
+// kept in the clear (seal.go). Without WithStateKey, the key is read from
+// KeyFilePath, which is created when missing.
+func Open(ctx context.Context, path string, opts ...Option) (*DB, error) {
+	var o openOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
 	if path == "" || path == ":memory:" {
 		// Two pools on :memory: would be two unrelated databases.
 		return nil, fmt.Errorf("store: open: need a database file path, got %q", path)
@@ -90,6 +115,16 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	}
 	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil { // private: it holds what the user browsed
 		return nil, fmt.Errorf("store: open %s: create parent directory: %w", path, err)
+	}
+	key := o.key
+	if key == nil {
+		if key, err = seal.KeyFile(KeyFilePath(abs)); err != nil {
+			return nil, fmt.Errorf("store: open %s: %w", path, err)
+		}
+	}
+	box, err := seal.New(key)
+	if err != nil {
+		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
 
 	// The path goes into a SQLite URI, where '?', '#' and '%' are syntax.
@@ -108,14 +143,16 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	w.SetConnMaxLifetime(0)
 	w.SetConnMaxIdleTime(0)
 
-	db := &DB{path: abs, w: w}
+	db := &DB{path: abs, w: w, box: box}
 	// The writer must exist before the readers: it is what puts the file in
 	// WAL mode, and the readers, being query_only, could not.
 	if err := w.PingContext(ctx); err != nil {
 		w.Close()
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
-	if err := db.Migrate(ctx); err != nil {
+	// Before the readers too: no reader snapshot may hold the WAL that
+	// sealing truncates.
+	if err := db.migrateAndSeal(ctx); err != nil {
 		w.Close()
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}

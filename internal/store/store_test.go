@@ -184,6 +184,7 @@ func TestSessions(t *testing.T) {
 	older := &proxy.Session{ID: "a-older", CreatedAt: t0, LastActivity: t0, State: proxy.SessionActive}
 	newer := &proxy.Session{ID: "b-newer", CreatedAt: t0.Add(time.Nanosecond), LastActivity: t0,
 		State: proxy.SessionSuspended, Metadata: json.RawMessage(`{"url":"https://example.com/ä","n":1.0}`),
+		Profile: "work", ProfileVersion: 3, ProfileWrite: true,
 		Options: &proxy.BrowserOptions{Viewport: &proxy.Viewport{Width: 390, Height: 844}, Device: "iPhone 15", Locale: "fr-FR", Timezone: "Europe/Paris", ColorScheme: "dark", UserAgent: "ua/1", Browser: "webkit"}}
 	// Created out of order, and with a fraction that RFC3339Nano would trim
 	// ("…07Z" vs "…07.5Z"): the listing must still be newest first.

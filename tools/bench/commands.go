@@ -138,6 +138,8 @@ type sessionsFlags struct {
 	pools      string
 	startup    time.Duration
 	plain      int
+	profile    int
+	origins    int
 }
 
 func (f *sessionsFlags) register(fs *flag.FlagSet) {
@@ -147,6 +149,8 @@ func (f *sessionsFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.pools, "warm-pools", "1,0", "PROXY_WARM_POOL values to measure")
 	fs.DurationVar(&f.startup, "startup-wait", 5*time.Second, "untimed pause after the server listens, before the first create")
 	fs.IntVar(&f.plain, "plain-n", 10, "times a plain @playwright/mcp is started and navigated, as the baseline (0: skip)")
+	fs.IntVar(&f.profile, "profile-cookies", 50, "cookies of the login profile whose creates are timed beside plain ones (0: skip)")
+	fs.IntVar(&f.origins, "profile-origins", 10, "origins the profile's cookies and localStorage are spread over")
 }
 
 func (f *sessionsFlags) config(s bench.ServerConfig, reqTimeout time.Duration) (bench.SessionsConfig, error) {
@@ -161,7 +165,7 @@ func (f *sessionsFlags) config(s bench.ServerConfig, reqTimeout time.Duration) (
 		return bench.SessionsConfig{}, fmt.Errorf("-nav-page %q: want form, table or catalogue", f.navPage)
 	}
 	return bench.SessionsConfig{Server: s, Iterations: f.n, RefillWait: f.refillWait, WarmPools: pools, NavPage: f.navPage, RequestTimeout: reqTimeout, StartupWait: f.startup,
-		PlainStarts: f.plain, PlainRoot: s.Dir}, nil
+		PlainStarts: f.plain, PlainRoot: s.Dir, ProfileCookies: f.profile, ProfileOrigins: f.origins}, nil
 }
 
 // concurrencyFlags are the concurrency scenario's flags.

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -68,6 +69,29 @@ func (c *Client) get(ctx context.Context, path string) (string, error) {
 		return "", fmt.Errorf("GET %s: HTTP %d: %.200s", path, resp.StatusCode, data)
 	}
 	return string(data), nil
+}
+
+// PutProfile stores a login profile (PUT /profiles/{name}), as the
+// operator: mcp-bridge's client may not.
+func (c *Client) PutProfile(ctx context.Context, name string, state json.RawMessage) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPut, c.base+"/profiles/"+name, bytes.NewReader(state))
+	if err != nil {
+		return fmt.Errorf("PUT /profiles/%s: %w", name, err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return fmt.Errorf("PUT /profiles/%s: %w", name, err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("PUT /profiles/%s: HTTP %d: %.200s", name, resp.StatusCode, data)
+	}
+	return nil
 }
 
 // CreateSession is POST /sessions.

@@ -171,6 +171,11 @@ func (s *SessionsResult) writeText(w io.Writer) {
 		row(run.WarmPool, "  of which POST /sessions", run.FirstNavCreate, fmt.Sprintf("\t%d/%d got a pre-started worker", run.FirstNavFromPool, run.FirstNavCreate.N))
 		row(run.WarmPool, "  of which first navigate", run.FirstNavNav, "\t")
 		row(run.WarmPool, "navigate, existing session", run.ExistingNav, "\t")
+		if run.ProfileCookies > 0 {
+			row(run.WarmPool, fmt.Sprintf("POST /sessions from a profile (%d cookies, %d origins)", run.ProfileCookies, run.ProfileOrigins), run.ProfileCreate,
+				fmt.Sprintf("\t%d/%d got a pre-started worker", run.ProfileFromPool, run.ProfileCreate.N))
+			row(run.WarmPool, "  plain POST /sessions, in turn with it", run.ProfilePlainCreate, "\t")
+		}
 	}
 	tw.Flush()
 	byPool := map[int]SessionsRun{}
@@ -180,6 +185,12 @@ func (s *SessionsResult) writeText(w io.Writer) {
 	if warm, ok := byPool[1]; ok {
 		if cold, ok := byPool[0]; ok && warm.Create.Median > 0 {
 			fmt.Fprintf(w, "ratio: POST /sessions median without / with warm pool = %.1f×\n", cold.Create.Median/warm.Create.Median)
+		}
+	}
+	for _, run := range s.Runs {
+		if run.ProfileCreate.N > 0 && run.ProfilePlainCreate.N > 0 {
+			fmt.Fprintf(w, "difference (warm_pool=%d): POST /sessions from a profile − plain, medians = %+.0f ms\n",
+				run.WarmPool, run.ProfileCreate.Median-run.ProfilePlainCreate.Median)
 		}
 	}
 	for _, run := range s.Runs {

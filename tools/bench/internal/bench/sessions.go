@@ -2,10 +2,13 @@ package bench
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"strconv"
 	"time"
+
+	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
 )
 
 // SessionsConfig configures the sessions scenario.
@@ -29,6 +32,11 @@ type SessionsConfig struct {
 	// times (from PlainRoot) as the baseline a proxy session replaces.
 	PlainStarts int
 	PlainRoot   string
+	// ProfileCookies, if > 0, also times creates from a login profile of
+	// that many cookies spread over ProfileOrigins origins (each origin
+	// with a localStorage entry), interleaved with plain creates.
+	ProfileCookies int
+	ProfileOrigins int
 }
 
 // SessionsResult is the result of the sessions scenario.
@@ -71,6 +79,14 @@ type SessionsRun struct {
 	BreakdownErr string      `json:"breakdown_error,omitempty"`
 	// CPU is the machine's CPU use from the first create to the end.
 	CPU CPUUsage `json:"cpu"`
+	// ProfileCreate is POST /sessions {"profile"} and ProfilePlainCreate
+	// a plain POST /sessions, taken in turn in the same phase; the
+	// profile's cookies and origins are ProfileCookies and ProfileOrigins.
+	ProfileCreate      Summary `json:"create_from_profile"`
+	ProfilePlainCreate Summary `json:"create_plain_beside_profile"`
+	ProfileCookies     int     `json:"profile_cookies,omitempty"`
+	ProfileOrigins     int     `json:"profile_origins,omitempty"`
+	ProfileFromPool    int     `json:"create_from_profile_from_pool"`
 }
 
 // RunSessions runs the sessions scenario: for each warm-pool size, a fresh
@@ -221,10 +237,107 @@ func runSessionsOnce(ctx context.Context, log *slog.Logger, navURL string, pool 
 	}
 	run.FirstNav, run.FirstNavCreate, run.FirstNavNav = Summarize(first), Summarize(firstCreate), Summarize(firstNav)
 	run.ExistingNav = Summarize(existing)
+	if cfg.ProfileCookies > 0 {
+		if err := timeProfileCreates(ctx, plog, c, srv.PID, run, errs, cfg); err != nil {
+			return run, err
+		}
+	}
 	if run.Breakdown, err = timeBreakdown(ctx, srv.DBPath, timings); err != nil {
 		run.BreakdownErr = err.Error()
 	}
 	return run, nil
+}
+
+// benchProfile is the profile the profile creates start from.
+const benchProfile = "bench"
+
+// timeProfileCreates stores a profile of cfg.ProfileCookies cookies over
+// cfg.ProfileOrigins origins, then times creates from it and plain
+// creates in turn, each after the refill wait. The sessions are closed
+// without writing back, so every create starts from the same profile.
+func timeProfileCreates(ctx context.Context, log *slog.Logger, c *Client, server int, run *SessionsRun, errs *errorLog, cfg SessionsConfig) error {
+	origins := max(1, cfg.ProfileOrigins)
+	if err := c.PutProfile(ctx, benchProfile, profileState(cfg.ProfileCookies, origins)); err != nil {
+		return fmt.Errorf("storing the profile: %w", err)
+	}
+	run.ProfileCookies, run.ProfileOrigins = cfg.ProfileCookies, origins
+	noWrite := false
+	var plain, prof []float64
+	for i := range cfg.Iterations {
+		for _, withProfile := range []bool{true, false} {
+			if err := sleepCtx(ctx, cfg.RefillWait); err != nil {
+				return err
+			}
+			var opts []proxy.BrowserOptions
+			if withProfile {
+				opts = append(opts, proxy.BrowserOptions{Profile: benchProfile, ProfileWrite: &noWrite})
+			}
+			before := workerPIDs(server)
+			t0 := time.Now()
+			s, err := c.CreateSession(ctx, opts...)
+			d := time.Since(t0)
+			if err != nil {
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				errs.add("POST /sessions (profile pairs)", err)
+				continue
+			}
+			if withProfile {
+				prof = append(prof, ms(d))
+				if before[s.WorkerPID] {
+					run.ProfileFromPool++
+				}
+			} else {
+				plain = append(plain, ms(d))
+			}
+			if err := c.DeleteSession(ctx, s.ID); err != nil {
+				errs.add("DELETE /sessions", err)
+			}
+		}
+		log.Info("create from a profile / plain", "i", fmt.Sprintf("%d/%d", i+1, cfg.Iterations))
+	}
+	run.ProfileCreate, run.ProfilePlainCreate = Summarize(prof), Summarize(plain)
+	return nil
+}
+
+// profileState is a storage state of n cookies over origins sites, with
+// one localStorage entry per site, none of them reachable (the browser
+// fills a site's storage without loading it).
+func profileState(n, origins int) json.RawMessage {
+	type cookie struct {
+		Name     string  `json:"name"`
+		Value    string  `json:"value"`
+		Domain   string  `json:"domain"`
+		Path     string  `json:"path"`
+		Expires  float64 `json:"expires"`
+		HTTPOnly bool    `json:"httpOnly"`
+		Secure   bool    `json:"secure"`
+		SameSite string  `json:"sameSite"`
+	}
+	type kv struct {
+		Name  string `json:"name"`
+		Value string `json:"value"`
+	}
+	type origin struct {
+		Origin       string `json:"origin"`
+		LocalStorage []kv   `json:"localStorage"`
+	}
+	st := struct {
+		Cookies []cookie `json:"cookies"`
+		Origins []origin `json:"origins"`
+	}{Cookies: []cookie{}, Origins: []origin{}}
+	expires := float64(time.Now().Add(30 * 24 * time.Hour).Unix())
+	for i := range n {
+		site := fmt.Sprintf("site%d.bench.test", i%origins)
+		st.Cookies = append(st.Cookies, cookie{Name: fmt.Sprintf("c%d", i), Value: fmt.Sprintf("%032x", i*7919), Domain: "." + site, Path: "/",
+			Expires: expires, HTTPOnly: i%2 == 0, Secure: true, SameSite: "Lax"})
+	}
+	for i := range origins {
+		st.Origins = append(st.Origins, origin{Origin: fmt.Sprintf("https://site%d.bench.test", i), LocalStorage: []kv{{Name: "token", Value: fmt.Sprintf("%064x", i)}}})
+	}
+	raw, _ := json.Marshal(st) // plain structs always encode
+	return raw
 }
 
 // workerPIDs is the set of processes in the server's tree: a create whose
