@@ -29,7 +29,13 @@ func TestLinksNoServer(t *testing.T) {
 		module + "internal/metrics",
 		module + "internal/proxyserver",
 	}
+	// The configuration checks PROXY_STATE_KEY with the store's key code,
+	// which is the standard library's AES alone: no database comes with it.
+	allowed := map[string]bool{module + "internal/store/seal": true}
 	for _, dep := range strings.Fields(string(out)) {
+		if allowed[dep] {
+			continue
+		}
 		for _, f := range forbidden {
 			if dep == f || strings.HasPrefix(dep, strings.TrimSuffix(f, "/")+"/") {
 				t.Errorf("mcp-bridge links %s (via %s)", dep, f)
