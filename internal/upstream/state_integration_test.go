@@ -316,3 +316,36 @@ func TestIntegrationSaveRestoreIndexedDB(t *testing.T) {
 		t.Errorf("record in the restored worker = %s, want %q", got, secret)
 	}
 }
+
+// TestIntegrationSaveStateWithDialogOpen: upstream refuses
+// browser_run_code_unsafe while a dialog is open, so the state is saved the
+// other way, without IndexedDB but with the cookies and the page.
+func TestIntegrationSaveStateWithDialogOpen(t *testing.T) {
+	root, site, b, ctx := stateSetup(t)
+	w := startRealWorker(t, root, b)
+	target := site.URL + "/state"
+	nav := call(t, w, "browser_navigate", map[string]string{"url": target})
+	if _, err := Ingest(nav, w.OutputDir(), time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	alert := call(t, w, "browser_evaluate", map[string]string{"function": "() => alert('hold on')"})
+	if _, err := Ingest(alert, w.OutputDir(), time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(alert.Text, "hold on") {
+		t.Fatalf("no dialog open after alert(): %s", alert.Text)
+	}
+	if refused := call(t, w, runCodeTool, map[string]string{"code": stateProgram}); !refused.IsError {
+		t.Fatalf("%s ran with a dialog open; this test no longer tests the fallback", runCodeTool)
+	}
+	saved, err := SaveState(ctx, w)
+	if err != nil {
+		t.Fatalf("SaveState with a dialog open: %v", err)
+	}
+	if saved.URL != target || !strings.Contains(string(saved.StorageState), `"name":"hid"`) {
+		t.Errorf("saved with a dialog open: url %q, storage has the cookies: %v", saved.URL, strings.Contains(string(saved.StorageState), `"name":"hid"`))
+	}
+	if got := outputFiles(t, w.OutputDir()); len(got) > 0 {
+		t.Errorf("SaveState left files in the output dir: %v", got)
+	}
+}
