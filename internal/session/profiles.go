@@ -60,14 +60,18 @@ func (m *Manager) allowProfiles(ctx context.Context, need string) error {
 	if need == proxy.ProfilesUse {
 		what = "login profiles are"
 	}
-	return proxy.Errorf(proxy.EFORBIDDEN, "%s switched off for MCP clients on this server (PROXY_PROFILES=%s)", what, mode)
+	e := proxy.Errorf(proxy.EFORBIDDEN, "%s switched off for MCP clients on this server (PROXY_PROFILES=%s)", what, mode)
+	e.Suggestion = "Go on without login profiles, or ask the server's operator to allow them (PROXY_PROFILES=use to start sessions from them, save to save them too)."
+	return e
 }
 
 // operatorOnly refuses MCP clients what only the operator may do with
 // profiles: read their contents, write or delete them directly.
 func operatorOnly(ctx context.Context, what string) error {
 	if _, client := proxy.ClientFrom(ctx); client {
-		return proxy.Errorf(proxy.EFORBIDDEN, "%s is the operator's (HTTP API with the operator token, or proxy-server profile), never an MCP client's", what)
+		e := proxy.Errorf(proxy.EFORBIDDEN, "%s is the operator's (HTTP API with the operator token, or proxy-server profile), never an MCP client's", what)
+		e.Suggestion = "Use profiles by name (list_profiles, create_new_session with profile); reading, writing or deleting one directly is for the server's operator."
+		return e
 	}
 	return nil
 }
