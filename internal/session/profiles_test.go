@@ -769,6 +769,57 @@ func TestListAndGetProfiles(t *testing.T) {
 	}
 }
 
+// TestProfileSecretsStayOutOfLogs: a profile's contents appear in no log
+// line, at debug level, and no session event, across its whole life.
+func TestProfileSecretsStayOutOfLogs(t *testing.T) {
+	var logs logSink
+	secret := fmt.Sprintf("SESSIONSECRET-%d", time.Now().UnixNano())
+	m, _, db := newProfileManager(t, Options{Logger: slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	ctx := client("c1")
+	putProfile(t, m, "acct", stateWith(secret+"-put"))
+	a, err := m.CreateSession(ctx, proxy.BrowserOptions{Profile: "acct"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := m.CreateSession(ctx, proxy.BrowserOptions{Profile: "acct"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.reg.get(a.ID).currentWorker().(*fakeWorker).setStorage(stateWith(secret + "-a"))
+	m.reg.get(b.ID).currentWorker().(*fakeWorker).setStorage(stateWith(secret + "-b"))
+	if _, err := m.SaveProfile(ctx, "other", a.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.CloseSession(ctx, a.ID); err != nil { // written back
+		t.Fatal(err)
+	}
+	if err := m.CloseSession(ctx, b.ID); err != nil { // a conflict
+		t.Fatal(err)
+	}
+	if got := eventDetails(eventsOf(t, db, b.ID), proxy.EventProfileConflict); len(got) != 1 {
+		t.Fatalf("conflict events of B: %v, want one", got)
+	}
+	if strings.Contains(logs.text(), secret) {
+		t.Errorf("the logs hold a profile's contents:\n%s", logs.text())
+	}
+	if !strings.Contains(logs.text(), `"profile":"acct"`) {
+		t.Errorf("the logs do not name the profile; is the logger wired?\n%s", logs.text())
+	}
+	for _, id := range []string{a.ID, b.ID} {
+		for _, e := range eventsOf(t, db, id) {
+			if strings.Contains(e.Detail, secret) {
+				t.Errorf("event %s of %s holds a profile's contents: %s", e.Kind, id, e.Detail)
+			}
+		}
+	}
+}
+
+func (s *logSink) text() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.buf.String()
+}
+
 func sortedIDs(ids ...string) []string {
 	sort.Strings(ids)
 	return ids
