@@ -578,6 +578,11 @@ func TestWriteBack(t *testing.T) {
 				t.Fatal("could not suspend an idle session")
 			}
 		}},
+		{"shutdown", func(t *testing.T, m *Manager, _ string) {
+			if err := m.Shutdown(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+		}},
 	}
 	const sessionState = "SESSIONSECRET-session"
 	tests := []struct {
