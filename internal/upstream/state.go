@@ -99,7 +99,7 @@ func callTool(ctx context.Context, w *Worker, tool string, args any) (*toolCall,
 // together with the error: cookies without the URL are still worth keeping.
 // A nil *SavedState means nothing was saved.
 func SaveState(ctx context.Context, w *Worker) (*SavedState, error) {
-	s, err := saveStateByProgram(ctx, w)
+	s, err := saveStateByProgram(ctx, w, maxStateFileBytes)
 	if err == nil {
 		return s, nil
 	}
@@ -112,17 +112,24 @@ func SaveState(ctx context.Context, w *Worker) (*SavedState, error) {
 
 // stateProgram reads the worker's storage state with IndexedDB, and the
 // current page. The title is best effort: a page in the middle of a
-// navigation may not answer, and the storage matters more.
+// navigation may not answer, and the storage matters more. A state over
+// the limit (%d: maxStateFileBytes characters) is not sent: it would come back in
+// one line of the worker's stdout, and a line over the worker's limit
+// costs the worker; the fallback then saves it without IndexedDB, within
+// Ingest's limit for a state file.
 const stateProgram = `async (page) => {
   const state = await page.context().storageState({ indexedDB: true });
+  const size = JSON.stringify(state).length;
+  if (size > %d) return { pwproxyTooLarge: size };
   let title = '';
   try { title = await page.title(); } catch {}
   return { pwproxyState: state, url: page.url(), title };
 }`
 
-// saveStateByProgram is SaveState's first way: stateProgram.
-func saveStateByProgram(ctx context.Context, w *Worker) (*SavedState, error) {
-	c, err := callTool(ctx, w, runCodeTool, map[string]string{"code": stateProgram})
+// saveStateByProgram is SaveState's first way: stateProgram, for a state
+// of at most limit characters.
+func saveStateByProgram(ctx context.Context, w *Worker, limit int) (*SavedState, error) {
+	c, err := callTool(ctx, w, runCodeTool, map[string]string{"code": fmt.Sprintf(stateProgram, limit)})
 	if err != nil {
 		return nil, err
 	}
@@ -134,9 +141,10 @@ func saveStateByProgram(ctx context.Context, w *Worker) (*SavedState, error) {
 // holds cookie values: no error quotes it.
 func parseStateProgram(result string) (*SavedState, error) {
 	var v struct {
-		State json.RawMessage `json:"pwproxyState"`
-		URL   string          `json:"url"`
-		Title string          `json:"title"`
+		State    json.RawMessage `json:"pwproxyState"`
+		URL      string          `json:"url"`
+		Title    string          `json:"title"`
+		TooLarge int64           `json:"pwproxyTooLarge"`
 	}
 	i := strings.Index(result, "{")
 	if i < 0 {
@@ -144,6 +152,9 @@ func parseStateProgram(result string) (*SavedState, error) {
 	}
 	if err := json.NewDecoder(strings.NewReader(result[i:])).Decode(&v); err != nil {
 		return nil, fmt.Errorf("%s: its answer (%d bytes) is not the state: %w", runCodeTool, len(result), err)
+	}
+	if v.TooLarge > 0 {
+		return nil, fmt.Errorf("%s: the state with IndexedDB is %d characters, over the limit", runCodeTool, v.TooLarge)
 	}
 	if len(v.State) == 0 || v.State[0] != '{' {
 		return nil, fmt.Errorf("%s: no state in its answer (%d bytes)", runCodeTool, len(result))

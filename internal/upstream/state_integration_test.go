@@ -288,6 +288,10 @@ func TestIntegrationSaveRestoreIndexedDB(t *testing.T) {
 	if err != nil {
 		t.Fatalf("SaveState: %v", err)
 	}
+	// A state over the limit is not sent (it would come in one line).
+	if _, err := saveStateByProgram(ctx, a, 100); err == nil || !strings.Contains(err.Error(), "over the limit") {
+		t.Errorf("a state over a 100-character limit: %v, want refused", err)
+	}
 	// What IndexedDB costs: the other way, which leaves it out.
 	start = time.Now()
 	if _, err := saveStateByTool(ctx, a); err != nil {
