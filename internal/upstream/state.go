@@ -113,9 +113,9 @@ func SaveState(ctx context.Context, w *Worker) (*SavedState, error) {
 // stateProgram reads the worker's storage state with IndexedDB, and the
 // current page. The title is best effort: a page in the middle of a
 // navigation may not answer, and the storage matters more. A state over
-// the limit (%d: maxStateFileBytes characters) is not sent: it would come back in
-// one line of the worker's stdout, and a line over the worker's limit
-// costs the worker; the fallback then saves it without IndexedDB, within
+// the limit (%d, in characters) is not sent: it would come back in one
+// line of the worker's stdout, and a line over the worker's limit costs
+// the worker; the fallback then saves it without IndexedDB, within
 // Ingest's limit for a state file.
 const stateProgram = `async (page) => {
   const state = await page.context().storageState({ indexedDB: true });
