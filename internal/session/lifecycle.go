@@ -41,8 +41,12 @@ const ShutdownStopReserve = 3 * time.Second
 // until an explicit resume. A close is final; the history stays readable.
 
 // Create starts a new isolated session, shaped by opts (at most one). Its
-// options are checked before anything is reserved or started; a session
-// without any takes a warm spare, one with some a worker started for it.
+// options are checked, and the profile it starts from read, before
+// anything is reserved or started; a session without shaping options takes
+// a warm spare (a profile shapes nothing), one with some a worker started
+// for it. A session from a profile gets a copy of the profile's state in
+// its worker before anyone can see it, and keeps that copy as its own
+// saved state at once, so that a crash right after the create restores it.
 func (m *Manager) CreateSession(ctx context.Context, opts ...proxy.BrowserOptions) (*proxy.Session, error) {
 	if err := m.checkOpen(); err != nil {
 		return nil, err
@@ -51,6 +55,11 @@ func (m *Manager) CreateSession(ctx context.Context, opts ...proxy.BrowserOption
 	if err != nil {
 		return nil, err
 	}
+	prof, err := m.loadProfile(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	o = o.Shape()
 	shape, err := m.shapeOf(ctx, o)
 	if err != nil {
 		return nil, err
@@ -63,25 +72,48 @@ func (m *Manager) CreateSession(ctx context.Context, opts ...proxy.BrowserOption
 		m.reg.unreserve()
 		return nil, err
 	}
+	if prof != nil {
+		if err := m.applyProfile(ctx, w, prof); err != nil {
+			// The worker holds part of the profile: it serves nobody else.
+			m.reg.unreserve()
+			closeWorker(w, m.log)
+			return nil, err
+		}
+	}
 	now := m.opts.Now().UTC()
 	owner, _ := proxy.ClientFrom(ctx)
 	s := &proxy.Session{ID: uuid.NewString(), CreatedAt: now, LastActivity: now, State: proxy.SessionActive, Metadata: json.RawMessage(`{}`), Owner: owner}
 	if !o.IsZero() {
 		s.Options = &o
 	}
+	l := &live{id: s.ID, owner: owner, shape: shape, sem: make(chan struct{}, 1), hadWorker: true, lastActivity: now}
+	created := workerDetail(w)
+	if prof != nil {
+		s.Profile, s.ProfileVersion, s.ProfileWrite = prof.name, prof.version, prof.write
+		l.profile, l.profileVersion, l.profileWrite = prof.name, prof.version, prof.write
+		created += fmt.Sprintf("; profile %s v%d", prof.name, prof.version)
+	}
 	if err := m.store.CreateSession(ctx, s); err != nil {
 		m.reg.unreserve()
-		m.pool.put(w)
+		if prof != nil {
+			closeWorker(w, m.log)
+		} else {
+			m.pool.put(w)
+		}
 		return nil, fmt.Errorf("recording new session: %w", err)
 	}
-	l := &live{id: s.ID, owner: owner, shape: shape, sem: make(chan struct{}, 1), hadWorker: true, lastActivity: now}
+	if prof != nil {
+		if err := m.store.SaveSessionState(context.WithoutCancel(ctx), s.ID, prof.state, now); err != nil {
+			m.log.Warn("recording the state of a session started from a profile", "session_id", s.ID, "profile", prof.name, "err", err)
+		}
+	}
 	l.sem <- struct{}{} // nobody can see l yet; assign wants the lock held
 	m.sup.assign(l, w)
 	l.unlock()
 	m.reg.fill(l)
 	m.stats.created.Add(1)
-	m.log.Info("session created", "session_id", s.ID, "worker_pid", w.PID())
-	recordEvent(m.store, m.log, m.opts.Now(), s.ID, proxy.EventCreated, workerDetail(w))
+	m.log.Info("session created", "session_id", s.ID, "worker_pid", w.PID(), "profile", s.Profile)
+	recordEvent(m.store, m.log, m.opts.Now(), s.ID, proxy.EventCreated, created)
 	return m.withExpiry(s), nil
 }
 
@@ -239,7 +271,8 @@ func (m *Manager) revive(ctx context.Context, id string) (*live, error) {
 	if err := m.reserve(ctx); err != nil {
 		return nil, err
 	}
-	l := &live{id: id, owner: s.Owner, shape: shape, sem: make(chan struct{}, 1), hadWorker: true, lastActivity: m.opts.Now()}
+	l := &live{id: id, owner: s.Owner, shape: shape, sem: make(chan struct{}, 1), hadWorker: true, lastActivity: m.opts.Now(),
+		profile: s.Profile, profileVersion: s.ProfileVersion, profileWrite: s.ProfileWrite}
 	if md := sessionMetadata(s.Metadata); md.LastURL != "" {
 		l.lastPage.URL = md.LastURL
 	}
@@ -298,9 +331,10 @@ func (m *Manager) suspendLocked(ctx context.Context, l *live, reason string) {
 	defer cancelBudget()
 	orig := ctx
 	ctx = context.WithoutCancel(ctx) // the record of the suspend is always written
+	var saved json.RawMessage
 	if w := l.worker; w != nil {
 		sctx, cancel := context.WithTimeout(budget, saveStateTimeout)
-		m.sup.saveState(sctx, l, w)
+		saved = m.sup.saveState(sctx, l, w)
 		cancel()
 		if reason == reasonShutdown {
 			m.closeBrowser(budget, w)
@@ -324,6 +358,7 @@ func (m *Manager) suspendLocked(ctx context.Context, l *live, reason string) {
 	m.reg.remove(l)
 	m.log.Info("session suspended", "session_id", l.id, "reason", reason)
 	recordEvent(m.store, m.log, m.opts.Now(), l.id, proxy.EventSuspended, reason)
+	m.writeBack(ctx, l, saved)
 }
 
 // reasonShutdown is the suspend reason at shutdown, when the browser
@@ -449,11 +484,13 @@ func (m *Manager) CloseSession(ctx context.Context, id string) error {
 		return nil
 	}
 	l := m.reg.get(id)
+	var saved json.RawMessage // what a session from a profile writes back
 	if l != nil {
 		if err := l.lock(ctx); err != nil {
 			return err
 		}
 		defer l.unlock()
+		saved = m.stateToWriteBack(ctx, l)
 	}
 	// The stored state changes before the handle leaves the registry, so
 	// whoever finds the handle gone reads "closed"; and before the handle
@@ -475,7 +512,34 @@ func (m *Manager) CloseSession(ctx context.Context, id string) error {
 	}
 	m.log.Info("session closed", "session_id", id)
 	recordEvent(m.store, m.log, m.opts.Now(), id, proxy.EventClosed, "")
+	if l != nil {
+		m.writeBack(ctx, l, saved)
+	}
 	return nil
+}
+
+// stateToWriteBack reads the browser state of a closing session that
+// writes back to its profile, within saveStateTimeout; nil for any other
+// session, or when it cannot be read (logged: the close goes on). The
+// caller holds l's lock.
+func (m *Manager) stateToWriteBack(ctx context.Context, l *live) json.RawMessage {
+	w := l.worker
+	if l.profile == "" || !l.profileWrite || m.profiles == nil || w == nil {
+		return nil
+	}
+	select {
+	case <-w.Done():
+		return nil // crashed: its last saved state is its own, not the profile's
+	default:
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), saveStateTimeout)
+	defer cancel()
+	saved, err := w.SaveState(sctx)
+	if err != nil {
+		m.log.Warn("reading a closing session's state for its profile", "session_id", l.id, "profile", l.profile, "err", err)
+		return nil
+	}
+	return saved
 }
 
 // Shutdown stops every worker and the pool. Sessions that were live are left

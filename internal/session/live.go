@@ -41,6 +41,13 @@ type live struct {
 	// excused: the worker was lost with the shared browser, through no
 	// fault of its own or its page's; its restart uses none of the budget.
 	excused bool
+	// profile is the login profile the session started from ("" for none),
+	// profileVersion the version it started from or last wrote back, and
+	// profileWrite whether it writes its state back when it closes or is
+	// suspended; a revived session reads them from the record.
+	profile        string
+	profileVersion int64
+	profileWrite   bool
 
 	// Guarded by mu, readable without waiting for a call in flight.
 	mu           sync.Mutex

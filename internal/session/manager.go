@@ -168,7 +168,10 @@ type Options struct {
 type Manager struct {
 	opts  Options
 	store Store
-	log   *slog.Logger
+	// profiles is the store's part that keeps login profiles; nil when the
+	// store keeps none (every profile operation is then unavailable).
+	profiles ProfileStore
+	log      *slog.Logger
 
 	reg  *registry   // the live sessions
 	pool *pool       // where workers come from
@@ -213,6 +216,12 @@ func New(store Store, spawner Spawner, opts Options) *Manager {
 	if opts.saveDelay <= 0 {
 		opts.saveDelay = saveDelay
 	}
+	if opts.Profiles == "" {
+		opts.Profiles = proxy.ProfilesSave
+	}
+	if opts.MaxProfileBytes <= 0 {
+		opts.MaxProfileBytes = DefaultMaxProfileBytes
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	var sem chan struct{}
 	if opts.MaxConcurrentCalls > 0 {
@@ -227,6 +236,7 @@ func New(store Store, spawner Spawner, opts Options) *Manager {
 		stop:     cancel,
 		done:     ctx.Done(),
 	}
+	m.profiles, _ = store.(ProfileStore)
 	tracked := spawnTracker{Spawner: spawner, stats: &m.stats, now: opts.Now} // for CheckWorkers
 	m.pool = newPool(opts.WarmPool, opts.handOutPing, tracked, &m.stats, opts.Logger)
 	m.sup = &supervisor{opts: opts, store: store, log: opts.Logger, stats: &m.stats, reg: m.reg, pool: m.pool, done: m.done, tracing: make(chan struct{}, 1)}

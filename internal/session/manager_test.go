@@ -53,6 +53,12 @@ type fakeWorker struct {
 	url          string // set by browser_navigate's "url" argument
 	saves        int
 	restoredFrom string
+	// storage is the storage state it saves (none when nil); a restore
+	// sets it, and restoredStorage lists every one it was given.
+	storage         json.RawMessage
+	restoredStorage []string
+	// restoreErr fails RestoreState.
+	restoreErr error
 	// memoryPIDs is what Memory was last asked about.
 	memoryPIDs []int
 }
@@ -127,18 +133,44 @@ func (w *fakeWorker) SaveState(context.Context) (json.RawMessage, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.saves++
-	return json.Marshal(map[string]string{"url": w.url})
+	return json.Marshal(fakeState{URL: w.url, Storage: w.storage})
+}
+
+// fakeState is what the fake saves: upstream.SavedState's fields it plays.
+type fakeState struct {
+	URL     string          `json:"url"`
+	Storage json.RawMessage `json:"storage_state,omitempty"`
 }
 
 func (w *fakeWorker) RestoreState(_ context.Context, state json.RawMessage) error {
-	var s struct{ URL string }
+	var s fakeState
 	if err := json.Unmarshal(state, &s); err != nil {
 		return err
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if w.restoreErr != nil {
+		return w.restoreErr
+	}
 	w.url, w.restoredFrom = s.URL, s.URL
+	if len(s.Storage) > 0 {
+		w.storage = s.Storage
+		w.restoredStorage = append(w.restoredStorage, string(s.Storage))
+	}
 	return nil
+}
+
+// setStorage changes what the fake's browser holds, as a page would.
+func (w *fakeWorker) setStorage(s string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.storage = json.RawMessage(s)
+}
+
+func (w *fakeWorker) restoredStorages() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]string(nil), w.restoredStorage...)
 }
 func (w *fakeWorker) PID() int              { return w.pid }
 func (w *fakeWorker) OutputDir() string     { return w.dir }
@@ -188,6 +220,13 @@ func (s *fakeSpawner) all() []*fakeWorker {
 
 func newManager(t *testing.T, opts Options) (*Manager, *fakeSpawner, *store.DB) {
 	t.Helper()
+	return newManagerOn(t, opts, func(db *store.DB) Store { return db })
+}
+
+// newManagerOn is newManager over the Store on returns for the test's
+// database.
+func newManagerOn(t *testing.T, opts Options, on func(*store.DB) Store) (*Manager, *fakeSpawner, *store.DB) {
+	t.Helper()
 	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "p.db"))
 	if err != nil {
 		t.Fatal(err)
@@ -199,7 +238,7 @@ func newManager(t *testing.T, opts Options) (*Manager, *fakeSpawner, *store.DB) 
 	if opts.saveDelay == 0 {
 		opts.saveDelay = time.Millisecond
 	}
-	m := New(db, sp, opts)
+	m := New(on(db), sp, opts)
 	t.Cleanup(func() {
 		m.Shutdown(context.Background())
 		db.Close()

@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -484,23 +485,25 @@ func (s *supervisor) saveNow(l *live) (again bool) {
 	return l.dirty && l.calls == 0
 }
 
-// saveState captures w's browser state into the store.
-func (s *supervisor) saveState(ctx context.Context, l *live, w Worker) {
+// saveState captures w's browser state into the store. It returns the
+// state it read (nil when it read none), stored or not.
+func (s *supervisor) saveState(ctx context.Context, l *live, w Worker) json.RawMessage {
 	select {
 	case <-w.Done():
-		return
+		return nil
 	default:
 	}
 	start := time.Now()
 	state, err := w.SaveState(ctx)
 	if err != nil {
 		s.log.Warn("saving session state", "session_id", l.id, "err", err)
-		return
+		return nil
 	}
 	if err := s.store.SaveSessionState(context.WithoutCancel(ctx), l.id, state, s.opts.Now().UTC()); err != nil {
 		s.log.Warn("recording session state", "session_id", l.id, "err", err)
-		return
+		return state
 	}
 	s.stats.saves.Add(1)
 	s.log.Debug("session state saved", "session_id", l.id, "bytes", len(state), "took", time.Since(start).Round(time.Millisecond))
+	return state
 }

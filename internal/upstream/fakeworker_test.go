@@ -170,6 +170,7 @@ func fakeWorker() int {
 // them like @playwright/mcp 0.0.83 does, files in the output dir included.
 var stateTools = map[string]bool{
 	"browser_storage_state": true, "browser_set_storage_state": true, "browser_tabs": true, "browser_navigate": true,
+	"browser_run_code_unsafe": true,
 }
 
 // fakeStateTool answers one state tool; ok is false when it must not answer
@@ -178,7 +179,9 @@ var stateTools = map[string]bool{
 // PWP_FAKE_FAIL names a tool that reports isError; PWP_FAKE_STORAGE is the
 // storage state written ("big" makes one over Ingest's limit);
 // PWP_FAKE_PAGE is a ### Page section body added to browser_storage_state;
-// PWP_FAKE_TABS is browser_tabs' result.
+// PWP_FAKE_TABS is browser_tabs' result; PWP_FAKE_RUN is what
+// browser_run_code_unsafe returns (unset: it refuses, as upstream does
+// while a dialog is open).
 func fakeStateTool(name string, args json.RawMessage) (string, bool) {
 	rec := fakeCall{Tool: name, Args: args}
 	var a struct {
@@ -234,6 +237,13 @@ func fakeStateTool(name string, args json.RawMessage) (string, bool) {
 		return text("### Result\nStorage state restored from " + a.Filename), true
 	case "browser_tabs":
 		return text("### Result\n" + os.Getenv("PWP_FAKE_TABS")), true
+	case "browser_run_code_unsafe":
+		run, ok := os.LookupEnv("PWP_FAKE_RUN")
+		if !ok {
+			b, _ := json.Marshal("### Error\nError: Tool \"browser_run_code_unsafe\" does not handle the modal state.")
+			return `{"content":[{"type":"text","text":` + string(b) + `}],"isError":true}`, true
+		}
+		return text("### Result\n" + run + "\n### Ran Playwright code\n```js\nawait (async (page) => {})(page);\n```"), true
 	case "browser_navigate":
 		file := out + "/page-2026-01-02T03-04-05-678Z.yml"
 		if err := os.WriteFile(file, []byte("- generic [ref=e1]\n"), 0o600); err != nil {

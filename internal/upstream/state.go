@@ -14,9 +14,9 @@ import (
 	"time"
 )
 
-// The tools SaveState and RestoreState use. The storage ones exist because
-// workerArgs always adds --caps=storage; browser_tabs and browser_navigate
-// are core tools.
+// The tools SaveState and RestoreState use (and runCodeTool). The storage
+// ones exist because workerArgs always adds --caps=storage; browser_tabs and
+// browser_navigate are core tools.
 const (
 	toolStorageState    = "browser_storage_state"
 	toolSetStorageState = "browser_set_storage_state"
@@ -25,7 +25,7 @@ const (
 )
 
 // SavedState is what a session needs to come back in a new worker: the page
-// it was on and its storage (cookies, localStorage). sessionStorage, open
+// it was on and its storage (cookies, localStorage, IndexedDB). sessionStorage, open
 // tabs other than the current one, history and in-page state are not kept:
 // Playwright's storage state does not cover them.
 type SavedState struct {
@@ -33,7 +33,8 @@ type SavedState struct {
 	URL   string `json:"url"`
 	Title string `json:"title,omitempty"`
 	// StorageState is Playwright's storage-state JSON (cookies, plus origins
-	// with their localStorage), compacted.
+	// with their localStorage and, when it could be read, IndexedDB),
+	// compacted.
 	StorageState json.RawMessage `json:"storage_state,omitempty"`
 }
 
@@ -85,6 +86,92 @@ func callTool(ctx context.Context, w *Worker, tool string, args any) (*toolCall,
 
 // SaveState reads what RestoreState needs from a live worker.
 //
+// It first runs stateProgram with browser_run_code_unsafe, the proxy's own
+// use of it (never offered to MCP clients for this): Playwright's storage
+// state with IndexedDB, which browser_storage_state leaves out, and the
+// current page's URL and title, in one call. Upstream refuses that tool
+// while a dialog is open (it handles no modal state), and an older or
+// trimmed worker may lack it: then the state comes the way it did before
+// (saveStateByTool), without IndexedDB. A worker that died or a ctx that
+// ended gets no second attempt.
+//
+// When only the page cannot be read, SaveState returns the storage it got
+// together with the error: cookies without the URL are still worth keeping.
+// A nil *SavedState means nothing was saved.
+func SaveState(ctx context.Context, w *Worker) (*SavedState, error) {
+	s, err := saveStateByProgram(ctx, w, maxStateFileBytes)
+	if err == nil {
+		return s, nil
+	}
+	if ctx.Err() != nil || errors.Is(err, ErrWorkerExited) {
+		return nil, fmt.Errorf("save state: %w", err)
+	}
+	w.logger.Debug("saving state with IndexedDB failed; saving it without", "err", err)
+	return saveStateByTool(ctx, w)
+}
+
+// stateProgram reads the worker's storage state with IndexedDB, and the
+// current page. The title is best effort: a page in the middle of a
+// navigation may not answer, and the storage matters more. A state over
+// the limit (%d, in characters) is not sent: it would come back in one
+// line of the worker's stdout, and a line over the worker's limit costs
+// the worker; the fallback then saves it without IndexedDB, within
+// Ingest's limit for a state file.
+const stateProgram = `async (page) => {
+  const state = await page.context().storageState({ indexedDB: true });
+  const size = JSON.stringify(state).length;
+  if (size > %d) return { pwproxyTooLarge: size };
+  let title = '';
+  try { title = await page.title(); } catch {}
+  return { pwproxyState: state, url: page.url(), title };
+}`
+
+// saveStateByProgram is SaveState's first way: stateProgram, for a state
+// of at most limit characters.
+func saveStateByProgram(ctx context.Context, w *Worker, limit int) (*SavedState, error) {
+	c, err := callTool(ctx, w, runCodeTool, map[string]string{"code": fmt.Sprintf(stateProgram, limit)})
+	if err != nil {
+		return nil, err
+	}
+	return parseStateProgram(c.parsed.ResultText)
+}
+
+// parseStateProgram reads stateProgram's answer out of the ### Result
+// text, which upstream writes as the returned value's JSON. The answer
+// holds cookie values: no error quotes it.
+func parseStateProgram(result string) (*SavedState, error) {
+	var v struct {
+		State    json.RawMessage `json:"pwproxyState"`
+		URL      string          `json:"url"`
+		Title    string          `json:"title"`
+		TooLarge int64           `json:"pwproxyTooLarge"`
+	}
+	i := strings.Index(result, "{")
+	if i < 0 {
+		return nil, fmt.Errorf("%s: no state in its answer (%d bytes)", runCodeTool, len(result))
+	}
+	if err := json.NewDecoder(strings.NewReader(result[i:])).Decode(&v); err != nil {
+		return nil, fmt.Errorf("%s: its answer (%d bytes) is not the state: %w", runCodeTool, len(result), err)
+	}
+	if v.TooLarge > 0 {
+		return nil, fmt.Errorf("%s: the state with IndexedDB is %d characters, over the limit", runCodeTool, v.TooLarge)
+	}
+	if len(v.State) == 0 || v.State[0] != '{' {
+		return nil, fmt.Errorf("%s: no state in its answer (%d bytes)", runCodeTool, len(result))
+	}
+	var storage bytes.Buffer
+	if err := json.Compact(&storage, v.State); err != nil {
+		return nil, fmt.Errorf("%s: state: %w", runCodeTool, err)
+	}
+	s := &SavedState{URL: v.URL, Title: v.Title, StorageState: storage.Bytes()}
+	if s.URL == "about:blank" {
+		s.URL, s.Title = "", ""
+	}
+	return s, nil
+}
+
+// saveStateByTool is SaveState's fallback.
+//
 // The storage comes from browser_storage_state, which writes
 // storage-state-*.json into the output dir and links it; the file is read
 // and removed. The page comes from that same response's ### Page section
@@ -95,11 +182,7 @@ func callTool(ctx context.Context, w *Worker, tool string, args any) (*toolCall,
 // so it works while a dialog is open (evaluate refuses), skips evaluate's
 // wait for the page to settle, and cannot be fooled by a page that replaces
 // window.eval.
-//
-// When only the page cannot be read, SaveState returns the storage it got
-// together with the error: cookies without the URL are still worth keeping.
-// A nil *SavedState means nothing was saved.
-func SaveState(ctx context.Context, w *Worker) (*SavedState, error) {
+func saveStateByTool(ctx context.Context, w *Worker) (*SavedState, error) {
 	c, err := callTool(ctx, w, toolStorageState, struct{}{})
 	if c != nil {
 		// Ingest leaves a state file it could not read (over its size

@@ -101,38 +101,66 @@ func TestSaveStateFake(t *testing.T) {
 		wantTools []string
 		wantTool  *ToolError
 		wantErr   string
+		hang      bool // the worker never answers: a short deadline
 	}{
+		{"state and page from the program",
+			[]string{"PWP_FAKE_RUN=" + `{"pwproxyState":{"cookies":[{"name":"sid","value":"a b"}],"origins":[{"origin":"https://a.example","localStorage":[],"indexedDB":[{"name":"db","version":1,"stores":[]}]}]},"url":"https://a.example/x?y#z","title":"A page"}`},
+			&SavedState{URL: "https://a.example/x?y#z", Title: "A page",
+				StorageState: json.RawMessage(`{"cookies":[{"name":"sid","value":"a b"}],"origins":[{"origin":"https://a.example","localStorage":[],"indexedDB":[{"name":"db","version":1,"stores":[]}]}]}`)},
+			[]string{"browser_run_code_unsafe"}, nil, "", false},
+		{"blank page from the program",
+			[]string{"PWP_FAKE_RUN=" + `{"pwproxyState":{"cookies":[],"origins":[]},"url":"about:blank","title":""}`},
+			&SavedState{StorageState: json.RawMessage(`{"cookies":[],"origins":[]}`)},
+			[]string{"browser_run_code_unsafe"}, nil, "", false},
+		{"program answer unreadable: the tools' way",
+			[]string{"PWP_FAKE_RUN=undefined", "PWP_FAKE_STORAGE=" + pretty, "PWP_FAKE_PAGE=- Page URL: https://a.example/\n- Page Title: A"},
+			&SavedState{URL: "https://a.example/", Title: "A", StorageState: json.RawMessage(compact)},
+			[]string{"browser_run_code_unsafe", "browser_storage_state"}, nil, "", false},
+		{"program answers no state: the tools' way",
+			[]string{"PWP_FAKE_RUN=" + `{"url":"https://a.example/"}`, "PWP_FAKE_PAGE=- Page URL: https://a.example/"},
+			&SavedState{URL: "https://a.example/", StorageState: json.RawMessage(`{"cookies":[],"origins":[]}`)},
+			[]string{"browser_run_code_unsafe", "browser_storage_state"}, nil, "", false},
+		{"state with IndexedDB too large: the tools' way",
+			[]string{"PWP_FAKE_RUN=" + `{"pwproxyTooLarge":20000000}`, "PWP_FAKE_PAGE=- Page URL: https://a.example/"},
+			&SavedState{URL: "https://a.example/", StorageState: json.RawMessage(`{"cookies":[],"origins":[]}`)},
+			[]string{"browser_run_code_unsafe", "browser_storage_state"}, nil, "", false},
+		{"worker never answers the program: no second try", []string{"PWP_FAKE_HANG=browser_run_code_unsafe"}, nil,
+			[]string{"browser_run_code_unsafe"}, nil, context.DeadlineExceeded.Error(), true},
 		{"page from the storage response",
 			[]string{"PWP_FAKE_STORAGE=" + pretty, "PWP_FAKE_PAGE=- Page URL: https://a.example/x?y#z\n- Page Title: A page"},
 			&SavedState{URL: "https://a.example/x?y#z", Title: "A page", StorageState: json.RawMessage(compact)},
-			[]string{"browser_storage_state"}, nil, ""},
+			[]string{"browser_run_code_unsafe", "browser_storage_state"}, nil, "", false},
 		{"page from browser_tabs",
 			[]string{"PWP_FAKE_STORAGE=" + pretty, "PWP_FAKE_TABS=- 0: [A](https://a.example/)\n- 1: (current) [B](https://b.example/)"},
 			&SavedState{URL: "https://b.example/", Title: "B", StorageState: json.RawMessage(compact)},
-			[]string{"browser_storage_state", "browser_tabs"}, nil, ""},
+			[]string{"browser_run_code_unsafe", "browser_storage_state", "browser_tabs"}, nil, "", false},
 		{"blank page from browser_tabs", []string{"PWP_FAKE_TABS=- 0: (current) [](about:blank)"},
 			&SavedState{StorageState: json.RawMessage(`{"cookies":[],"origins":[]}`)},
-			[]string{"browser_storage_state", "browser_tabs"}, nil, ""},
+			[]string{"browser_run_code_unsafe", "browser_storage_state", "browser_tabs"}, nil, "", false},
 		{"blank page from ### Page", []string{"PWP_FAKE_PAGE=- Page URL: about:blank"},
 			&SavedState{StorageState: json.RawMessage(`{"cookies":[],"origins":[]}`)},
-			[]string{"browser_storage_state"}, nil, ""},
+			[]string{"browser_run_code_unsafe", "browser_storage_state"}, nil, "", false},
 		{"storage state fails", []string{"PWP_FAKE_FAIL=browser_storage_state"}, nil,
-			[]string{"browser_storage_state"}, &ToolError{Tool: "browser_storage_state", Message: "Error: boom from browser_storage_state"}, ""},
+			[]string{"browser_run_code_unsafe", "browser_storage_state"}, &ToolError{Tool: "browser_storage_state", Message: "Error: boom from browser_storage_state"}, "", false},
 		{"storage state over the limit", []string{"PWP_FAKE_STORAGE=big"}, nil,
-			[]string{"browser_storage_state"}, nil, "over the"},
+			[]string{"browser_run_code_unsafe", "browser_storage_state"}, nil, "over the", false},
 		{"storage state not JSON", []string{"PWP_FAKE_STORAGE={nope"}, nil,
-			[]string{"browser_storage_state"}, nil, "invalid JSON"},
+			[]string{"browser_run_code_unsafe", "browser_storage_state"}, nil, "invalid JSON", false},
 		{"tabs fail: the storage is kept", []string{"PWP_FAKE_FAIL=browser_tabs"},
 			&SavedState{StorageState: json.RawMessage(`{"cookies":[],"origins":[]}`)},
-			[]string{"browser_storage_state", "browser_tabs"}, &ToolError{Tool: "browser_tabs", Message: "Error: boom from browser_tabs"}, ""},
+			[]string{"browser_run_code_unsafe", "browser_storage_state", "browser_tabs"}, &ToolError{Tool: "browser_tabs", Message: "Error: boom from browser_tabs"}, "", false},
 		{"tabs unreadable: the storage is kept", []string{"PWP_FAKE_TABS=what is this"},
 			&SavedState{StorageState: json.RawMessage(`{"cookies":[],"origins":[]}`)},
-			[]string{"browser_storage_state", "browser_tabs"}, nil, "no tab"},
+			[]string{"browser_run_code_unsafe", "browser_storage_state", "browser_tabs"}, nil, "no tab", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			w, calls := startStateFake(t, tt.env...)
-			ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+			timeout := 10 * time.Second
+			if tt.hang {
+				timeout = 300 * time.Millisecond
+			}
+			ctx, cancel := context.WithTimeout(t.Context(), timeout)
 			defer cancel()
 			got, err := SaveState(ctx, w)
 			checkErr(t, err, tt.wantTool, tt.wantErr)

@@ -53,12 +53,20 @@ func outputFiles(t *testing.T, dir string) []string {
 	return slices.DeleteFunc(dirNames(t, dir), func(name string) bool { return strings.HasPrefix(name, "console-") })
 }
 
-func TestIntegrationSaveRestoreState(t *testing.T) {
-	root := realSetup(t)
-	site := stateSite(t)
-	b := launchTestBrowser(t, root)
+// stateSetup starts what a save and restore test needs: stateSite and a
+// browser, with a minute for the test.
+func stateSetup(t *testing.T) (root string, site *httptest.Server, b *Browser, ctx context.Context) {
+	t.Helper()
+	root = realSetup(t)
+	site = stateSite(t)
+	b = launchTestBrowser(t, root)
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
-	defer cancel()
+	t.Cleanup(cancel)
+	return root, site, b, ctx
+}
+
+func TestIntegrationSaveRestoreState(t *testing.T) {
+	root, site, b, ctx := stateSetup(t)
 
 	// Worker A: a page that sets cookies and localStorage.
 	a := startRealWorker(t, root, b)
@@ -216,5 +224,140 @@ func TestIntegrationRSS(t *testing.T) {
 	}
 	if got := b.RSS(); got != 0 {
 		t.Errorf("RSS of a closed browser = %d, want 0", got)
+	}
+}
+
+// idbWrite and idbRead put and get one IndexedDB record in the page's
+// origin; both resolve once the transaction is done.
+const (
+	idbWrite = `async () => {
+  const db = await new Promise((ok, fail) => {
+    const r = indexedDB.open('pwproxy-test', 1);
+    r.onupgradeneeded = () => r.result.createObjectStore('kv');
+    r.onsuccess = () => ok(r.result);
+    r.onerror = () => fail(r.error);
+  });
+  await new Promise((ok, fail) => {
+    const tx = db.transaction('kv', 'readwrite');
+    tx.objectStore('kv').put(%q, 'token');
+    tx.oncomplete = ok;
+    tx.onerror = () => fail(tx.error);
+  });
+  db.close();
+  return 'written';
+}`
+	idbRead = `async () => {
+  const names = (await indexedDB.databases()).map(d => d.name);
+  if (!names.includes('pwproxy-test')) return 'no database';
+  const db = await new Promise((ok, fail) => {
+    const r = indexedDB.open('pwproxy-test', 1);
+    r.onsuccess = () => ok(r.result);
+    r.onerror = () => fail(r.error);
+  });
+  const v = await new Promise((ok, fail) => {
+    const g = db.transaction('kv').objectStore('kv').get('token');
+    g.onsuccess = () => ok(g.result);
+    g.onerror = () => fail(g.error);
+  });
+  db.close();
+  return v === undefined ? 'no record' : v;
+}`
+)
+
+// TestIntegrationSaveRestoreIndexedDB: a record a page wrote to IndexedDB
+// is in the saved state and back in a fresh worker after a restore.
+func TestIntegrationSaveRestoreIndexedDB(t *testing.T) {
+	root, site, b, ctx := stateSetup(t)
+	secret := fmt.Sprintf("IDBSECRET-%d", time.Now().UnixNano())
+
+	a := startRealWorker(t, root, b)
+	target := site.URL + "/state"
+	nav := call(t, a, "browser_navigate", map[string]string{"url": target})
+	if nav.IsError {
+		t.Fatalf("navigate: %s", nav.Text)
+	}
+	if _, err := Ingest(nav, a.OutputDir(), time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if got := evaluate(t, a, fmt.Sprintf(idbWrite, secret)); got != `"written"` {
+		t.Fatalf("writing the record: %s", got)
+	}
+	start := time.Now()
+	saved, err := SaveState(ctx, a)
+	took := time.Since(start)
+	if err != nil {
+		t.Fatalf("SaveState: %v", err)
+	}
+	// A state over the limit is not sent (it would come in one line).
+	if _, err := saveStateByProgram(ctx, a, 100); err == nil || !strings.Contains(err.Error(), "over the limit") {
+		t.Errorf("a state over a 100-character limit: %v, want refused", err)
+	}
+	// What IndexedDB costs: the other way, which leaves it out.
+	start = time.Now()
+	if _, err := saveStateByTool(ctx, a); err != nil {
+		t.Fatalf("saving without IndexedDB: %v", err)
+	}
+	t.Logf("SaveState with IndexedDB: %v; without (browser_storage_state): %v", took.Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
+	var storage struct {
+		Origins []struct {
+			Origin    string          `json:"origin"`
+			IndexedDB json.RawMessage `json:"indexedDB"`
+		} `json:"origins"`
+	}
+	if err := json.Unmarshal(saved.StorageState, &storage); err != nil {
+		t.Fatalf("storage state: %v", err)
+	}
+	if len(storage.Origins) != 1 || storage.Origins[0].Origin != site.URL || !strings.Contains(string(storage.Origins[0].IndexedDB), secret) {
+		t.Errorf("saved state lacks the IndexedDB record of %s: %d origins", site.URL, len(storage.Origins))
+	}
+	if saved.URL != target || saved.Title != "State sid= hid=" {
+		t.Errorf("saved page = %q %q, want %q %q", saved.URL, saved.Title, target, "State sid= hid=")
+	}
+	if got := outputFiles(t, a.OutputDir()); len(got) > 0 {
+		t.Errorf("SaveState left files in A's output dir: %v", got)
+	}
+	if err := a.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	bw := startRealWorker(t, root, b)
+	if err := RestoreState(ctx, bw, saved); err != nil {
+		t.Fatalf("RestoreState: %v", err)
+	}
+	if got := evaluate(t, bw, idbRead); got != `"`+secret+`"` {
+		t.Errorf("record in the restored worker = %s, want %q", got, secret)
+	}
+}
+
+// TestIntegrationSaveStateWithDialogOpen: upstream refuses
+// browser_run_code_unsafe while a dialog is open, so the state is saved the
+// other way, without IndexedDB but with the cookies and the page.
+func TestIntegrationSaveStateWithDialogOpen(t *testing.T) {
+	root, site, b, ctx := stateSetup(t)
+	w := startRealWorker(t, root, b)
+	target := site.URL + "/state"
+	nav := call(t, w, "browser_navigate", map[string]string{"url": target})
+	if _, err := Ingest(nav, w.OutputDir(), time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	alert := call(t, w, "browser_evaluate", map[string]string{"function": "() => alert('hold on')"})
+	if _, err := Ingest(alert, w.OutputDir(), time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(alert.Text, "hold on") {
+		t.Fatalf("no dialog open after alert(): %s", alert.Text)
+	}
+	if refused := call(t, w, runCodeTool, map[string]string{"code": stateProgram}); !refused.IsError {
+		t.Fatalf("%s ran with a dialog open; this test no longer tests the fallback", runCodeTool)
+	}
+	saved, err := SaveState(ctx, w)
+	if err != nil {
+		t.Fatalf("SaveState with a dialog open: %v", err)
+	}
+	if saved.URL != target || !strings.Contains(string(saved.StorageState), `"name":"hid"`) {
+		t.Errorf("saved with a dialog open: url %q, storage has the cookies: %v", saved.URL, strings.Contains(string(saved.StorageState), `"name":"hid"`))
+	}
+	if got := outputFiles(t, w.OutputDir()); len(got) > 0 {
+		t.Errorf("SaveState left files in the output dir: %v", got)
 	}
 }

@@ -83,8 +83,11 @@ func (w *Worker) Close(context.Context) error {
 	return nil
 }
 
+// SaveState answers what a real worker saves for a browser that holds
+// nothing: a blank page and an empty storage state (which a login profile
+// can be saved from).
 func (w *Worker) SaveState(context.Context) (json.RawMessage, error) {
-	return json.RawMessage(`{}`), nil
+	return json.RawMessage(`{"url":"","storage_state":{"cookies":[],"origins":[]}}`), nil
 }
 func (w *Worker) RestoreState(context.Context, json.RawMessage) error { return nil }
 func (w *Worker) RSS() int64                                          { return 1 << 20 }
