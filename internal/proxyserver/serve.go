@@ -249,13 +249,8 @@ func Serve(ctx context.Context, cfg config.Config, opts Options) error {
 	// it ends.
 	// /ws serves the same MCP server over WebSocket, one client per
 	// connection; a message is bounded as a request body is.
-	mcpOpts := []mcpserver.Option{mcpserver.WithVersion(buildinfo.Version)}
-	// The session manager serves the login profiles (proxy.ProfileService)
-	// to both surfaces.
-	profiles, _ := any(mgr).(proxy.ProfileService)
-	if profiles != nil {
-		mcpOpts = append(mcpOpts, mcpserver.WithProfiles(profiles))
-	}
+	// The session manager serves the login profiles to both surfaces.
+	mcpOpts := []mcpserver.Option{mcpserver.WithVersion(buildinfo.Version), mcpserver.WithProfiles(mgr)}
 	mcpHTTP := mcpserver.NewHTTPHandler(mgr, reader, mcpserver.HTTPConfig{Logger: log, Toolsets: groups, MaxBodyBytes: cfg.MaxBodyBytes, Options: mcpOpts})
 	apiOpts := []api.Option{
 		api.WithLogger(log),
@@ -276,9 +271,8 @@ func Serve(ctx context.Context, cfg config.Config, opts Options) error {
 		api.WithClientMount("/mcp", mcpHTTP),
 		api.WithWebSocket(mcpHTTP.WebSocket()),
 		api.WithUI(ui.Handler("/ui/")),
-	}
-	if profiles != nil {
-		apiOpts = append(apiOpts, api.WithProfiles(profiles), api.WithMaxProfileBytes(cfg.ProfileMaxBytes))
+		api.WithProfiles(mgr),
+		api.WithMaxProfileBytes(cfg.ProfileMaxBytes),
 	}
 	if cfg.MinFreeMemory > 0 {
 		apiOpts = append(apiOpts, api.WithHealthCheck("host_memory", upstream.HostMemoryCheck(cfg.MinFreeMemory, upstream.AvailableMemory)))
@@ -571,3 +565,7 @@ func poolList(pool *nodes.Pool) func() []proxy.Node {
 	}
 	return pool.List
 }
+
+// The store keeps the manager's login profiles: the manager finds them by
+// asking its store, so a mismatch would only show at run time.
+var _ session.ProfileStore = (*store.DB)(nil)

@@ -334,6 +334,9 @@ func (m *Manager) suspendLocked(ctx context.Context, l *live, reason string) {
 	var saved json.RawMessage
 	if w := l.worker; w != nil {
 		sctx, cancel := context.WithTimeout(budget, saveStateTimeout)
+		if l.profile != "" && l.profileWrite {
+			sctx = upstream.WithIndexedDB(sctx) // it becomes the profile's
+		}
 		saved = m.sup.saveState(sctx, l, w)
 		cancel()
 		if reason == reasonShutdown {
@@ -532,7 +535,7 @@ func (m *Manager) stateToWriteBack(ctx context.Context, l *live) json.RawMessage
 		return nil // crashed: its last saved state is its own, not the profile's
 	default:
 	}
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), saveStateTimeout)
+	sctx, cancel := context.WithTimeout(upstream.WithIndexedDB(context.WithoutCancel(ctx)), saveStateTimeout)
 	defer cancel()
 	saved, err := w.SaveState(sctx)
 	if err != nil {

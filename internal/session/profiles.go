@@ -227,7 +227,7 @@ func (m *Manager) SaveProfile(ctx context.Context, name, sessionID string) (*pro
 	if _, err := m.sup.ensureWorker(ctx, l); err != nil {
 		return nil, withSessionID(err, l.id)
 	}
-	sctx, cancel := context.WithTimeout(ctx, saveStateTimeout)
+	sctx, cancel := context.WithTimeout(upstream.WithIndexedDB(ctx), saveStateTimeout)
 	saved, err := l.worker.SaveState(sctx)
 	cancel()
 	if err != nil {

@@ -84,21 +84,28 @@ func callTool(ctx context.Context, w *Worker, tool string, args any) (*toolCall,
 	return c, nil
 }
 
-// SaveState reads what RestoreState needs from a live worker.
+// SaveState reads what RestoreState needs from a live worker: the storage
+// (cookies, localStorage) and the current page, from browser_storage_state
+// (saveStateByTool).
 //
-// It first runs stateProgram with browser_run_code_unsafe, the proxy's own
-// use of it (never offered to MCP clients for this): Playwright's storage
-// state with IndexedDB, which browser_storage_state leaves out, and the
-// current page's URL and title, in one call. Upstream refuses that tool
-// while a dialog is open (it handles no modal state), and an older or
-// trimmed worker may lack it: then the state comes the way it did before
-// (saveStateByTool), without IndexedDB. A worker that died or a ctx that
-// ended gets no second attempt.
+// With WithIndexedDB in ctx it first runs stateProgram with
+// browser_run_code_unsafe, the proxy's own use of it (never offered to MCP
+// clients for this): Playwright's storage state with IndexedDB, which
+// browser_storage_state leaves out, and the page, in one call. It is
+// asked for only where a login is kept (a profile saved or written back):
+// upstream lets every run of that tool settle for half a second
+// afterwards, which the saves behind every call must not cost. Upstream
+// refuses that tool while a dialog is open (it handles no modal state):
+// then the state comes without IndexedDB. A worker that died or a ctx
+// that ended gets no second attempt.
 //
 // When only the page cannot be read, SaveState returns the storage it got
 // together with the error: cookies without the URL are still worth keeping.
 // A nil *SavedState means nothing was saved.
 func SaveState(ctx context.Context, w *Worker) (*SavedState, error) {
+	if !indexedDBWanted(ctx) {
+		return saveStateByTool(ctx, w)
+	}
 	s, err := saveStateByProgram(ctx, w, maxStateFileBytes)
 	if err == nil {
 		return s, nil
@@ -108,6 +115,19 @@ func SaveState(ctx context.Context, w *Worker) (*SavedState, error) {
 	}
 	w.logger.Debug("saving state with IndexedDB failed; saving it without", "err", err)
 	return saveStateByTool(ctx, w)
+}
+
+type indexedDBKey struct{}
+
+// WithIndexedDB asks SaveState, for the saves made with the returned
+// context, to keep IndexedDB too.
+func WithIndexedDB(ctx context.Context) context.Context {
+	return context.WithValue(ctx, indexedDBKey{}, true)
+}
+
+func indexedDBWanted(ctx context.Context) bool {
+	v, _ := ctx.Value(indexedDBKey{}).(bool)
+	return v
 }
 
 // stateProgram reads the worker's storage state with IndexedDB, and the

@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -154,28 +155,42 @@ func TestSaveStateFake(t *testing.T) {
 			[]string{"browser_run_code_unsafe", "browser_storage_state", "browser_tabs"}, nil, "no tab", false},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			w, calls := startStateFake(t, tt.env...)
-			timeout := 10 * time.Second
-			if tt.hang {
-				timeout = 300 * time.Millisecond
+		// Without WithIndexedDB the program is never run: the same cases
+		// the tools' way, but for those only the program answers.
+		for _, indexedDB := range []bool{true, false} {
+			wantTools := tt.wantTools
+			if !indexedDB {
+				if len(wantTools) < 2 {
+					continue
+				}
+				wantTools = wantTools[1:]
 			}
-			ctx, cancel := context.WithTimeout(t.Context(), timeout)
-			defer cancel()
-			got, err := SaveState(ctx, w)
-			checkErr(t, err, tt.wantTool, tt.wantErr)
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("SaveState (-want +got):\n%s", diff)
-			}
-			var tools []string
-			for _, c := range calls() {
-				tools = append(tools, c.Tool)
-			}
-			if diff := cmp.Diff(tt.wantTools, tools); diff != "" {
-				t.Errorf("tools called (-want +got):\n%s", diff)
-			}
-			wantEmptyDir(t, w.OutputDir())
-		})
+			t.Run(fmt.Sprintf("%s/indexedDB=%v", tt.name, indexedDB), func(t *testing.T) {
+				w, calls := startStateFake(t, tt.env...)
+				timeout := 10 * time.Second
+				if tt.hang {
+					timeout = 300 * time.Millisecond
+				}
+				ctx, cancel := context.WithTimeout(t.Context(), timeout)
+				defer cancel()
+				if indexedDB {
+					ctx = WithIndexedDB(ctx)
+				}
+				got, err := SaveState(ctx, w)
+				checkErr(t, err, tt.wantTool, tt.wantErr)
+				if diff := cmp.Diff(tt.want, got); diff != "" {
+					t.Errorf("SaveState (-want +got):\n%s", diff)
+				}
+				var tools []string
+				for _, c := range calls() {
+					tools = append(tools, c.Tool)
+				}
+				if diff := cmp.Diff(wantTools, tools); diff != "" {
+					t.Errorf("tools called (-want +got):\n%s", diff)
+				}
+				wantEmptyDir(t, w.OutputDir())
+			})
+		}
 	}
 }
 

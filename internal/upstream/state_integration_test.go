@@ -283,7 +283,7 @@ func TestIntegrationSaveRestoreIndexedDB(t *testing.T) {
 		t.Fatalf("writing the record: %s", got)
 	}
 	start := time.Now()
-	saved, err := SaveState(ctx, a)
+	saved, err := SaveState(WithIndexedDB(ctx), a)
 	took := time.Since(start)
 	if err != nil {
 		t.Fatalf("SaveState: %v", err)
@@ -350,7 +350,7 @@ func TestIntegrationSaveStateWithDialogOpen(t *testing.T) {
 	if refused := call(t, w, runCodeTool, map[string]string{"code": stateProgram}); !refused.IsError {
 		t.Fatalf("%s ran with a dialog open; this test no longer tests the fallback", runCodeTool)
 	}
-	saved, err := SaveState(ctx, w)
+	saved, err := SaveState(WithIndexedDB(ctx), w)
 	if err != nil {
 		t.Fatalf("SaveState with a dialog open: %v", err)
 	}
