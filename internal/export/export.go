@@ -98,6 +98,9 @@ func Playwright(s *proxy.Session, calls []proxy.Call) []byte {
 	b.WriteString("// Run it with `npx playwright test`. Values masked when recorded (<secret>…</secret>) stay masked:\n")
 	b.WriteString("// put the real ones in, e.g. from process.env, before running it.\n")
 	b.WriteString("import { test, expect } from '@playwright/test';\n\n")
+	if s.Profile != "" {
+		writeProfile(&b, s)
+	}
 	fmt.Fprintf(&b, "test(%s, async ({ page }) => {\n", jsString("session "+s.ID))
 	var url, title string
 	steps := 0
@@ -136,6 +139,29 @@ func Playwright(s *proxy.Session, calls []proxy.Call) []byte {
 	}
 	b.WriteString("});\n")
 	return []byte(b.String())
+}
+
+// writeProfile starts the test from the login profile the session started
+// from. The profile's storage state holds credentials, so the export names
+// a file in its place and says how the operator gets it: an export is
+// meant to be shared, a login is not.
+func writeProfile(b *strings.Builder, s *proxy.Session) {
+	name := oneLine(s.Profile, 64)
+	fmt.Fprintf(b, "// The session started from login profile %s. Its storage state (cookies,\n", name)
+	b.WriteString("// localStorage, IndexedDB) is not included: export it with\n")
+	fmt.Fprintf(b, "//   proxy-server profile export %s %s.json\n", name, name)
+	fmt.Fprintf(b, "// (or GET /profiles/%s/state with the operator's token) and put its path here.\n", name)
+	fmt.Fprintf(b, "test.use({ storageState: %s });\n\n", jsText("<path to "+name+".json>"))
+}
+
+// jsText is s as a JavaScript string literal that keeps '<' and '>' as
+// written, for text the export itself composes.
+func jsText(s string) string {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s) // a string always encodes
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // jsString is s as a JavaScript string literal: JSON's escaping is valid

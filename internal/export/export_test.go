@@ -141,3 +141,60 @@ func TestPlaywrightHostile(t *testing.T) {
 		t.Errorf("the title assertion is not one escaped string:\n%s", out)
 	}
 }
+
+// TestPlaywrightProfile: a session started from a login profile starts its
+// test from a storage-state file the operator exports, never from the
+// state itself, which the export is not given.
+func TestPlaywrightProfile(t *testing.T) {
+	s, calls := recorded(t)
+	s.Profile, s.ProfileVersion, s.ProfileWrite = "github", 3, true
+	golden(t, "session-profile.spec.ts", Playwright(s, calls))
+}
+
+func TestJSONProfile(t *testing.T) {
+	s, calls := recorded(t)
+	s.Profile, s.ProfileVersion, s.ProfileWrite = "github", 3, true
+	out, err := JSON(s, calls, nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec struct {
+		Session map[string]any `json:"session"`
+	}
+	if err := json.Unmarshal(out, &rec); err != nil {
+		t.Fatalf("the export is not JSON: %v", err)
+	}
+	got := map[string]any{"profile": rec.Session["profile"], "profile_version": rec.Session["profile_version"], "profile_write": rec.Session["profile_write"]}
+	want := map[string]any{"profile": "github", "profile_version": 3.0, "profile_write": true}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("the session's profile in the JSON export (-want +got):\n%s", diff)
+	}
+	if strings.Contains(string(out), "storageState") || strings.Contains(string(out), "cookies") {
+		t.Errorf("the JSON export speaks of a storage state:\n%s", out)
+	}
+}
+
+// TestPlaywrightProfileHostile: a profile name is checked before it is
+// stored, but the export does not rely on it: whatever the name, it stays
+// in its comments and its one string.
+func TestPlaywrightProfileHostile(t *testing.T) {
+	s := &proxy.Session{ID: "s1", CreatedAt: t0, Profile: "x\u2028alert(1)\r\nalert(2)\"); alert(3); (\""}
+	out := string(Playwright(s, nil))
+	uses := 0
+	for i, line := range strings.Split(out, "\n") {
+		if strings.ContainsAny(line, "\u2028\u2029\r") {
+			t.Errorf("line %d holds a line terminator: %q", i+1, line)
+		}
+		trimmed := strings.TrimSpace(line)
+		if strings.HasPrefix(trimmed, "test.use(") {
+			uses++
+			continue
+		}
+		if strings.Contains(line, "alert(") && !strings.HasPrefix(trimmed, "//") {
+			t.Errorf("line %d runs what a name wrote: %q", i+1, line)
+		}
+	}
+	if want := `test.use({ storageState: "<path to x alert(1) alert(2)\"); alert(3); (\".json>" });`; !strings.Contains(out, want) || uses != 1 {
+		t.Errorf("want one test.use with the name escaped in its string, %s:\n%s", want, out)
+	}
+}
