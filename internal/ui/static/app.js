@@ -33,6 +33,7 @@ class Unauthorized extends Error {}
 async function api(path, options) {
   const r = await fetch(path, Object.assign({ headers: { Accept: 'application/json' }, credentials: 'same-origin' }, options));
   if (r.status === 401) throw new Unauthorized('token required');
+  if (r.ok && r.status === 204) return null;
   if (!r.ok) {
     let msg = 'HTTP ' + r.status;
     try {
@@ -61,6 +62,10 @@ function short(s, n) {
 
 function sessionLink(id) {
   return el('a', { href: '#/session/' + encodeURIComponent(id) }, short(id, 8));
+}
+
+function profileLink(name) {
+  return el('a', { href: '#/profiles/' + encodeURIComponent(name) }, name);
 }
 
 function every(f) {
@@ -119,7 +124,7 @@ function sessionsView() {
   filter.addEventListener('change', () => { stateFilter = filter.value; refresh().catch(fail); });
   const body = el('tbody');
   const table = el('table', { id: 'sessions' },
-    el('thead', {}, el('tr', {}, ...['Session', 'State', 'Title', 'URL', 'Created', 'Last activity', 'Worker memory', 'Node'].map((h) => el('th', {}, h)))),
+    el('thead', {}, el('tr', {}, ...['Session', 'State', 'Title', 'URL', 'Created', 'Last activity', 'Worker memory', 'Node', 'Profile'].map((h) => el('th', {}, h)))),
     body);
   show(el('h1', {}, 'Sessions'), el('p', {}, el('label', { for: 'state-filter' }, 'Show '), filter), table);
   async function refresh() {
@@ -137,9 +142,10 @@ function sessionsView() {
           el('td', {}, when(s.created_at)),
           el('td', {}, when(s.last_activity)),
           el('td', {}, megabytes(s.rss_bytes)),
-          el('td', {}, s.node || ''));
+          el('td', {}, s.node || ''),
+          el('td', { class: 'profile' }, s.profile ? profileLink(s.profile) : ''));
       });
-    body.replaceChildren(...(rows.length ? rows : [el('tr', {}, el('td', { colspan: '8' }, 'No sessions.'))]));
+    body.replaceChildren(...(rows.length ? rows : [el('tr', {}, el('td', { colspan: '9' }, 'No sessions.'))]));
     statusLine.textContent = 'updated ' + new Date().toLocaleTimeString();
   }
   every(refresh);
@@ -169,7 +175,8 @@ function sessionView(id) {
     const rec = await record(id);
     const s = rec.session;
     head.replaceChildren(el('h1', {}, 'Session ', el('code', {}, s.session_id)),
-      el('p', {}, el('span', { class: 'state ' + s.state }, s.state), ' · created ', when(s.created_at), ' · last activity ', when(s.last_activity)));
+      el('p', {}, el('span', { class: 'state ' + s.state }, s.state), ' · created ', when(s.created_at), ' · last activity ', when(s.last_activity)),
+      ...(s.profile ? [sessionProfile(s)] : []));
     // Calls and what happened between them (suspends, lost workers,
     // restarts, restored state), in time order.
     const items = rec.calls.map((c) => ({ at: c.request.timestamp, call: c }))
@@ -209,6 +216,14 @@ function sessionView(id) {
     statusLine.textContent = 'updated ' + new Date().toLocaleTimeString();
   }
   every(refresh);
+}
+
+// sessionProfile says which login profile a session started from and
+// whether it writes its state back to it.
+function sessionProfile(s) {
+  return el('p', { id: 'session-profile' }, 'Started from profile ', profileLink(s.profile),
+    s.profile_version ? ' (version ' + s.profile_version + ')' : '', ' · ',
+    s.profile_write ? 'writes its state back when it closes or is suspended' : 'does not write back');
 }
 
 // --- one call: its snapshot (searchable, with what changed), console, images
@@ -279,6 +294,127 @@ function callView(id, ref) {
   })().catch(fail);
 }
 
+// --- login profiles: their metadata only. A profile's contents (cookies,
+// tokens) never come into this page: /profiles/{name}/state is not read
+// here, and an imported file goes from the file input to the API unread.
+
+const PROFILE_NAME = /^[a-z0-9][a-z0-9._-]{0,63}$/;
+
+// expiry is when a profile's first persistent cookie expires, marked
+// expired when that is past: a login it holds may have ended.
+function expiry(ts) {
+  if (!ts) return el('span', { class: 'note', title: 'no persistent cookies' }, 'none');
+  const d = new Date(ts);
+  if (isNaN(d)) return '';
+  const past = d.getTime() <= Date.now();
+  return el('span', {}, d.toLocaleDateString(), past ? ' ' : null, past ? el('span', { class: 'expired' }, 'expired') : null);
+}
+
+function profilesView(selected) {
+  const body = el('tbody');
+  const message = el('p', { id: 'profiles-message', role: 'status' });
+  const table = el('table', { id: 'profiles' },
+    el('thead', {}, el('tr', {}, ...['Profile', 'Origins', 'Version', 'Updated', 'Cookies expire', 'Sessions', ''].map((h) => el('th', {}, h)))),
+    body);
+  let profiles = [];
+  let confirming = ''; // the profile whose Delete was clicked once
+  let shown = '';
+
+  function say(text, isError) {
+    message.className = isError ? 'error' : 'note';
+    message.textContent = text;
+  }
+
+  async function remove(name) {
+    confirming = '';
+    try {
+      await api('/profiles/' + encodeURIComponent(name), { method: 'DELETE' });
+      say('Deleted profile ' + name + '. Sessions started from it keep their own copy.', false);
+    } catch (e) {
+      if (e instanceof Unauthorized) throw e;
+      say('Could not delete ' + name + ': ' + (e.message || e), true);
+    }
+    await refresh();
+  }
+
+  function deleteCell(p) {
+    if (confirming !== p.name) {
+      return el('td', {}, el('button', { type: 'button', class: 'danger', 'data-action': 'delete', onclick: () => { confirming = p.name; render(); } }, 'Delete'));
+    }
+    return el('td', {},
+      el('button', { type: 'button', class: 'danger confirm', 'data-action': 'really-delete', onclick: () => remove(p.name).catch(fail) }, 'Really delete ' + p.name + '?'),
+      ' ', el('button', { type: 'button', 'data-action': 'cancel', onclick: () => { confirming = ''; render(); } }, 'Cancel'));
+  }
+
+  // render writes the rows again only when something in them changed, so
+  // that a poll does not replace a button under the pointer.
+  function render() {
+    const key = JSON.stringify([profiles, confirming]);
+    if (key === shown) return;
+    shown = key;
+    const rows = profiles.map((p) => {
+      const sessions = (p.sessions || []).flatMap((id, i) => (i ? [', ', sessionLink(id)] : [sessionLink(id)]));
+      return el('tr', { 'data-profile': p.name, class: p.name === selected ? 'current' : '' },
+        el('td', { class: 'name' }, el('code', {}, p.name)),
+        el('td', { class: 'origins' }, (p.origins || []).join(', ')),
+        el('td', { class: 'num version' }, p.version),
+        el('td', { class: 'when' }, when(p.updated_at)),
+        el('td', { class: 'expiry' }, expiry(p.cookies_expire_at)),
+        el('td', { class: 'sessions' }, ...sessions),
+        deleteCell(p));
+    });
+    body.replaceChildren(...(rows.length ? rows : [el('tr', {}, el('td', { colspan: '7' }, 'No profiles. Save one from a session (save_profile), or import a storage state below.'))]));
+  }
+
+  async function refresh() {
+    const r = await api('/profiles');
+    profiles = (r && r.profiles) || [];
+    if (confirming && !profiles.some((p) => p.name === confirming)) confirming = '';
+    render();
+    statusLine.textContent = 'updated ' + new Date().toLocaleTimeString();
+  }
+
+  const name = el('input', { type: 'text', id: 'import-name', name: 'name', required: '', maxlength: '64', placeholder: 'github', autocomplete: 'off', spellcheck: 'false' });
+  const file = el('input', { type: 'file', id: 'import-file', name: 'file', required: '', accept: '.json,application/json' });
+  const form = el('form', { id: 'import' },
+    el('h2', {}, 'Import a storage state'),
+    el('p', { class: 'note' }, 'A Playwright storage state, as ', el('code', {}, 'playwright codegen --save-storage=auth.json'),
+      ' or ', el('code', {}, 'context.storageState()'), ' write it. An existing profile gets it as its next version.'),
+    el('p', {}, el('label', { for: 'import-name' }, 'Name '), name, ' ', el('label', { for: 'import-file' }, 'File '), file, ' ', el('button', { type: 'submit' }, 'Import')));
+  form.addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    (async () => {
+      const n = name.value.trim();
+      if (!PROFILE_NAME.test(n)) {
+        say('"' + n + '" is not a profile name: 1 to 64 of a-z, 0-9, ".", "_", "-", starting with a letter or digit.', true);
+        return;
+      }
+      if (!file.files.length) {
+        say('Choose a storage-state file.', true);
+        return;
+      }
+      try {
+        const p = await api('/profiles/' + encodeURIComponent(n), {
+          method: 'PUT',
+          headers: { Accept: 'application/json', 'Content-Type': 'application/json' },
+          body: await file.files[0].text(),
+        });
+        say('Imported profile ' + p.name + ', version ' + p.version + '.', false);
+        form.reset();
+      } catch (e) {
+        if (e instanceof Unauthorized) throw e;
+        say('Could not import ' + n + ': ' + (e.message || e), true);
+      }
+      await refresh();
+    })().catch(fail);
+  });
+
+  show(el('h1', {}, 'Profiles'),
+    el('p', { class: 'note' }, 'Saved logins: a session started from one gets a copy of its cookies and storage. Their contents are never shown here.'),
+    message, table, form);
+  every(refresh);
+}
+
 // --- routing
 
 function route() {
@@ -287,7 +423,11 @@ function route() {
   try {
     parts = location.hash.replace(/^#\/?/, '').split('/').map(decodeURIComponent);
   } catch (e) { /* a malformed address shows the list */ }
-  if (parts[0] === 'session' && parts[1]) sessionView(parts[1]);
+  for (const a of document.querySelectorAll('header nav a')) {
+    a.classList.toggle('current', (a.id === 'nav-profiles') === (parts[0] === 'profiles'));
+  }
+  if (parts[0] === 'profiles') profilesView(parts[1] || '');
+  else if (parts[0] === 'session' && parts[1]) sessionView(parts[1]);
   else if (parts[0] === 'call' && parts[1] && parts[2]) callView(parts[1], parts[2]);
   else sessionsView();
 }
