@@ -205,6 +205,11 @@ func TestProfilesPageInBrowser(t *testing.T) {
 	srv := httptest.NewServer(f.routes())
 	t.Cleanup(srv.Close)
 
+	// PWPROXY_UI_SCREENSHOTS=dir keeps a screenshot of the page.
+	screenshot := ""
+	if dir := os.Getenv("PWPROXY_UI_SCREENSHOTS"); dir != "" {
+		screenshot = filepath.Join(dir, "inspector-profiles.png")
+	}
 	chromium, err := upstream.FindBrowser()
 	if err != nil {
 		t.Fatal(err)
@@ -218,6 +223,7 @@ func TestProfilesPageInBrowser(t *testing.T) {
 		"playwright":    filepath.Join(e2etest.ProjectRoot(t), "node_modules", "playwright-core"),
 		"hostileOrigin": hostileOrigin, "secrets": []string{stored, imported},
 		"importFile": importFile, "badFile": badFile,
+		"screenshot": screenshot,
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

@@ -339,7 +339,7 @@ function profilesView(selected) {
 
   function deleteCell(p) {
     if (confirming !== p.name) {
-      return el('td', {}, el('button', { type: 'button', class: 'danger', 'data-action': 'delete', onclick: () => { confirming = p.name; render(); } }, 'Delete'));
+      return el('td', {}, el('button', { type: 'button', class: 'danger', 'data-action': 'delete', title: 'Delete profile ' + p.name, onclick: () => { confirming = p.name; render(); } }, 'Delete'));
     }
     return el('td', {},
       el('button', { type: 'button', class: 'danger confirm', 'data-action': 'really-delete', onclick: () => remove(p.name).catch(fail) }, 'Really delete ' + p.name + '?'),

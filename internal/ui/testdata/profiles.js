@@ -49,6 +49,7 @@ function check(cond, what) {
     check((await row('hostile').locator('td.origins').textContent()) === cfg.hostileOrigin, 'the hostile origin is not shown as text');
     check(await page.locator('#profiles img').count() === 0, 'an origin became markup');
     await noSecrets('the table');
+    if (cfg.screenshot) await page.screenshot({ path: cfg.screenshot });
 
     // Delete asks again, keeps asking across polls, and Cancel takes it back.
     await gh.locator('button[data-action="delete"]').click();
