@@ -5,6 +5,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -60,7 +61,10 @@ func TestInspectorInBrowser(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer resp.Body.Close()
-		if out != nil {
+		if text, ok := out.(*string); ok {
+			b, _ := io.ReadAll(resp.Body)
+			*text = string(b)
+		} else if out != nil {
 			if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
 				t.Fatalf("%s %s: %v", method, path, err)
 			}
@@ -81,15 +85,7 @@ func TestInspectorInBrowser(t *testing.T) {
 	}
 	nav := call(sess.ID, "browser_navigate", map[string]string{"url": pages.URL + "/"})
 	var snap string
-	req, _ := http.NewRequest("GET", s.URL+"/content/"+nav.RefID+"?reset_cursor=true", nil)
-	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	snap = string(b)
+	authed("GET", "/content/"+nav.RefID+"?reset_cursor=true", nil, &snap)
 	click := call(sess.ID, "browser_click", map[string]any{"target": refOf(t, snap, `button "Finish"`)})
 	shot := call(sess.ID, "browser_take_screenshot", map[string]any{})
 	call(sess.ID, "browser_click", map[string]any{"target": "e9999"})
@@ -104,6 +100,25 @@ func TestInspectorInBrowser(t *testing.T) {
 	waitReaped(t, live.WorkerPID)
 	if res := call(sess.ID, "browser_snapshot", nil); !res.Metadata.Restored {
 		t.Fatalf("the call after the worker's death: restored = false")
+	}
+
+	// A login profile, and a session started from it: the Profiles page
+	// lists it with its session and never shows its contents.
+	secret := "SESSIONSECRET-" + rand.Text()
+	state := `{"cookies":[{"name":"sid","value":"` + secret + `","domain":"127.0.0.1","path":"/","expires":-1,"httpOnly":true,"secure":false,"sameSite":"Lax"}],"origins":[]}`
+	if code := authed("PUT", "/profiles/insp", json.RawMessage(state), nil); code != http.StatusCreated && code != http.StatusOK {
+		t.Fatalf("PUT /profiles/insp = %d", code)
+	}
+	var fromProfile proxy.Session
+	if code := authed("POST", "/sessions", map[string]string{"profile": "insp"}, &fromProfile); code != http.StatusCreated || fromProfile.Profile != "insp" {
+		t.Fatalf("POST /sessions from profile insp = %d, profile %q", code, fromProfile.Profile)
+	}
+	// Its exports name the profile and hold none of it.
+	for format, want := range map[string]string{"playwright": `test.use({ storageState: "<path to insp.json>" });`, "json": `"profile": "insp"`} {
+		var body string
+		if code := authed("GET", "/sessions/"+fromProfile.ID+"/export?format="+format, nil, &body); code != http.StatusOK || !strings.Contains(body, want) || strings.Contains(body, secret) {
+			t.Errorf("the %s export (%d) lacks %s or holds the profile's contents:\n%s", format, code, want, body)
+		}
 	}
 
 	shots := os.Getenv("PWPROXY_UI_SCREENSHOTS")
@@ -121,7 +136,7 @@ func TestInspectorInBrowser(t *testing.T) {
 		"changedText": "Status: done <i>x</i>", "search": "button", "consoleText": "<b>bold</b> error",
 		"chromium": chromium, "playwright": filepath.Join(root, "node_modules", "playwright-core"),
 		"screenshotList": filepath.Join(shots, "inspector-sessions.png"), "screenshotTimeline": filepath.Join(shots, "inspector-timeline.png"),
-		"screenshotCall": filepath.Join(shots, "inspector-call.png"),
+		"screenshotCall": filepath.Join(shots, "inspector-call.png"), "profile": "insp", "profileSession": fromProfile.ID, "profileSecret": secret,
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

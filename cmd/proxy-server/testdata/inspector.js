@@ -98,6 +98,22 @@ function check(cond, what) {
     await page.waitForFunction(() => !document.querySelector('#console').textContent.includes('[LOG]'));
     check(await page.locator('#console b').count() === 0, 'console text became markup');
 
+    // The Profiles page: the profile, the session started from it, its
+    // deletion at the second click; never its contents.
+    await page.goto(cfg.base + '/ui/#/profiles');
+    const prow = page.locator('#profiles tr[data-profile="' + cfg.profile + '"]');
+    await prow.waitFor();
+    check((await prow.locator('td.origins').textContent()) === '127.0.0.1', 'profile origins');
+    check((await prow.locator('td.sessions a').evaluateAll((as) => as.map((a) => a.getAttribute('href')))).includes('#/session/' + cfg.profileSession), 'the profile\'s session');
+    await page.goto(cfg.base + '/ui/#/session/' + cfg.profileSession);
+    await page.waitForSelector('#session-profile');
+    check((await page.locator('#session-profile').textContent()).startsWith('Started from profile ' + cfg.profile + ' (version 1) · writes'), 'session profile ' + await page.locator('#session-profile').textContent());
+    await page.click('#session-profile a');
+    await prow.locator('button[data-action="delete"]').click();
+    await prow.locator('button[data-action="really-delete"]').click();
+    await prow.waitFor({ state: 'detached' });
+    check(!(await page.content()).includes(cfg.profileSecret), 'the page holds the profile\'s contents');
+
     check(dialogs.length === 0, 'a page-controlled string ran: ' + JSON.stringify(dialogs));
     check(pageErrors.length === 0, 'inspector errors: ' + JSON.stringify(pageErrors));
     process.stdout.write(JSON.stringify({ ok: true, timelineRows: before + 1 }) + '\n');
