@@ -140,6 +140,7 @@ type sessionsFlags struct {
 	plain      int
 	profile    int
 	origins    int
+	storage    int
 }
 
 func (f *sessionsFlags) register(fs *flag.FlagSet) {
@@ -150,7 +151,8 @@ func (f *sessionsFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.startup, "startup-wait", 5*time.Second, "untimed pause after the server listens, before the first create")
 	fs.IntVar(&f.plain, "plain-n", 10, "times a plain @playwright/mcp is started and navigated, as the baseline (0: skip)")
 	fs.IntVar(&f.profile, "profile-cookies", 50, "cookies of the login profile whose creates are timed beside plain ones (0: skip)")
-	fs.IntVar(&f.origins, "profile-origins", 10, "origins the profile's cookies and localStorage are spread over")
+	fs.IntVar(&f.origins, "profile-origins", 10, "sites the profile's cookies are spread over")
+	fs.IntVar(&f.storage, "profile-storage-origins", 0, "of those sites, how many also hold localStorage in the profile (the browser visits each such origin to fill it)")
 }
 
 func (f *sessionsFlags) config(s bench.ServerConfig, reqTimeout time.Duration) (bench.SessionsConfig, error) {
@@ -165,7 +167,7 @@ func (f *sessionsFlags) config(s bench.ServerConfig, reqTimeout time.Duration) (
 		return bench.SessionsConfig{}, fmt.Errorf("-nav-page %q: want form, table or catalogue", f.navPage)
 	}
 	return bench.SessionsConfig{Server: s, Iterations: f.n, RefillWait: f.refillWait, WarmPools: pools, NavPage: f.navPage, RequestTimeout: reqTimeout, StartupWait: f.startup,
-		PlainStarts: f.plain, PlainRoot: s.Dir, ProfileCookies: f.profile, ProfileOrigins: f.origins}, nil
+		PlainStarts: f.plain, PlainRoot: s.Dir, ProfileCookies: f.profile, ProfileOrigins: f.origins, ProfileStorageOrigins: f.storage}, nil
 }
 
 // concurrencyFlags are the concurrency scenario's flags.

@@ -172,7 +172,7 @@ func (s *SessionsResult) writeText(w io.Writer) {
 		row(run.WarmPool, "  of which first navigate", run.FirstNavNav, "\t")
 		row(run.WarmPool, "navigate, existing session", run.ExistingNav, "\t")
 		if run.ProfileCookies > 0 {
-			row(run.WarmPool, fmt.Sprintf("POST /sessions from a profile (%d cookies, %d origins)", run.ProfileCookies, run.ProfileOrigins), run.ProfileCreate,
+			row(run.WarmPool, fmt.Sprintf("POST /sessions from a profile (%d cookies over %d sites, localStorage on %d)", run.ProfileCookies, run.ProfileOrigins, run.ProfileStorage), run.ProfileCreate,
 				fmt.Sprintf("\t%d/%d got a pre-started worker", run.ProfileFromPool, run.ProfileCreate.N))
 			row(run.WarmPool, "  plain POST /sessions, in turn with it", run.ProfilePlainCreate, "\t")
 		}

@@ -33,10 +33,12 @@ type SessionsConfig struct {
 	PlainStarts int
 	PlainRoot   string
 	// ProfileCookies, if > 0, also times creates from a login profile of
-	// that many cookies spread over ProfileOrigins origins (each origin
-	// with a localStorage entry), interleaved with plain creates.
-	ProfileCookies int
-	ProfileOrigins int
+	// that many cookies spread over ProfileOrigins sites, the first
+	// ProfileStorageOrigins of them with a localStorage entry too,
+	// interleaved with plain creates.
+	ProfileCookies        int
+	ProfileOrigins        int
+	ProfileStorageOrigins int
 }
 
 // SessionsResult is the result of the sessions scenario.
@@ -86,6 +88,7 @@ type SessionsRun struct {
 	ProfilePlainCreate Summary `json:"create_plain_beside_profile"`
 	ProfileCookies     int     `json:"profile_cookies,omitempty"`
 	ProfileOrigins     int     `json:"profile_origins,omitempty"`
+	ProfileStorage     int     `json:"profile_storage_origins,omitempty"`
 	ProfileFromPool    int     `json:"create_from_profile_from_pool"`
 }
 
@@ -257,10 +260,11 @@ const benchProfile = "bench"
 // without writing back, so every create starts from the same profile.
 func timeProfileCreates(ctx context.Context, log *slog.Logger, c *Client, server int, run *SessionsRun, errs *errorLog, cfg SessionsConfig) error {
 	origins := max(1, cfg.ProfileOrigins)
-	if err := c.PutProfile(ctx, benchProfile, profileState(cfg.ProfileCookies, origins)); err != nil {
+	storage := min(cfg.ProfileStorageOrigins, origins)
+	if err := c.PutProfile(ctx, benchProfile, profileState(cfg.ProfileCookies, origins, storage)); err != nil {
 		return fmt.Errorf("storing the profile: %w", err)
 	}
-	run.ProfileCookies, run.ProfileOrigins = cfg.ProfileCookies, origins
+	run.ProfileCookies, run.ProfileOrigins, run.ProfileStorage = cfg.ProfileCookies, origins, storage
 	noWrite := false
 	var plain, prof []float64
 	for i := range cfg.Iterations {
@@ -301,10 +305,11 @@ func timeProfileCreates(ctx context.Context, log *slog.Logger, c *Client, server
 	return nil
 }
 
-// profileState is a storage state of n cookies over origins sites, with
-// one localStorage entry per site, none of them reachable (the browser
-// fills a site's storage without loading it).
-func profileState(n, origins int) json.RawMessage {
+// profileState is a storage state of n cookies over origins sites, the
+// first storage of them with a localStorage entry, none of them reachable
+// (the browser fills a site's storage without loading it, but visits
+// each such origin).
+func profileState(n, origins, storage int) json.RawMessage {
 	type cookie struct {
 		Name     string  `json:"name"`
 		Value    string  `json:"value"`
@@ -333,7 +338,7 @@ func profileState(n, origins int) json.RawMessage {
 		st.Cookies = append(st.Cookies, cookie{Name: fmt.Sprintf("c%d", i), Value: fmt.Sprintf("%032x", i*7919), Domain: "." + site, Path: "/",
 			Expires: expires, HTTPOnly: i%2 == 0, Secure: true, SameSite: "Lax"})
 	}
-	for i := range origins {
+	for i := range storage {
 		st.Origins = append(st.Origins, origin{Origin: fmt.Sprintf("https://site%d.bench.test", i), LocalStorage: []kv{{Name: "token", Value: fmt.Sprintf("%064x", i)}}})
 	}
 	raw, _ := json.Marshal(st) // plain structs always encode
