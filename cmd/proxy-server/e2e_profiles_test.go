@@ -16,6 +16,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -439,6 +440,28 @@ func TestLoginProfiles(t *testing.T) {
 		}
 		if code, _ := profileOf(t, s, "x"); code != http.StatusNotFound {
 			t.Errorf("a refused PUT left profile x: %d", code)
+		}
+	})
+
+	t.Run("a session from a profile comes back from a crash with its IndexedDB", func(t *testing.T) {
+		m := dialMCP(t, s.URL+"/mcp")
+		id := createProfileSession(t, m, "github", false)
+		if got, want := site.status(m, id), site.signedIn(2, "two"); got != want {
+			t.Fatalf("before the crash: %q, want %q", got, want)
+		}
+		// The navigation's background save holds the page and IndexedDB.
+		waitSavedState(t, openRO(t, s.DBPath), id, "the app with IndexedDB", func(plain []byte) bool {
+			return bytes.Contains(plain, []byte("/app")) && bytes.Contains(plain, []byte(`"indexedDB":[{`))
+		})
+		pid := s.getSession(t, id).WorkerPID
+		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := site.status(m, id), site.signedIn(2, "two"); got != want {
+			t.Errorf("after the worker's crash: %q, want %q", got, want)
+		}
+		if now := s.getSession(t, id).WorkerPID; now == pid {
+			t.Errorf("still worker %d after it was killed", pid)
 		}
 	})
 

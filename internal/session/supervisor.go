@@ -9,6 +9,7 @@ import (
 	"time"
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/upstream"
 )
 
 // Supervision budgets. A session may lose its worker restartLimit times in
@@ -476,6 +477,13 @@ func (s *supervisor) saveNow(l *live) (again bool) {
 	l.mu.Unlock()
 	if w := l.worker; w != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), saveStateTimeout)
+		if l.profile != "" {
+			// A login's IndexedDB must come back after a crash too, and
+			// reach the profile at the write-back that follows. It costs
+			// this session a half-second save (upstream's settle), after
+			// a quiet second: an agent's next call rarely waits for it.
+			ctx = upstream.WithIndexedDB(ctx)
+		}
 		s.saveState(ctx, l, w)
 		cancel()
 	}
