@@ -338,6 +338,22 @@ func TestLoginProfiles(t *testing.T) {
 				t.Errorf("%s %s as an MCP client = %d, want 403", r.method, r.path, resp.StatusCode)
 			}
 		}
+		// Another client sees the profile, not the sessions using it.
+		req, _ := http.NewRequest("GET", s.URL+"/profiles/github", nil)
+		req.Header.Set(api.ClientIDHeader, "hostile-client-0123456789abcdef")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var seen proxy.Profile
+		err = json.NewDecoder(resp.Body).Decode(&seen)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != http.StatusOK || len(seen.Sessions) != 0 {
+			t.Errorf("GET /profiles/github as another client = %d %+v (%v): it may not see sessions of others", resp.StatusCode, seen, err)
+		}
+		if _, op := profileOf(t, s, "github"); !contains(op.Sessions, c3Session) {
+			t.Errorf("the operator does not see session %s using the profile: %v", c3Session, op.Sessions)
+		}
 		list := c3.callText("list_profiles", nil)
 		for _, v := range site.secrets() {
 			if strings.Contains(list, v) {
