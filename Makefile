@@ -58,17 +58,8 @@ cross:
 
 # The whole suite, real @playwright/mcp and headless Chromium included, then
 # a short fuzz run of each fuzz target.
-# cmd/proxy-server's end-to-end tests are the suite's longest package and
-# mostly wait (on browsers, idle timers, restarts), so they run as two
-# processes, split by name, beside the other packages; every test still
-# runs once. A failure anywhere fails the target once all three are done.
-E2E_SHARD := ^Test[A-L]
 test: deps vet cross
-	@s=0; \
-	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) $$($(GO) list ./... | grep -v '/cmd/proxy-server$$') & a=$$!; \
-	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) -run '$(E2E_SHARD)' ./cmd/proxy-server & b=$$!; \
-	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) -skip '$(E2E_SHARD)' ./cmd/proxy-server & c=$$!; \
-	wait $$a || s=1; wait $$b || s=1; wait $$c || s=1; exit $$s
+	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
 	cd $(BENCHDIR) && $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
 	$(GO) test -count=1 -tags memory.counters -run '^TestSQLiteAllocatorGauges$$' ./internal/metrics
 	$(MAKE) --no-print-directory fuzz FUZZTIME=$(FUZZTIME)
