@@ -67,8 +67,8 @@ func (o BrowserOptions) IsZero() bool {
 
 // DecodeBrowserOptions reads browser options from JSON (a create's body or
 // arguments), refusing unknown fields and values of the wrong type with
-// INVALID_PARAMETERS naming the field. Their values are checked where the
-// session is made.
+// INVALID_PARAMETERS naming the field, and a profile that could not be a
+// profile's name. Their other values are checked where the session is made.
 func DecodeBrowserOptions(raw []byte) (BrowserOptions, error) {
 	var o BrowserOptions
 	if len(bytes.TrimSpace(raw)) == 0 || string(bytes.TrimSpace(raw)) == "null" {
@@ -90,6 +90,11 @@ func DecodeBrowserOptions(raw []byte) (BrowserOptions, error) {
 			return BrowserOptions{}, e
 		}
 		return BrowserOptions{}, Errorf(EINVALID, "browser options: %v", err)
+	}
+	if o.Profile != "" {
+		if err := ValidProfileName("profile", o.Profile); err != nil {
+			return BrowserOptions{}, err
+		}
 	}
 	return o, nil
 }

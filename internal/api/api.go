@@ -299,9 +299,6 @@ func (s *Server) handleCreateSession(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	opts, err := proxy.DecodeBrowserOptions(raw)
-	if err == nil && opts.Profile != "" {
-		err = proxy.ValidProfileName("profile", opts.Profile)
-	}
 	if err != nil {
 		s.writeErr(w, r, err)
 		return

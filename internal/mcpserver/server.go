@@ -400,9 +400,6 @@ func (s *Server) createSession(ctx context.Context, req mcp.CallToolRequest) (*m
 		return s.errorResult(ctx, proxy.Errorf(proxy.EINVALID, "arguments: %v", err)), nil
 	}
 	opts, err := proxy.DecodeBrowserOptions(raw)
-	if err == nil && opts.Profile != "" {
-		err = proxy.ValidProfileName("profile", opts.Profile)
-	}
 	if err != nil {
 		return s.errorResult(ctx, err), nil
 	}

@@ -246,14 +246,21 @@ func (m *Manager) SaveProfile(ctx context.Context, name, sessionID string) (*pro
 		return nil, err
 	}
 	if l.profile == name {
-		l.profileVersion = p.Version
-		if err := ps.SetSessionProfileVersion(context.WithoutCancel(ctx), l.id, p.Version); err != nil {
-			m.log.WarnContext(ctx, "recording the profile version a session stands on", "session_id", l.id, "profile", name, "err", err)
-		}
+		m.standOn(ctx, l, p.Version)
 	}
 	m.log.InfoContext(ctx, "profile saved", "session_id", l.id, "profile", name, "version", p.Version, "bytes", p.Bytes)
 	recordEvent(m.store, m.log, m.opts.Now(), l.id, proxy.EventProfileSaved, profileVersionDetail(name, p.Version))
 	return p, nil
+}
+
+// standOn records that session l now stands on version of its profile, so
+// that its own later write-back does not take that version for someone
+// else's. The caller holds l's lock.
+func (m *Manager) standOn(ctx context.Context, l *live, version int64) {
+	l.profileVersion = version
+	if err := m.profiles.SetSessionProfileVersion(context.WithoutCancel(ctx), l.id, version); err != nil {
+		m.log.WarnContext(ctx, "recording the profile version a session stands on", "session_id", l.id, "profile", l.profile, "err", err)
+	}
 }
 
 func profileVersionDetail(name string, version int64) string {
@@ -402,10 +409,7 @@ func (m *Manager) writeBack(ctx context.Context, l *live, saved json.RawMessage)
 	case err != nil:
 		fail(err)
 	default:
-		l.profileVersion = p.Version
-		if err := m.profiles.SetSessionProfileVersion(ctx, l.id, p.Version); err != nil {
-			m.log.Warn("recording the profile version a session stands on", "session_id", l.id, "profile", l.profile, "err", err)
-		}
+		m.standOn(ctx, l, p.Version)
 		m.log.Info("session state written back to its profile", "session_id", l.id, "profile", l.profile, "version", p.Version, "bytes", p.Bytes)
 		recordEvent(m.store, m.log, m.opts.Now(), l.id, proxy.EventProfileSaved, profileVersionDetail(l.profile, p.Version))
 	}
