@@ -41,6 +41,11 @@ const (
 	// ETOOLARGE: a body over its limit (a profile's storage state over
 	// PROXY_PROFILE_MAX_BYTES); HTTP 413.
 	ETOOLARGE = "PAYLOAD_TOO_LARGE"
+	// ECONTROLHELD: someone else holds the session's control lease (409).
+	ECONTROLHELD = "CONTROL_HELD"
+	// EHUMANINCONTROL: a person holds the session's browser; the agent's
+	// action was not sent (409, retryable).
+	EHUMANINCONTROL = "HUMAN_IN_CONTROL"
 
 	// Codes of a tool that ran in the browser and failed there. They come
 	// back in a call result (HTTP 200, status "error"), not as a refusal.
@@ -99,7 +104,7 @@ func IsForeign(err error) bool {
 
 func retryable(code string) bool {
 	switch code {
-	case EMAXSESSIONS, EUNAVAILABLE, ETIMEOUT, EELEMENTMISSING, ENOTINTERACTIVE, ENAVIGATION:
+	case EMAXSESSIONS, EUNAVAILABLE, ETIMEOUT, EELEMENTMISSING, ENOTINTERACTIVE, ENAVIGATION, EHUMANINCONTROL:
 		return true
 	}
 	return false
@@ -151,6 +156,10 @@ func suggestion(code string) string {
 		return "List the profiles with list_profiles and use one of their names, or sign in and save one with save_profile."
 	case ETOOLARGE:
 		return "Send less: a profile's storage state may be at most PROXY_PROFILE_MAX_BYTES."
+	case ECONTROLHELD:
+		return "Someone else controls this session's browser; watch the live view until they hand back."
+	case EHUMANINCONTROL:
+		return "A person is using this session's browser: wait with request_human, or read what is stored with get_content."
 	case EDOWNLOADMISSING:
 		return "Use a name from a download: line of that ref's answer; a download over PROXY_MAX_DOWNLOAD_BYTES is not kept."
 	}

@@ -58,6 +58,14 @@ type Session struct {
 	Profile        string `json:"profile,omitempty"`
 	ProfileVersion int64  `json:"profile_version,omitempty"`
 	ProfileWrite   bool   `json:"profile_write,omitempty"`
+
+	// Control is set while a person holds the session's browser; Waiting
+	// while its agent waits for one (request_human).
+	Control *Control   `json:"control,omitempty"`
+	Waiting *HumanWait `json:"waiting,omitempty"`
+	// LiveURL is the session's live view in the inspector, where a person
+	// watches and takes control ("" when the server serves no inspector).
+	LiveURL string `json:"live_url,omitempty"`
 }
 
 // SessionMemory is a live session's resident memory, in bytes: sums of
@@ -153,6 +161,18 @@ const (
 	// because its profile changed since the session started from it; the
 	// newer profile stays.
 	EventProfileConflict = "profile_conflict"
+	// EventHumanRequested: the agent asked for a person (detail: the
+	// reason).
+	EventHumanRequested = "human_requested"
+	// EventControlTaken, EventControlReturned: a person took the browser
+	// and handed it back (detail: the ref_id of the screenshot stored at
+	// that moment, when one could be taken).
+	EventControlTaken    = "control_taken"
+	EventControlReturned = "control_returned"
+	// EventHumanAction: one thing the person did in the live view ("click
+	// on button 'Sign in'", "typed 13 characters", "pressed Enter"). What
+	// was typed is never recorded.
+	EventHumanAction = "human_action"
 )
 
 // Call is one recorded tool call: what was sent and, once it answered,

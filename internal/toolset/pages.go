@@ -30,6 +30,24 @@ for (let i = 0; i < pages.length; i++) {
 }
 return { pages: out };`}
 
+	// TargetsProgram answers {pages: [{index, url, title, current,
+	// target_id}]}: the session's pages with the Chromium target each is,
+	// which the live view attaches to over CDP. It asks each page's own
+	// target, so it can never name a page of another context. A browser
+	// without CDP (Firefox, WebKit) has no target ids: target_id is "".
+	TargetsProgram = &Own{Name: "live_targets", ReadOnly: true, body: settle + `const pages = page.context().pages();
+const out = [];
+for (let i = 0; i < pages.length; i++) {
+  const p = pages[i];
+  let target_id = '';
+  try {
+    const s = await p.context().newCDPSession(p);
+    try { target_id = (await s.send('Target.getTargetInfo')).targetInfo.targetId; } finally { await s.detach().catch(() => {}); }
+  } catch (e) {}
+  out.push({ index: i, url: p.url(), title: await settle(p.title(), ''), current: p === page, target_id });
+}
+return { pages: out };`}
+
 	// ElementProgram answers {ref, tag, attributes, bounding_box} of the
 	// element args.ref names in the latest snapshot of page args.page.
 	ElementProgram = &Own{Name: "resource_element", ReadOnly: true, body: pickPage + `const loc = p.locator('aria-ref=' + args.ref);
