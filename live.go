@@ -81,3 +81,39 @@ type HumanService interface {
 	// or ctx ends.
 	RequestHuman(ctx context.Context, id, reason string, timeout time.Duration) (*HumanResult, error)
 }
+
+// LiveTarget is where a live view attaches: the CDP endpoint of the
+// browser holding the session's pages, and those pages.
+type LiveTarget struct {
+	// Endpoint is the browser's CDP address (http://host:port). It is the
+	// server's alone: never shown to a viewer or a session.
+	Endpoint string     `json:"-"`
+	Pages    []LivePage `json:"pages"`
+}
+
+// LivePage is one page (tab) of a session as the live view knows it.
+type LivePage struct {
+	Index    int    `json:"index"`
+	URL      string `json:"url"`
+	Title    string `json:"title"`
+	Current  bool   `json:"current"`
+	TargetID string `json:"target_id"`
+}
+
+// LiveViewService is what the live view needs of sessions, in the
+// server's own process.
+type LiveViewService interface {
+	HumanService
+	// LiveTarget finds session id's pages and the browser they are in,
+	// resuming a suspended session. UPSTREAM_UNAVAILABLE when the session's
+	// browser has no CDP the server can reach (a Playwright browser node, a
+	// Firefox or WebKit one).
+	LiveTarget(ctx context.Context, id string) (*LiveTarget, error)
+	// HoldsControl reports whether lease is the holder's of session id's
+	// control now: only that viewer's input reaches the page.
+	HoldsControl(id, lease string) bool
+	// HumanAction records one thing the holder did, as an EventHumanAction
+	// with detail (already free of what was typed); CONTROL_HELD when
+	// lease is not the holder's.
+	HumanAction(ctx context.Context, id, lease, detail string) error
+}
