@@ -65,6 +65,11 @@ type Server struct {
 	// profiles serves /profiles; nil: no profile routes.
 	profiles        proxy.ProfileService
 	maxProfileBytes int64
+	// human serves the control lease and request_human; nil: no such
+	// routes.
+	human proxy.HumanService
+	// live serves the live view's WebSocket; nil: none.
+	live LiveViewer
 }
 
 type mount struct {
@@ -206,6 +211,7 @@ func New(sessions proxy.SessionService, content proxy.ContentService, opts ...Op
 		s.clientRoute(r, http.MethodGet, "/sessions/{id}/pages/{page}/elements/{ref}", s.handleElement)
 		s.clientRoute(r, http.MethodGet, "/sessions/{id}/pages/{page}/network", s.handleNetworkLog)
 		s.routeProfiles(r)
+		s.routeHuman(r)
 	})
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, &proxy.Error{Code: proxy.ENOENDPOINT, Message: "no such endpoint: " + r.Method + " " + r.URL.Path}, http.StatusNotFound)
@@ -718,6 +724,8 @@ var codes = map[string]int{
 	proxy.EPAGEMISSING:     http.StatusNotFound,
 	proxy.EPROFILEMISSING:  http.StatusNotFound,
 	proxy.ETOOLARGE:        http.StatusRequestEntityTooLarge,
+	proxy.ECONTROLHELD:     http.StatusConflict,
+	proxy.EHUMANINCONTROL:  http.StatusConflict,
 }
 
 // httpStatus is the status an error code is answered with.

@@ -465,6 +465,8 @@ func TestHTTPStatus(t *testing.T) {
 		{proxy.EPAGEMISSING, http.StatusNotFound},
 		{proxy.EPROFILEMISSING, http.StatusNotFound},
 		{proxy.ETOOLARGE, http.StatusRequestEntityTooLarge},
+		{proxy.ECONTROLHELD, http.StatusConflict},
+		{proxy.EHUMANINCONTROL, http.StatusConflict},
 		{proxy.EINTERNAL, http.StatusInternalServerError},
 		{"SOMETHING_ELSE", http.StatusInternalServerError},
 	} {

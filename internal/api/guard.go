@@ -39,7 +39,8 @@ import (
 //     On /ws alone the token may come as the query parameter token
 //     instead (browsers cannot set headers on a WebSocket); it is removed
 //     from the request once checked, and no log line has the query.
-//   - WebSocket pages: on /ws an Origin must also be this server's own or
+//   - WebSocket pages: on /ws, and on any WebSocket handshake (a
+//     session's live view), an Origin must also be this server's own or
 //     listed; a loopback one of another port is not enough there
 //     (refuseWebSocketPage says why).
 //   - Role: the operator's token (PROXY_AUTH_TOKEN) opens everything. A
@@ -237,7 +238,7 @@ func withoutQueryToken(r *http.Request) *http.Request {
 // client. Clients that are not pages send no Origin.
 func (s *Server) refuseWebSocketPage(r *http.Request) *proxy.Error {
 	origin := r.Header.Get("Origin")
-	if r.URL.Path != wsPath || origin == "" {
+	if (r.URL.Path != wsPath && !isWebSocket(r)) || origin == "" {
 		return nil
 	}
 	norm, _, ok := normaliseOrigin(origin)
@@ -249,9 +250,15 @@ func (s *Server) refuseWebSocketPage(r *http.Request) *proxy.Error {
 	if ok && (norm == own || s.allowedOrigins[norm]) {
 		return nil
 	}
-	e := proxy.Errorf(proxy.EORIGIN, "a WebSocket from a page of %q may not use %s: only pages of this server's own origin or of one listed in PROXY_ALLOWED_ORIGINS may", origin, wsPath)
+	e := proxy.Errorf(proxy.EORIGIN, "a WebSocket from a page of %q may not use %s: only pages of this server's own origin or of one listed in PROXY_ALLOWED_ORIGINS may", origin, r.URL.Path)
 	e.Details = map[string]any{"origin": origin}
 	return e
+}
+
+// isWebSocket reports whether r opens a WebSocket: every one (/ws, a
+// session's live view) is held to refuseWebSocketPage.
+func isWebSocket(r *http.Request) bool {
+	return strings.EqualFold(r.Header.Get("Upgrade"), "websocket")
 }
 
 // clientMay reports whether a client token may make request r: whether it

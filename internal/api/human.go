@@ -1,0 +1,107 @@
+package api
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
+)
+
+// WithHuman serves the control lease (POST and DELETE
+// /sessions/{id}/control, the operator's) and an agent's wait for a person
+// (POST /sessions/{id}/human, mcp-bridge's request_human).
+func WithHuman(h proxy.HumanService) Option { return func(s *Server) { s.human = h } }
+
+// LiveViewer serves one viewer's WebSocket of a session's live view
+// (internal/liveview).
+type LiveViewer interface {
+	ServeLive(w http.ResponseWriter, r *http.Request, sessionID string)
+}
+
+// WithLiveView serves the live view's WebSocket at GET /sessions/{id}/live,
+// the operator's alone: it shows the page and, with a lease, acts in it.
+func WithLiveView(v LiveViewer) Option { return func(s *Server) { s.live = v } }
+
+// HandBackBody is the body of DELETE /sessions/{id}/control.
+type HandBackBody struct {
+	Lease string `json:"lease"`
+}
+
+// HumanBody is the body of POST /sessions/{id}/human.
+type HumanBody struct {
+	Reason string `json:"reason"`
+	// TimeoutMS is how long to wait for a person; 0 is the default.
+	TimeoutMS int64 `json:"timeout_ms,omitempty"`
+}
+
+// routeHuman registers the person-in-the-loop routes. Only the wait is a
+// client's: taking and handing back the browser is the operator's, from
+// the live view.
+func (s *Server) routeHuman(r chi.Router) {
+	if s.human != nil {
+		r.Post("/sessions/{id}/control", s.handleTakeControl)
+		r.Delete("/sessions/{id}/control", s.handleHandBack)
+		s.clientRoute(r, http.MethodPost, "/sessions/{id}/human", s.handleRequestHuman)
+	}
+	if s.live != nil {
+		r.Get("/sessions/{id}/live", func(w http.ResponseWriter, r *http.Request) {
+			s.live.ServeLive(w, r, chi.URLParam(r, "id"))
+		})
+	}
+}
+
+func (s *Server) handleTakeControl(w http.ResponseWriter, r *http.Request) {
+	if err := decodeBody(r, &struct{}{}, true); err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	l, err := s.human.TakeControl(r.Context(), chi.URLParam(r, "id"))
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	s.writeJSON(w, http.StatusOK, l)
+}
+
+func (s *Server) handleHandBack(w http.ResponseWriter, r *http.Request) {
+	var body HandBackBody
+	if err := decodeBody(r, &body, false); err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	if body.Lease == "" {
+		e := proxy.Errorf(proxy.EINVALID, "lease is required: the one POST /sessions/{id}/control answered")
+		e.Details = map[string]any{"field": "lease"}
+		s.writeErr(w, r, e)
+		return
+	}
+	if err := s.human.HandBack(r.Context(), chi.URLParam(r, "id"), body.Lease); err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// handleRequestHuman blocks until a person hands back or the wait times
+// out: the server sets no write timeout, and mcp-bridge's client none
+// beyond its caller's context.
+func (s *Server) handleRequestHuman(w http.ResponseWriter, r *http.Request) {
+	var body HumanBody
+	if err := decodeBody(r, &body, false); err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	timeout := time.Duration(body.TimeoutMS) * time.Millisecond
+	if err := proxy.ValidHumanRequest(body.Reason, timeout); err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	res, err := s.human.RequestHuman(r.Context(), chi.URLParam(r, "id"), body.Reason, timeout)
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	s.writeJSON(w, http.StatusOK, res)
+}
