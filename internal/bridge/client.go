@@ -691,3 +691,34 @@ func (c *Client) ProfileState(ctx context.Context, name string) (json.RawMessage
 func (c *Client) DeleteProfile(ctx context.Context, name string) error {
 	return c.do(ctx, http.MethodDelete, "/profiles/"+url.PathEscape(name), nil, nil)
 }
+
+var _ proxy.HumanService = (*Client)(nil)
+
+// TakeControl implements proxy.HumanService with POST
+// /sessions/{id}/control, the operator's: proxy-server refuses it to a
+// client token (FORBIDDEN).
+func (c *Client) TakeControl(ctx context.Context, id string) (*proxy.ControlLease, error) {
+	var l proxy.ControlLease
+	if err := c.do(ctx, http.MethodPost, "/sessions/"+url.PathEscape(id)+"/control", nil, &l); err != nil {
+		return nil, err
+	}
+	return &l, nil
+}
+
+// HandBack implements proxy.HumanService with DELETE
+// /sessions/{id}/control, the operator's.
+func (c *Client) HandBack(ctx context.Context, id, lease string) error {
+	return c.do(ctx, http.MethodDelete, "/sessions/"+url.PathEscape(id)+"/control", api.HandBackBody{Lease: lease}, nil)
+}
+
+// RequestHuman implements proxy.HumanService with POST
+// /sessions/{id}/human. The wait may last up to proxy.MaxHumanTimeout:
+// the client sets no timeout of its own, ctx bounds it.
+func (c *Client) RequestHuman(ctx context.Context, id, reason string, timeout time.Duration) (*proxy.HumanResult, error) {
+	var res proxy.HumanResult
+	body := api.HumanBody{Reason: reason, TimeoutMS: timeout.Milliseconds()}
+	if err := c.do(ctx, http.MethodPost, "/sessions/"+url.PathEscape(id)+"/human", body, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
