@@ -201,7 +201,7 @@ func toolNames(t *testing.T, answer []byte) []string {
 }
 
 // proxyToolNames are the proxy's session and content tools.
-var proxyToolNames = []string{catalog.ToolCreateSession, catalog.ToolCloseSession, catalog.ToolResumeSession, catalog.ToolListSessions, catalog.ToolSaveProfile, catalog.ToolListProfiles, catalog.ToolGetContent, catalog.ToolGetConsole}
+var proxyToolNames = []string{catalog.ToolCreateSession, catalog.ToolCloseSession, catalog.ToolResumeSession, catalog.ToolListSessions, catalog.ToolSaveProfile, catalog.ToolListProfiles, catalog.ToolRequestHuman, catalog.ToolGetContent, catalog.ToolGetConsole}
 
 // toolPage is a page every default tool can act on.
 const toolPage = `<!doctype html><title>Tool page</title>
@@ -322,6 +322,10 @@ func TestDefaultToolList(t *testing.T) {
 		}
 		if got := run(catalog.ToolListProfiles, nil); !strings.Contains(got, "tool-list: version 1") {
 			t.Errorf("list_profiles = %.300q, want the profile saved", got)
+		}
+		// Nobody takes the browser: the wait ends at its timeout.
+		if got := run(catalog.ToolRequestHuman, map[string]any{"reason": "tool list", "timeout": 1}); !strings.Contains(got, "handed_back: no") {
+			t.Errorf("request_human = %.300q, want handed_back: no", got)
 		}
 		run("browser_close", nil)
 		for _, name := range listed {

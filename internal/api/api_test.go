@@ -188,7 +188,7 @@ func TestToolsHeaderChoosesGroups(t *testing.T) {
 		want   []string
 	}{
 		{"", []string{"browser_snapshot", catalog.ToolGetContent, catalog.ToolGetConsole}},
-		{"upstream,session", []string{"browser_snapshot", catalog.ToolCreateSession, catalog.ToolCloseSession, catalog.ToolResumeSession, catalog.ToolListSessions, catalog.ToolSaveProfile, catalog.ToolListProfiles}},
+		{"upstream,session", []string{"browser_snapshot", catalog.ToolCreateSession, catalog.ToolCloseSession, catalog.ToolResumeSession, catalog.ToolListSessions, catalog.ToolSaveProfile, catalog.ToolListProfiles, catalog.ToolRequestHuman}},
 		{" , ", []string{"browser_snapshot", catalog.ToolGetContent, catalog.ToolGetConsole}},
 	}
 	for _, tt := range tests {

@@ -20,6 +20,7 @@ const (
 	ToolGetConsole    = "get_console_content"
 	ToolSaveProfile   = "save_profile"
 	ToolListProfiles  = "list_profiles"
+	ToolRequestHuman  = "request_human"
 )
 
 // sessionIDDescription is short: every browser tool carries it.
@@ -171,16 +172,16 @@ func proxyTools() []proxy.Tool {
 	}
 	return []proxy.Tool{
 		{Name: ToolCreateSession, Proxy: true,
-			Description: "New isolated browser session (own cookies, storage, tabs); pass its session_id to browser tools. Rarely needed: you have a default one. Options shape only this session's browser.",
+			Description: "New isolated browser session (own cookies, storage, tabs); pass its session_id to browser tools. Rarely needed: you have a default one. Options apply to it alone.",
 			InputSchema: obj(map[string]any{
 				"viewport": map[string]any{"type": "object", "description": "Page size in CSS pixels.", "additionalProperties": false, "required": []string{"width", "height"},
 					"properties": map[string]any{"width": map[string]any{"type": "integer", "minimum": 1, "maximum": 10000}, "height": map[string]any{"type": "integer", "minimum": 1, "maximum": 10000}}},
-				"user_agent":    str("User-Agent string the pages see."),
-				"device":        str(`Playwright device to emulate, e.g. "iPhone 15", "Pixel 7" (viewport, user agent, touch).`),
+				"user_agent":    str("User-Agent the pages see."),
+				"device":        str("Playwright device, e.g. iPhone 15, Pixel 7 (viewport, user agent, touch)."),
 				"locale":        str("Language tag, e.g. fr-FR (navigator.language, Accept-Language)."),
 				"timezone":      str("IANA time zone, e.g. Europe/Paris."),
 				"color_scheme":  map[string]any{"type": "string", "enum": []string{"light", "dark", "no-preference"}, "description": "prefers-color-scheme the pages see."},
-				"browser":       map[string]any{"type": "string", "enum": []string{"chromium", "firefox", "webkit"}, "description": "Engine; firefox and webkit need a browser node serving them."},
+				"browser":       map[string]any{"type": "string", "enum": []string{"chromium", "firefox", "webkit"}, "description": "Engine; firefox and webkit need a browser node."},
 				"profile":       str("Login profile to start from (a copy)."),
 				"profile_write": map[string]string{"type": "boolean", "description": "false: keep the profile unchanged."},
 			})},
@@ -188,7 +189,7 @@ func proxyTools() []proxy.Tool {
 			Description: "Close a browser session; its history stays readable.",
 			InputSchema: obj(map[string]any{"session_id": str("The session to close.")}, "session_id")},
 		{Name: ToolResumeSession, Proxy: true,
-			Description: "Bring a suspended or failed session back now (any call does too), with its URL, cookies and localStorage. restored=true: earlier element refs are stale.",
+			Description: "Bring a suspended or failed session back now (any call does too) with its URL, cookies, localStorage. restored=true: old element refs are stale.",
 			InputSchema: obj(map[string]any{"session_id": str("The session to resume.")}, "session_id")},
 		{Name: ToolListSessions, Proxy: true,
 			Description: "List browser sessions: state, creation, last activity.",
@@ -202,20 +203,27 @@ func proxyTools() []proxy.Tool {
 		{Name: ToolListProfiles, Proxy: true,
 			Description: "List saved login profiles.",
 			InputSchema: obj(map[string]any{})},
-		{Name: ToolGetContent, Proxy: true,
-			Description: "Read what a browser tool call recorded: the page snapshot (yaml with element refs) of ref_id, or its result text, or its screenshot. The first read returns everything; later reads of the same ref return only what changed (empty when nothing did). search_for returns each matching line with its ancestors and neighbourhood (e.g. the list item or table row it is in, with its buttons), at most 20 matches, or says there is no match; a search does not change what the next read without it returns.",
+		{Name: ToolRequestHuman, Proxy: true,
+			Description: "Wait for a person to act in the browser (2FA, CAPTCHA, sign-in); answers what changed.",
 			InputSchema: obj(map[string]any{
-				"ref_id":         str("ref_id returned by a browser tool call."),
-				"search_for":     str("Text to find, case-insensitive by default; only matches and their neighbourhood are returned."),
-				"regex":          map[string]string{"type": "boolean", "description": "search_for is an RE2 regular expression, matched against each line."},
+				"reason":     str("What they should do."),
+				"timeout":    map[string]string{"type": "number", "description": "Seconds (default 600, max 1800)."},
+				"session_id": str(sessionIDDescription),
+			}, "reason")},
+		{Name: ToolGetContent, Proxy: true,
+			Description: "Read what a browser call recorded for ref_id: its page snapshot (yaml with element refs), result text or screenshot. The first read returns all; later reads of the ref only what changed (empty if nothing did). search_for returns each matching line with its ancestors and neighbourhood (its list item or table row, with buttons), at most 20, or says none matched; it does not move what the next plain read returns.",
+			InputSchema: obj(map[string]any{
+				"ref_id":         str("From a browser tool call."),
+				"search_for":     str("Text to find (case-insensitive by default)."),
+				"regex":          map[string]string{"type": "boolean", "description": "search_for is an RE2 regex, matched per line."},
 				"case_sensitive": map[string]string{"type": "boolean", "description": "Match case exactly."},
-				"reset_cursor":   map[string]string{"type": "boolean", "description": "Return the full content again instead of only changes."},
-				"download":       str("Name of a file the call downloaded (its download: line): returns that file's text."),
+				"reset_cursor":   map[string]string{"type": "boolean", "description": "Return everything again, not only changes."},
+				"download":       str("A file the call downloaded (its download: line): returns its text."),
 			}, "ref_id")},
 		{Name: ToolGetConsole, Proxy: true,
 			Description: "Console messages recorded for ref_id, at level or more severe.",
 			InputSchema: obj(map[string]any{
-				"ref_id": str("ref_id returned by a browser tool call."),
+				"ref_id": str("From a browser tool call."),
 				"level":  map[string]any{"type": "string", "enum": []string{"debug", "info", "warn", "error"}, "description": "Minimum severity."},
 			}, "ref_id")},
 	}

@@ -92,7 +92,7 @@ func TestCatalogKeepsUpstreamSchema(t *testing.T) {
 	for _, tl := range tools {
 		names = append(names, tl.Name)
 	}
-	if diff := cmp.Diff([]string{"browser_navigate", ToolCreateSession, ToolCloseSession, ToolResumeSession, ToolListSessions, ToolSaveProfile, ToolListProfiles, ToolGetContent, ToolGetConsole}, names); diff != "" {
+	if diff := cmp.Diff([]string{"browser_navigate", ToolCreateSession, ToolCloseSession, ToolResumeSession, ToolListSessions, ToolSaveProfile, ToolListProfiles, ToolRequestHuman, ToolGetContent, ToolGetConsole}, names); diff != "" {
 		t.Errorf("tool names (-want +got):\n%s", diff)
 	}
 }

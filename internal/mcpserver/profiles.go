@@ -78,16 +78,11 @@ func (s *Server) saveProfile(ctx context.Context, req mcp.CallToolRequest) (*mcp
 	if err := proxy.ValidProfileName("name", name); err != nil {
 		return s.errorResult(ctx, err), nil
 	}
-	id, err := optionalString(req, "session_id")
+	// Saving a session made only for that would save nothing worth
+	// keeping: no page was ever signed in to.
+	id, err := s.existingSession(ctx, req, "sign in with the browser tools first, then save_profile")
 	if err != nil {
 		return s.errorResult(ctx, err), nil
-	}
-	if id == "" {
-		// Saving a session made only for that would save nothing worth
-		// keeping: no page was ever signed in to.
-		if id = s.DefaultSessionOf(clientKey(ctx)); id == "" {
-			return s.errorResult(ctx, proxy.Errorf(proxy.EINVALID, "you have no browser session yet: sign in with the browser tools first, then save_profile")), nil
-		}
 	}
 	p, err := s.profiles.SaveProfile(s.acting(ctx), name, id)
 	if err != nil {
@@ -142,6 +137,20 @@ func profileLine(p *proxy.Profile) string {
 		fmt.Fprintf(&b, ", %d live sessions", n)
 	}
 	return b.String()
+}
+
+// existingSession is the session a call names (session_id), else the
+// caller's default one, which it never creates: a tool that needs a page
+// already opened refuses, saying what to do first.
+func (s *Server) existingSession(ctx context.Context, req mcp.CallToolRequest, first string) (string, error) {
+	id, err := optionalString(req, "session_id")
+	if err != nil || id != "" {
+		return id, err
+	}
+	if id = s.DefaultSessionOf(clientKey(ctx)); id == "" {
+		return "", proxy.Errorf(proxy.EINVALID, "you have no browser session yet: %s", first)
+	}
+	return id, nil
 }
 
 // optionalString is the string argument key, "" when absent; a value of

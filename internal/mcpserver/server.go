@@ -22,6 +22,7 @@ import (
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/catalog"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/clock"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/content"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/toolset"
 )
@@ -54,6 +55,10 @@ type Server struct {
 	// defaultProfile is what every default session starts from, unless
 	// its client named its own ("": none).
 	defaultProfile string
+	// human answers request_human (else sessions, when it can); clock is
+	// what its progress notifications tick by.
+	human proxy.HumanService
+	clock clock.Clock
 
 	mu       sync.Mutex
 	defaults map[string]*defaultSession
@@ -91,6 +96,9 @@ type config struct {
 	// WithDefaultProfile.
 	profiles       proxy.ProfileService
 	defaultProfile string
+	// human and clock are set by WithHuman and withClock.
+	human proxy.HumanService
+	clock clock.Clock
 }
 
 // actForClients makes every call act for the MCP session it came in
@@ -140,7 +148,7 @@ func New(ctx context.Context, sessions proxy.SessionService, content proxy.Conte
 		return nil, fmt.Errorf("fetching the tool catalogue: %w", err)
 	}
 	s := &Server{sessions: sessions, content: content, log: cfg.log, perClient: cfg.perClient, updates: cfg.updates, defaults: map[string]*defaultSession{}, subs: map[string]map[string]bool{},
-		profiles: cfg.profiles, defaultProfile: cfg.defaultProfile}
+		profiles: cfg.profiles, defaultProfile: cfg.defaultProfile, human: cfg.human, clock: clock.Or(cfg.clock)}
 	if cfg.toolsets != nil {
 		s.visible = visibleTo(tools, *cfg.toolsets)
 		cfg.serverOps = append(cfg.serverOps, server.WithToolFilter(func(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
@@ -216,6 +224,8 @@ func (s *Server) handler(t proxy.Tool) server.ToolHandlerFunc {
 		return s.saveProfile
 	case catalog.ToolListProfiles:
 		return s.listProfiles
+	case catalog.ToolRequestHuman:
+		return s.requestHuman
 	}
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return s.callUpstream(ctx, t.Name, req)

@@ -58,22 +58,22 @@ func TestHTTPClientToolsets(t *testing.T) {
 		refused  []string
 	}{
 		{name: "server default", query: "",
-			want:     []string{"browser_navigate", catalog.ToolCloseSession, catalog.ToolCreateSession, catalog.ToolGetConsole, catalog.ToolGetContent, catalog.ToolListProfiles, catalog.ToolListSessions, catalog.ToolResumeSession, catalog.ToolSaveProfile},
+			want:     []string{"browser_navigate", catalog.ToolCloseSession, catalog.ToolCreateSession, catalog.ToolGetConsole, catalog.ToolGetContent, catalog.ToolListProfiles, catalog.ToolListSessions, catalog.ToolRequestHuman, catalog.ToolResumeSession, catalog.ToolSaveProfile},
 			callable: "browser_navigate", refused: []string{"browser_localstorage_get", "navigate"}},
 		{name: "server's own choice", server: storageOnly, query: "",
 			want:     []string{"browser_localstorage_get"},
 			callable: "browser_localstorage_get", refused: []string{"browser_navigate", catalog.ToolListSessions}},
 		{name: "client chooses storage", query: "?toolsets=storage,session",
-			want:     []string{"browser_localstorage_get", catalog.ToolCloseSession, catalog.ToolCreateSession, catalog.ToolListProfiles, catalog.ToolListSessions, catalog.ToolResumeSession, catalog.ToolSaveProfile},
+			want:     []string{"browser_localstorage_get", catalog.ToolCloseSession, catalog.ToolCreateSession, catalog.ToolListProfiles, catalog.ToolListSessions, catalog.ToolRequestHuman, catalog.ToolResumeSession, catalog.ToolSaveProfile},
 			callable: "browser_localstorage_get", refused: []string{"browser_navigate", "navigate", catalog.ToolGetContent}},
 		{name: "client's choice replaces the server's", server: storageOnly, query: "?toolsets=upstream",
 			want:     []string{"browser_navigate"},
 			callable: "browser_navigate", refused: []string{"browser_localstorage_get"}},
 		{name: "all", query: "?toolsets=all",
-			want:     []string{"browser_localstorage_get", "browser_navigate", catalog.ToolCloseSession, catalog.ToolCreateSession, catalog.ToolGetConsole, catalog.ToolGetContent, catalog.ToolListProfiles, catalog.ToolListSessions, "navigate", catalog.ToolResumeSession, catalog.ToolSaveProfile},
+			want:     []string{"browser_localstorage_get", "browser_navigate", catalog.ToolCloseSession, catalog.ToolCreateSession, catalog.ToolGetConsole, catalog.ToolGetContent, catalog.ToolListProfiles, catalog.ToolListSessions, "navigate", catalog.ToolRequestHuman, catalog.ToolResumeSession, catalog.ToolSaveProfile},
 			callable: "navigate"},
 		{name: "empty choice is the server's", query: "?toolsets=",
-			want:     []string{"browser_navigate", catalog.ToolCloseSession, catalog.ToolCreateSession, catalog.ToolGetConsole, catalog.ToolGetContent, catalog.ToolListProfiles, catalog.ToolListSessions, catalog.ToolResumeSession, catalog.ToolSaveProfile},
+			want:     []string{"browser_navigate", catalog.ToolCloseSession, catalog.ToolCreateSession, catalog.ToolGetConsole, catalog.ToolGetContent, catalog.ToolListProfiles, catalog.ToolListSessions, catalog.ToolRequestHuman, catalog.ToolResumeSession, catalog.ToolSaveProfile},
 			callable: "browser_navigate"},
 	}
 	for _, tt := range tests {

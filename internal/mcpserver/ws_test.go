@@ -486,8 +486,8 @@ func TestWSClientToolsets(t *testing.T) {
 		query string
 		want  []string
 	}{
-		{"", []string{"browser_navigate", catalog.ToolCloseSession, catalog.ToolCreateSession, catalog.ToolGetConsole, catalog.ToolGetContent, catalog.ToolListProfiles, catalog.ToolListSessions, catalog.ToolResumeSession, catalog.ToolSaveProfile}},
-		{"?toolsets=storage,session", []string{"browser_localstorage_get", catalog.ToolCloseSession, catalog.ToolCreateSession, catalog.ToolListProfiles, catalog.ToolListSessions, catalog.ToolResumeSession, catalog.ToolSaveProfile}},
+		{"", []string{"browser_navigate", catalog.ToolCloseSession, catalog.ToolCreateSession, catalog.ToolGetConsole, catalog.ToolGetContent, catalog.ToolListProfiles, catalog.ToolListSessions, catalog.ToolRequestHuman, catalog.ToolResumeSession, catalog.ToolSaveProfile}},
+		{"?toolsets=storage,session", []string{"browser_localstorage_get", catalog.ToolCloseSession, catalog.ToolCreateSession, catalog.ToolListProfiles, catalog.ToolListSessions, catalog.ToolRequestHuman, catalog.ToolResumeSession, catalog.ToolSaveProfile}},
 	} {
 		t.Run(tc.query, func(t *testing.T) {
 			b := &fakeBackend{tools: groupedTools}
