@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"net/http"
 	"time"
 
@@ -18,6 +19,10 @@ func WithHuman(h proxy.HumanService) Option { return func(s *Server) { s.human =
 // (internal/liveview).
 type LiveViewer interface {
 	ServeLive(w http.ResponseWriter, r *http.Request, sessionID string)
+	// HandingBack is told before a hand-back with lease, while the lease
+	// still holds: the holder's viewer records what is pending (the
+	// characters typed since its last action).
+	HandingBack(ctx context.Context, sessionID, lease string)
 }
 
 // WithLiveView serves the live view's WebSocket at GET /sessions/{id}/live,
@@ -77,7 +82,11 @@ func (s *Server) handleHandBack(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, e)
 		return
 	}
-	if err := s.human.HandBack(r.Context(), chi.URLParam(r, "id"), body.Lease); err != nil {
+	id := chi.URLParam(r, "id")
+	if s.live != nil {
+		s.live.HandingBack(r.Context(), id, body.Lease)
+	}
+	if err := s.human.HandBack(r.Context(), id, body.Lease); err != nil {
 		s.writeErr(w, r, err)
 		return
 	}

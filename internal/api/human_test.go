@@ -66,20 +66,34 @@ func (f *fakeHuman) RequestHuman(_ context.Context, id, reason string, timeout t
 	return &proxy.HumanResult{SessionID: id, HandedBack: true, Actions: []string{"typed 6 characters"}, LiveURL: "/ui/sessions/" + id + "/live"}, nil
 }
 
-// fakeViewer answers 204 naming the session its path addressed.
-type fakeViewer struct{}
+// fakeViewer answers 204 naming the session its path addressed, and
+// keeps the hand-backs it was told of.
+type fakeViewer struct {
+	mu         sync.Mutex
+	handedBack []string
+}
 
-func (fakeViewer) ServeLive(w http.ResponseWriter, _ *http.Request, sessionID string) {
+func (v *fakeViewer) HandingBack(_ context.Context, id, lease string) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.handedBack = append(v.handedBack, id+" "+lease)
+}
+
+func (*fakeViewer) ServeLive(w http.ResponseWriter, _ *http.Request, sessionID string) {
 	w.Header().Set("X-Session", sessionID)
 	w.WriteHeader(http.StatusNoContent)
 }
 
 func humanServer(h *fakeHuman) *Server {
+	return humanServerWith(h, &fakeViewer{})
+}
+
+func humanServerWith(h *fakeHuman, v *fakeViewer) *Server {
 	return New(&fakeSessions{}, fakeContent{},
 		WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))),
 		WithAuthToken(operatorToken),
 		WithClientTokens(ClientToken{Name: "alice", Token: aliceToken}),
-		WithHuman(h), WithLiveView(fakeViewer{}))
+		WithHuman(h), WithLiveView(v))
 }
 
 // TestHumanRoutesRoles: taking and handing back control and the live view
@@ -126,7 +140,8 @@ func TestHumanRoutesRoles(t *testing.T) {
 // CONTROL_HELD (409), a hand-back needs the holder's lease.
 func TestControlLease(t *testing.T) {
 	h := &fakeHuman{}
-	srv := humanServer(h)
+	viewer := &fakeViewer{}
+	srv := humanServerWith(h, viewer)
 	op := map[string]string{"Authorization": "Bearer " + operatorToken}
 	control := "/sessions/" + knownID + "/control"
 
@@ -164,6 +179,11 @@ func TestControlLease(t *testing.T) {
 	}
 	if diff := cmp.Diff(answer{http.StatusNotFound, proxy.ESESSIONMISSING}, send(t, srv, "POST", "/sessions/nope/control", "", op)); diff != "" {
 		t.Errorf("unknown session (-want +got):\n%s", diff)
+	}
+	// The viewers hear of every hand-back with a lease, before it.
+	wantTold := []string{knownID + " not-it", knownID + " " + fakeLease, knownID + " " + fakeLease}
+	if diff := cmp.Diff(wantTold, viewer.handedBack); diff != "" {
+		t.Errorf("hand-backs the live view was told of (-want +got):\n%s", diff)
 	}
 }
 

@@ -47,7 +47,7 @@ func (n *BrowserNode) start() {
 	n.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	var log syncBuffer
+	var log SyncBuffer
 	node, err := proctest.StartNode(ctx, n.bin, ProjectRoot(n.t), n.addr, n.tmp, &log)
 	if err != nil {
 		n.t.Fatalf("%v:\n%s", err, log.String())
@@ -62,19 +62,20 @@ func (n *BrowserNode) Restart() {
 	n.start()
 }
 
-// syncBuffer is a bytes.Buffer safe for a writer and a reader at once.
-type syncBuffer struct {
+// SyncBuffer is a bytes.Buffer safe for a writer and a reader at once (a
+// log a test reads while the code under test writes it).
+type SyncBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
 }
 
-func (s *syncBuffer) Write(p []byte) (int, error) {
+func (s *SyncBuffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.Write(p)
 }
 
-func (s *syncBuffer) String() string {
+func (s *SyncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
