@@ -24,6 +24,7 @@ import (
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/buildinfo"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/config"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/content"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/liveview"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/mcpserver"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/metrics"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/nodes"
@@ -274,6 +275,13 @@ func Serve(ctx context.Context, cfg config.Config, opts Options) error {
 		api.WithProfiles(mgr),
 		api.WithMaxProfileBytes(cfg.ProfileMaxBytes),
 	}
+	// A person's control and the live view: the session manager serves
+	// them once it is a LiveViewService.
+	var liveView *liveview.Handler
+	if lv, ok := any(mgr).(liveview.Sessions); ok {
+		liveView = liveview.New(liveview.Config{Sessions: lv, Attach: liveview.Attach, Log: log})
+		apiOpts = append(apiOpts, api.WithHuman(lv), api.WithLiveView(liveView))
+	}
 	if cfg.MinFreeMemory > 0 {
 		apiOpts = append(apiOpts, api.WithHealthCheck("host_memory", upstream.HostMemoryCheck(cfg.MinFreeMemory, upstream.AvailableMemory)))
 	}
@@ -304,6 +312,10 @@ func Serve(ctx context.Context, cfg config.Config, opts Options) error {
 	// closes the connections of /ws, which Shutdown does not see.
 	srv.RegisterOnShutdown(func() { _ = mcpHTTP.Close(context.Background()) })
 	srv.RegisterOnShutdown(silent.closeAll)
+	if liveView != nil {
+		// Its sockets are hijacked connections too.
+		srv.RegisterOnShutdown(liveView.Close)
+	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	log.Info("proxy-server listening", "addr", ln.Addr().String(), "database", cfg.DatabasePath, "version", buildinfo.Version)
