@@ -211,7 +211,7 @@ func proxyTools() []proxy.Tool {
 				"session_id": str(sessionIDDescription),
 			}, "reason")},
 		{Name: ToolGetContent, Proxy: true,
-			Description: "Read what a browser call recorded for ref_id: its page snapshot (yaml with element refs), result text or screenshot. The first read returns all; later reads of the ref only what changed (empty if nothing did). search_for returns each matching line with its ancestors and neighbourhood (its list item or table row, with buttons), at most 20, or says none matched; it does not move what the next plain read returns.",
+			Description: "Read what a browser call recorded for ref_id: its page snapshot (yaml with element refs), result text or screenshot. The first read returns all; later reads of the ref only what changed (empty if nothing did). search_for returns each matching line with its ancestors and neighbourhood (its list item or table row), at most 20, or says none matched, leaving the next plain read as it was.",
 			InputSchema: obj(map[string]any{
 				"ref_id":         str("From a browser tool call."),
 				"search_for":     str("Text to find (case-insensitive by default)."),

@@ -23,8 +23,10 @@ type fakeSessions struct {
 	holder  string // the lease holding control, "" for none
 	control *proxy.Control
 	waiting *proxy.HumanWait
-	// current is the target LiveTarget names as the session's page.
+	// current is the target LiveTarget names as the session's page, in
+	// the browser at ep (endpoint when "").
 	current string
+	ep      string
 	targets int // LiveTarget calls
 	actions []string
 	closed  bool
@@ -50,7 +52,11 @@ func (f *fakeSessions) LiveTarget(_ context.Context, id string) (*proxy.LiveTarg
 	if f.closed {
 		return nil, proxy.Errorf(proxy.ESESSIONCLOSED, "session %s is closed", id)
 	}
-	return &proxy.LiveTarget{Endpoint: endpoint, Pages: []proxy.LivePage{
+	ep := f.ep
+	if ep == "" {
+		ep = endpoint
+	}
+	return &proxy.LiveTarget{Endpoint: ep, Pages: []proxy.LivePage{
 		{Index: 0, TargetID: "T-other", URL: "https://example.com/"},
 		{Index: 1, TargetID: f.current, URL: "https://example.com/login", Current: true},
 	}}, nil
