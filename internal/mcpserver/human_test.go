@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
@@ -157,17 +158,39 @@ func TestRequestHumanArguments(t *testing.T) {
 
 // TestRequestHumanProgress: while a wait lasts, a call that asked for
 // progress gets a notification every 10 s of the clock, with the seconds
-// waited and the live view's address; one that did not ask gets none.
+// waited and the live view's address, in-process (the bridge's stdio) and
+// over Streamable HTTP (/mcp); one that did not ask gets none.
 func TestRequestHumanProgress(t *testing.T) {
+	for _, overHTTP := range []bool{false, true} {
+		name := "in-process"
+		if overHTTP {
+			name = "streamable HTTP"
+		}
+		t.Run(name, func(t *testing.T) { testRequestHumanProgress(t, overHTTP) })
+	}
+}
+
+func testRequestHumanProgress(t *testing.T, overHTTP bool) {
 	live := "http://127.0.0.1:8931/ui/sessions/" + liveSession + "/live"
-	b := &fakeBackend{sessions: []*proxy.Session{{ID: liveSession, State: proxy.SessionActive, LiveURL: live}}}
+	b := &fakeBackend{}
 	clk := clocktest.New()
 	h := &fakeHuman{result: &proxy.HumanResult{HandedBack: true, LiveURL: live}, entered: make(chan struct{}), release: make(chan struct{})}
-	s, err := New(context.Background(), b, b, WithHuman(h), withClock(clk))
-	if err != nil {
-		t.Fatal(err)
+	opts := []Option{WithHuman(h), withClock(clk)}
+	var c *client.Client
+	var owner proxy.ClientID
+	if overHTTP {
+		hc := dialHTTP(t, serveHTTP(t, NewHTTPHandler(b, b, HTTPConfig{Logger: quiet(), Options: opts})))
+		c, owner = hc.Client, MCPClientID(hc.tr.GetSessionId())
+	} else {
+		s, err := New(context.Background(), b, b, opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c = connect(t, s)
 	}
-	c := connect(t, s)
+	b.mu.Lock()
+	b.sessions = []*proxy.Session{{ID: liveSession, State: proxy.SessionActive, Owner: owner, LiveURL: live}}
+	b.mu.Unlock()
 	progress := make(chan map[string]any, 8)
 	c.OnNotification(func(n mcp.JSONRPCNotification) {
 		if n.Method == string(mcp.MethodNotificationProgress) {
@@ -211,8 +234,14 @@ func TestRequestHumanProgress(t *testing.T) {
 	// Without a progress token: no ticking at all.
 	h.entered, h.release = make(chan struct{}), make(chan struct{})
 	go func() {
-		text, _ := call(t, c, catalog.ToolRequestHuman, map[string]any{"reason": "2FA", "session_id": liveSession})
-		answered <- mcp.NewToolResultText(text)
+		req := mcp.CallToolRequest{}
+		req.Params.Name = catalog.ToolRequestHuman
+		req.Params.Arguments = map[string]any{"reason": "2FA", "session_id": liveSession}
+		res, err := c.CallTool(context.Background(), req)
+		if err != nil {
+			t.Error(err)
+		}
+		answered <- res
 	}()
 	<-h.entered
 	if n := len(clk.Timers()); n != 0 {
