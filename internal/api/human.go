@@ -51,10 +51,20 @@ func (s *Server) routeHuman(r chi.Router) {
 		s.clientRoute(r, http.MethodPost, "/sessions/{id}/human", s.handleRequestHuman)
 	}
 	if s.live != nil {
-		r.Get("/sessions/{id}/live", func(w http.ResponseWriter, r *http.Request) {
-			s.live.ServeLive(w, r, chi.URLParam(r, "id"))
-		})
+		r.Get("/sessions/{id}/live", s.handleLive)
 	}
+}
+
+// handleLive hands a WebSocket handshake to the live view; anything else
+// is told what the endpoint is, in the documented error shape.
+func (s *Server) handleLive(w http.ResponseWriter, r *http.Request) {
+	if !isWebSocket(r) {
+		w.Header().Set("Upgrade", "websocket")
+		w.Header().Set("Connection", "Upgrade")
+		s.writeError(w, r, proxy.Errorf(proxy.EINVALID, "%s is a WebSocket (GET with Upgrade: websocket), the live view's", r.URL.Path), http.StatusUpgradeRequired)
+		return
+	}
+	s.live.ServeLive(w, r, chi.URLParam(r, "id"))
 }
 
 func (s *Server) handleTakeControl(w http.ResponseWriter, r *http.Request) {

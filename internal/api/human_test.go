@@ -110,7 +110,8 @@ func TestHumanRoutesRoles(t *testing.T) {
 		{"POST", control, "", ok(200), forbidden, unauthorized},
 		{"DELETE", control, `{"lease":"` + fakeLease + `"}`, ok(204), forbidden, unauthorized},
 		{"POST", "/sessions/" + knownID + "/human", `{"reason":"2FA code"}`, ok(200), ok(200), unauthorized},
-		{"GET", "/sessions/" + knownID + "/live", "", ok(204), forbidden, unauthorized},
+		// Not a WebSocket handshake: the operator is told what it is.
+		{"GET", "/sessions/" + knownID + "/live", "", answer{http.StatusUpgradeRequired, proxy.EINVALID}, forbidden, unauthorized},
 	}
 	roles := []struct {
 		name string
@@ -267,6 +268,11 @@ func TestLiveViewOrigin(t *testing.T) {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
 		})
+	}
+	client := upgrade("")
+	client["Authorization"] = "Bearer " + aliceToken
+	if diff := cmp.Diff(answer{http.StatusForbidden, proxy.EFORBIDDEN}, send(t, srv, "GET", path, "", client)); diff != "" {
+		t.Errorf("a client token's handshake (-want +got):\n%s", diff)
 	}
 	if got := serve(srv, "GET", path, "", upgrade("")).Header().Get("X-Session"); got != knownID {
 		t.Errorf("the viewer was given session %q, want %q", got, knownID)
