@@ -244,11 +244,18 @@ func (m *Manager) HandBack(ctx context.Context, id, lease string) error {
 	if err := m.checkLease(ctx, id, lease); err != nil {
 		return err
 	}
+	// A session that cannot be had (it failed meanwhile) is handed back
+	// all the same, without a screenshot: the person is done with it.
 	l, err := m.acquire(ctx, id)
-	if err != nil {
+	switch {
+	case err == nil:
+		defer m.release(l)
+	case proxy.ErrorCode(err) == proxy.ETIMEOUT:
 		return err
+	default:
+		m.log.Warn("handing back a session that cannot be resumed", "session_id", id, "err", err)
+		l = nil
 	}
-	defer m.release(l)
 	m.human.mu.Lock()
 	hs := m.human.sessions[id]
 	if hs == nil || hs.ctrl == nil {
@@ -260,7 +267,10 @@ func (m *Manager) HandBack(ctx context.Context, id, lease string) error {
 		return controlHeld(id, "this lease does not hold the session's browser")
 	}
 	m.human.mu.Unlock()
-	shot := m.controlScreenshot(ctx, l)
+	shot := "screenshot: none"
+	if l != nil {
+		shot = m.controlScreenshot(ctx, l)
+	}
 	m.human.mu.Lock()
 	if hs := m.human.sessions[id]; hs != nil && sameLease(hs.ctrl, lease) {
 		m.human.end(id, hs, false)
@@ -478,6 +488,8 @@ func (m *Manager) RequestHuman(ctx context.Context, id, reason string, timeout t
 	case <-t.C():
 	case <-ctx.Done():
 		waitErr = &proxy.Error{Code: proxy.ETIMEOUT, Message: "the caller stopped waiting for a person", Retryable: true, Details: map[string]any{"session_id": id}}
+	case <-m.done:
+		waitErr = errShuttingDown()
 	}
 	t.Stop()
 	m.human.mu.Lock()

@@ -493,3 +493,34 @@ func TestLiveTargetNeedsADebugEndpoint(t *testing.T) {
 		t.Errorf("err = %+v, want a lasting refusal saying there is no live view", e)
 	}
 }
+
+func TestRequestHumanEndsAtShutdown(t *testing.T) {
+	h := newHumanHarness(t, Options{})
+	id := h.session(t)
+	wait := h.requestHuman(id, "Sign in", 0)
+	h.clk.WaitForTimer(t, proxy.DefaultHumanTimeout)
+	if err := h.m.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	a := <-wait
+	wantErrCode(t, a.err, proxy.EUNAVAILABLE)
+}
+
+func TestHandBackOfAFailedSession(t *testing.T) {
+	h := newHumanHarness(t, Options{})
+	id := h.session(t)
+	lease, err := h.m.TakeControl(h.op, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := h.m.reg.get(id)
+	if err := l.lock(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	h.m.sup.fail(context.Background(), l, "test: the browser kept crashing")
+	l.unlock()
+	if err := h.m.HandBack(h.op, id, lease.Lease); err != nil {
+		t.Fatal(err)
+	}
+	h.wantEnded(t, id, lease.Lease, "screenshot: none")
+}
