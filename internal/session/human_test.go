@@ -485,6 +485,31 @@ func TestControlEndsWhenThePersonLeaves(t *testing.T) {
 	h.wantEnded(t, id, lease.Lease, "released: the person left")
 }
 
+func TestLiveTarget(t *testing.T) {
+	h := newHumanHarness(t, Options{})
+	page := h.page.answer(t)
+	h.sp.prepare = func(w *fakeWorker) { w.answer, w.endpoint = page, "http://127.0.0.1:9" }
+	id := h.session(t)
+	got, err := h.m.LiveTarget(h.op, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &proxy.LiveTarget{Endpoint: "http://127.0.0.1:9", Pages: []proxy.LivePage{{Index: 0, URL: "http://127.0.0.1/x", Title: "X", Current: true, TargetID: "T1"}}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("LiveTarget (-want +got):\n%s", diff)
+	}
+	if b, _ := json.Marshal(got); strings.Contains(string(b), "127.0.0.1:9") {
+		t.Errorf("the browser's address shows in %s", b)
+	}
+	// A suspended session comes back for its live view.
+	if !h.m.trySuspend(context.Background(), h.m.reg.get(id), "idle") {
+		t.Fatal("the session was not suspended")
+	}
+	if got, err := h.m.LiveTarget(h.op, id); err != nil || len(got.Pages) != 1 {
+		t.Errorf("LiveTarget of a suspended session = %+v, %v", got, err)
+	}
+}
+
 func TestLiveTargetNeedsADebugEndpoint(t *testing.T) {
 	h := newHumanHarness(t, Options{})
 	id := h.session(t)
