@@ -43,6 +43,10 @@ type Config struct {
 	DatabasePath       string        `envconfig:"PROXY_DATABASE_PATH"`
 	MaxSessions        int           `envconfig:"PROXY_MAX_SESSIONS"`
 	SessionIdleTimeout time.Duration `envconfig:"PROXY_SESSION_IDLE_TIMEOUT"`
+	// ControlIdleTimeout ends a person's control of a session whose live
+	// view sent nothing for that long: a closed browser tab must not keep
+	// an agent waiting.
+	ControlIdleTimeout time.Duration `envconfig:"PROXY_CONTROL_IDLE_TIMEOUT"`
 	WarmPool           int           `envconfig:"PROXY_WARM_POOL"`
 	PingInterval       time.Duration `envconfig:"PROXY_PING_INTERVAL"`
 	BrowserMode        string        `envconfig:"PROXY_BROWSER_MODE"`
@@ -137,6 +141,7 @@ func DefaultConfig(getenv func(string) string) Config {
 		DatabasePath:           DefaultDatabasePath(getenv),
 		MaxSessions:            10,
 		SessionIdleTimeout:     30 * time.Minute,
+		ControlIdleTimeout:     10 * time.Minute,
 		WarmPool:               1,
 		PingInterval:           30 * time.Second,
 		BrowserMode:            BrowserModeShared,
@@ -222,6 +227,8 @@ func (c Config) Validate() error {
 		return bad("MAX_SESSIONS", "must be at least 1, got %d", c.MaxSessions)
 	case c.SessionIdleTimeout < 0:
 		return bad("SESSION_IDLE_TIMEOUT", "must not be negative")
+	case c.ControlIdleTimeout <= 0:
+		return bad("CONTROL_IDLE_TIMEOUT", "must be positive, got %s", c.ControlIdleTimeout)
 	case c.WarmPool < 0:
 		return bad("WARM_POOL", "must not be negative")
 	case c.PingInterval < 0:

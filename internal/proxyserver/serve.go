@@ -227,6 +227,8 @@ func Serve(ctx context.Context, cfg config.Config, opts Options) error {
 		Devices:            upstream.NewDevices(command),
 		Profiles:           cfg.Profiles,
 		MaxProfileBytes:    cfg.ProfileMaxBytes,
+		ControlIdleTimeout: cfg.ControlIdleTimeout,
+		LiveURL:            liveURL(ln.Addr().String()),
 	})
 	// Whatever happens below, no worker outlives Serve: by the shutdown's
 	// deadline once one began, else within a budget of its own.
@@ -548,6 +550,21 @@ func startNodes(ctx context.Context, cfg config.Config, command []string, log *s
 	}
 	log.Info("browser nodes", "configured", len(eps), "up", up, "playwright", version)
 	return pool, nil
+}
+
+// liveURL is the address of a session's live view in /ui, from the address
+// the server listens on (127.0.0.1 for an unspecified one: the address a
+// person on this machine opens).
+func liveURL(listen string) func(id string) string {
+	host, port, err := net.SplitHostPort(listen)
+	if err != nil {
+		return nil
+	}
+	if ip := net.ParseIP(host); ip == nil || ip.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	base := "http://" + net.JoinHostPort(host, port) + "/ui/sessions/"
+	return func(id string) string { return base + id + "/live" }
 }
 
 // reservedAddrs are the addresses of the services sessions must never open

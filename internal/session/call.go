@@ -86,12 +86,21 @@ func (m *Manager) call(ctx context.Context, req proxy.CallRequest) (*proxy.CallR
 	if err != nil {
 		return nil, -1, err
 	}
+	// While a person holds the browser the agent's call is refused at
+	// once, unrecorded; checked again once the session is ours, since a
+	// person may have taken it while the call waited for it.
+	if err := m.gate(ctx, req.SessionID); err != nil {
+		return nil, -1, err
+	}
 	params := p.Raw
 	l, err := m.acquire(ctx, req.SessionID)
 	if err != nil {
 		return nil, -1, err
 	}
 	defer m.release(l)
+	if err := m.gate(ctx, l.id); err != nil {
+		return nil, -1, err
+	}
 	// What goes to the worker: the call itself, or the program of one of
 	// the proxy's own tools. Built once the session is known to exist (an
 	// unknown session is SESSION_NOT_FOUND whatever the arguments name) and

@@ -197,6 +197,10 @@ func (m *Manager) withExpiry(s *proxy.Session) *proxy.Session {
 		left := l.restartsLeft(m.opts.Now())
 		s.RestartsLeft = &left
 	}
+	s.Control, s.Waiting = m.human.state(s.ID)
+	if s.State == proxy.SessionActive || s.State == proxy.SessionSuspended {
+		s.LiveURL = m.liveURL(s.ID)
+	}
 	if m.opts.IdleTimeout > 0 && (s.State == proxy.SessionActive || s.State == proxy.SessionSuspended) {
 		s.ExpiresAt = s.LastActivity.Add(m.opts.IdleTimeout)
 	}
@@ -306,11 +310,13 @@ func stateErr(s *proxy.Session) error {
 // trySuspend suspends l unless a call holds or awaits it; it reports
 // whether it did. It waits briefly for a background save or restart.
 func (m *Manager) trySuspend(ctx context.Context, l *live, reason string) bool {
-	if l.busy() || !l.lockWithin(evictLockWait) {
+	// A person's browser (or one an agent waits for a person in) is not
+	// idle, however long since the agent's last call.
+	if m.human.engaged(l.id) || l.busy() || !l.lockWithin(evictLockWait) {
 		return false
 	}
 	defer l.unlock()
-	if l.retired || l.busy() {
+	if l.retired || l.busy() || m.human.engaged(l.id) {
 		return false
 	}
 	m.suspendLocked(ctx, l, reason)
@@ -486,6 +492,13 @@ func (m *Manager) CloseSession(ctx context.Context, id string) error {
 	if s.State == proxy.SessionClosed {
 		return nil
 	}
+	// An agent does not close the browser a person is using; the
+	// operator's close ends the person's control.
+	if _, client := proxy.ClientFrom(ctx); client {
+		if err := m.gate(ctx, id); err != nil {
+			return err
+		}
+	}
 	l := m.reg.get(id)
 	var saved json.RawMessage // what a session from a profile writes back
 	if l != nil {
@@ -514,6 +527,7 @@ func (m *Manager) CloseSession(ctx context.Context, id string) error {
 		closeWorker(w, m.log)
 	}
 	m.log.Info("session closed", "session_id", id)
+	m.endHuman(id)
 	recordEvent(m.store, m.log, m.opts.Now(), id, proxy.EventClosed, "")
 	if l != nil {
 		m.writeBack(ctx, l, saved)

@@ -25,6 +25,7 @@ import (
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/catalog"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/clock"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/toolset"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/upstream"
 )
@@ -157,6 +158,17 @@ type Options struct {
 	// Devices is the device catalogue a session's device option is looked
 	// up in; nil refuses the option.
 	Devices DeviceCatalog
+	// ControlIdleTimeout ends a person's control of a session after this
+	// long without a sign of its holder (PROXY_CONTROL_IDLE_TIMEOUT); 0
+	// takes DefaultControlIdleTimeout.
+	ControlIdleTimeout time.Duration
+	// LiveURL is the address of session id's live view, given to agents
+	// and shown with the session; nil (or "") when the server shows none.
+	LiveURL func(id string) string
+	// Clock times the proxy's own waits for a person (a request_human
+	// timeout, a control's idle end); nil is the wall clock. Its Now should
+	// be Now's.
+	Clock clock.Clock
 	// pingTimeout bounds one ping of the ping loop (default: the interval,
 	// within minPingTimeout and maxPingTimeout).
 	pingTimeout time.Duration
@@ -188,6 +200,8 @@ type Manager struct {
 	stats    stats
 	catalog  *catalog.Catalog // the tools calls are resolved and checked against
 	creds    credentials      // values typed through placeholders, never recorded
+	human    humans           // people holding sessions' browsers, agents waiting for them
+	clock    clock.Clock
 }
 
 // New returns a Manager and starts its warm pool. Close it with Shutdown.
@@ -222,6 +236,9 @@ func New(store Store, spawner Spawner, opts Options) *Manager {
 	if opts.MaxProfileBytes <= 0 {
 		opts.MaxProfileBytes = DefaultMaxProfileBytes
 	}
+	if opts.ControlIdleTimeout <= 0 {
+		opts.ControlIdleTimeout = DefaultControlIdleTimeout
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	var sem chan struct{}
 	if opts.MaxConcurrentCalls > 0 {
@@ -235,11 +252,13 @@ func New(store Store, spawner Spawner, opts Options) *Manager {
 		upstream: sem,
 		stop:     cancel,
 		done:     ctx.Done(),
+		clock:    clock.Or(opts.Clock),
 	}
 	m.profiles, _ = store.(ProfileStore)
 	tracked := spawnTracker{Spawner: spawner, stats: &m.stats, now: opts.Now} // for CheckWorkers
 	m.pool = newPool(opts.WarmPool, opts.handOutPing, tracked, &m.stats, opts.Logger)
-	m.sup = &supervisor{opts: opts, store: store, log: opts.Logger, stats: &m.stats, reg: m.reg, pool: m.pool, done: m.done, tracing: make(chan struct{}, 1)}
+	m.sup = &supervisor{opts: opts, store: store, log: opts.Logger, stats: &m.stats, reg: m.reg, pool: m.pool, done: m.done, tracing: make(chan struct{}, 1),
+		engaged: m.human.engaged}
 	m.catalog = catalog.New(m.upstreamTools, catalog.Options{Policy: opts.Policy, Default: opts.Toolset, OwnBrowsers: opts.OwnBrowsers, Profiles: opts.Profiles, Logger: opts.Logger})
 	if opts.WarmPool > 0 {
 		m.bg.Add(1)

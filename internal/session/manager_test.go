@@ -48,6 +48,8 @@ type fakeWorker struct {
 	rendererBytes atomic.Int64
 	// shape is what it was spawned with (upstream.WithShape).
 	shape upstream.Shape
+	// endpoint is the CDP address it reports for the live view ("": none).
+	endpoint string
 
 	mu           sync.Mutex
 	url          string // set by browser_navigate's "url" argument
@@ -123,7 +125,8 @@ func (w *fakeWorker) Memory(pids []int) upstream.Memory {
 	}
 	return upstream.Memory{WorkerBytes: w.RSS(), RendererBytes: w.rendererBytes.Load(), Renderers: len(pids)}
 }
-func (w *fakeWorker) LostBrowser() bool { return w.lostBrowser.Load() }
+func (w *fakeWorker) LostBrowser() bool     { return w.lostBrowser.Load() }
+func (w *fakeWorker) DebugEndpoint() string { return w.endpoint }
 
 // SaveState reports the URL this fake "visited" so tests can see it come back.
 func (w *fakeWorker) SaveState(context.Context) (json.RawMessage, error) {

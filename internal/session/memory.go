@@ -121,6 +121,9 @@ func (s *supervisor) findRenderers(l *live, w Worker, mw memoryWorker) {
 // uses the session's restart budget, so a page that fills memory again at
 // once ends in the error state instead of a restart loop.
 func (s *supervisor) memoryRestart(l *live, w Worker, m *proxy.SessionMemory) {
+	if s.engaged != nil && s.engaged(l.id) {
+		return // checked again at the next ping, once the person is done
+	}
 	if !l.tryLock() {
 		return // checked again at the next ping
 	}

@@ -54,6 +54,9 @@ type supervisor struct {
 	// one trace at a time, so lookups of several sessions at once fail
 	// each other and only add load.
 	tracing chan struct{}
+	// engaged reports a session a person holds or an agent waits for one
+	// on: no memory restart takes its browser from under them.
+	engaged func(id string) bool
 
 	mu     sync.Mutex
 	ending bool // Shutdown waits for the tasks; no more start

@@ -48,6 +48,12 @@ for (let i = 0; i < pages.length; i++) {
 }
 return { pages: out };`}
 
+	// ControlScreenshotProgram answers {url, title, image: {mime_type,
+	// data}}: the session's current page as a person takes or hands back
+	// its browser, stored with the recorded call like screenshot_element's.
+	ControlScreenshotProgram = &Own{Name: "human_control", ReadOnly: true, body: settle + `const buf = await page.screenshot({ type: 'png', timeout: 10000 });
+return { url: page.url(), title: await settle(page.title(), ''), image: { mime_type: 'image/png', data: buf.toString('base64') } };`}
+
 	// ElementProgram answers {ref, tag, attributes, bounding_box} of the
 	// element args.ref names in the latest snapshot of page args.page.
 	ElementProgram = &Own{Name: "resource_element", ReadOnly: true, body: pickPage + `const loc = p.locator('aria-ref=' + args.ref);
