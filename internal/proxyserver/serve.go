@@ -277,13 +277,9 @@ func Serve(ctx context.Context, cfg config.Config, opts Options) error {
 		api.WithProfiles(mgr),
 		api.WithMaxProfileBytes(cfg.ProfileMaxBytes),
 	}
-	// A person's control and the live view: the session manager serves
-	// them once it is a LiveViewService.
-	var liveView *liveview.Handler
-	if lv, ok := any(mgr).(liveview.Sessions); ok {
-		liveView = liveview.New(liveview.Config{Sessions: lv, Attach: liveview.Attach, Log: log})
-		apiOpts = append(apiOpts, api.WithHuman(lv), api.WithLiveView(liveView))
-	}
+	// A person's control of a session and its live view.
+	liveView := liveview.New(liveview.Config{Sessions: mgr, Attach: liveview.Attach, Log: log})
+	apiOpts = append(apiOpts, api.WithHuman(mgr), api.WithLiveView(liveView))
 	if cfg.MinFreeMemory > 0 {
 		apiOpts = append(apiOpts, api.WithHealthCheck("host_memory", upstream.HostMemoryCheck(cfg.MinFreeMemory, upstream.AvailableMemory)))
 	}
@@ -314,10 +310,8 @@ func Serve(ctx context.Context, cfg config.Config, opts Options) error {
 	// closes the connections of /ws, which Shutdown does not see.
 	srv.RegisterOnShutdown(func() { _ = mcpHTTP.Close(context.Background()) })
 	srv.RegisterOnShutdown(silent.closeAll)
-	if liveView != nil {
-		// Its sockets are hijacked connections too.
-		srv.RegisterOnShutdown(liveView.Close)
-	}
+	// The live view's sockets are hijacked connections too.
+	srv.RegisterOnShutdown(liveView.Close)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	log.Info("proxy-server listening", "addr", ln.Addr().String(), "database", cfg.DatabasePath, "version", buildinfo.Version)
