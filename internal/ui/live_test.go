@@ -299,6 +299,8 @@ func TestLivePageInBrowser(t *testing.T) {
 		"1 lease " + liveLease,
 		"1 mouse pressed left 1 (320, 400)",
 		"1 mouse released left 1 (320, 400)",
+		"1 mouse pressed left 1 (320, 400)",
+		"1 mouse released left 1 (right edge)",
 		"1 mouse wheel dy=300",
 		"1 text hello",
 		"1 key Enter",
@@ -324,7 +326,10 @@ func describeInputs(t *testing.T, inputs []liveInput) []string {
 	near := func(m map[string]any, x, y float64) string {
 		gx, _ := m["x"].(float64)
 		gy, _ := m["y"].(float64)
-		if math.Abs(gx-x) > 2.5 || math.Abs(gy-y) > 2.5 {
+		switch {
+		case gx == liveWidth && math.Abs(gy-y) <= 2.5:
+			return "(right edge)"
+		case math.Abs(gx-x) > 2.5 || math.Abs(gy-y) > 2.5:
 			return fmt.Sprintf("(%.1f, %.1f)", gx, gy)
 		}
 		return fmt.Sprintf("(%.0f, %.0f)", x, y)

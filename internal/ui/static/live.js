@@ -152,7 +152,11 @@ function onMessage(ev) {
       render();
       break;
     case 'error':
-      if (m.code === 'UPSTREAM_UNAVAILABLE') {
+      if (m.code === 'SESSION_NOT_FOUND' || m.code === 'SESSION_CLOSED') {
+        stopped = true;
+        say(m.code + ': ' + (m.message || ''), true);
+        render();
+      } else if (m.code === 'UPSTREAM_UNAVAILABLE') {
         stopped = true;
         noFrame.hidden = false;
         noFrame.textContent = 'no live view for this session (' + (m.message || m.code) + ')';
@@ -293,14 +297,21 @@ function mouse(event, ev, extra) {
   send(Object.assign({ type: 'mouse', event, x: p.x, y: p.y, modifiers: modifiers(ev) }, extra));
 }
 
+// pressed counts the buttons pressed on the frame: their release goes to
+// the page wherever the pointer is then (at the frame's edge), so that no
+// button stays down in the page.
+let pressed = 0;
 frame.addEventListener('mousedown', (ev) => {
   if (!holding()) return;
   ev.preventDefault();
   frame.focus();
   flushText();
+  pressed++;
   mouse('pressed', ev, { button: BUTTONS[ev.button] || 'left', clicks: ev.detail || 1 });
 });
-frame.addEventListener('mouseup', (ev) => {
+window.addEventListener('mouseup', (ev) => {
+  if (!pressed) return;
+  pressed--;
   if (!holding()) return;
   ev.preventDefault();
   mouse('released', ev, { button: BUTTONS[ev.button] || 'left', clicks: ev.detail || 1 });
@@ -335,8 +346,9 @@ frame.addEventListener('keydown', (ev) => {
     return;
   }
   // A shortcut (Ctrl+V and the like) is the browser's own: paste comes as
-  // its paste event.
-  if (ev.key.length !== 1 || ev.ctrlKey || ev.metaKey) return;
+  // its paste event. AltGr sets Ctrl on some systems and types characters.
+  const shortcut = (ev.ctrlKey || ev.metaKey) && !ev.getModifierState('AltGraph');
+  if (ev.key.length !== 1 || shortcut) return;
   ev.preventDefault();
   pendingText += ev.key;
   if (!textTimer) textTimer = setTimeout(flushText, TEXT_BATCH_MS);

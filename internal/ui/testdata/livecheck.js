@@ -83,6 +83,12 @@ run(cfg, check, async (page) => {
     check(i < 200, 'the click did not arrive');
     await new Promise((r) => setTimeout(r, 50));
   }
+  // A press on the frame released outside it is released in the page too,
+  // at the frame's edge.
+  await page.mouse.down();
+  await page.mouse.move(box.x + box.width + 40, cy, { steps: 2 });
+  await page.mouse.up();
+  await page.mouse.move(cx, cy);
   await page.mouse.wheel(0, 300);
   await page.keyboard.type('hello');
   await page.keyboard.press('Enter');
