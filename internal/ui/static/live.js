@@ -38,6 +38,7 @@ let frameWidth = 0;
 let frameHeight = 0;
 let lastMove = 0;
 let pendingText = '';
+let framesHere = 0; // frames on the current socket
 let textTimer = null;
 
 function say(text, isError) {
@@ -130,6 +131,7 @@ function onMessage(ev) {
   }
   switch (m.type) {
     case 'frame':
+      framesHere++;
       if (m.width !== frameWidth || m.height !== frameHeight) {
         frameWidth = m.width;
         frameHeight = m.height;
@@ -156,7 +158,9 @@ function onMessage(ev) {
         stopped = true;
         say(m.code + ': ' + (m.message || ''), true);
         render();
-      } else if (m.code === 'UPSTREAM_UNAVAILABLE') {
+      } else if (m.code === 'UPSTREAM_UNAVAILABLE' && !framesHere) {
+        // Refused before any frame: this session's browser has no live
+        // view. Later, it is one thing that failed (a tab switch).
         stopped = true;
         noFrame.hidden = false;
         noFrame.textContent = 'no live view for this session (' + (m.message || m.code) + ')';
@@ -176,6 +180,7 @@ function connect() {
   socket = ws;
   ws.addEventListener('open', () => {
     reconnects = 0;
+    framesHere = 0;
     statusLine.textContent = 'connected';
     if (lease) send({ type: 'lease', lease });
   });
