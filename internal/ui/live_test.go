@@ -193,6 +193,16 @@ func (f *fakeLive) routes() http.Handler {
 		}
 		w.WriteHeader(http.StatusNoContent)
 	})
+	// A failure the server reports after the view began (a tab switch
+	// that could not read the tabs) ends nothing.
+	mux.HandleFunc("POST /test/fail", func(w http.ResponseWriter, r *http.Request) {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		f.broadcast(r.Context(), func(*liveConn) map[string]any {
+			return map[string]any{"type": "error", "code": proxy.EUNAVAILABLE, "message": "the session's tabs cannot be read now"}
+		})
+		w.WriteHeader(http.StatusNoContent)
+	})
 	mux.HandleFunc("GET /test/inputs", func(w http.ResponseWriter, r *http.Request) {
 		f.mu.Lock()
 		defer f.mu.Unlock()

@@ -103,6 +103,12 @@ run(cfg, check, async (page) => {
   await page.waitForSelector('#live-tabs button.current[data-target="T2"]');
   check((await text('#live-url')) === 'https://login.example/help', 'the address after the tab switch');
 
+  // An error after the first frame is shown and ends nothing.
+  await page.request.post(cfg.base + '/test/fail');
+  await messageIs('UPSTREAM_UNAVAILABLE: the session\'s tabs cannot be read now');
+  check(await page.locator('#no-frame').isHidden(), 'a passing error ended the live view');
+  check(await page.locator('#frame.holding').count() === 1, 'a passing error took the control away');
+
   // A dropped socket comes back and binds the lease again.
   await page.request.post(cfg.base + '/test/drop');
   for (let i = 0; ; i++) {
