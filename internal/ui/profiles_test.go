@@ -81,15 +81,15 @@ func newFakeAPI(secret string) *fakeAPI {
 	return f
 }
 
-func (f *fakeAPI) writeJSON(w http.ResponseWriter, code int, v any) {
+func writeJSON(w http.ResponseWriter, code int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
 	_ = json.NewEncoder(w).Encode(v)
 }
 
-func (f *fakeAPI) writeErr(w http.ResponseWriter, code int, err error) {
+func writeErr(w http.ResponseWriter, code int, err error) {
 	e := proxy.AsError(err)
-	f.writeJSON(w, code, map[string]any{"error": e.Code, "message": e.Message, "details": e.Details, "retryable": false})
+	writeJSON(w, code, map[string]any{"error": e.Code, "message": e.Message, "details": e.Details, "retryable": e.Retryable})
 }
 
 func (f *fakeAPI) routes() http.Handler {
@@ -98,7 +98,7 @@ func (f *fakeAPI) routes() http.Handler {
 	mux.HandleFunc("GET /sessions", func(w http.ResponseWriter, r *http.Request) {
 		f.mu.Lock()
 		defer f.mu.Unlock()
-		f.writeJSON(w, http.StatusOK, map[string]any{"sessions": f.sessions})
+		writeJSON(w, http.StatusOK, map[string]any{"sessions": f.sessions})
 	})
 	mux.HandleFunc("GET /sessions/{id}/export", func(w http.ResponseWriter, r *http.Request) {
 		f.mu.Lock()
@@ -107,7 +107,7 @@ func (f *fakeAPI) routes() http.Handler {
 			if s.ID == r.PathValue("id") {
 				out, err := export.JSON(s, nil, f.events[s.ID], false)
 				if err != nil {
-					f.writeErr(w, http.StatusInternalServerError, err)
+					writeErr(w, http.StatusInternalServerError, err)
 					return
 				}
 				w.Header().Set("Content-Type", "application/json")
@@ -115,7 +115,7 @@ func (f *fakeAPI) routes() http.Handler {
 				return
 			}
 		}
-		f.writeErr(w, http.StatusNotFound, proxy.Errorf(proxy.ESESSIONMISSING, "no session"))
+		writeErr(w, http.StatusNotFound, proxy.Errorf(proxy.ESESSIONMISSING, "no session"))
 	})
 	mux.HandleFunc("GET /profiles", func(w http.ResponseWriter, r *http.Request) {
 		f.mu.Lock()
@@ -124,7 +124,7 @@ func (f *fakeAPI) routes() http.Handler {
 		for _, p := range f.profiles {
 			list = append(list, p)
 		}
-		f.writeJSON(w, http.StatusOK, map[string]any{"profiles": list})
+		writeJSON(w, http.StatusOK, map[string]any{"profiles": list})
 	})
 	mux.HandleFunc("/profiles/{name}/state", func(w http.ResponseWriter, r *http.Request) {
 		f.mu.Lock()
@@ -138,9 +138,9 @@ func (f *fakeAPI) routes() http.Handler {
 		name := r.PathValue("name")
 		switch {
 		case name == "locked":
-			f.writeErr(w, http.StatusForbidden, proxy.Errorf(proxy.EFORBIDDEN, "deleting a profile is the operator's"))
+			writeErr(w, http.StatusForbidden, proxy.Errorf(proxy.EFORBIDDEN, "deleting a profile is the operator's"))
 		case f.profiles[name] == nil:
-			f.writeErr(w, http.StatusNotFound, proxy.ProfileNotFound(name))
+			writeErr(w, http.StatusNotFound, proxy.ProfileNotFound(name))
 		default:
 			delete(f.profiles, name)
 			f.deleted = append(f.deleted, name)
@@ -151,16 +151,16 @@ func (f *fakeAPI) routes() http.Handler {
 		name := r.PathValue("name")
 		body, err := io.ReadAll(r.Body)
 		if err != nil {
-			f.writeErr(w, http.StatusBadRequest, err)
+			writeErr(w, http.StatusBadRequest, err)
 			return
 		}
 		if err := proxy.ValidProfileName("name", name); err != nil {
-			f.writeErr(w, http.StatusBadRequest, err)
+			writeErr(w, http.StatusBadRequest, err)
 			return
 		}
 		meta, err := proxy.CheckStorageState(body)
 		if err != nil {
-			f.writeErr(w, http.StatusBadRequest, err)
+			writeErr(w, http.StatusBadRequest, err)
 			return
 		}
 		f.mu.Lock()
@@ -171,21 +171,27 @@ func (f *fakeAPI) routes() http.Handler {
 		}
 		p.UpdatedAt, p.Bytes = f.now, len(body)
 		f.profiles[name], f.states[name], f.imported[name] = p, string(body), string(body)
-		f.writeJSON(w, http.StatusOK, p)
+		writeJSON(w, http.StatusOK, p)
 	})
 	mux.HandleFunc("GET /test/deleted", func(w http.ResponseWriter, r *http.Request) {
 		f.mu.Lock()
 		defer f.mu.Unlock()
-		f.writeJSON(w, http.StatusOK, append([]string{}, f.deleted...))
+		writeJSON(w, http.StatusOK, append([]string{}, f.deleted...))
 	})
-	mux.HandleFunc("GET /favicon.ico", http.NotFound) // the browser's own
+	notServed(mux, &f.mu, &f.unknown)
+	return mux
+}
+
+// notServed answers 404 to what mux does not serve, and records it in
+// unknown (under mu) but for the browser's own favicon request.
+func notServed(mux *http.ServeMux, mu *sync.Mutex, unknown *[]string) {
+	mux.HandleFunc("GET /favicon.ico", http.NotFound)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		f.mu.Lock()
-		f.unknown = append(f.unknown, r.Method+" "+r.URL.Path)
-		f.mu.Unlock()
+		mu.Lock()
+		*unknown = append(*unknown, r.Method+" "+r.URL.Path)
+		mu.Unlock()
 		http.NotFound(w, r)
 	})
-	return mux
 }
 
 func randomSecret(prefix string) string { return prefix + "-" + rand.Text() }
@@ -205,45 +211,14 @@ func TestProfilesPageInBrowser(t *testing.T) {
 	srv := httptest.NewServer(f.routes())
 	t.Cleanup(srv.Close)
 
-	// PWPROXY_UI_SCREENSHOTS=dir keeps a screenshot of the page.
-	screenshot := ""
-	if dir := os.Getenv("PWPROXY_UI_SCREENSHOTS"); dir != "" {
-		screenshot = filepath.Join(dir, "inspector-profiles.png")
-	}
-	chromium, err := upstream.FindBrowser()
-	if err != nil {
-		t.Fatal(err)
-	}
 	importFile := `{"cookies":[{"name":"token","value":"` + imported + `","domain":".imported.example","path":"/","expires":` +
 		strconv.FormatInt(time.Now().Add(7*24*time.Hour).Unix(), 10) + `,"httpOnly":true,"secure":true,"sameSite":"Strict"}],` +
 		`"origins":[{"origin":"https://imported.example","localStorage":[{"name":"k","value":"` + imported + `"}]}]}`
 	badFile := `{"cookies":[{"name":"a","value":"b","path":"/","expires":-1}],"origins":[]}`
-	conf, _ := json.Marshal(map[string]any{
-		"base": srv.URL, "chromium": chromium,
-		"playwright":    filepath.Join(e2etest.ProjectRoot(t), "node_modules", "playwright-core"),
-		"hostileOrigin": hostileOrigin, "secrets": []string{stored, imported},
+	runBrowserCheck(t, "profiles.js", "PROFILES_CHECK", "inspector-profiles.png", map[string]any{
+		"base": srv.URL, "hostileOrigin": hostileOrigin, "secrets": []string{stored, imported},
 		"importFile": importFile, "badFile": badFile,
-		"screenshot": screenshot,
 	})
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", filepath.Join("testdata", "profiles.js"))
-	cmd.Env = append(os.Environ(), "PROFILES_CHECK="+string(conf), "TMPDIR="+t.TempDir())
-	// Its own group, so that a hang takes Chromium down with node.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		var exit *exec.ExitError
-		if !errors.As(err, &exit) {
-			t.Fatal(err)
-		}
-		t.Fatalf("the profiles check failed: %v\n%s%s", err, stderr.String(), stdout.String())
-	}
-	if !strings.Contains(stdout.String(), `"ok":true`) {
-		t.Fatalf("the profiles check said: %s", stdout.String())
-	}
 
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -258,5 +233,49 @@ func TestProfilesPageInBrowser(t *testing.T) {
 	}
 	if diff := cmp.Diff(map[string]string{"imported": importFile}, f.imported); diff != "" {
 		t.Errorf("imported states, as PUT (-want +got):\n%s", diff)
+	}
+}
+
+// runBrowserCheck runs testdata/script under node with conf as JSON in
+// env: a script that drives headless Chromium through the project's
+// playwright-core, exits non-zero with its reason when an expectation
+// fails, and says {"ok":true} on stdout when all held. conf gets the
+// browser's and playwright-core's paths, and "screenshot", a file named
+// shot in $PWPROXY_UI_SCREENSHOTS when that is set, for the script to keep
+// a picture of the page in.
+func runBrowserCheck(t *testing.T, script, env, shot string, conf map[string]any) {
+	t.Helper()
+	chromium, err := upstream.FindBrowser()
+	if err != nil {
+		t.Fatal(err)
+	}
+	conf["chromium"] = chromium
+	conf["playwright"] = filepath.Join(e2etest.ProjectRoot(t), "node_modules", "playwright-core")
+	conf["screenshot"] = ""
+	if dir := os.Getenv("PWPROXY_UI_SCREENSHOTS"); dir != "" {
+		conf["screenshot"] = filepath.Join(dir, shot)
+	}
+	js, err := json.Marshal(conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "node", filepath.Join("testdata", script))
+	cmd.Env = append(os.Environ(), env+"="+string(js), "TMPDIR="+t.TempDir())
+	// Its own group, so that a hang takes Chromium down with node.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) {
+			t.Fatal(err)
+		}
+		t.Fatalf("%s failed: %v\n%s%s", script, err, stderr.String(), stdout.String())
+	}
+	if !strings.Contains(stdout.String(), `"ok":true`) {
+		t.Fatalf("%s said: %s", script, stdout.String())
 	}
 }

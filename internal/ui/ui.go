@@ -42,6 +42,23 @@ func Handler(prefix string) http.Handler {
 			http.Redirect(w, r, prefix, http.StatusFound)
 			return
 		}
+		if isLivePath(strings.TrimPrefix(r.URL.Path, prefix)) {
+			// One page for every session: its script reads the id from
+			// the address, so the file holds no data.
+			http.ServeFileFS(w, r, sub, "live.html")
+			return
+		}
 		files.ServeHTTP(w, r)
 	})
+}
+
+// isLivePath reports whether rest (the path under the prefix) is a
+// session's live view, sessions/{id}/live.
+func isLivePath(rest string) bool {
+	id, ok := strings.CutPrefix(rest, "sessions/")
+	if !ok {
+		return false
+	}
+	id, ok = strings.CutSuffix(id, "/live")
+	return ok && id != "" && !strings.Contains(id, "/")
 }

@@ -904,3 +904,33 @@ func (cmd *BytesCommand) Run(ctx context.Context, args []string) error {
 		return runBytes(ctx, log, site, rep, cfg)
 	})
 }
+
+// LiveCommand is `bench live`: what one viewer of a session's live view
+// gets (frames/s, bytes/s, change-to-frame) and costs (CPU).
+type LiveCommand struct {
+	Main *Main
+	c    common
+}
+
+// Run parses flags and runs the live view scenario.
+func (cmd *LiveCommand) Run(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("bench live", flag.ContinueOnError)
+	fs.SetOutput(cmd.Main.Stderr)
+	cmd.c.register(fs)
+	window := fs.Duration("window", 10*time.Second, "how long each viewer watches the still and the busy page")
+	changes := fs.Int("changes", 20, "colour flips timed for change-to-frame")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if *window < time.Second || *window > 10*time.Minute {
+		return fmt.Errorf("-window %s: want 1s..10m", *window)
+	}
+	if *changes < 1 || *changes > 600 {
+		return fmt.Errorf("-changes %d: want 1..600", *changes)
+	}
+	return cmd.c.run(ctx, cmd.Main, append([]string{"live"}, args...), func(ctx context.Context, log *slog.Logger, site *bench.Site, s bench.ServerConfig, rep *bench.Report) error {
+		var err error
+		rep.Live, err = bench.RunLive(ctx, log, site, bench.LiveConfig{Server: s, Window: *window, Changes: *changes, RequestTimeout: cmd.c.reqTimeout})
+		return err
+	})
+}

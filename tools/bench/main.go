@@ -21,6 +21,9 @@
 //	bench chart         SVG charts from the JSON of concurrency and soak
 //	bench relay         a stdio MCP server behind two minimal Go relays (the
 //	                    overhead scenario's side D)
+//	bench live          one viewer of a session's live view: frames/s and
+//	                    bytes/s on a still and a busy page, its CPU cost,
+//	                    change-to-frame latency
 package main
 
 import (
@@ -85,6 +88,8 @@ func (m *Main) Run(ctx context.Context, args []string) error {
 		return (&ChartCommand{Main: m}).Run(ctx, rest)
 	case "relay":
 		return (&RelayCommand{Main: m}).Run(ctx, rest)
+	case "live":
+		return (&LiveCommand{Main: m}).Run(ctx, rest)
 	case "", "help", "-h", "--help":
 		m.usage()
 		return flag.ErrHelp
@@ -110,6 +115,7 @@ Usage:
 	bench soak [flags]          10 sessions, mixed traffic and idle suspensions for 30 min: memory and fd trend
 	bench chart [flags]         SVG charts from the JSON of concurrency and soak
 	bench relay -- CMD [ARGS]   CMD (a stdio MCP server) behind two minimal Go relays, stdio → HTTP → stdio
+	bench live [flags]          one live view viewer: frames/s, bytes/s and CPU on a still and a busy page; change-to-frame
 
 Results go to stdout (a table) and to -json FILE; progress goes to stderr.
 Run 'bench <command> -h' for the flags.

@@ -51,7 +51,7 @@ function check(cond, what) {
     await page.screenshot({ path: cfg.screenshotList });
 
     // The timeline, live: a call made now appears without a reload.
-    await row.locator('a').click();
+    await row.locator('a[href^="#/session/"]').click();
     await page.waitForSelector('#timeline tr.call');
     const before = await page.locator('#timeline tr.call').count();
     const r = await fetch(cfg.base + '/call', {

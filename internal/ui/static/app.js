@@ -64,6 +64,19 @@ function sessionLink(id) {
   return el('a', { href: '#/session/' + encodeURIComponent(id) }, short(id, 8));
 }
 
+// liveURL is a session's live view, a page of its own beside this one.
+function liveURL(id) {
+  return 'sessions/' + encodeURIComponent(id) + '/live';
+}
+
+// The title counts the sessions whose agent waits for a person, so that a
+// background tab shows it.
+const baseTitle = document.title;
+function countWaiting(sessions) {
+  const n = sessions.filter((s) => s.waiting).length;
+  document.title = (n ? '(' + n + ' waiting) ' : '') + baseTitle;
+}
+
 function profileLink(name) {
   return el('a', { href: '#/profiles/' + encodeURIComponent(name) }, name);
 }
@@ -124,11 +137,12 @@ function sessionsView() {
   filter.addEventListener('change', () => { stateFilter = filter.value; refresh().catch(fail); });
   const body = el('tbody');
   const table = el('table', { id: 'sessions' },
-    el('thead', {}, el('tr', {}, ...['Session', 'State', 'Title', 'URL', 'Created', 'Last activity', 'Worker memory', 'Node', 'Profile'].map((h) => el('th', {}, h)))),
+    el('thead', {}, el('tr', {}, ...['Session', 'State', 'Title', 'URL', 'Created', 'Last activity', 'Worker memory', 'Node', 'Profile', ''].map((h) => el('th', {}, h)))),
     body);
   show(el('h1', {}, 'Sessions'), el('p', {}, el('label', { for: 'state-filter' }, 'Show '), filter), table);
   async function refresh() {
     const { sessions } = await api('/sessions');
+    countWaiting(sessions);
     const rows = sessions
       .filter((s) => !stateFilter || s.state === stateFilter)
       .sort((a, b) => String(b.last_activity).localeCompare(String(a.last_activity)))
@@ -136,16 +150,18 @@ function sessionsView() {
         const md = s.metadata || {};
         return el('tr', { 'data-session': s.session_id },
           el('td', {}, sessionLink(s.session_id)),
-          el('td', { class: 'state ' + s.state }, s.state),
+          el('td', { class: 'state ' + s.state }, s.state, s.control ? el('div', { class: 'control' }, 'a person holds control') : null,
+            s.waiting ? el('div', { class: 'waiting-reason', title: 'the agent waits for a person (request_human)' }, 'waiting: ' + s.waiting.reason) : null),
           el('td', { class: 'title' }, short(md.last_title, 80)),
           el('td', { class: 'url' }, short(md.last_url, 100)),
           el('td', {}, when(s.created_at)),
           el('td', {}, when(s.last_activity)),
           el('td', {}, megabytes(s.rss_bytes)),
           el('td', {}, s.node || ''),
-          el('td', { class: 'profile' }, s.profile ? profileLink(s.profile) : ''));
+          el('td', { class: 'profile' }, s.profile ? profileLink(s.profile) : ''),
+          el('td', { class: 'live' }, s.state === 'active' || s.waiting ? el('a', { href: liveURL(s.session_id), class: 'live-link' }, 'Live') : ''));
       });
-    body.replaceChildren(...(rows.length ? rows : [el('tr', {}, el('td', { colspan: '9' }, 'No sessions.'))]));
+    body.replaceChildren(...(rows.length ? rows : [el('tr', {}, el('td', { colspan: '10' }, 'No sessions.'))]));
     statusLine.textContent = 'updated ' + new Date().toLocaleTimeString();
   }
   every(refresh);
@@ -175,7 +191,8 @@ function sessionView(id) {
     const rec = await record(id);
     const s = rec.session;
     head.replaceChildren(el('h1', {}, 'Session ', el('code', {}, s.session_id)),
-      el('p', {}, el('span', { class: 'state ' + s.state }, s.state), ' · created ', when(s.created_at), ' · last activity ', when(s.last_activity)),
+      el('p', {}, el('span', { class: 'state ' + s.state }, s.state), ' · created ', when(s.created_at), ' · last activity ', when(s.last_activity),
+        s.state === 'active' ? ' · ' : null, s.state === 'active' ? el('a', { href: liveURL(s.session_id), id: 'live-link' }, 'Live view') : null),
       ...(s.profile ? [sessionProfile(s)] : []));
     // Calls and what happened between them (suspends, lost workers,
     // restarts, restored state), in time order.

@@ -30,6 +30,7 @@ type Report struct {
 	Overhead    *OverheadResult    `json:"overhead,omitempty"`
 	Bytes       *BytesResult       `json:"bytes,omitempty"`
 	Tokens      *TokensResult      `json:"tokens,omitempty"`
+	Live        *LiveResult        `json:"live,omitempty"`
 	Error       string             `json:"error,omitempty"`
 }
 
@@ -149,6 +150,9 @@ func (r *Report) WriteText(w io.Writer) {
 	}
 	if r.Tokens != nil {
 		r.Tokens.writeText(w)
+	}
+	if r.Live != nil {
+		r.Live.writeText(w)
 	}
 	if r.Error != "" {
 		fmt.Fprintf(w, "ERROR: %s\n", r.Error)

@@ -67,6 +67,7 @@ func StartSite() (*Site, error) {
 	})
 	mux.HandleFunc("GET /{$}", serve(page("Bench site",
 		`<ul><li><a href="/form">Form</a></li><li><a href="/table">Table</a></li><li><a href="/catalogue">Catalogue</a></li></ul>`)))
+	registerLivePages(mux, serve)
 	tokens := &tokenRecord{}
 	registerTokenPages(mux, tokens)
 	s := &Site{URL: "http://" + ln.Addr().String(), srv: &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}, tokens: tokens}
