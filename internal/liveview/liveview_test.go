@@ -313,6 +313,18 @@ func TestTabSwitch(t *testing.T) {
 	if f := v.next("frame"); f["data"] != base64.StdEncoding.EncodeToString([]byte("other")) {
 		t.Errorf("frame after the switch: %v", f)
 	}
+	// Every page attached is let go once, by the switch or by the end.
+	v.conn.CloseNow()
+	r.handler.Close()
+	for _, target := range []string{"T-login", "T-other"} {
+		p := r.browser.page(target)
+		p.mu.Lock()
+		n := p.closedCnt
+		p.mu.Unlock()
+		if n != 1 {
+			t.Errorf("page %s closed %d times, want once", target, n)
+		}
+	}
 }
 
 // TestFramesForwarded: each frame reaches the viewer with its viewport

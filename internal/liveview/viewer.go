@@ -73,8 +73,15 @@ func (v *viewer) run(ctx context.Context) {
 	defer v.conn.CloseNow()
 	var wg sync.WaitGroup
 	wg.Go(func() { v.write(ctx) })
-	defer wg.Wait()
-	defer v.cancel()
+	defer func() {
+		v.cancel()
+		// Once the screencast has stopped: it may have moved to another
+		// page meanwhile.
+		wg.Wait()
+		if p := v.currentPage(); p != nil {
+			_ = p.Close()
+		}
+	}()
 	page, err := v.attachCurrent(ctx)
 	if err != nil {
 		v.closeWith(err)
@@ -82,7 +89,6 @@ func (v *viewer) run(ctx context.Context) {
 		return
 	}
 	v.setPage(page)
-	defer func() { _ = v.currentPage().Close() }()
 	v.sendTabs(ctx, true)
 	v.sendState(ctx, true)
 	wg.Go(func() { v.watch(ctx) })
