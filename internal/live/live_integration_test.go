@@ -118,7 +118,9 @@ func attach(t *testing.T, f *fixture, target string) *Page {
 	}
 	t.Cleanup(func() { _ = p.Close() })
 	// The page may still be loading: wait for its script.
-	eventually(t, func() bool { return eval[bool](t, p, `typeof start === 'function' && document.readyState === 'complete'`) })
+	eventually(t, func() bool {
+		return eval[bool](t, p, `typeof start === 'function' && document.readyState === 'complete'`)
+	})
 	return p
 }
 
