@@ -146,6 +146,7 @@ func TestIntegrationDebugEndpoint(t *testing.T) {
 		{"shared via browser server", func(*testing.T) HostConfig { return HostConfig{} }, true},
 		{"shared over CDP", func(*testing.T) HostConfig { return HostConfig{ShareOverCDP: true} }, true},
 		{"remote CDP endpoint", remote, false},
+		{"per session", func(*testing.T) HostConfig { return HostConfig{PerSession: true} }, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -168,12 +169,21 @@ func TestIntegrationDebugEndpoint(t *testing.T) {
 			if err != nil || u.Scheme != "http" || u.Port() == "" {
 				t.Fatalf("DebugEndpoint = %q, want http://host:port", ep)
 			}
-			if got := w2.DebugEndpoint(); got != ep {
-				t.Errorf("workers on one browser name two endpoints: %q, %q", ep, got)
-			}
 			var want []string
-			if tt.reserved {
-				want = []string{u.Host}
+			if cfg.PerSession {
+				u2, err := url.Parse(w2.DebugEndpoint())
+				if err != nil || u2.Host == u.Host {
+					t.Errorf("per-session workers name %q and %q, want a browser each", ep, w2.DebugEndpoint())
+				}
+				want = []string{u.Host, u2.Host}
+				slices.Sort(want)
+			} else {
+				if got := w2.DebugEndpoint(); got != ep {
+					t.Errorf("workers on one browser name two endpoints: %q, %q", ep, got)
+				}
+				if tt.reserved {
+					want = []string{u.Host}
+				}
 			}
 			if diff := cmp.Diff(want, res.list()); diff != "" {
 				t.Errorf("reserved (-want +got):\n%s", diff)

@@ -518,6 +518,7 @@ func (h *Host) spawnOnce(ctx context.Context) (*Worker, error) {
 	switch {
 	case h.cfg.PerSession:
 		cfg.Env = append(slices.Clone(cfg.Env), nodeRequire(preload))
+		cfg.DebugPort = true
 	case h.cfg.Nodes != nil:
 		if cfg, lease, err = h.placeOnNode(ctx, cfg); err != nil {
 			return nil, err
@@ -566,7 +567,47 @@ func (h *Host) spawnOnce(ctx context.Context) (*Worker, error) {
 		stop()
 		return nil, fmt.Errorf("%w (worker %d): %w", ErrNoBrowser, w.PID(), err)
 	}
+	if h.cfg.PerSession && !h.ownDebugPort(ctx, w) {
+		stop()
+		return nil, ErrHostClosed
+	}
 	return w, nil
+}
+
+// debugPortWait bounds the wait for a per-session browser, launched by
+// now, to write its CDP port.
+const debugPortWait = 5 * time.Second
+
+// ownDebugPort finds the CDP port of w's own browser (launched by connect)
+// for DebugEndpoint and reserves it until w or the host ends. A port not
+// found leaves the session without a live view, not without a worker.
+// false means the host is closed.
+func (h *Host) ownDebugPort(ctx context.Context, w *Worker) bool {
+	deadline := time.Now().Add(debugPortWait)
+	for w.debug = groupDebugEndpoint(w.PID()); w.debug == "" && time.Now().Before(deadline) && ctx.Err() == nil; w.debug = groupDebugEndpoint(w.PID()) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if w.debug == "" {
+		h.log.Warn("per-session browser: its CDP port was not found; no live view of this session", "worker_pid", w.PID())
+	}
+	release := h.reserve(w.debug)
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		release()
+		return false
+	}
+	h.bg.Add(1)
+	h.mu.Unlock()
+	go func() {
+		defer h.bg.Done()
+		defer release()
+		select {
+		case <-w.Done():
+		case <-h.life.Done():
+		}
+	}()
+	return true
 }
 
 // watch stops w when b, the browser it is connected to, dies: the worker

@@ -64,6 +64,10 @@ type WorkerConfig struct {
 	// or a remote browser). With neither endpoint the worker launches its
 	// own headless browser (per-session mode).
 	CDPEndpoint string
+	// DebugPort makes a worker that launches its own browser (neither
+	// endpoint, no Remote) open that browser's CDP port on loopback, for
+	// the live view (FindDebugEndpoint finds it).
+	DebugPort bool
 	// OutputDir receives the worker's files. It must not exist or be empty:
 	// it is created, and Close removes it. Give every worker its own.
 	OutputDir string

@@ -1,0 +1,7 @@
+//go:build !linux
+
+package upstream
+
+// groupDebugEndpoint needs /proc: elsewhere a per-session browser's CDP
+// port is not found, and its sessions have no live view.
+func groupDebugEndpoint(int) string { return "" }
