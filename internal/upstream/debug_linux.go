@@ -10,6 +10,9 @@ import (
 	"strings"
 )
 
+// findsDebugPort: groupDebugEndpoint can find a per-session browser's port.
+const findsDebugPort = true
+
 // groupDebugEndpoint finds the CDP address of the browser in process group
 // pgid that was launched with --remote-debugging-port (a per-session
 // worker's, which keep-group.js keeps in the worker's group): Chromium

@@ -576,16 +576,33 @@ func (h *Host) spawnOnce(ctx context.Context) (*Worker, error) {
 
 // debugPortWait bounds the wait for a per-session browser, launched by
 // now, to write its CDP port.
-const debugPortWait = 5 * time.Second
+const (
+	debugPortWait = 5 * time.Second
+	debugPortPoll = 50 * time.Millisecond
+)
 
 // ownDebugPort finds the CDP port of w's own browser (launched by connect)
 // for DebugEndpoint and reserves it until w or the host ends. A port not
 // found leaves the session without a live view, not without a worker.
 // false means the host is closed.
 func (h *Host) ownDebugPort(ctx context.Context, w *Worker) bool {
-	deadline := time.Now().Add(debugPortWait)
-	for w.debug = groupDebugEndpoint(w.PID()); w.debug == "" && time.Now().Before(deadline) && ctx.Err() == nil; w.debug = groupDebugEndpoint(w.PID()) {
-		time.Sleep(50 * time.Millisecond)
+	// Nothing to find without /proc, or when the operator's configuration
+	// file replaces the one that opens the port.
+	tries := 0
+	if findsDebugPort && !hasFlag(h.cfg.Worker.ExtraArgs, "--config") {
+		tries = int(debugPortWait / debugPortPoll)
+	}
+	w.debug = groupDebugEndpoint(w.PID())
+	for ; w.debug == "" && tries > 0; tries-- {
+		t := h.clock.NewTimer(debugPortPoll)
+		select {
+		case <-t.C():
+		case <-ctx.Done():
+			t.Stop()
+			tries = 0
+			continue
+		}
+		w.debug = groupDebugEndpoint(w.PID())
 	}
 	if w.debug == "" {
 		h.log.Warn("per-session browser: its CDP port was not found; no live view of this session", "worker_pid", w.PID())
