@@ -348,6 +348,13 @@ var namedKeys = map[string]namedKey{
 	"PageDown":   {"PageDown", 34, ""},
 }
 
+// CDP's modifier bits.
+const (
+	modAlt  = 1
+	modCtrl = 2
+	modMeta = 4
+)
+
 // Key presses and releases a named key (Enter, Tab, Backspace, Delete,
 // Escape, the arrows, Home, End, PageUp, PageDown) with modifiers held.
 func (p *Page) Key(ctx context.Context, key string, modifiers int) error {
@@ -356,9 +363,10 @@ func (p *Page) Key(ctx context.Context, key string, modifiers int) error {
 		return fmt.Errorf("live: unknown key %q", key)
 	}
 	down := map[string]any{"type": "rawKeyDown", "key": key, "code": k.code, "windowsVirtualKeyCode": k.vk, "modifiers": modifiers}
-	if k.text != "" && modifiers == 0 {
+	if k.text != "" && modifiers&(modAlt|modCtrl|modMeta) == 0 {
 		// Like Playwright: a key with text is a keyDown, so the page also
-		// gets its keypress (a form submits on Enter's).
+		// gets its keypress (a form submits on Enter's); with Ctrl, Alt or
+		// Meta held it is a shortcut, which types nothing.
 		down["type"], down["text"], down["unmodifiedText"] = "keyDown", k.text, k.text
 	}
 	if err := p.call(ctx, "Input.dispatchKeyEvent", down, nil); err != nil {
