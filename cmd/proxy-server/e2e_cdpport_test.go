@@ -46,11 +46,7 @@ func TestSessionsCannotOpenTheBrowsersCDPPort(t *testing.T) {
 		"http://[::1]:" + port + "/json",
 		"ws://127.0.0.1:" + port + "/devtools/browser",
 	} {
-		var e proxyErr
-		code := do(t, "POST", s.URL+"/call", map[string]any{"session_id": id, "tool": "browser_navigate", "params": map[string]any{"url": u}}, &e)
-		if code != http.StatusForbidden || e.Error != proxy.EDOMAINBLOCKED {
-			t.Errorf("navigate %s = %d %+v, want 403 %s", u, code, e, proxy.EDOMAINBLOCKED)
-		}
+		s.wantNavigateBlocked(t, id, u)
 	}
 
 	redirect := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
