@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"runtime"
+	"slices"
 	"sort"
 	"sync"
 	"testing"
@@ -45,7 +46,7 @@ type fixture struct {
 	submitted chan string
 }
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t testing.TB) *fixture {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("integration test with real Chromium: skipped under -short")
@@ -87,7 +88,7 @@ func newFixture(t *testing.T) *fixture {
 }
 
 // newContext creates an isolated browser context, as each session has.
-func (f *fixture) newContext(t *testing.T) string {
+func (f *fixture) newContext(t testing.TB) string {
 	t.Helper()
 	var r struct {
 		BrowserContextID string `json:"browserContextId"`
@@ -99,7 +100,7 @@ func (f *fixture) newContext(t *testing.T) string {
 }
 
 // newPage opens the test page in browser context bc and waits for it to load.
-func (f *fixture) newPage(t *testing.T, bc string) string {
+func (f *fixture) newPage(t testing.TB, bc string) string {
 	t.Helper()
 	var r struct {
 		TargetID string `json:"targetId"`
@@ -110,7 +111,7 @@ func (f *fixture) newPage(t *testing.T, bc string) string {
 	return r.TargetID
 }
 
-func attach(t *testing.T, f *fixture, target string) *Page {
+func attach(t testing.TB, f *fixture, target string) *Page {
 	t.Helper()
 	p, err := Attach(t.Context(), f.endpoint, target)
 	if err != nil {
@@ -125,7 +126,7 @@ func attach(t *testing.T, f *fixture, target string) *Page {
 }
 
 // eval runs expression in the page through the attached session.
-func eval[T any](t *testing.T, p *Page, expression string) T {
+func eval[T any](t testing.TB, p *Page, expression string) T {
 	t.Helper()
 	var r struct {
 		Result struct {
@@ -140,7 +141,7 @@ func eval[T any](t *testing.T, p *Page, expression string) T {
 
 // eventually polls cond until it holds; the bound is generous because the
 // machine is shared, and nothing here measures speed.
-func eventually(t *testing.T, cond func() bool) {
+func eventually(t testing.TB, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for !cond() {
@@ -153,7 +154,7 @@ func eventually(t *testing.T, cond func() bool) {
 
 type rect struct{ X, Y, W, H float64 }
 
-func centre(t *testing.T, p *Page, sel string) (float64, float64) {
+func centre(t testing.TB, p *Page, sel string) (float64, float64) {
 	t.Helper()
 	r := eval[rect](t, p, fmt.Sprintf(`(() => { const r = document.querySelector(%q).getBoundingClientRect(); return {X: r.x, Y: r.y, W: r.width, H: r.height}; })()`, sel))
 	return r.X + r.W/2, r.Y + r.H/2
@@ -415,4 +416,63 @@ func TestAttachRefusesBadInput(t *testing.T) {
 			}
 		})
 	}
+}
+
+// BenchmarkScreencast measures the live view's two figures on a real
+// Chromium: how long from a change of the page to the frame showing it
+// (per op), and how many frames a second arrive while the page animates.
+func BenchmarkScreencast(b *testing.B) {
+	f := newFixture(b)
+	p := attach(b, f, f.newPage(b, f.newContext(b)))
+	arrived := make(chan time.Time, 4096)
+	ctx, cancel := context.WithCancel(b.Context())
+	done := make(chan error, 1)
+	go func() {
+		done <- p.Screencast(ctx, Options{}, func(Frame) {
+			select {
+			case arrived <- time.Now():
+			default:
+			}
+		})
+	}()
+	defer func() { cancel(); <-done }()
+	drain := func() {
+		for {
+			select {
+			case <-arrived:
+			default:
+				return
+			}
+		}
+	}
+	<-arrived
+
+	lat := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := range b.N {
+		drain()
+		start := time.Now()
+		eval[any](b, p, fmt.Sprintf(`document.body.style.background = 'hsl(%d, 60%%, 50%%)'`, (i*37)%360+1))
+		<-arrived
+		lat = append(lat, time.Since(start))
+	}
+	b.StopTimer()
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "ms-change-to-frame-median")
+	b.ReportMetric(float64(lat[len(lat)*95/100].Microseconds())/1000, "ms-change-to-frame-p95")
+
+	eval[any](b, p, `start()`)
+	drain()
+	const window = 3 * time.Second
+	n, end := 0, time.After(window)
+	for counting := true; counting; {
+		select {
+		case <-arrived:
+			n++
+		case <-end:
+			counting = false
+		}
+	}
+	eval[any](b, p, `stop()`)
+	b.ReportMetric(float64(n)/window.Seconds(), "frames/s-animating")
 }
