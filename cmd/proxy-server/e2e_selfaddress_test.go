@@ -21,6 +21,17 @@ import (
 // ids and records: a tool's navigation by each loopback name, an HTTP
 // redirect, a link, a frame, a script's fetch, a history step back. Each is
 // refused or taken away, and nothing of session A reaches session B.
+// wantNavigateBlocked: browser_navigate to u in session id is refused
+// with DOMAIN_BLOCKED before it reaches the browser.
+func (s *server) wantNavigateBlocked(t *testing.T, id, u string) {
+	t.Helper()
+	var e proxyErr
+	code := do(t, "POST", s.URL+"/call", map[string]any{"session_id": id, "tool": "browser_navigate", "params": map[string]any{"url": u}}, &e)
+	if code != http.StatusForbidden || e.Error != proxy.EDOMAINBLOCKED {
+		t.Errorf("navigate %s = %d %+v, want 403 %s", u, code, e, proxy.EDOMAINBLOCKED)
+	}
+}
+
 func TestSessionsCannotOpenTheProxyItself(t *testing.T) {
 	s := startServer(t, "", nil)
 	proxyURL, err := url.Parse(s.URL)
@@ -82,11 +93,7 @@ func TestSessionsCannotOpenTheProxyItself(t *testing.T) {
 			"http://2130706433:" + port + "/sessions",
 			"localhost:" + port + "/sessions",
 		} {
-			var e proxyErr
-			code := do(t, "POST", s.URL+"/call", map[string]any{"session_id": b, "tool": "browser_navigate", "params": map[string]any{"url": u}}, &e)
-			if code != http.StatusForbidden || e.Error != proxy.EDOMAINBLOCKED {
-				t.Errorf("navigate %s = %d %+v, want 403 %s", u, code, e, proxy.EDOMAINBLOCKED)
-			}
+			s.wantNavigateBlocked(t, b, u)
 		}
 		var e proxyErr
 		code := do(t, "POST", s.URL+"/call", map[string]any{"session_id": b, "tool": "browser_tabs", "params": map[string]any{"action": "new", "url": s.URL + "/sessions"}}, &e)

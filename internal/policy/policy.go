@@ -54,7 +54,8 @@ type Config struct {
 	Reserved []string
 }
 
-// Policy is an immutable, compiled Config; safe for concurrent use.
+// Policy is a compiled Config, immutable but for the addresses reserved
+// while the server runs (Reserve); safe for concurrent use.
 type Policy struct {
 	allowed   []matcher
 	blocked   []matcher
@@ -66,6 +67,7 @@ type Policy struct {
 	upArgs    []string
 	allowSpec []string // normalised entries, for messages
 	reserved  []reservedAddr
+	dynamic   dynamicReserved
 }
 
 // Tools hidden by the switches. Only these names: upstream may add tools, and

@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/url"
 	"strings"
+	"sync"
 )
 
 // reservedAddr is an address of the proxy's own services (its HTTP API, the
@@ -83,9 +84,6 @@ func ReservedAddrs(addr string) []string {
 // addresses. The session manager asks it of the page a call leaves behind:
 // a redirect can carry a page there without any tool naming the address.
 func (p *Policy) IsReserved(raw string) bool {
-	if len(p.reserved) == 0 {
-		return false
-	}
 	u, err := url.Parse(strings.ReplaceAll(cleanURL(raw), `\`, "/"))
 	if err != nil || u.Host == "" {
 		return false
@@ -107,7 +105,53 @@ func (p *Policy) reservedMatch(h host, u *url.URL) *reservedAddr {
 			return &p.reserved[i]
 		}
 	}
+	return p.dynamic.match(h, port)
+}
+
+// dynamicReserved are addresses reserved while the server runs: the CDP
+// ports of browsers it starts, which come and go with them.
+type dynamicReserved struct {
+	mu    sync.RWMutex
+	next  int
+	addrs map[int]reservedAddr
+}
+
+func (d *dynamicReserved) match(h host, port string) *reservedAddr {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	for _, r := range d.addrs {
+		if r.match(h, port) {
+			return &r
+		}
+	}
 	return nil
+}
+
+// Reserve adds addr (host:port, a loopback host standing for every
+// loopback name, as in Config.Reserved) to the reserved addresses until
+// release is called; CheckCall and IsReserved refuse it meanwhile. Safe
+// for concurrent use; release may be called more than once. An addr that
+// is not host:port reserves nothing: the caller passes the address of a
+// service it started, never user input.
+func (p *Policy) Reserve(addr string) (release func()) {
+	compiled, err := compileReserved([]string{addr})
+	if err != nil {
+		return func() {}
+	}
+	d := &p.dynamic
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.addrs == nil {
+		d.addrs = map[int]reservedAddr{}
+	}
+	d.next++
+	id := d.next
+	d.addrs[id] = compiled[0]
+	return func() {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		delete(d.addrs, id)
+	}
 }
 
 func defaultPort(scheme string) string {

@@ -1,8 +1,12 @@
 package policy
 
 import (
+	"fmt"
 	"slices"
+	"sync"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
 )
@@ -74,5 +78,72 @@ func TestReservedEntries(t *testing.T) {
 	}
 	if got := ReservedAddrs("0.0.0.0:34501"); len(got) < 2 || !slices.Contains(got, "127.0.0.1:34501") {
 		t.Errorf("ReservedAddrs(0.0.0.0) = %v, want the address and the interfaces' (loopback included)", got)
+	}
+}
+
+func TestReserveWhileRunning(t *testing.T) {
+	p := mustNew(t, Config{Reserved: []string{"127.0.0.1:34501"}})
+	first := p.Reserve("127.0.0.1:40001")
+	second := p.Reserve("127.0.0.1:40001") // a second browser on the same port after a relaunch
+	other := p.Reserve("127.0.0.1:40002")
+	bad := p.Reserve("not an address")
+
+	type state map[string]bool
+	check := func(t *testing.T, want state) {
+		t.Helper()
+		got := state{}
+		for u := range want {
+			got[u] = p.IsReserved(u)
+			err := p.CheckCall("browser_navigate", nil, map[string]any{"url": u})
+			if refused := err != nil && proxy.ErrorCode(err) == proxy.EDOMAINBLOCKED; refused != got[u] {
+				t.Errorf("CheckCall(%q) = %v but IsReserved = %v", u, err, got[u])
+			}
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("reserved (-want +got):\n%s", diff)
+		}
+	}
+	steps := []struct {
+		name    string
+		release func()
+		want    state
+	}{
+		{"all held", func() {}, state{
+			"http://127.0.0.1:40001/json/version": true, "http://localhost:40001/json/list": true,
+			"http://127.0.0.1:40002/json": true, "http://127.0.0.1:34501/": true, "http://127.0.0.1:40003/": false,
+		}},
+		{"one of two holders of a port released", first, state{"http://127.0.0.1:40001/json": true, "http://127.0.0.1:40002/json": true}},
+		{"released twice changes nothing", first, state{"http://127.0.0.1:40001/json": true}},
+		{"last holder released", second, state{"http://127.0.0.1:40001/json": false, "http://127.0.0.1:40002/json": true, "http://127.0.0.1:34501/": true}},
+		{"all released", func() { other(); bad() }, state{"http://127.0.0.1:40002/json": false, "http://127.0.0.1:34501/": true}},
+	}
+	for _, st := range steps {
+		t.Run(st.name, func(t *testing.T) {
+			st.release()
+			check(t, st.want)
+		})
+	}
+}
+
+func TestReserveConcurrently(t *testing.T) {
+	p := mustNew(t, Config{})
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			addr := fmt.Sprintf("127.0.0.1:%d", 41000+i)
+			release := p.Reserve(addr)
+			if !p.IsReserved("http://" + addr + "/") {
+				t.Errorf("%s not reserved", addr)
+			}
+			release()
+		}()
+	}
+	wg.Wait()
+	for i := range 8 {
+		if u := fmt.Sprintf("http://127.0.0.1:%d/", 41000+i); p.IsReserved(u) {
+			t.Errorf("%s still reserved after release", u)
+		}
 	}
 }

@@ -171,7 +171,9 @@ func Serve(ctx context.Context, cfg config.Config, opts Options) error {
 		},
 		InstanceID: instance,
 		TempDir:    tempDir,
-		Logger:     log,
+		// The CDP port of each browser the host starts, for as long as it runs.
+		Reserve: pol.Reserve,
+		Logger:  log,
 	})
 	if err := host.Start(ctx); err != nil {
 		return fmt.Errorf("starting the browser host: %w", err)
@@ -565,7 +567,8 @@ func liveURL(listen string) func(id string) string {
 // in their browsers: this server's own (API, /mcp, inspector), a remote
 // CDP browser's (its /json lists every session's pages) and the browser
 // nodes'. The local browser server has no address a page could use without
-// its secret path.
+// its secret path; the CDP ports of the browsers the host starts are
+// reserved as they start (HostConfig.Reserve).
 func reservedAddrs(cfg config.Config, listen string) []string {
 	out := policy.ReservedAddrs(listen)
 	if a := nodes.Addr(cfg.BrowserCDPEndpoint); a != "" {

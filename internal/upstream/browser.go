@@ -51,7 +51,12 @@ type BrowserConfig struct {
 	// ServerPath is the browser server's WebSocket path; "" means a
 	// random one, which no one who was not told it can guess.
 	ServerPath string
-	Logger     *slog.Logger
+	// DebugPort also opens Chromium's CDP port on 127.0.0.1 under a browser
+	// server (LaunchBrowser always has one), for the live view: the
+	// server's own, reserved from every session's pages. A browser node
+	// leaves it off: its loopback is not the proxy's to reserve.
+	DebugPort bool
+	Logger    *slog.Logger
 }
 
 // executable is the configured browser binary, or the one FindBrowser finds.
@@ -87,12 +92,17 @@ type Browser struct {
 	proc       *process
 	endpoint   string // CDP, http://127.0.0.1:PORT (LaunchBrowser)
 	playwright string // ws://127.0.0.1:PORT/… (LaunchBrowserServer)
+	debug      string // CDP beside a browser server, http://127.0.0.1:PORT (DebugPort)
 	browserPID int    // Chromium's pid under the browser server
 	stdin      *os.File
 	dir        string // profile and temp files; removed by Close
 	stderr     *ringBuffer
 	logger     *slog.Logger
 	started    time.Time
+
+	// release gives back the reservation of the CDP port (Host.reserve);
+	// Close calls it.
+	release func()
 
 	closeOnce sync.Once
 	closeErr  error
@@ -282,6 +292,16 @@ func cdpHTTPEndpoint(ws string) (string, error) {
 // browser run by a browser server.
 func (b *Browser) CDPEndpoint() string { return b.endpoint }
 
+// DebugEndpoint is the browser's CDP address, http://127.0.0.1:PORT,
+// whoever the workers connect through; "" when it has none (a browser
+// server without DebugPort, or whose port was not found).
+func (b *Browser) DebugEndpoint() string {
+	if b.endpoint != "" {
+		return b.endpoint
+	}
+	return b.debug
+}
+
 // PlaywrightEndpoint is the browser server's ws:// endpoint (workers pass it
 // as --endpoint), or "" for a browser started by LaunchBrowser.
 func (b *Browser) PlaywrightEndpoint() string { return b.playwright }
@@ -330,6 +350,9 @@ func (b *Browser) Close(ctx context.Context) error {
 			rmErr = fmt.Errorf("remove browser profile: %w", rmErr)
 		}
 		b.closeErr = errors.Join(stopErr, rmErr)
+		if b.release != nil {
+			b.release()
+		}
 		b.logger.Info("browser stopped", "exit", b.proc.exitStatus(), "took", time.Since(start).Round(time.Millisecond))
 	})
 	return b.closeErr

@@ -154,11 +154,12 @@ func LaunchBrowserServer(ctx context.Context, cfg BrowserConfig, node, from stri
 	conf, err := json.Marshal(map[string]any{
 		"executable":  launcher,
 		"headless":    cfg.Headless,
-		"args":        append(chromiumFlags(cfg), cfg.ExtraArgs...),
+		"args":        append(append(chromiumFlags(cfg), debugPortFlags(cfg)...), cfg.ExtraArgs...),
 		"resolveFrom": from,
 		"host":        host,
 		"port":        port,
 		"wsPath":      cfg.ServerPath,
+		"debugPort":   cfg.DebugPort,
 	})
 	if err != nil {
 		return fail(err)
@@ -202,6 +203,7 @@ func LaunchBrowserServer(ctx context.Context, cfg BrowserConfig, node, from stri
 	type hello struct {
 		Endpoint   string `json:"endpoint"`
 		BrowserPID int    `json:"browserPid"`
+		CDP        string `json:"cdp"`
 	}
 	found := make(chan hello, 1)
 	var announced atomic.Bool
@@ -228,8 +230,23 @@ func LaunchBrowserServer(ctx context.Context, cfg BrowserConfig, node, from stri
 		return nil, fmt.Errorf("browser server announced an unexpected endpoint %q", h.Endpoint)
 	}
 	b.playwright, b.browserPID = h.Endpoint, h.BrowserPID
-	b.logger.Info("browser server started", "endpoint", b.playwright, "browser_pid", b.browserPID, "executable", exe, "took", time.Since(started).Round(time.Millisecond))
+	if cfg.DebugPort {
+		if b.debug, err = cdpHTTPEndpoint(h.CDP); err != nil {
+			// The workers do not need it; only the live view goes without.
+			b.logger.Warn("the browser has no CDP endpoint: no live view of its sessions", "err", err)
+		}
+	}
+	b.logger.Info("browser server started", "endpoint", b.playwright, "browser_pid", b.browserPID, "cdp", b.debug, "executable", exe, "took", time.Since(started).Round(time.Millisecond))
 	return b, nil
+}
+
+// debugPortFlags open Chromium's CDP port on loopback beside Playwright's
+// pipe, for the proxy's own live view.
+func debugPortFlags(cfg BrowserConfig) []string {
+	if !cfg.DebugPort {
+		return nil
+	}
+	return []string{"--remote-debugging-port=0", "--remote-debugging-address=127.0.0.1"}
 }
 
 // serverAddr splits a browser server's listen address; "" is a free port on

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"os"
 	"runtime"
 	"slices"
@@ -64,6 +65,11 @@ type HostConfig struct {
 	// Spawn is let through; 0 means 30 s.
 	BreakerCooldown time.Duration
 	Logger          *slog.Logger
+	// Reserve, when set, is told the host:port of every CDP port of a
+	// browser the host starts, as it starts, and the release it returns
+	// is called when that browser goes: no session's page may open the
+	// port (its /json lists and closes every session's pages).
+	Reserve func(addr string) (release func())
 	// Clock times the host's own waits: spawn retry backoffs and the delay
 	// before relaunching a crash-looping browser. nil is the real clock;
 	// Worker.Clock times the workers' stops.
@@ -258,6 +264,7 @@ func (h *Host) endpoint(ctx context.Context) (WorkerConfig, *Browser, error) {
 		}
 		return cfg, nil, err
 	}
+	b.release = h.reserve(b.DebugEndpoint())
 	h.mu.Lock()
 	if h.closed {
 		h.mu.Unlock()
@@ -376,11 +383,25 @@ func (h *Host) supervise(b *Browser) {
 	}
 }
 
+// reserve hands the host:port of a CDP endpoint to HostConfig.Reserve
+// and returns its release (a no-op when there is nothing to release).
+func (h *Host) reserve(endpoint string) func() {
+	u, err := url.Parse(endpoint)
+	if h.cfg.Reserve == nil || endpoint == "" || err != nil || u.Port() == "" {
+		return func() {}
+	}
+	if release := h.cfg.Reserve(u.Host); release != nil {
+		return release
+	}
+	return func() {}
+}
+
 // launch starts the shared browser: under a browser server when the
 // workers' playwright-core can be found, else plain Chromium over CDP.
 func (h *Host) launch(ctx context.Context) (*Browser, error) {
 	cfg := h.cfg.Browser
 	cfg.Env = append(slices.Clone(cfg.Env), h.instanceEnv()...)
+	cfg.DebugPort = true
 	if !h.cfg.ShareOverCDP {
 		from, err := PlaywrightFrom(h.cfg.Worker.Command)
 		if err == nil {
@@ -493,9 +514,11 @@ func (h *Host) spawnOnce(ctx context.Context) (*Worker, error) {
 	}
 	var browser *Browser
 	var lease *nodes.Lease
+	debug := h.cfg.RemoteCDPEndpoint
 	switch {
 	case h.cfg.PerSession:
 		cfg.Env = append(slices.Clone(cfg.Env), nodeRequire(preload))
+		cfg.DebugPort = true
 	case h.cfg.Nodes != nil:
 		if cfg, lease, err = h.placeOnNode(ctx, cfg); err != nil {
 			return nil, err
@@ -506,6 +529,9 @@ func (h *Host) spawnOnce(ctx context.Context) (*Worker, error) {
 			return nil, err
 		}
 		cfg.CDPEndpoint, cfg.PlaywrightEndpoint = shared.CDPEndpoint, shared.PlaywrightEndpoint
+		if browser != nil {
+			debug = browser.DebugEndpoint()
+		}
 	}
 	cfg.Env = append(slices.Clone(cfg.Env), h.instanceEnv()...)
 	cfg.Env = append(cfg.Env, tmpdirEnv(runtimeDir, h.log)...)
@@ -525,6 +551,7 @@ func (h *Host) spawnOnce(ctx context.Context) (*Worker, error) {
 		os.RemoveAll(dir)
 		return nil, err
 	}
+	w.debug = debug
 	stop := func() {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
@@ -540,7 +567,64 @@ func (h *Host) spawnOnce(ctx context.Context) (*Worker, error) {
 		stop()
 		return nil, fmt.Errorf("%w (worker %d): %w", ErrNoBrowser, w.PID(), err)
 	}
+	if h.cfg.PerSession && !h.ownDebugPort(ctx, w) {
+		stop()
+		return nil, ErrHostClosed
+	}
 	return w, nil
+}
+
+// debugPortWait bounds the wait for a per-session browser, launched by
+// now, to write its CDP port.
+const (
+	debugPortWait = 5 * time.Second
+	debugPortPoll = 50 * time.Millisecond
+)
+
+// ownDebugPort finds the CDP port of w's own browser (launched by connect)
+// for DebugEndpoint and reserves it until w or the host ends. A port not
+// found leaves the session without a live view, not without a worker.
+// false means the host is closed.
+func (h *Host) ownDebugPort(ctx context.Context, w *Worker) bool {
+	// Nothing to find without /proc, or when the operator's configuration
+	// file replaces the one that opens the port.
+	tries := 0
+	if findsDebugPort && !hasFlag(h.cfg.Worker.ExtraArgs, "--config") {
+		tries = int(debugPortWait / debugPortPoll)
+	}
+	w.debug = groupDebugEndpoint(w.PID())
+	for ; w.debug == "" && tries > 0; tries-- {
+		t := h.clock.NewTimer(debugPortPoll)
+		select {
+		case <-t.C():
+		case <-ctx.Done():
+			t.Stop()
+			tries = 0
+			continue
+		}
+		w.debug = groupDebugEndpoint(w.PID())
+	}
+	if w.debug == "" {
+		h.log.Warn("per-session browser: its CDP port was not found; no live view of this session", "worker_pid", w.PID())
+	}
+	release := h.reserve(w.debug)
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		release()
+		return false
+	}
+	h.bg.Add(1)
+	h.mu.Unlock()
+	go func() {
+		defer h.bg.Done()
+		defer release()
+		select {
+		case <-w.Done():
+		case <-h.life.Done():
+		}
+	}()
+	return true
 }
 
 // watch stops w when b, the browser it is connected to, dies: the worker

@@ -3,6 +3,8 @@
 package upstream
 
 import (
+	"net/url"
+	"slices"
 	"syscall"
 	"testing"
 	"time"
@@ -16,7 +18,9 @@ func TestIntegrationHostBrowserCrash(t *testing.T) {
 	root := realSetup(t)
 	site := testSite(t)
 	const instance = "itest-crash"
+	var res reservations
 	h := startHost(t, HostConfig{
+		Reserve:    res.reserve,
 		Browser:    BrowserConfig{Headless: true, Logger: testLogger(t)},
 		Worker:     WorkerConfig{Command: DefaultCommand(root), Logger: testLogger(t)},
 		InstanceID: instance,
@@ -32,6 +36,10 @@ func TestIntegrationHostBrowserCrash(t *testing.T) {
 		if got := markers(environ(t, pid)); len(got) != 1 || got[0] != InstanceEnv+"="+instance {
 			t.Errorf("process %d (%s) carries markers %q", pid, cmdline(pid), got)
 		}
+	}
+
+	if got, want := res.list(), []string{hostOf(t, w1.DebugEndpoint())}; !slices.Equal(got, want) {
+		t.Errorf("reserved before the crash: %v, want %v", got, want)
 	}
 
 	if err := syscall.Kill(b.BrowserPID(), syscall.SIGKILL); err != nil {
@@ -61,4 +69,18 @@ func TestIntegrationHostBrowserCrash(t *testing.T) {
 	if p := call(t, w3, "browser_navigate", map[string]string{"url": site.URL + "/blank"}); p.IsError || p.PageTitle != "Blank" {
 		t.Fatalf("navigate after the relaunch: %+v", p)
 	}
+	// The new browser's CDP port is the one reserved now, the dead one's
+	// no longer.
+	if got, want := res.list(), []string{hostOf(t, w3.DebugEndpoint())}; !slices.Equal(got, want) {
+		t.Errorf("reserved after the relaunch: %v, want %v (before: %s)", got, want, w1.DebugEndpoint())
+	}
+}
+
+func hostOf(t *testing.T, endpoint string) string {
+	t.Helper()
+	u, err := url.Parse(endpoint)
+	if err != nil || u.Port() == "" {
+		t.Fatalf("endpoint %q: want http://host:port", endpoint)
+	}
+	return u.Host
 }

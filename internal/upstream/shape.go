@@ -62,7 +62,15 @@ func configPath(outputDir string) string { return outputDir + ".config.json" }
 // needsConfig reports whether cfg says something only a configuration
 // file can: a remote browser's address and headers (kept off the command
 // line, which anyone on the machine can read) or context options.
-func needsConfig(cfg WorkerConfig) bool { return cfg.Remote != nil || len(cfg.ContextOptions) > 0 }
+func needsConfig(cfg WorkerConfig) bool {
+	return cfg.Remote != nil || len(cfg.ContextOptions) > 0 || launchesDebugPort(cfg)
+}
+
+// launchesDebugPort: the worker launches its own browser and is to open
+// its CDP port (WorkerConfig.DebugPort).
+func launchesDebugPort(cfg WorkerConfig) bool {
+	return cfg.DebugPort && cfg.Remote == nil && cfg.PlaywrightEndpoint == "" && cfg.CDPEndpoint == ""
+}
 
 // writeConfig writes @playwright/mcp's configuration for cfg, readable by
 // this user only.
@@ -79,6 +87,9 @@ func writeConfig(outputDir string, cfg WorkerConfig) (string, error) {
 	}
 	if len(cfg.ContextOptions) > 0 {
 		browser["contextOptions"] = cfg.ContextOptions
+	}
+	if launchesDebugPort(cfg) {
+		browser["launchOptions"] = map[string]any{"args": debugPortFlags(BrowserConfig{DebugPort: true})}
 	}
 	data, err := json.Marshal(map[string]any{"browser": browser})
 	if err != nil {

@@ -64,6 +64,10 @@ type WorkerConfig struct {
 	// or a remote browser). With neither endpoint the worker launches its
 	// own headless browser (per-session mode).
 	CDPEndpoint string
+	// DebugPort makes a worker that launches its own browser (neither
+	// endpoint, no Remote) open that browser's CDP port on loopback, for
+	// the live view (FindDebugEndpoint finds it).
+	DebugPort bool
 	// OutputDir receives the worker's files. It must not exist or be empty:
 	// it is created, and Close removes it. Give every worker its own.
 	OutputDir string
@@ -148,6 +152,9 @@ type Worker struct {
 	// browserServer: the worker's pages live in the local shared browser
 	// run by our browser server, whose renderer pids are this machine's.
 	browserServer bool
+	// debug is the CDP address of the browser holding the worker's pages
+	// (DebugEndpoint); set before the worker is handed out.
+	debug string
 
 	closeOnce sync.Once
 	closeErr  error
@@ -620,6 +627,12 @@ func (w *Worker) Ping(ctx context.Context) error {
 
 // PID is the worker's process id (also its process group id).
 func (w *Worker) PID() int { return w.proc.pid }
+
+// DebugEndpoint is the CDP address (http://host:port) of the browser that
+// holds the worker's pages, for the server's own live view; "" when the
+// server cannot reach one (a Playwright-protocol browser node). It is the
+// server's alone: never shown to a session or a viewer.
+func (w *Worker) DebugEndpoint() string { return w.debug }
 
 // OutputDir is the absolute directory the worker writes to; pass it to Ingest.
 func (w *Worker) OutputDir() string { return w.outputDir }

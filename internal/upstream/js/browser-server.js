@@ -42,6 +42,33 @@ http.Server.prototype.emit = function (event, req, socket, ...rest) {
   return emit.call(this, event, req, socket, ...rest);
 };
 
+// debugEndpoint finds the CDP port of a browser launched with
+// --remote-debugging-port=0: Chromium writes it to DevToolsActivePort in
+// its user data dir, which Playwright chose and put on its command line.
+// "" when the browser was not asked for one or never wrote the file.
+async function debugEndpoint(proc) {
+  if (!cfg.debugPort)
+    return '';
+  const fs = require('fs');
+  const path = require('path');
+  const arg = (proc.spawnargs || []).find(a => a.startsWith('--user-data-dir='));
+  if (!arg)
+    return '';
+  const file = path.join(arg.slice('--user-data-dir='.length), 'DevToolsActivePort');
+  for (let i = 0; i < 200; i++) {
+    try {
+      const port = parseInt(fs.readFileSync(file, 'utf8').split('\n')[0], 10);
+      if (port > 0)
+        return 'http://127.0.0.1:' + port;
+    } catch (e) {
+      // Not written yet.
+    }
+    await new Promise(r => setTimeout(r, 50));
+  }
+  process.stderr.write('the browser wrote no DevToolsActivePort: no CDP endpoint for the live view\n');
+  return '';
+}
+
 let server;
 let stopping = false;
 async function stop(code) {
@@ -76,7 +103,8 @@ async function stop(code) {
       process.exit(3);
     }
   });
-  process.stdout.write(JSON.stringify({ endpoint: server.wsEndpoint(), browserPid: server.process().pid }) + '\n');
+  const cdp = await debugEndpoint(server.process());
+  process.stdout.write(JSON.stringify({ endpoint: server.wsEndpoint(), browserPid: server.process().pid, cdp }) + '\n');
 })().catch(e => {
   process.stderr.write(String(e && e.stack || e) + '\n');
   process.exit(2);
