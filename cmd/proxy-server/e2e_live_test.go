@@ -1,5 +1,3 @@
-//go:build livecdp
-
 package main
 
 import (

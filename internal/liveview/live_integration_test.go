@@ -1,4 +1,4 @@
-//go:build livecdp && unix
+//go:build unix
 
 package liveview
 
