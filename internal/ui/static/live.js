@@ -139,6 +139,9 @@ function onMessage(ev) {
       }
       frame.src = 'data:image/jpeg;base64,' + m.data;
       frame.dataset.at = String(m.at);
+      // The page's viewport in CSS pixels, which input coordinates are in.
+      frame.dataset.width = String(m.width);
+      frame.dataset.height = String(m.height);
       noFrame.hidden = true;
       break;
     case 'tabs':
