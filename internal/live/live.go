@@ -42,8 +42,14 @@ type Page struct {
 // Tab is one page target of the attached page's browser context.
 type Tab struct{ TargetID, URL, Title string }
 
-// Options shape a screencast; zero values mean 60, 1280, 1280.
-type Options struct{ Quality, MaxWidth, MaxHeight int }
+// Options shape a screencast; zero values mean JPEG quality 60, at most
+// 1280 by 1280 pixels and DefaultMaxFPS frames a second.
+type Options struct{ Quality, MaxWidth, MaxHeight, MaxFPS int }
+
+// DefaultMaxFPS bounds a screencast's frame rate. Unbounded, Chromium
+// encodes a frame for every compositor frame of a busy page and one viewer
+// costs most of a CPU; a person following a page needs far fewer.
+const DefaultMaxFPS = 15
 
 // Frame is one screencast image.
 type Frame struct {
@@ -241,6 +247,13 @@ func (p *Page) Screencast(ctx context.Context, o Options, frame func(Frame)) err
 	if o.MaxHeight <= 0 {
 		o.MaxHeight = 1280
 	}
+	if o.MaxFPS <= 0 {
+		o.MaxFPS = DefaultMaxFPS
+	}
+	// Chromium captures the next frame only once the last one is acked, so
+	// holding the ack until a frame's time is up paces the capture itself,
+	// not only what is sent on.
+	interval := time.Second / time.Duration(o.MaxFPS)
 	frames := make(chan screencastFrame, 4)
 	p.mu.Lock()
 	if p.frames != nil {
@@ -277,6 +290,7 @@ func (p *Page) Screencast(ctx context.Context, o Options, frame func(Frame)) err
 		case <-p.c.done:
 			return ErrGone
 		case f := <-frames:
+			arrived := time.Now()
 			data, err := base64.StdEncoding.DecodeString(f.Data)
 			if err == nil {
 				at := time.Now()
@@ -285,6 +299,18 @@ func (p *Page) Screencast(ctx context.Context, o Options, frame func(Frame)) err
 					at = time.Unix(sec, int64((f.Metadata.Timestamp-float64(sec))*1e9))
 				}
 				frame(Frame{Data: data, DeviceWidth: f.Metadata.DeviceWidth, DeviceHeight: f.Metadata.DeviceHeight, At: at})
+			}
+			if wait := interval - time.Since(arrived); wait > 0 {
+				t := time.NewTimer(wait)
+				select {
+				case <-ctx.Done():
+					t.Stop()
+					return ctx.Err()
+				case <-p.gone:
+					t.Stop()
+					return ErrGone
+				case <-t.C:
+				}
 			}
 			p.ack(f.SessionID)
 		}

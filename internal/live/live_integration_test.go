@@ -166,13 +166,16 @@ func TestScreencastFollowsChanges(t *testing.T) {
 
 	var mu sync.Mutex
 	var frames []Frame
+	var arrived []time.Time
 	count := func() int { mu.Lock(); defer mu.Unlock(); return len(frames) }
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
+	const maxFPS = 20
 	go func() {
-		done <- p.Screencast(ctx, Options{}, func(fr Frame) {
+		done <- p.Screencast(ctx, Options{MaxFPS: maxFPS}, func(fr Frame) {
 			mu.Lock()
 			frames = append(frames, fr)
+			arrived = append(arrived, time.Now())
 			mu.Unlock()
 		})
 	}()
@@ -182,6 +185,16 @@ func TestScreencastFollowsChanges(t *testing.T) {
 	eval[any](t, p, `start()`)
 	before := count()
 	eventually(t, func() bool { return count() >= before+10 })
+
+	// However busy the page, frames come at most maxFPS a second: the next
+	// is captured only once the last one's time is up.
+	mu.Lock()
+	for i := before + 1; i < len(arrived); i++ {
+		if gap := arrived[i].Sub(arrived[i-1]); gap < time.Second/maxFPS-5*time.Millisecond {
+			t.Errorf("frames %d and %d came %v apart, under 1/%d s", i-1, i, gap, maxFPS)
+		}
+	}
+	mu.Unlock()
 
 	eval[any](t, p, `stop()`)
 	// Once the animation stops the stream goes quiet: some half second

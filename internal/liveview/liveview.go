@@ -46,7 +46,7 @@ type Page interface {
 type Tab struct{ TargetID, URL, Title string }
 
 // Options shape a screencast; zero values are the attacher's defaults.
-type Options struct{ Quality, MaxWidth, MaxHeight int }
+type Options struct{ Quality, MaxWidth, MaxHeight, MaxFPS int }
 
 // Frame is one screencast image (JPEG) with the viewport it shows, in CSS
 // px: the space of Mouse's coordinates.
