@@ -72,7 +72,7 @@ test: deps vet cross
 # time runs out (golang/go#75804, fixed in go1.27).
 FUZZTIME ?= 20000x
 fuzz:
-	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./internal/upstream
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./internal/answer
 	$(GO) test -run '^$$' -fuzz '^FuzzRequestBodies$$' -fuzztime $(FUZZTIME) ./internal/api
 
 # Unit tests only (integration tests skip under -short).

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
-	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/upstream"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/answer"
 )
 
 // Formats.
@@ -79,7 +79,7 @@ func read(c proxy.Call) RecordedCall {
 	if c.Response == nil || c.Response.Result == "" {
 		return rc
 	}
-	p, err := upstream.Parse(json.RawMessage(c.Response.Result))
+	p, err := answer.Parse(json.RawMessage(c.Response.Result))
 	if err != nil {
 		return rc
 	}

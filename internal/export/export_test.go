@@ -21,7 +21,7 @@ var t0 = time.Date(2026, 11, 26, 9, 0, 0, 0, time.UTC)
 // captured is an answer @playwright/mcp gave, from upstream's test data.
 func captured(t *testing.T, name string) string {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "upstream", "testdata", "results", name))
+	data, err := os.ReadFile(filepath.Join("..", "answer", "testdata", "results", name))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/google/uuid"
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/answer"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/catalog"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/content"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/redact"
@@ -295,7 +296,7 @@ func (m *Manager) stateArgs(ctx context.Context, params json.RawMessage) (json.R
 	if err != nil {
 		return nil, err
 	}
-	parsed, err := upstream.Parse(json.RawMessage(resp.Result))
+	parsed, err := answer.Parse(json.RawMessage(resp.Result))
 	if err != nil {
 		return nil, invalid("the save_state call %s left no readable state", p.RefID)
 	}
@@ -497,19 +498,19 @@ func buildRecord(in recordInput) recordOutput {
 	res := &proxy.CallResult{RefID: refID, SessionID: in.sessionID, Status: proxy.StatusSuccess, Timestamp: at, Metadata: proxy.CallMetadata{Tool: in.tool}}
 	rec := recordOutput{response: resp, result: res, lastPage: in.lastPage}
 
-	var ing *upstream.Ingested
-	parsed, err := upstream.Parse(in.raw)
+	var ing *answer.Ingested
+	parsed, err := answer.Parse(in.raw)
 	if err != nil {
 		rec.parseErr = err
-		parsed = &upstream.Parsed{}
+		parsed = &answer.Parsed{}
 	} else {
-		ing, rec.ingestErr = upstream.Ingest(parsed, in.outputDir, at)
+		ing, rec.ingestErr = answer.Ingest(parsed, in.outputDir, at)
 		var dlErr error
-		rec.downloads, dlErr = upstream.IngestDownloads(parsed, in.outputDir, in.maxDownload)
+		rec.downloads, dlErr = answer.IngestDownloads(parsed, in.outputDir, in.maxDownload)
 		rec.ingestErr = errors.Join(rec.ingestErr, dlErr)
 	}
 	if ing == nil {
-		ing = &upstream.Ingested{}
+		ing = &answer.Ingested{}
 	}
 	out := fwd.interpret(parsed, resp, ing)
 	// Masked only after Parse and Ingest, which need upstream's text and
@@ -620,7 +621,7 @@ const maxPendingDownloads = 64
 // of the call that started it. It returns the session's downloads still in
 // progress after the call: the ones pending before, less those that
 // finished, plus those this call started and did not see finish.
-func attributeDownloads(downloads []proxy.Download, parsed *upstream.Parsed, refID string, pending map[string]string) map[string]string {
+func attributeDownloads(downloads []proxy.Download, parsed *answer.Parsed, refID string, pending map[string]string) map[string]string {
 	next := maps.Clone(pending)
 	if next == nil {
 		next = map[string]string{}
@@ -665,7 +666,7 @@ func attributeDownloads(downloads []proxy.Download, parsed *upstream.Parsed, ref
 // the indentation is bytes the model pays for. A result that only links
 // files upstream wrote (a screenshot's) holds nothing to read: the file is
 // taken into the record, and the answer says so.
-func inlineResult(res *proxy.CallResult, program bool, parsed *upstream.Parsed, max int) {
+func inlineResult(res *proxy.CallResult, program bool, parsed *answer.Parsed, max int) {
 	if program {
 		if len(res.Value) > max {
 			res.Metadata.ResultBytes = len(res.Value)
@@ -743,7 +744,7 @@ func (r redaction) doc(raw json.RawMessage) json.RawMessage { return r.mask.JSON
 // record masks secrets in everything a response row and its console rows
 // hold, and drops images over the size limit. It reports the size of the
 // largest image dropped (0: none).
-func (r redaction) record(resp *proxy.Response, parsed *upstream.Parsed, ing *upstream.Ingested) int {
+func (r redaction) record(resp *proxy.Response, parsed *answer.Parsed, ing *answer.Ingested) int {
 	resp.Result = string(r.doc(json.RawMessage(resp.Result)))
 	resp.ErrorMessage = r.text(resp.ErrorMessage)
 	ing.Snapshot = r.text(ing.Snapshot)
@@ -786,7 +787,7 @@ func (f forwarded) scrub(raw string) string {
 // interpret reads a program's answer; an image it returned becomes an image
 // of the ref instead of base64 text in the record. For upstream's own
 // tools it has nothing to do.
-func (f forwarded) interpret(parsed *upstream.Parsed, resp *proxy.Response, ing *upstream.Ingested) toolset.Outcome {
+func (f forwarded) interpret(parsed *answer.Parsed, resp *proxy.Response, ing *answer.Ingested) toolset.Outcome {
 	if f.ext == nil {
 		return toolset.Outcome{}
 	}
@@ -800,7 +801,7 @@ func (f forwarded) interpret(parsed *upstream.Parsed, resp *proxy.Response, ing 
 	return out
 }
 
-func errorText(p *upstream.Parsed) string {
+func errorText(p *answer.Parsed) string {
 	if p.IsError {
 		return p.ErrorText
 	}

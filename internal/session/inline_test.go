@@ -8,18 +8,18 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/answer"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/content"
-	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/upstream"
 )
 
 // upstreamText is an answer of upstream's with one text part.
-func upstreamText(t *testing.T, text string) *upstream.Parsed {
+func upstreamText(t *testing.T, text string) *answer.Parsed {
 	t.Helper()
 	raw, err := json.Marshal(map[string]any{"content": []map[string]string{{"type": "text", "text": text}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := upstream.Parse(raw)
+	p, err := answer.Parse(raw)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +59,7 @@ func TestInlineResult(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			parsed := &upstream.Parsed{}
+			parsed := &answer.Parsed{}
 			if tt.text != "" {
 				parsed = upstreamText(t, tt.text)
 			}

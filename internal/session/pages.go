@@ -8,8 +8,8 @@ import (
 	"regexp"
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/answer"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/toolset"
-	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/upstream"
 )
 
 // The page, element and network-log reads (proxy.PageService). They run a
@@ -136,7 +136,7 @@ func (m *Manager) inspect(ctx context.Context, id string, prog *toolset.Own, arg
 		e.Details = map[string]any{"session_id": id}
 		return nil, e
 	}
-	parsed, err := upstream.Parse(res)
+	parsed, err := answer.Parse(res)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", prog.Name, err)
 	}

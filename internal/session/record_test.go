@@ -18,23 +18,23 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/answer"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/content"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/redact"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/toolset"
-	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/upstream"
 )
 
 // The recorded answers of a real @playwright/mcp worker, and the files they
-// link, kept by the upstream package.
+// link, kept by package answer.
 const (
-	upstreamTestdata = "../upstream/testdata"
+	answerTestdata = "../answer/testdata"
 	// recordedOutDir is the output dir the answers were recorded with.
 	recordedOutDir = "/tmp/probe/out"
 )
 
 func recordedFile(t *testing.T, name string) []byte {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(upstreamTestdata, name))
+	b, err := os.ReadFile(filepath.Join(answerTestdata, name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +47,7 @@ func recordedFile(t *testing.T, name string) []byte {
 func recordedAnswer(t *testing.T, name string) (raw json.RawMessage, dir string) {
 	t.Helper()
 	dir = t.TempDir()
-	entries, err := os.ReadDir(filepath.Join(upstreamTestdata, "out"))
+	entries, err := os.ReadDir(filepath.Join(answerTestdata, "out"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -370,23 +370,23 @@ func TestBuildRecordDownloads(t *testing.T) {
 func TestAttributeDownloads(t *testing.T) {
 	tests := []struct {
 		name      string
-		parsed    upstream.Parsed
+		parsed    answer.Parsed
 		files     []string // the downloads ingested, by file name
 		pending   map[string]string
 		wantRefs  []string
 		wantAfter map[string]string
 	}{
-		{"own downloads, nothing pending", upstream.Parsed{Downloads: []upstream.ParsedDownload{{Name: "a.csv", Path: "/o/a.csv"}}},
+		{"own downloads, nothing pending", answer.Parsed{Downloads: []answer.ParsedDownload{{Name: "a.csv", Path: "/o/a.csv"}}},
 			[]string{"a.csv"}, nil, []string{"now"}, nil},
-		{"one started here and not finished is remembered", upstream.Parsed{Pending: []string{"slow.zip"}},
+		{"one started here and not finished is remembered", answer.Parsed{Pending: []string{"slow.zip"}},
 			nil, nil, nil, map[string]string{"slow.zip": "now"}},
-		{"a late one goes to the call that started it, by the page's name", upstream.Parsed{Downloads: []upstream.ParsedDownload{
+		{"a late one goes to the call that started it, by the page's name", answer.Parsed{Downloads: []answer.ParsedDownload{
 			{Name: "my report.csv", Path: "/o/my-report.csv", Late: true}, {Name: "b.csv", Path: "/o/b.csv"}}},
 			[]string{"my-report.csv", "b.csv"}, map[string]string{"my report.csv": "click", "other.zip": "older"},
 			[]string{"click", "now"}, map[string]string{"other.zip": "older"}},
-		{"a late one nobody is known to have started stays here", upstream.Parsed{Downloads: []upstream.ParsedDownload{{Name: "x.csv", Path: "/o/x.csv", Late: true}}},
+		{"a late one nobody is known to have started stays here", answer.Parsed{Downloads: []answer.ParsedDownload{{Name: "x.csv", Path: "/o/x.csv", Late: true}}},
 			[]string{"x.csv"}, nil, []string{"now"}, nil},
-		{"the same name started again: the newest call", upstream.Parsed{Pending: []string{"a.zip"}},
+		{"the same name started again: the newest call", answer.Parsed{Pending: []string{"a.zip"}},
 			nil, map[string]string{"a.zip": "older"}, nil, map[string]string{"a.zip": "now"}},
 	}
 	for _, tt := range tests {
@@ -412,7 +412,7 @@ func TestAttributeDownloads(t *testing.T) {
 			}
 		})
 	}
-	many := upstream.Parsed{}
+	many := answer.Parsed{}
 	for i := range 2 * maxPendingDownloads {
 		many.Pending = append(many.Pending, fmt.Sprint(i))
 	}

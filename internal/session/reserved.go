@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
-	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/upstream"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/answer"
 )
 
 // reservedChecker is the part of the policy that knows the proxy's own
@@ -37,7 +37,7 @@ func (m *Manager) leaveReserved(ctx context.Context, l *live, raw json.RawMessag
 	if u := pageLine(raw); u == "" || !rc.IsReserved(u) {
 		return raw
 	}
-	parsed, err := upstream.Parse(raw)
+	parsed, err := answer.Parse(raw)
 	if err != nil || parsed.PageURL == "" || !rc.IsReserved(parsed.PageURL) {
 		return raw
 	}
@@ -46,7 +46,7 @@ func (m *Manager) leaveReserved(ctx context.Context, l *live, raw json.RawMessag
 	blank, _ := json.Marshal(map[string]string{"url": "about:blank"})
 	if out, err := m.forward(ctx, l, "browser_navigate", blank); err != nil {
 		m.log.WarnContext(ctx, "taking the page to about:blank", "session_id", l.id, "err", err)
-	} else if p, err := upstream.Parse(out); err == nil {
+	} else if p, err := answer.Parse(out); err == nil {
 		m.discard(ctx, l, p)
 	}
 	msg := fmt.Sprintf("%s: the page went to %s, an address of this proxy's own services, which no session may open (a redirect or a link took it there). Nothing of that page was kept; the page is now about:blank.",
@@ -59,8 +59,8 @@ func (m *Manager) leaveReserved(ctx context.Context, l *live, raw json.RawMessag
 }
 
 // discard removes the files an answer links, unread.
-func (m *Manager) discard(ctx context.Context, l *live, p *upstream.Parsed) {
-	if _, err := upstream.Ingest(p, l.worker.OutputDir(), m.opts.Now()); err != nil {
+func (m *Manager) discard(ctx context.Context, l *live, p *answer.Parsed) {
+	if _, err := answer.Ingest(p, l.worker.OutputDir(), m.opts.Now()); err != nil {
 		m.log.WarnContext(ctx, "removing the files of a discarded answer", "session_id", l.id, "err", err)
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/answer"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/live"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/toolset"
 )
@@ -68,7 +69,7 @@ func liveTargets(t *testing.T, w *Worker) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := Parse(raw)
+	p, err := answer.Parse(raw)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,10 +1,10 @@
 // Package upstream owns the @playwright/mcp worker processes and the Chromium
-// browser host they share, and parses what those workers write: tool-call
-// results and the files they leave in their output directory.
+// browser host they share. What those workers answer and write is read by
+// package answer, which links none of this process code.
 //
-// It must never touch SQLite: callers store what Parse and Ingest return.
-// Everything a worker prints or writes is treated as untrusted input, since
-// it is largely controlled by the web pages the browser visits.
+// It must never touch SQLite. Everything a worker prints is treated as
+// untrusted input, since it is largely controlled by the web pages the
+// browser visits.
 //
 // Process model: every process started here runs in its own process group
 // (so a stop reaches its children too) and, on Linux, dies with the proxy

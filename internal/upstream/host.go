@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/answer"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/clock"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/nodes"
 )
@@ -664,7 +665,7 @@ func connect(ctx context.Context, w *Worker) error {
 			if err != nil {
 				return err
 			}
-			if p, err := Parse(raw); err == nil && p.IsError {
+			if p, err := answer.Parse(raw); err == nil && p.IsError {
 				return &ToolError{Tool: toolTabs, Message: p.ErrorText}
 			}
 			return nil

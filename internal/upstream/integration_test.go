@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/answer"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/proctest"
 	"net/http"
 	"net/http/httptest"
@@ -196,13 +197,13 @@ setTimeout(() => { throw new Error('boom'); }, 0);
 }
 
 // call runs a tool and parses its result.
-func call(t *testing.T, w *Worker, tool string, args any) *Parsed {
+func call(t *testing.T, w *Worker, tool string, args any) *answer.Parsed {
 	t.Helper()
 	p, _ := callTimed(t, w, tool, args)
 	return p
 }
 
-func callTimed(t *testing.T, w *Worker, tool string, args any) (*Parsed, time.Duration) {
+func callTimed(t *testing.T, w *Worker, tool string, args any) (*answer.Parsed, time.Duration) {
 	t.Helper()
 	raw, err := json.Marshal(args)
 	if err != nil {
@@ -216,7 +217,7 @@ func callTimed(t *testing.T, w *Worker, tool string, args any) (*Parsed, time.Du
 	if err != nil {
 		t.Fatalf("%s: %v", tool, err)
 	}
-	p, err := Parse(res)
+	p, err := answer.Parse(res)
 	if err != nil {
 		t.Fatalf("%s: Parse: %v", tool, err)
 	}
@@ -250,7 +251,7 @@ func TestIntegrationSharedBrowserIsolationAndPipeline(t *testing.T) {
 	if nav.SnapshotFile == "" || nav.ConsoleFile == "" {
 		t.Fatalf("navigate links no snapshot/console file: %s", nav.Text)
 	}
-	in, err := Ingest(nav, w1.OutputDir(), time.Now())
+	in, err := answer.Ingest(nav, w1.OutputDir(), time.Now())
 	if err != nil {
 		t.Fatalf("Ingest: %v", err)
 	}
@@ -293,7 +294,7 @@ func TestIntegrationSharedBrowserIsolationAndPipeline(t *testing.T) {
 	if click.IsError || click.PageTitle != "Clicked" {
 		t.Errorf("click: %s", click.Text)
 	}
-	in2, err := Ingest(click, w1.OutputDir(), time.Now())
+	in2, err := answer.Ingest(click, w1.OutputDir(), time.Now())
 	if err != nil {
 		t.Fatalf("Ingest click: %v", err)
 	}
@@ -328,7 +329,7 @@ func TestIntegrationSharedBrowserIsolationAndPipeline(t *testing.T) {
 
 	// Storage state round trip, as a session resume will do it.
 	state := call(t, w1, "browser_storage_state", map[string]any{})
-	sin, err := Ingest(state, w1.OutputDir(), time.Now())
+	sin, err := answer.Ingest(state, w1.OutputDir(), time.Now())
 	if err != nil || !strings.Contains(string(sin.StorageState), `"sid"`) {
 		t.Fatalf("storage state: %v, %s", err, sin.StorageState)
 	}

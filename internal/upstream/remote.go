@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/answer"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/nodes"
 )
 
@@ -164,7 +165,7 @@ var remoteLost = []string{
 // gone: the one failure a worker on a browser node shows when the node dies,
 // since the worker itself lives on.
 func lostRemote(raw []byte) bool {
-	p, err := Parse(raw)
+	p, err := answer.Parse(raw)
 	if err != nil || !p.IsError {
 		return false
 	}

@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/answer"
 )
 
 // The tools SaveState and RestoreState use (and runCodeTool). The storage
@@ -54,8 +56,8 @@ func (e *ToolError) Error() string {
 // toolCall is one internal call's outcome: its parsed result, what Ingest
 // took from the files it linked, and why Ingest could not take more.
 type toolCall struct {
-	parsed    *Parsed
-	ingested  *Ingested
+	parsed    *answer.Parsed
+	ingested  *answer.Ingested
 	ingestErr error
 }
 
@@ -72,12 +74,12 @@ func callTool(ctx context.Context, w *Worker, tool string, args any) (*toolCall,
 	if err != nil {
 		return nil, err // already names the tool
 	}
-	p, err := Parse(res)
+	p, err := answer.Parse(res)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", tool, err)
 	}
 	c := &toolCall{parsed: p}
-	c.ingested, c.ingestErr = Ingest(p, w.OutputDir(), time.Now())
+	c.ingested, c.ingestErr = answer.Ingest(p, w.OutputDir(), time.Now())
 	if p.IsError {
 		return c, &ToolError{Tool: tool, Message: p.ErrorText}
 	}
@@ -106,7 +108,7 @@ func SaveState(ctx context.Context, w *Worker) (*SavedState, error) {
 	if !indexedDBWanted(ctx) {
 		return saveStateByTool(ctx, w)
 	}
-	s, err := saveStateByProgram(ctx, w, maxStateFileBytes)
+	s, err := saveStateByProgram(ctx, w, answer.MaxStateFileBytes)
 	if err == nil {
 		return s, nil
 	}
@@ -207,7 +209,7 @@ func saveStateByTool(ctx context.Context, w *Worker) (*SavedState, error) {
 	if c != nil {
 		// Ingest leaves a state file it could not read (over its size
 		// limit, say); nothing will ever want it.
-		if rmErr := removeStateFiles(w.OutputDir(), c.parsed.LinkedFiles); rmErr != nil {
+		if rmErr := answer.RemoveStateFiles(w.OutputDir(), c.parsed.LinkedFiles); rmErr != nil {
 			w.logger.Warn("remove storage state file", "err", rmErr)
 		}
 	}
@@ -313,37 +315,6 @@ func parseTabLine(line string) (tabLine, bool) {
 		}
 	}
 	return tabLine{}, false
-}
-
-// removeStateFiles removes the storage-state files among linked that are
-// still in dir. Like Ingest, it touches only regular files inside dir.
-func removeStateFiles(dir string, linked []string) error {
-	var paths []string
-	for _, f := range linked {
-		if linkedKind(f) == "storage-state" {
-			paths = append(paths, f)
-		}
-	}
-	if len(paths) == 0 {
-		return nil
-	}
-	root, err := os.OpenRoot(dir)
-	if err != nil {
-		return err
-	}
-	defer root.Close()
-	in := ingester{root: root, dir: dir}
-	var errs []error
-	for _, f := range paths {
-		rel, err := in.rel(f)
-		if err != nil || !in.isRegular(rel) {
-			continue
-		}
-		if err := root.Remove(rel); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			errs = append(errs, err)
-		}
-	}
-	return errors.Join(errs...)
 }
 
 // RestoreState gives a fresh worker a saved session back: first the storage

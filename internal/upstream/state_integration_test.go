@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/answer"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/proctest"
 )
 
@@ -75,7 +76,7 @@ func TestIntegrationSaveRestoreState(t *testing.T) {
 	if nav.IsError || nav.PageTitle != "State sid= hid=" {
 		t.Fatalf("navigate: %s", nav.Text)
 	}
-	if _, err := Ingest(nav, a.OutputDir(), time.Now()); err != nil {
+	if _, err := answer.Ingest(nav, a.OutputDir(), time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()
@@ -276,7 +277,7 @@ func TestIntegrationSaveRestoreIndexedDB(t *testing.T) {
 	if nav.IsError {
 		t.Fatalf("navigate: %s", nav.Text)
 	}
-	if _, err := Ingest(nav, a.OutputDir(), time.Now()); err != nil {
+	if _, err := answer.Ingest(nav, a.OutputDir(), time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	if got := evaluate(t, a, fmt.Sprintf(idbWrite, secret)); got != `"written"` {
@@ -337,11 +338,11 @@ func TestIntegrationSaveStateWithDialogOpen(t *testing.T) {
 	w := startRealWorker(t, root, b)
 	target := site.URL + "/state"
 	nav := call(t, w, "browser_navigate", map[string]string{"url": target})
-	if _, err := Ingest(nav, w.OutputDir(), time.Now()); err != nil {
+	if _, err := answer.Ingest(nav, w.OutputDir(), time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	alert := call(t, w, "browser_evaluate", map[string]string{"function": "() => alert('hold on')"})
-	if _, err := Ingest(alert, w.OutputDir(), time.Now()); err != nil {
+	if _, err := answer.Ingest(alert, w.OutputDir(), time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(alert.Text, "hold on") {

@@ -634,7 +634,7 @@ func (w *Worker) PID() int { return w.proc.pid }
 // server's alone: never shown to a session or a viewer.
 func (w *Worker) DebugEndpoint() string { return w.debug }
 
-// OutputDir is the absolute directory the worker writes to; pass it to Ingest.
+// OutputDir is the absolute directory the worker writes to; pass it to answer.Ingest.
 func (w *Worker) OutputDir() string { return w.outputDir }
 
 // Done is closed once the worker process has exited and been reaped.

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"path/filepath"
 	"regexp"
 	"runtime"
 	"strconv"
@@ -102,8 +103,12 @@ func TestWorkerFakeCalls(t *testing.T) {
 			Tools []proxy.Tool `json:"tools"`
 		}
 		// The fake sends the file compacted, as a real worker sends one line.
+		tools, err := os.ReadFile(filepath.Join("testdata", "tools.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
 		var compact bytes.Buffer
-		if err := json.Compact(&compact, readTestdata(t, "tools.json")); err != nil {
+		if err := json.Compact(&compact, tools); err != nil {
 			t.Fatal(err)
 		}
 		if err := json.Unmarshal(compact.Bytes(), &want); err != nil {

@@ -1,6 +1,6 @@
 //go:build unix
 
-package upstream
+package answer
 
 import (
 	"crypto/sha256"

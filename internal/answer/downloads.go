@@ -1,4 +1,4 @@
-package upstream
+package answer
 
 import (
 	"crypto/sha256"

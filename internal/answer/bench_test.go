@@ -1,6 +1,6 @@
 //go:build unix
 
-package upstream
+package answer
 
 import (
 	"encoding/json"
@@ -12,7 +12,7 @@ import (
 )
 
 // BenchmarkParse parses recorded @playwright/mcp 0.0.83 answers, one
-// sub-benchmark per recording (go test -bench Parse ./internal/upstream).
+// sub-benchmark per recording (go test -bench Parse ./internal/answer).
 func BenchmarkParse(b *testing.B) {
 	files, err := filepath.Glob(filepath.Join("testdata", "results", "*.json"))
 	if err != nil || len(files) == 0 {

@@ -1,10 +1,11 @@
-package upstream
+package answer
 
 import (
 	"bufio"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,7 +19,9 @@ import (
 const (
 	maxSnapshotFileBytes = 64 << 20
 	maxImageFileBytes    = 64 << 20
-	maxStateFileBytes    = 16 << 20
+	// MaxStateFileBytes also bounds the state a worker hands back by program
+	// (SaveState with IndexedDB), which never goes through a file.
+	MaxStateFileBytes = 16 << 20
 	// maxConsoleRangeBytes bounds one call's console lines; beyond it the
 	// range is cut at a line boundary and an error reported.
 	maxConsoleRangeBytes = 16 << 20
@@ -121,7 +124,7 @@ func Ingest(p *Parsed, outputDir string, now time.Time) (*Ingested, error) {
 			out.Images = append(out.Images, proxy.Image{Seq: len(out.Images), MimeType: imageMime(f), Data: data})
 			in.consume(rel)
 		case "storage-state":
-			data, rel, err := in.read(f, maxStateFileBytes)
+			data, rel, err := in.read(f, MaxStateFileBytes)
 			if err != nil {
 				in.fail("storage state", err)
 				continue
@@ -349,4 +352,35 @@ func parseConsoleRange(raw string, start, now time.Time) []proxy.ConsoleEntry {
 		entries = append(entries, e)
 	}
 	return entries
+}
+
+// RemoveStateFiles removes the storage-state files among linked that are
+// still in dir. Like Ingest, it touches only regular files inside dir.
+func RemoveStateFiles(dir string, linked []string) error {
+	var paths []string
+	for _, f := range linked {
+		if linkedKind(f) == "storage-state" {
+			paths = append(paths, f)
+		}
+	}
+	if len(paths) == 0 {
+		return nil
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	in := ingester{root: root, dir: dir}
+	var errs []error
+	for _, f := range paths {
+		rel, err := in.rel(f)
+		if err != nil || !in.isRegular(rel) {
+			continue
+		}
+		if err := root.Remove(rel); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }
