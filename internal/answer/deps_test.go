@@ -1,0 +1,28 @@
+package answer
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// TestLinksOnlyStandardLibraryAndRoot keeps reading an answer apart from
+// running processes: whoever parses a stored answer must not link the code
+// that starts workers and browsers.
+func TestLinksOnlyStandardLibraryAndRoot(t *testing.T) {
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("go is not on PATH")
+	}
+	out, err := exec.Command(goBin, "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list -deps: %v\n%s", err, out)
+	}
+	const root = "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
+	allowed := map[string]bool{root: true, root + "/internal/answer": true}
+	for _, dep := range strings.Fields(string(out)) {
+		if !allowed[dep] {
+			t.Errorf("internal/answer links %s", dep)
+		}
+	}
+}
