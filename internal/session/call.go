@@ -22,7 +22,7 @@ import (
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/content"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/redact"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/toolset"
-	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/upstream"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/worker"
 )
 
 // The path of one tool call, in the order it runs. Call wraps call with the
@@ -333,7 +333,7 @@ func (m *Manager) forward(ctx context.Context, l *live, tool string, params json
 	callCtx, cancel := context.WithTimeout(ctx, m.opts.CallTimeout)
 	raw, err := l.worker.CallTool(callCtx, tool, params)
 	cancel()
-	if !errors.Is(err, upstream.ErrNotDelivered) {
+	if !errors.Is(err, worker.ErrNotDelivered) {
 		return raw, err
 	}
 	m.log.WarnContext(ctx, "session worker was gone before the call reached it; sending the call to a new worker", "session_id", l.id, "worker_pid", l.worker.PID())
@@ -357,10 +357,10 @@ func (m *Manager) recordFailure(ctx context.Context, l *live, refID string, at t
 			Suggestion: "Retry, or check that the page responds; the browser state may have changed."}
 	case errors.Is(callErr, context.Canceled):
 		perr = &proxy.Error{Code: proxy.ETIMEOUT, Message: "the caller cancelled the tool call", Retryable: true}
-	case errors.Is(callErr, upstream.ErrNodeDown):
+	case errors.Is(callErr, worker.ErrNodeDown):
 		perr = &proxy.Error{Code: proxy.EUNAVAILABLE, Message: "the session's browser node went down during the call; it was not replayed", Retryable: true,
 			Suggestion: "Retry: the session comes back on another node with its saved state (element refs will be stale)."}
-	case errors.Is(callErr, upstream.ErrWorkerExited):
+	case errors.Is(callErr, worker.ErrWorkerExited):
 		perr = &proxy.Error{Code: proxy.EUNAVAILABLE, Message: "the browser worker died during the call; it was not replayed", Retryable: true,
 			Suggestion: "Retry: the next call starts a fresh worker for this session (element refs will be stale)."}
 	case errors.As(callErr, &perr):
@@ -373,7 +373,7 @@ func (m *Manager) recordFailure(ctx context.Context, l *live, refID string, at t
 	}
 	perr.Details = map[string]any{"session_id": l.id, "ref_id": refID}
 	if w := l.worker; w != nil {
-		dead := errors.Is(callErr, upstream.ErrWorkerExited)
+		dead := errors.Is(callErr, worker.ErrWorkerExited)
 		select {
 		case <-w.Done():
 			dead = true

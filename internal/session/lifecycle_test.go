@@ -11,7 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
-	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/upstream"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/worker"
 )
 
 // waitFor polls cond: background suspension takes a tick or two.
@@ -366,7 +366,7 @@ func TestShutdownStopsWorkersWithinBudget(t *testing.T) {
 			w.answer = func(string, json.RawMessage) (json.RawMessage, error) {
 				close(started)
 				<-w.done // a call only the worker's stop ends
-				return nil, upstream.ErrWorkerExited
+				return nil, worker.ErrWorkerExited
 			}
 		}, true},
 		{"a save that takes its whole share", func(w *closingWorker, started chan<- struct{}) {

@@ -28,29 +28,12 @@ import (
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/clock"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/toolset"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/upstream"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/worker"
 )
 
-// Worker is one upstream @playwright/mcp process (real: *upstream.Worker).
-type Worker interface {
-	Tools() []proxy.Tool
-	CallTool(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error)
-	Ping(ctx context.Context) error
-	PID() int
-	OutputDir() string
-	Done() <-chan struct{}
-	Close(ctx context.Context) error
-	// Kill stops the worker at once, without Close's polite steps: for a
-	// worker that answers nothing. Like Close it reaps the process and
-	// removes OutputDir.
-	Kill(ctx context.Context) error
-	// SaveState captures what the session needs to come back in another
-	// worker (URL, cookies, localStorage) as opaque JSON.
-	SaveState(ctx context.Context) (json.RawMessage, error)
-	// RestoreState puts a saved state into this (fresh) worker.
-	RestoreState(ctx context.Context, state json.RawMessage) error
-	// RSS is the resident memory of the worker's process group, in bytes.
-	RSS() int64
-}
+// Worker is the session layer's name for a worker (worker.Worker), kept so
+// that spawners and fakes need not import the contract's package.
+type Worker = worker.Worker
 
 // Observer learns how each call ended (metrics). It must not block.
 type Observer interface {

@@ -18,6 +18,7 @@ import (
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/store"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/upstream"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/worker"
 )
 
 // fakeWorker stands in for @playwright/mcp in the manager's unit tests; the
@@ -82,7 +83,7 @@ func (w *fakeWorker) CallTool(ctx context.Context, name string, args json.RawMes
 	w.calls.Add(1)
 	select {
 	case <-w.done:
-		return nil, upstream.ErrWorkerExited
+		return nil, worker.ErrWorkerExited
 	default:
 	}
 	if name == "browser_navigate" {
@@ -103,7 +104,7 @@ func (w *fakeWorker) Ping(ctx context.Context) error {
 	}
 	select {
 	case <-w.done:
-		return upstream.ErrWorkerExited
+		return worker.ErrWorkerExited
 	default:
 		return nil
 	}
@@ -335,8 +336,8 @@ func TestWorkerDeathMidCallIsReportedNotReplayed(t *testing.T) {
 		err     error  // what the worker's call returns as it goes
 		mention string // in the answer's message
 	}{
-		{"the worker died", upstream.ErrWorkerExited, "browser worker died"},
-		{"its browser node died", fmt.Errorf("tools/call browser_click: %w", upstream.ErrNodeDown), "browser node went down"},
+		{"the worker died", worker.ErrWorkerExited, "browser worker died"},
+		{"its browser node died", fmt.Errorf("tools/call browser_click: %w", worker.ErrNodeDown), "browser node went down"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

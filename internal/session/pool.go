@@ -10,6 +10,7 @@ import (
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/upstream"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/worker"
 )
 
 // pool is the warm pool: spare workers started ahead, so that a create does
@@ -235,7 +236,7 @@ func (p *pool) pingSpare(w Worker, timeout time.Duration) {
 	var err error
 	select {
 	case <-w.Done():
-		err = upstream.ErrWorkerExited
+		err = worker.ErrWorkerExited
 	default:
 		ctx, cancel := context.WithTimeout(context.Background(), timeout)
 		err = w.Ping(ctx)

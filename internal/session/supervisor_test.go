@@ -18,7 +18,7 @@ import (
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/store"
-	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/upstream"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/worker"
 )
 
 // fakeClock is Options.Now that moves only when told to.
@@ -448,8 +448,8 @@ func TestUndeliveredCallGoesToNewWorker(t *testing.T) {
 		nodeGone  bool            // the worker says it lost its browser
 		wantSleep []time.Duration // the restart's backoff
 	}{
-		{"the worker was dead", fmt.Errorf("%w: %w", upstream.ErrWorkerExited, upstream.ErrNotDelivered), false, []time.Duration{time.Second}},
-		{"its browser node was gone", fmt.Errorf("tools/call browser_click: %w: %w", upstream.ErrNotDelivered, upstream.ErrNodeDown), true, nil},
+		{"the worker was dead", fmt.Errorf("%w: %w", worker.ErrWorkerExited, worker.ErrNotDelivered), false, []time.Duration{time.Second}},
+		{"its browser node was gone", fmt.Errorf("tools/call browser_click: %w: %w", worker.ErrNotDelivered, worker.ErrNodeDown), true, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

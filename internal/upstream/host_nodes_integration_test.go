@@ -17,6 +17,7 @@ import (
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/nodes"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/worker"
 )
 
 // TestIntegrationHostOnNodes places workers on a real browser node: the
@@ -94,12 +95,12 @@ func TestIntegrationHostOnNodes(t *testing.T) {
 	node.proc.signalGroup(syscall.SIGKILL)
 	<-node.Done()
 	err = <-held
-	if !errors.Is(err, ErrNodeDown) || errors.Is(err, ErrNotDelivered) {
-		t.Errorf("call in flight when the node died: %v, want ErrNodeDown, not ErrNotDelivered", err)
+	if !errors.Is(err, worker.ErrNodeDown) || errors.Is(err, worker.ErrNotDelivered) {
+		t.Errorf("call in flight when the node died: %v, want worker.ErrNodeDown, not worker.ErrNotDelivered", err)
 	}
 	_, err = after.CallTool(ctx, "browser_snapshot", nil)
-	if !errors.Is(err, ErrNodeDown) || !errors.Is(err, ErrNotDelivered) || !errors.Is(err, ErrWorkerExited) {
-		t.Errorf("call after the node died: %v, want ErrNodeDown and ErrNotDelivered", err)
+	if !errors.Is(err, worker.ErrNodeDown) || !errors.Is(err, worker.ErrNotDelivered) || !errors.Is(err, worker.ErrWorkerExited) {
+		t.Errorf("call after the node died: %v, want worker.ErrNodeDown and worker.ErrNotDelivered", err)
 	}
 	if !after.LostBrowser() {
 		t.Error("the worker whose node was gone does not say it lost its browser")

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/worker"
 )
 
 // Integration tests against the real @playwright/mcp 0.0.83 and Chromium.
@@ -378,12 +379,12 @@ func TestIntegrationWorkerKilled(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("Done not closed after SIGKILL")
 	}
-	if err := w.Ping(ctx); err == nil || !errors.Is(err, ErrWorkerExited) {
-		t.Errorf("Ping after SIGKILL = %v, want ErrWorkerExited", err)
+	if err := w.Ping(ctx); err == nil || !errors.Is(err, worker.ErrWorkerExited) {
+		t.Errorf("Ping after SIGKILL = %v, want worker.ErrWorkerExited", err)
 	}
 	_, err := w.CallTool(ctx, "browser_snapshot", nil)
-	if !errors.Is(err, ErrWorkerExited) || proxy.ErrorCode(err) != proxy.EUNAVAILABLE {
-		t.Errorf("CallTool after SIGKILL = %v, want ErrWorkerExited", err)
+	if !errors.Is(err, worker.ErrWorkerExited) || proxy.ErrorCode(err) != proxy.EUNAVAILABLE {
+		t.Errorf("CallTool after SIGKILL = %v, want worker.ErrWorkerExited", err)
 	}
 	t.Logf("exit status: %v", w.ExitErr())
 

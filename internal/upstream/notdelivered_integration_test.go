@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/worker"
 )
 
 // TestIntegrationKilledWorkerCallNotDelivered: a call made right after a
@@ -24,7 +26,7 @@ func TestIntegrationKilledWorkerCallNotDelivered(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
 	_, err := w.CallTool(ctx, "browser_snapshot", nil)
-	if !errors.Is(err, ErrNotDelivered) || !errors.Is(err, ErrWorkerExited) {
-		t.Fatalf("call right after SIGKILL = %v; want ErrNotDelivered", err)
+	if !errors.Is(err, worker.ErrNotDelivered) || !errors.Is(err, worker.ErrWorkerExited) {
+		t.Fatalf("call right after SIGKILL = %v; want worker.ErrNotDelivered", err)
 	}
 }

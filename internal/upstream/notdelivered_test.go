@@ -7,6 +7,8 @@ import (
 	"os/exec"
 	"syscall"
 	"testing"
+
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/worker"
 )
 
 // TestWorkerFakeKilledBeforeCall: a call made right after the worker was
@@ -22,8 +24,8 @@ func TestWorkerFakeKilledBeforeCall(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := w.CallTool(ctx, "echo", nil)
-	if !errors.Is(err, ErrNotDelivered) || !errors.Is(err, ErrWorkerExited) {
-		t.Fatalf("call right after SIGKILL = %v; want ErrNotDelivered", err)
+	if !errors.Is(err, worker.ErrNotDelivered) || !errors.Is(err, worker.ErrWorkerExited) {
+		t.Fatalf("call right after SIGKILL = %v; want worker.ErrNotDelivered", err)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/answer"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/nodes"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/worker"
 )
 
 // RemoteBrowser is a Playwright browser server a worker connects to.
@@ -132,14 +133,6 @@ func (h *Host) checkNodes() error {
 	return fmt.Errorf("no browser node is up (%s)", strings.Join(why, "; "))
 }
 
-// ErrNodeDown is returned (wrapped, with ErrWorkerExited) by a call whose
-// worker lost its browser node. With ErrNotDelivered too, the node was
-// known gone before the call was sent: it never reached a browser, and the
-// session runs it on a worker placed elsewhere. Without, the call was in
-// flight when the node went and may have run: it is not replayed. Either
-// way the worker is stopped and its session restored on another node.
-var ErrNodeDown = fmt.Errorf("%w: its browser node went down", ErrWorkerExited)
-
 // nodeGoneErr is what a request to a worker whose node is known gone gets
 // instead of being sent; the worker is marked as having lost its browser,
 // so that its end counts as no crash of its session's.
@@ -148,7 +141,7 @@ func (w *Worker) nodeGoneErr(ctx context.Context) error {
 		return nil
 	}
 	w.lostBrowser.Store(true)
-	return &workerExitedError{cause: fmt.Errorf("%w: %w", ErrNotDelivered, ErrNodeDown), code: proxy.Errorf(proxy.EUNAVAILABLE, "the worker's browser node is gone")}
+	return &workerExitedError{cause: fmt.Errorf("%w: %w", worker.ErrNotDelivered, worker.ErrNodeDown), code: proxy.Errorf(proxy.EUNAVAILABLE, "the worker's browser node is gone")}
 }
 
 // remoteLost are what Playwright answers when the connection to a remote

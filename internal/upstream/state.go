@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/answer"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/worker"
 )
 
 // The tools SaveState and RestoreState use (and runCodeTool). The storage
@@ -112,7 +113,7 @@ func SaveState(ctx context.Context, w *Worker) (*SavedState, error) {
 	if err == nil {
 		return s, nil
 	}
-	if ctx.Err() != nil || errors.Is(err, ErrWorkerExited) {
+	if ctx.Err() != nil || errors.Is(err, worker.ErrWorkerExited) {
 		return nil, fmt.Errorf("save state: %w", err)
 	}
 	w.logger.Debug("saving state with IndexedDB failed; saving it without", "err", err)

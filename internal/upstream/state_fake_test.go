@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/worker"
 )
 
 // startStateFake starts a fake worker that records its calls; it returns
@@ -230,7 +232,7 @@ func TestRestoreStateFake(t *testing.T) {
 		{"worker never answers", []string{"PWP_FAKE_HANG=browser_set_storage_state"}, &SavedState{StorageState: json.RawMessage(storage)},
 			false, 300 * time.Millisecond, []fakeCall{setCall}, nil, context.DeadlineExceeded.Error()},
 		{"worker is dead", nil, &SavedState{StorageState: json.RawMessage(storage)},
-			true, 0, nil, nil, ErrWorkerExited.Error()},
+			true, 0, nil, nil, worker.ErrWorkerExited.Error()},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

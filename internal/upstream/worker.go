@@ -23,6 +23,7 @@ import (
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/clock"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/worker"
 )
 
 const (
@@ -37,16 +38,6 @@ const (
 	// the same transport.
 	requestIDPrefix = "pwp-"
 )
-
-// ErrWorkerExited is returned (wrapped) by calls on a worker whose process is
-// gone or whose stdio is closed.
-var ErrWorkerExited = errors.New("upstream worker exited")
-
-// ErrNotDelivered is returned (wrapped, with ErrWorkerExited) when the worker
-// was already gone before the request could reach it: the request certainly
-// did not run, so sending it to another worker is safe. Without it, a call
-// that fails with ErrWorkerExited may have run.
-var ErrNotDelivered = errors.New("request not delivered")
 
 // WorkerConfig configures one @playwright/mcp process.
 type WorkerConfig struct {
@@ -398,7 +389,7 @@ func StartWorker(ctx context.Context, cfg WorkerConfig) (_ *Worker, err error) {
 // which is where node explains a missing module or a bad flag.
 func (w *Worker) startErr(step string, err error) error {
 	err = w.wrapErr(err)
-	if w.proc.exited() || errors.Is(err, ErrWorkerExited) {
+	if w.proc.exited() || errors.Is(err, worker.ErrWorkerExited) {
 		// Let the stderr drain catch up with a worker that just died.
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -472,7 +463,7 @@ func (w *Worker) request(ctx context.Context, method string, params any) (json.R
 		return nil, fmt.Errorf("upstream %s: %w", method, err)
 	}
 	if w.stdoutEOF.Load() || w.proc.dying() {
-		return nil, &workerExitedError{cause: ErrNotDelivered, code: proxy.Errorf(proxy.EUNAVAILABLE, "upstream worker exited")}
+		return nil, &workerExitedError{cause: worker.ErrNotDelivered, code: proxy.Errorf(proxy.EUNAVAILABLE, "upstream worker exited")}
 	}
 	id := w.newID()
 	resp, err := w.transport.SendRequest(ctx, transport.JSONRPCRequest{
@@ -538,22 +529,22 @@ type workerExitedError struct {
 }
 
 func (e *workerExitedError) Error() string {
-	return ErrWorkerExited.Error() + ": " + e.cause.Error()
+	return worker.ErrWorkerExited.Error() + ": " + e.cause.Error()
 }
 
 func (e *workerExitedError) Unwrap() []error {
-	return []error{ErrWorkerExited, e.code, e.cause}
+	return []error{worker.ErrWorkerExited, e.code, e.cause}
 }
 
 // wrapErr turns the transport's ways of saying "the worker is gone" into
 // ErrWorkerExited.
 func (w *Worker) wrapErr(err error) error {
-	if err == nil || errors.Is(err, ErrWorkerExited) {
+	if err == nil || errors.Is(err, worker.ErrWorkerExited) {
 		return err
 	}
 	if errors.Is(err, syscall.EPIPE) {
 		// The write failed: the worker never read the request.
-		err = fmt.Errorf("%w: %w", ErrNotDelivered, err)
+		err = fmt.Errorf("%w: %w", worker.ErrNotDelivered, err)
 	}
 	if errors.Is(err, transport.ErrTransportClosed) || errors.Is(err, syscall.EPIPE) ||
 		errors.Is(err, os.ErrClosed) || errors.Is(err, errLineTooLong) || w.proc.exited() {
@@ -598,14 +589,14 @@ func (w *Worker) CallTool(ctx context.Context, name string, args json.RawMessage
 	}
 	res, err := w.request(ctx, string(mcp.MethodToolsCall), callParams{Name: name, Arguments: args})
 	if err != nil {
-		if w.node != "" && w.lostBrowser.Load() && errors.Is(err, ErrWorkerExited) && !errors.Is(err, ErrNodeDown) {
+		if w.node != "" && w.lostBrowser.Load() && errors.Is(err, worker.ErrWorkerExited) && !errors.Is(err, worker.ErrNodeDown) {
 			// Stopped because its node went down (trackNode), during the call.
-			err = fmt.Errorf("%w: %w", ErrNodeDown, err)
+			err = fmt.Errorf("%w: %w", worker.ErrNodeDown, err)
 		}
 		return nil, fmt.Errorf("tools/call %s: %w", name, err)
 	}
 	if w.nodeDown != nil && lostRemote(res) && w.nodeDown(ctx) {
-		return nil, fmt.Errorf("tools/call %s: %w", name, ErrNodeDown)
+		return nil, fmt.Errorf("tools/call %s: %w", name, worker.ErrNodeDown)
 	}
 	return res, nil
 }

@@ -23,6 +23,7 @@ import (
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/clock/clocktest"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/proctest"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/worker"
 )
 
 // groupGone waits briefly for process group pgid to empty and returns what
@@ -184,7 +185,7 @@ func TestWorkerFakeCalls(t *testing.T) {
 		if !errors.As(err, &rpcErr) || rpcErr.Code != -32602 || rpcErr.Message != `Tool "fail" not found` {
 			t.Fatalf("err = %v", err)
 		}
-		if errors.Is(err, ErrWorkerExited) {
+		if errors.Is(err, worker.ErrWorkerExited) {
 			t.Error("a JSON-RPC error is not an exit")
 		}
 	})
@@ -218,8 +219,8 @@ func TestWorkerFakeExitMidCall(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := w.CallTool(ctx, "exit", nil)
-	if !errors.Is(err, ErrWorkerExited) || !errors.Is(err, transport.ErrTransportClosed) {
-		t.Fatalf("err = %v, want ErrWorkerExited wrapping transport closed", err)
+	if !errors.Is(err, worker.ErrWorkerExited) || !errors.Is(err, transport.ErrTransportClosed) {
+		t.Fatalf("err = %v, want worker.ErrWorkerExited wrapping transport closed", err)
 	}
 	if code := proxy.ErrorCode(err); code != proxy.EUNAVAILABLE {
 		t.Errorf("ErrorCode = %s", code)
@@ -232,10 +233,10 @@ func TestWorkerFakeExitMidCall(t *testing.T) {
 	if w.ExitErr() == nil || !strings.Contains(w.ExitErr().Error(), "exit status 3") {
 		t.Errorf("ExitErr = %v", w.ExitErr())
 	}
-	if err := w.Ping(ctx); !errors.Is(err, ErrWorkerExited) {
+	if err := w.Ping(ctx); !errors.Is(err, worker.ErrWorkerExited) {
 		t.Errorf("Ping = %v", err)
 	}
-	if _, err := w.CallTool(ctx, "echo", nil); !errors.Is(err, ErrWorkerExited) {
+	if _, err := w.CallTool(ctx, "echo", nil); !errors.Is(err, worker.ErrWorkerExited) {
 		t.Errorf("CallTool after exit = %v", err)
 	}
 }
@@ -247,8 +248,8 @@ func TestWorkerFakeLineLimit(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
 	_, err := w.CallTool(ctx, "huge", nil)
-	if !errors.Is(err, ErrWorkerExited) {
-		t.Fatalf("err = %v, want ErrWorkerExited", err)
+	if !errors.Is(err, worker.ErrWorkerExited) {
+		t.Fatalf("err = %v, want worker.ErrWorkerExited", err)
 	}
 	select {
 	case <-w.Done():
@@ -319,7 +320,7 @@ func TestWorkerFakeClose(t *testing.T) {
 			if err := w.Close(ctx); err != nil {
 				t.Errorf("second Close: %v", err)
 			}
-			if _, err := w.CallTool(context.Background(), "echo", nil); !errors.Is(err, ErrWorkerExited) {
+			if _, err := w.CallTool(context.Background(), "echo", nil); !errors.Is(err, worker.ErrWorkerExited) {
 				t.Errorf("CallTool after Close = %v", err)
 			}
 		})
@@ -425,8 +426,8 @@ func TestWorkerFakeNoGoroutineLeak(t *testing.T) {
 	if err := w.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := <-pending; !errors.Is(err, ErrWorkerExited) {
-		t.Errorf("in-flight call at Close = %v, want ErrWorkerExited", err)
+	if err := <-pending; !errors.Is(err, worker.ErrWorkerExited) {
+		t.Errorf("in-flight call at Close = %v, want worker.ErrWorkerExited", err)
 	}
 	if !eventually(3*time.Second, func() bool { return runtime.NumGoroutine() <= before }) {
 		buf := make([]byte, 1<<20)
