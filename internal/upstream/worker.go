@@ -5,13 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -26,18 +24,9 @@ import (
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/worker"
 )
 
-const (
-	// defaultMaxLineBytes bounds one JSON-RPC line from a worker. Full-page
-	// screenshots travel base64-encoded inline, so this is generous.
-	defaultMaxLineBytes = 64 << 20
-	// maxToolPages bounds tools/list pagination against a looping cursor.
-	maxToolPages = 100
-	// cancelNotifyTimeout bounds sending notifications/cancelled.
-	cancelNotifyTimeout = 5 * time.Second
-	// requestIDPrefix keeps our string ids apart from mcp-go's integer ids on
-	// the same transport.
-	requestIDPrefix = "pwp-"
-)
+// defaultMaxLineBytes bounds one JSON-RPC line from a worker. Full-page
+// screenshots travel base64-encoded inline, so this is generous.
+const defaultMaxLineBytes = 64 << 20
 
 // WorkerConfig configures one @playwright/mcp process.
 type WorkerConfig struct {
@@ -97,18 +86,6 @@ func DefaultCommand(root string) []string {
 	return []string{"node", "--optimize-for-size", "--single-threaded", filepath.Join(root, "node_modules", "@playwright", "mcp", "cli.js")}
 }
 
-// RPCError is a JSON-RPC error the worker answered with (unknown tool,
-// invalid params, …), as opposed to a tool that ran and failed (isError).
-type RPCError struct {
-	Code    int
-	Message string
-	Data    json.RawMessage
-}
-
-func (e *RPCError) Error() string {
-	return fmt.Sprintf("upstream JSON-RPC error %d: %s", e.Code, e.Message)
-}
-
 // Worker is one @playwright/mcp stdio process: one isolated BrowserContext.
 // Its methods are safe for concurrent use.
 type Worker struct {
@@ -149,96 +126,6 @@ type Worker struct {
 
 	closeOnce sync.Once
 	closeErr  error
-}
-
-// workerArgs builds the worker's argv after the command prefix.
-func workerArgs(cfg WorkerConfig, outputDir string) ([]string, error) {
-	args := []string{"--isolated", "--output-dir", outputDir, "--file-paths", "absolute"}
-	switch {
-	case cfg.Remote != nil:
-		// The remote browser is named in the configuration file below.
-	case cfg.PlaywrightEndpoint != "":
-		args = append(args, "--endpoint", cfg.PlaywrightEndpoint)
-	case cfg.CDPEndpoint != "":
-		args = append(args, "--cdp-endpoint", cfg.CDPEndpoint)
-		if !hasFlag(cfg.ExtraArgs, "--cdp-timeout") {
-			// Upstream's 30 s default is too short when many workers attach
-			// to one busy browser at once: each connect attaches to every
-			// existing target, so it slows as sessions are added.
-			args = append(args, "--cdp-timeout", "120000")
-		}
-	default:
-		args = append(args, "--headless")
-		if !hasFlag(cfg.ExtraArgs, "--executable-path") {
-			exe, err := FindBrowser()
-			if err != nil {
-				return nil, err
-			}
-			args = append(args, "--executable-path", exe)
-		}
-		if os.Geteuid() == 0 && !hasFlag(cfg.ExtraArgs, "--no-sandbox") {
-			args = append(args, "--no-sandbox")
-		}
-	}
-	if !hasFlag(cfg.ExtraArgs, IdleTimeoutFlag) {
-		// Upstream closes a headless browser it launched after an hour
-		// without a call (pings do not count), and would detach from an
-		// attached one with a timeout set in its environment: a session the
-		// proxy keeps would silently lose its pages and cookies. The
-		// proxy's own idle policy (PROXY_SESSION_IDLE_TIMEOUT) is the only
-		// one; 0 switches upstream's off.
-		args = append(args, IdleTimeoutFlag+"=0")
-	}
-	if needsConfig(cfg) {
-		args = append(args, "--config", configPath(outputDir))
-	}
-	if cfg.Browser != "" && cfg.Browser != proxy.BrowserChromium {
-		// Connecting to a node's server needs the client of its engine.
-		args = append(args, "--browser", cfg.Browser)
-	}
-	caps, extra := splitCaps(cfg.ExtraArgs)
-	args = append(args, "--caps="+strings.Join(mergeCaps([]string{"storage"}, caps), ","))
-	return append(args, extra...), nil
-}
-
-// IdleTimeoutFlag is upstream's idle timeout, which every worker gets
-// switched off unless its extra arguments set it.
-const IdleTimeoutFlag = "--idle-timeout"
-
-func hasFlag(args []string, flag string) bool {
-	for _, a := range args {
-		if a == flag || strings.HasPrefix(a, flag+"=") {
-			return true
-		}
-	}
-	return false
-}
-
-// splitCaps pulls every --caps value out of args: commander keeps only the
-// last --caps, so a user's --caps=network would silently drop our storage.
-func splitCaps(args []string) (caps, rest []string) {
-	for i := 0; i < len(args); i++ {
-		switch a := args[i]; {
-		case a == "--caps" && i+1 < len(args):
-			caps = append(caps, strings.Split(args[i+1], ",")...)
-			i++
-		case strings.HasPrefix(a, "--caps="):
-			caps = append(caps, strings.Split(strings.TrimPrefix(a, "--caps="), ",")...)
-		default:
-			rest = append(rest, a)
-		}
-	}
-	return caps, rest
-}
-
-func mergeCaps(base, more []string) []string {
-	out := slices.Clone(base)
-	for _, c := range more {
-		if c = strings.TrimSpace(c); c != "" && !slices.Contains(out, c) {
-			out = append(out, c)
-		}
-	}
-	return out
 }
 
 // StartWorker spawns a worker, performs the MCP handshake and fetches its
@@ -397,223 +284,6 @@ func (w *Worker) startErr(step string, err error) error {
 		return fmt.Errorf("upstream worker %s: %w; stderr: %s", step, err, s)
 	}
 	return fmt.Errorf("upstream worker %s: %w", step, err)
-}
-
-func (w *Worker) newID() mcp.RequestId {
-	return mcp.NewRequestId(fmt.Sprintf("%s%d", requestIDPrefix, w.nextID.Add(1)))
-}
-
-// listTools decodes tools/list ourselves to keep the raw schemas.
-func (w *Worker) listTools(ctx context.Context) ([]proxy.Tool, error) {
-	var tools []proxy.Tool
-	cursor := ""
-	seen := map[string]bool{}
-	for range maxToolPages {
-		var params any
-		if cursor != "" {
-			params = map[string]string{"cursor": cursor}
-		}
-		raw, err := w.request(ctx, "tools/list", params)
-		if err != nil {
-			return nil, err
-		}
-		var page struct {
-			Tools      []proxy.Tool `json:"tools"`
-			NextCursor string       `json:"nextCursor"`
-		}
-		if err := json.Unmarshal(raw, &page); err != nil {
-			return nil, fmt.Errorf("decode tools/list: %w", err)
-		}
-		tools = append(tools, page.Tools...)
-		if page.NextCursor == "" {
-			return tools, nil
-		}
-		if seen[page.NextCursor] {
-			return nil, fmt.Errorf("tools/list cursor %q repeated", page.NextCursor)
-		}
-		seen[page.NextCursor] = true
-		cursor = page.NextCursor
-	}
-	return nil, fmt.Errorf("tools/list: more than %d pages", maxToolPages)
-}
-
-func (w *Worker) refreshTools() {
-	w.refreshMu.Lock()
-	defer w.refreshMu.Unlock()
-	if w.closed.Load() {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	tools, err := w.listTools(ctx)
-	if err != nil {
-		if !w.closed.Load() {
-			w.logger.Warn("refresh upstream tools", "err", err)
-		}
-		return
-	}
-	w.tools.Store(&tools)
-	w.logger.Info("upstream tools changed", "tools", len(tools))
-}
-
-// request sends one JSON-RPC request with a string id and returns its result
-// bytes as received.
-func (w *Worker) request(ctx context.Context, method string, params any) (json.RawMessage, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("upstream %s: %w", method, err)
-	}
-	if w.stdoutEOF.Load() || w.proc.dying() {
-		return nil, &workerExitedError{cause: worker.ErrNotDelivered, code: proxy.Errorf(proxy.EUNAVAILABLE, "upstream worker exited")}
-	}
-	id := w.newID()
-	resp, err := w.transport.SendRequest(ctx, transport.JSONRPCRequest{
-		JSONRPC: mcp.JSONRPC_VERSION, ID: id, Method: method, Params: params,
-	})
-	if err != nil {
-		if ctxErr := ctx.Err(); ctxErr != nil {
-			w.cancelRequest(id, ctxErr)
-			return nil, fmt.Errorf("upstream %s: %w", method, ctxErr)
-		}
-		return nil, w.wrapErr(err)
-	}
-	if resp.Error != nil {
-		e := &RPCError{Code: resp.Error.Code, Message: resp.Error.Message}
-		if resp.Error.Data != nil {
-			e.Data, _ = json.Marshal(resp.Error.Data)
-		}
-		return nil, e
-	}
-	if len(resp.Result) == 0 {
-		return nil, fmt.Errorf("upstream %s: response without result", method)
-	}
-	return resp.Result, nil
-}
-
-// cancelRequest tells the worker to stop working on id. Best effort, off the
-// caller's path: the caller already has its error.
-func (w *Worker) cancelRequest(id mcp.RequestId, reason error) {
-	n := mcp.JSONRPCNotification{
-		JSONRPC: mcp.JSONRPC_VERSION,
-		Notification: mcp.Notification{
-			Method: string(mcp.MethodNotificationCancelled),
-			Params: mcp.NotificationParams{AdditionalFields: map[string]any{"requestId": id, "reason": reason.Error()}},
-		},
-	}
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), cancelNotifyTimeout)
-		defer cancel()
-		_ = w.transport.SendNotification(ctx, n)
-	}()
-}
-
-// eofReader notes when the worker's stdout ends.
-type eofReader struct {
-	r   io.Reader
-	eof *atomic.Bool
-}
-
-func (e *eofReader) Read(p []byte) (int, error) {
-	n, err := e.r.Read(p)
-	if err != nil {
-		e.eof.Store(true)
-	}
-	return n, err
-}
-
-// workerExitedError is what calls on a dead worker return: errors.Is matches
-// ErrWorkerExited and the transport cause, and proxy.ErrorCode gives
-// UPSTREAM_UNAVAILABLE.
-type workerExitedError struct {
-	cause error
-	code  *proxy.Error
-}
-
-func (e *workerExitedError) Error() string {
-	return worker.ErrWorkerExited.Error() + ": " + e.cause.Error()
-}
-
-func (e *workerExitedError) Unwrap() []error {
-	return []error{worker.ErrWorkerExited, e.code, e.cause}
-}
-
-// wrapErr turns the transport's ways of saying "the worker is gone" into
-// ErrWorkerExited.
-func (w *Worker) wrapErr(err error) error {
-	if err == nil || errors.Is(err, worker.ErrWorkerExited) {
-		return err
-	}
-	if errors.Is(err, syscall.EPIPE) {
-		// The write failed: the worker never read the request.
-		err = fmt.Errorf("%w: %w", worker.ErrNotDelivered, err)
-	}
-	if errors.Is(err, transport.ErrTransportClosed) || errors.Is(err, syscall.EPIPE) ||
-		errors.Is(err, os.ErrClosed) || errors.Is(err, errLineTooLong) || w.proc.exited() {
-		return &workerExitedError{cause: err, code: proxy.Errorf(proxy.EUNAVAILABLE, "upstream worker exited")}
-	}
-	return err
-}
-
-// Tools returns the tools the worker announced (refreshed on
-// tools/list_changed). The slice is a copy; the raw schemas are shared and
-// must not be modified.
-func (w *Worker) Tools() []proxy.Tool {
-	if t := w.tools.Load(); t != nil {
-		return slices.Clone(*t)
-	}
-	return nil
-}
-
-// callParams is tools/call's params with the arguments passed through as
-// given.
-type callParams struct {
-	Name      string          `json:"name"`
-	Arguments json.RawMessage `json:"arguments"`
-}
-
-// CallTool calls an upstream tool and returns the JSON-RPC result exactly as
-// the worker sent it. A tool that ran and failed is a result with isError,
-// not an error. Errors: *RPCError for a JSON-RPC error, ErrWorkerExited
-// (wrapped) when the worker is gone, ctx's error when ctx ended first (the
-// worker is then sent notifications/cancelled).
-func (w *Worker) CallTool(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
-	if name == "" {
-		return nil, errors.New("upstream tools/call: empty tool name")
-	}
-	if len(args) == 0 || string(args) == "null" {
-		args = json.RawMessage("{}")
-	} else if !json.Valid(args) {
-		return nil, fmt.Errorf("upstream tools/call %s: arguments are not valid JSON", name)
-	}
-	if err := w.nodeGoneErr(ctx); err != nil {
-		return nil, fmt.Errorf("tools/call %s: %w", name, err)
-	}
-	res, err := w.request(ctx, string(mcp.MethodToolsCall), callParams{Name: name, Arguments: args})
-	if err != nil {
-		if w.node != "" && w.lostBrowser.Load() && errors.Is(err, worker.ErrWorkerExited) && !errors.Is(err, worker.ErrNodeDown) {
-			// Stopped because its node went down (trackNode), during the call.
-			err = fmt.Errorf("%w: %w", worker.ErrNodeDown, err)
-		}
-		return nil, fmt.Errorf("tools/call %s: %w", name, err)
-	}
-	if w.nodeDown != nil && lostRemote(res) && w.nodeDown(ctx) {
-		return nil, fmt.Errorf("tools/call %s: %w", name, worker.ErrNodeDown)
-	}
-	return res, nil
-}
-
-// Ping sends an MCP ping; it fails once the worker is gone or wedged past ctx.
-func (w *Worker) Ping(ctx context.Context) error {
-	// A worker whose node is gone answers pings but can serve no call.
-	if err := w.nodeGoneErr(ctx); err != nil {
-		return fmt.Errorf("upstream ping: %w", err)
-	}
-	if err := w.client.Ping(ctx); err != nil {
-		if ctxErr := ctx.Err(); ctxErr != nil {
-			return fmt.Errorf("upstream ping: %w", ctxErr)
-		}
-		return fmt.Errorf("upstream ping: %w", w.wrapErr(err))
-	}
-	return nil
 }
 
 // PID is the worker's process id (also its process group id).
