@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/proctest"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/worker"
 )
 
 // shortIdle is the idle timeout, in milliseconds, the test of a worker that
@@ -54,7 +55,7 @@ func TestIntegrationUpstreamIdleTimeoutClosesItsBrowser(t *testing.T) {
 	root := realSetup(t)
 	site := testSite(t)
 	w := startRealWorkerWith(t, root, nil, func(c *WorkerConfig) {
-		c.ExtraArgs = []string{IdleTimeoutFlag, strconv.Itoa(closingIdle)}
+		c.ExtraArgs = []string{worker.IdleTimeoutFlag, strconv.Itoa(closingIdle)}
 	})
 	call(t, w, "browser_navigate", map[string]string{"url": site.URL})
 	if got := pageState(t, w); !strings.Contains(got, site.URL) || !strings.Contains(got, "sid=abc") {

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/worker"
 )
 
 // workerArgs builds the worker's argv after the command prefix.
@@ -37,14 +38,14 @@ func workerArgs(cfg WorkerConfig, outputDir string) ([]string, error) {
 			args = append(args, "--no-sandbox")
 		}
 	}
-	if !hasFlag(cfg.ExtraArgs, IdleTimeoutFlag) {
+	if !hasFlag(cfg.ExtraArgs, worker.IdleTimeoutFlag) {
 		// Upstream closes a headless browser it launched after an hour
 		// without a call (pings do not count), and would detach from an
 		// attached one with a timeout set in its environment: a session the
 		// proxy keeps would silently lose its pages and cookies. The
 		// proxy's own idle policy (PROXY_SESSION_IDLE_TIMEOUT) is the only
 		// one; 0 switches upstream's off.
-		args = append(args, IdleTimeoutFlag+"=0")
+		args = append(args, worker.IdleTimeoutFlag+"=0")
 	}
 	if needsConfig(cfg) {
 		args = append(args, "--config", configPath(outputDir))
@@ -57,10 +58,6 @@ func workerArgs(cfg WorkerConfig, outputDir string) ([]string, error) {
 	args = append(args, "--caps="+strings.Join(mergeCaps([]string{"storage"}, caps), ","))
 	return append(args, extra...), nil
 }
-
-// IdleTimeoutFlag is upstream's idle timeout, which every worker gets
-// switched off unless its extra arguments set it.
-const IdleTimeoutFlag = "--idle-timeout"
 
 func hasFlag(args []string, flag string) bool {
 	for _, a := range args {

@@ -1,7 +1,8 @@
 // Package worker is the contract between the session layer and whatever
-// runs @playwright/mcp processes: the Worker interface and the errors its
-// calls wrap. It lives apart from both so that the session layer tests for
-// those errors without importing the process code that returns them.
+// runs @playwright/mcp processes: the Worker interface, the errors its
+// calls wrap and the worker flag the configuration checks. It lives apart
+// from both so that neither the session layer nor the configuration links
+// the process code to name them.
 package worker
 
 import (
@@ -55,3 +56,9 @@ var ErrNotDelivered = errors.New("request not delivered")
 // flight when the node went and may have run: it is not replayed. Either
 // way the worker is stopped and its session restored on another node.
 var ErrNodeDown = fmt.Errorf("%w: its browser node went down", ErrWorkerExited)
+
+// IdleTimeoutFlag is upstream's idle timeout, which every worker gets
+// switched off unless its extra arguments set it. It is here, not with the
+// code that starts workers, because the configuration refuses it among the
+// operator's arguments and must not link that code to do so.
+const IdleTimeoutFlag = "--idle-timeout"
