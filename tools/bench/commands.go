@@ -353,45 +353,26 @@ func liveCommand(fs *flag.FlagSet, c *common) prepareFunc {
 	}
 }
 
-// overheadCommand: what the proxy path adds to a call, against plain
-// @playwright/mcp.
-func overheadCommand(fs *flag.FlagSet, c *common) prepareFunc {
-	var f overheadFlags
-	bridge := registerBridge(fs)
-	f.register(fs, "")
-	return func(s bench.ServerConfig) (runFunc, error) {
-		cfg, err := f.config(s, *bridge, c.reqTimeout)
-		return func(ctx context.Context, log *slog.Logger, site *bench.Site, rep *bench.Report) error {
-			return runOverhead(ctx, log, site, rep, cfg)
-		}, err
-	}
+// stdioFlags are the flags of a scenario that compares plain
+// @playwright/mcp with the proxy through mcp-bridge.
+type stdioFlags[C any] interface {
+	register(fs *flag.FlagSet, prefix string)
+	config(s bench.ServerConfig, bridge string, callTimeout time.Duration) (C, error)
 }
 
-// bytesCommand: bytes to the model for a scripted task, plain
-// @playwright/mcp against the proxy.
-func bytesCommand(fs *flag.FlagSet, c *common) prepareFunc {
-	var f bytesFlags
-	bridge := registerBridge(fs)
-	f.register(fs, "")
-	return func(s bench.ServerConfig) (runFunc, error) {
-		cfg, err := f.config(s, *bridge, c.reqTimeout)
-		return func(ctx context.Context, log *slog.Logger, site *bench.Site, rep *bench.Report) error {
-			return runBytes(ctx, log, site, rep, cfg)
-		}, err
-	}
-}
-
-// tokensCommand: what a scripted agent's tool results weigh on a task
-// suite, plain @playwright/mcp (snapshot, find) against the proxy.
-func tokensCommand(fs *flag.FlagSet, c *common) prepareFunc {
-	var f tokensFlags
-	bridge := registerBridge(fs)
-	f.register(fs, "")
-	return func(s bench.ServerConfig) (runFunc, error) {
-		cfg, err := f.config(s, *bridge, c.reqTimeout)
-		return func(ctx context.Context, log *slog.Logger, site *bench.Site, rep *bench.Report) error {
-			return runTokens(ctx, log, site, rep, cfg)
-		}, err
+// stdioCommand is overhead (what the proxy path adds to a call), bytes
+// (bytes to the model for a scripted task) and tokens (what a scripted
+// agent's tool results weigh on a task suite).
+func stdioCommand[C any](f stdioFlags[C], run func(context.Context, *slog.Logger, *bench.Site, *bench.Report, C) error) setupFunc {
+	return func(fs *flag.FlagSet, c *common) prepareFunc {
+		bridge := registerBridge(fs)
+		f.register(fs, "")
+		return func(s bench.ServerConfig) (runFunc, error) {
+			cfg, err := f.config(s, *bridge, c.reqTimeout)
+			return func(ctx context.Context, log *slog.Logger, site *bench.Site, rep *bench.Report) error {
+				return run(ctx, log, site, rep, cfg)
+			}, err
+		}
 	}
 }
 

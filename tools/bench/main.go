@@ -65,8 +65,9 @@ func (m *Main) Run(ctx context.Context, args []string) error {
 	}
 	servers := map[string]setupFunc{
 		"sessions": sessionsCommand, "concurrency": concurrencyCommand, "nodes": nodesCommand, "all": allCommand,
-		"idle": idleCommand, "overhead": overheadCommand, "bytes": bytesCommand, "tokens": tokensCommand,
-		"soak": soakCommand, "live": liveCommand,
+		"idle": idleCommand, "overhead": stdioCommand(&overheadFlags{}, runOverhead), "bytes": stdioCommand(&bytesFlags{}, runBytes),
+		"tokens": stdioCommand(&tokensFlags{}, runTokens),
+		"soak":   soakCommand, "live": liveCommand,
 	}
 	if setup, ok := servers[cmd]; ok {
 		return m.serverCommand(ctx, cmd, rest, setup)
