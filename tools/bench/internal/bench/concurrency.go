@@ -240,14 +240,11 @@ func RunConcurrency(ctx context.Context, log *slog.Logger, site *Site, cfg Concu
 		defer stop()
 		scfg.Env["PROXY_BROWSER_ENDPOINTS"] = endpoints
 	}
-	srv, err := StartServer(ctx, log, scfg)
+	srv, stop, err := startServer(ctx, log, scfg, &res.Cleanup, &res.Interrupted)
 	if err != nil {
 		return res, err
 	}
-	defer func() {
-		res.Cleanup = srv.Stop(context.WithoutCancel(ctx))
-		res.Interrupted = ctx.Err() != nil
-	}()
+	defer stop()
 	c, err := NewClient(srv.URL, cfg.RequestTimeout)
 	if err != nil {
 		return res, err

@@ -10,7 +10,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -565,19 +564,8 @@ func SyntheticSnapshot(n, variant int) string {
 // hostMachine describes the machine for an in-process benchmark (no
 // browser, no server binary).
 func hostMachine(ctx context.Context) Machine {
-	m := Machine{NumCPU: runtime.NumCPU(), GoVersion: runtime.Version(), Chromium: "n/a", Node: "n/a", PlaywrightMCP: "n/a"}
-	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
-		for line := range strings.Lines(string(b)) {
-			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
-				m.CPUModel = strings.TrimSpace(v)
-				break
-			}
-		}
-	}
-	m.MemTotalKB, _ = statusKB("/proc/meminfo", "MemTotal")
-	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
-		m.Kernel = strings.TrimSpace(string(b))
-	}
+	m := hostFacts()
+	m.Chromium, m.Node, m.PlaywrightMCP = "n/a", "n/a", "n/a"
 	m.ProxyServer = "internal/store + internal/content in process, tree " + firstLine(run(ctx, ".", "git", "describe", "--always", "--dirty"))
 	return m
 }
