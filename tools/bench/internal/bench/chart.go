@@ -89,12 +89,7 @@ func ConcurrencyCharts(res *ConcurrencyResult) ([]Chart, error) {
 				}
 			}
 		}
-		slices.SortFunc(tools, func(a, b string) int {
-			if d := toolOrder(a) - toolOrder(b); d != 0 {
-				return d
-			}
-			return strings.Compare(a, b)
-		})
+		slices.SortFunc(tools, func(a, b string) int { return byToolPage(a, "", b, "") })
 		var ss []series
 		for i, tool := range tools {
 			p50 := series{name: tool + " p50", color: palette[i%len(palette)]}

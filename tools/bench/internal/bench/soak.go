@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -754,16 +753,7 @@ func toolStats(rec *recorder, window time.Duration) []ToolStat {
 		}
 		out = append(out, ts)
 	}
-	sort.Slice(out, func(i, j int) bool {
-		a, b := out[i], out[j]
-		if toolOrder(a.Tool) != toolOrder(b.Tool) {
-			return toolOrder(a.Tool) < toolOrder(b.Tool)
-		}
-		if a.Tool != b.Tool {
-			return a.Tool < b.Tool
-		}
-		return a.Page < b.Page
-	})
+	slices.SortFunc(out, func(a, b ToolStat) int { return byToolPage(a.Tool, a.Page, b.Tool, b.Page) })
 	return out
 }
 
