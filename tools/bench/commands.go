@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -53,15 +54,51 @@ func (e *envFlag) Set(s string) error {
 	return nil
 }
 
+// prepareFunc turns a subcommand's parsed flags into its run against a
+// started proxy-server. It is called once with a zero ServerConfig before
+// anything starts, so that bad flags are refused at once, then with the
+// server's.
+type prepareFunc func(s bench.ServerConfig) (runFunc, error)
+
+type runFunc func(ctx context.Context, log *slog.Logger, site *bench.Site, rep *bench.Report) error
+
+// setupFunc registers a subcommand's own flags beside the common ones.
+type setupFunc func(fs *flag.FlagSet, c *common) prepareFunc
+
+func (m *Main) flagSet(name string) *flag.FlagSet {
+	fs := flag.NewFlagSet("bench "+name, flag.ContinueOnError)
+	fs.SetOutput(m.Stderr)
+	return fs
+}
+
+// serverCommand is every subcommand that measures a proxy-server.
+func (m *Main) serverCommand(ctx context.Context, name string, args []string, setup setupFunc) error {
+	fs := m.flagSet(name)
+	var c common
+	c.register(fs)
+	prepare := setup(fs, &c)
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if _, err := prepare(bench.ServerConfig{}); err != nil {
+		return err
+	}
+	return c.run(ctx, m, append([]string{name}, args...), prepare)
+}
+
+func newLogger(w io.Writer, verbose bool) *slog.Logger {
+	level := slog.LevelInfo
+	if verbose {
+		level = slog.LevelDebug
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
+}
+
 // run is what every subcommand does around its scenarios: prepare, start the
 // test site, describe the machine, run, print, write JSON. The report is
 // printed even when a scenario fails half-way.
-func (c *common) run(ctx context.Context, m *Main, args []string, scenarios func(context.Context, *slog.Logger, *bench.Site, bench.ServerConfig, *bench.Report) error) error {
-	level := slog.LevelInfo
-	if c.verbose {
-		level = slog.LevelDebug
-	}
-	log := slog.New(slog.NewTextHandler(m.Stderr, &slog.HandlerOptions{Level: level}))
+func (c *common) run(ctx context.Context, m *Main, args []string, prepare prepareFunc) error {
+	log := newLogger(m.Stderr, c.verbose)
 	if err := bench.Prepare(); err != nil {
 		return err
 	}
@@ -69,10 +106,7 @@ func (c *common) run(ctx context.Context, m *Main, args []string, scenarios func
 	if err != nil {
 		return fmt.Errorf("project root: %w", err)
 	}
-	server := c.server
-	if !filepath.IsAbs(server) {
-		server = filepath.Join(root, server)
-	}
+	server := absUnder(root, c.server)
 	if _, err := os.Stat(server); err != nil {
 		return fmt.Errorf("%s: %w (run `make build` first)", server, err)
 	}
@@ -85,26 +119,34 @@ func (c *common) run(ctx context.Context, m *Main, args []string, scenarios func
 
 	rep := &bench.Report{Started: time.Now().UTC(), Command: append([]string{"bench"}, args...)}
 	rep.Machine = bench.DescribeMachine(ctx, root, server)
-	scfg := bench.ServerConfig{Binary: server, Dir: root, Env: map[string]string(c.env), KeepFiles: c.keep}
-	runErr := scenarios(ctx, log, site, scfg, rep)
+	run, runErr := prepare(bench.ServerConfig{Binary: server, Dir: root, Env: map[string]string(c.env), KeepFiles: c.keep})
+	if runErr == nil {
+		runErr = run(ctx, log, site, rep)
+	}
+	if runErr != nil && ctx.Err() != nil {
+		runErr = fmt.Errorf("interrupted, the results above are partial: %w", runErr)
+	}
+	if err := finish(m, log, rep, c.jsonPath, runErr); err != nil {
+		return err
+	}
+	return leakErr(rep)
+}
+
+// finish prints the report and writes its JSON; the run's error comes
+// first.
+func finish(m *Main, log *slog.Logger, rep *bench.Report, jsonPath string, runErr error) error {
 	rep.Finished = time.Now().UTC()
 	if runErr != nil {
 		rep.Error = runErr.Error()
-		if ctx.Err() != nil {
-			rep.Error = "interrupted, the results above are partial: " + rep.Error
-		}
 	}
 	rep.WriteText(m.Stdout)
-	if c.jsonPath != "" {
-		if err := rep.WriteJSON(c.jsonPath); err != nil {
+	if jsonPath != "" {
+		if err := rep.WriteJSON(jsonPath); err != nil {
 			return errors.Join(runErr, err)
 		}
-		log.Info("results written", "json", c.jsonPath)
+		log.Info("results written", "json", jsonPath)
 	}
-	if runErr != nil {
-		return runErr
-	}
-	return leakErr(rep)
+	return runErr
 }
 
 // leakErr fails the run when a proxy-server left a process behind or had to
@@ -122,12 +164,334 @@ func leakErr(rep *bench.Report) error {
 	if rep.Idle != nil {
 		reports = append(reports, rep.Idle.Cleanup)
 	}
+	if rep.Soak != nil {
+		reports = append(reports, rep.Soak.Cleanup)
+	}
 	for _, r := range reports {
 		if !r.Clean() {
 			return fmt.Errorf("unclean proxy-server stop: %s", r.Summary())
 		}
 	}
 	return nil
+}
+
+func sessionsCommand(fs *flag.FlagSet, c *common) prepareFunc {
+	var f sessionsFlags
+	f.register(fs)
+	return func(s bench.ServerConfig) (runFunc, error) {
+		cfg, err := f.config(s, c.reqTimeout)
+		return func(ctx context.Context, log *slog.Logger, site *bench.Site, rep *bench.Report) (err error) {
+			rep.Sessions, err = bench.RunSessions(ctx, log, site, cfg)
+			return err
+		}, err
+	}
+}
+
+func concurrencyCommand(fs *flag.FlagSet, c *common) prepareFunc {
+	var f concurrencyFlags
+	f.register(fs)
+	return func(s bench.ServerConfig) (runFunc, error) {
+		cfg, err := f.config(s, c.reqTimeout)
+		return func(ctx context.Context, log *slog.Logger, site *bench.Site, rep *bench.Report) (err error) {
+			rep.Concurrency, err = bench.RunConcurrency(ctx, log, site, cfg)
+			return err
+		}, err
+	}
+}
+
+// nodesCommand is the concurrency load on the server's own browser and on
+// browser nodes.
+func nodesCommand(fs *flag.FlagSet, c *common) prepareFunc {
+	var f concurrencyFlags
+	f.register(fs)
+	counts := fs.String("counts", "0,1,2,3", "numbers of browser nodes to compare (0: the server's own browser)")
+	for name, def := range map[string]string{"levels": "6", "duration": "30s"} {
+		_ = fs.Set(name, def)
+		fs.Lookup(name).DefValue = def
+	}
+	return func(s bench.ServerConfig) (runFunc, error) {
+		ns, err := intList(*counts)
+		if err != nil {
+			return nil, fmt.Errorf("-counts: %w", err)
+		}
+		cfg, err := f.config(s, c.reqTimeout)
+		return func(ctx context.Context, log *slog.Logger, site *bench.Site, rep *bench.Report) (err error) {
+			rep.Nodes, err = bench.RunNodes(ctx, log, site, bench.NodesConfig{Concurrency: cfg, Counts: ns})
+			return err
+		}, err
+	}
+}
+
+// allCommand is sessions, concurrency, overhead, bytes and tokens.
+func allCommand(fs *flag.FlagSet, c *common) prepareFunc {
+	var (
+		sf sessionsFlags
+		cf concurrencyFlags
+		of overheadFlags
+		bf bytesFlags
+		tf tokensFlags
+	)
+	sf.register(fs)
+	cf.register(fs)
+	bridge := registerBridge(fs)
+	of.register(fs, "overhead-")
+	bf.register(fs, "bytes-")
+	tf.register(fs, "tokens-")
+	return func(s bench.ServerConfig) (runFunc, error) {
+		scfg, err1 := sf.config(s, c.reqTimeout)
+		ccfg, err2 := cf.config(s, c.reqTimeout)
+		ocfg, err3 := of.config(s, *bridge, c.reqTimeout)
+		bcfg, err4 := bf.config(s, *bridge, c.reqTimeout)
+		tcfg, err5 := tf.config(s, *bridge, c.reqTimeout)
+		for _, err := range []error{err1, err2, err3, err4, err5} {
+			if err != nil {
+				return nil, err
+			}
+		}
+		return func(ctx context.Context, log *slog.Logger, site *bench.Site, rep *bench.Report) (err error) {
+			if rep.Sessions, err = bench.RunSessions(ctx, log, site, scfg); err != nil {
+				return err
+			}
+			if rep.Concurrency, err = bench.RunConcurrency(ctx, log, site, ccfg); err != nil {
+				return err
+			}
+			// Cheap next to the two above (about a minute, half a minute
+			// and a minute).
+			if err := runOverhead(ctx, log, site, rep, ocfg); err != nil {
+				return err
+			}
+			if err := runBytes(ctx, log, site, rep, bcfg); err != nil {
+				return err
+			}
+			return runTokens(ctx, log, site, rep, tcfg)
+		}, nil
+	}
+}
+
+// idleCommand: is one session slower while others sit idle?
+func idleCommand(fs *flag.FlagSet, c *common) prepareFunc {
+	levels := fs.String("idle", "0,10,25,50", "numbers of idle sessions")
+	navs := fs.Int("navigations", 20, "timed navigations (and snapshots) of the active session per level")
+	warm := fs.Int("warm-pool", 1, "PROXY_WARM_POOL")
+	return func(s bench.ServerConfig) (runFunc, error) {
+		ls, err := intList(*levels)
+		if err != nil {
+			return nil, fmt.Errorf("-idle: %w", err)
+		}
+		for _, l := range ls {
+			if l > 200 {
+				return nil, fmt.Errorf("-idle: %d: want at most 200", l)
+			}
+		}
+		if *navs < 1 || *navs > 1000 {
+			return nil, fmt.Errorf("-navigations %d: want 1..1000", *navs)
+		}
+		return func(ctx context.Context, log *slog.Logger, site *bench.Site, rep *bench.Report) (err error) {
+			rep.Idle, err = bench.RunIdle(ctx, log, site, bench.IdleConfig{Server: s, Levels: ls, Navigations: *navs, WarmPool: *warm, RequestTimeout: c.reqTimeout})
+			return err
+		}, nil
+	}
+}
+
+// soakCommand: sessions with mixed traffic and idle suspensions for a long
+// time; is there an upward trend in memory or file descriptors?
+func soakCommand(fs *flag.FlagSet, c *common) prepareFunc {
+	var cfg bench.SoakConfig
+	fs.IntVar(&cfg.Sessions, "sessions", 10, "sessions running traffic")
+	fs.DurationVar(&cfg.Duration, "duration", 30*time.Minute, "measured time after the warm-up")
+	fs.DurationVar(&cfg.Interval, "interval", time.Minute, "time between samples")
+	fs.IntVar(&cfg.Readings, "readings", 6, "readings averaged into each sample after the first, spread over the interval before it (1: one instantaneous reading)")
+	fs.DurationVar(&cfg.WarmUp, "warmup", time.Minute, "traffic before the first sample (which the trend leaves out)")
+	fs.DurationVar(&cfg.IdleTimeout, "idle", 20*time.Second, "PROXY_SESSION_IDLE_TIMEOUT")
+	fs.IntVar(&cfg.MaxSessions, "max-sessions", 0, "PROXY_MAX_SESSIONS (at least max(10, -sessions))")
+	fs.IntVar(&cfg.WarmPool, "warm-pool", 1, "PROXY_WARM_POOL")
+	fs.Float64Var(&cfg.LongPauseProb, "long-pause", 0.2, "probability that the pause after a round is longer than the idle timeout (the session is suspended, then resumed)")
+	pages := fs.String("pages", "catalogue,form,table", "pages the sessions navigate to, at random")
+	fs.Uint64Var(&cfg.Seed, "seed", 1, "seed of the think times")
+	return func(s bench.ServerConfig) (runFunc, error) {
+		switch {
+		case cfg.Sessions < 1 || cfg.Sessions > 100:
+			return nil, fmt.Errorf("-sessions %d: want 1..100", cfg.Sessions)
+		case cfg.Interval <= 0 || cfg.Duration < cfg.Interval || cfg.Duration > 48*time.Hour:
+			return nil, fmt.Errorf("-duration %s, -interval %s: want 0 < interval ≤ duration ≤ 48h", cfg.Duration, cfg.Interval)
+		case cfg.Readings < 1 || cfg.Readings > 60 || cfg.Interval/time.Duration(cfg.Readings) < time.Second:
+			return nil, fmt.Errorf("-readings %d: want 1..60 and readings at least 1s apart (-interval %s)", cfg.Readings, cfg.Interval)
+		case cfg.IdleTimeout < time.Second:
+			return nil, fmt.Errorf("-idle %s: want at least 1s", cfg.IdleTimeout)
+		case cfg.LongPauseProb < 0 || cfg.LongPauseProb > 1:
+			return nil, fmt.Errorf("-long-pause %v: want 0..1", cfg.LongPauseProb)
+		}
+		ps, err := pageList(*pages)
+		if err != nil {
+			return nil, fmt.Errorf("-pages: %w", err)
+		}
+		run := cfg
+		run.Pages, run.Server, run.RequestTimeout = ps, s, c.reqTimeout
+		return func(ctx context.Context, log *slog.Logger, site *bench.Site, rep *bench.Report) (err error) {
+			rep.Soak, err = bench.RunSoak(ctx, log, site, run)
+			return err
+		}, nil
+	}
+}
+
+// liveCommand: what one viewer of a session's live view gets (frames/s,
+// bytes/s, change-to-frame) and costs (CPU).
+func liveCommand(fs *flag.FlagSet, c *common) prepareFunc {
+	window := fs.Duration("window", 10*time.Second, "how long each viewer watches the still and the busy page")
+	changes := fs.Int("changes", 20, "colour flips timed for change-to-frame")
+	return func(s bench.ServerConfig) (runFunc, error) {
+		if *window < time.Second || *window > 10*time.Minute {
+			return nil, fmt.Errorf("-window %s: want 1s..10m", *window)
+		}
+		if *changes < 1 || *changes > 600 {
+			return nil, fmt.Errorf("-changes %d: want 1..600", *changes)
+		}
+		return func(ctx context.Context, log *slog.Logger, site *bench.Site, rep *bench.Report) (err error) {
+			rep.Live, err = bench.RunLive(ctx, log, site, bench.LiveConfig{Server: s, Window: *window, Changes: *changes, RequestTimeout: c.reqTimeout})
+			return err
+		}, nil
+	}
+}
+
+// stdioFlags are the flags of a scenario that compares plain
+// @playwright/mcp with the proxy through mcp-bridge.
+type stdioFlags[C any] interface {
+	register(fs *flag.FlagSet, prefix string)
+	config(s bench.ServerConfig, bridge string, callTimeout time.Duration) (C, error)
+}
+
+// stdioCommand is overhead (what the proxy path adds to a call), bytes
+// (bytes to the model for a scripted task) and tokens (what a scripted
+// agent's tool results weigh on a task suite).
+func stdioCommand[C any](f stdioFlags[C], run func(context.Context, *slog.Logger, *bench.Site, *bench.Report, C) error) setupFunc {
+	return func(fs *flag.FlagSet, c *common) prepareFunc {
+		bridge := registerBridge(fs)
+		f.register(fs, "")
+		return func(s bench.ServerConfig) (runFunc, error) {
+			cfg, err := f.config(s, *bridge, c.reqTimeout)
+			return func(ctx context.Context, log *slog.Logger, site *bench.Site, rep *bench.Report) error {
+				return run(ctx, log, site, rep, cfg)
+			}, err
+		}
+	}
+}
+
+// runOverhead, runBytes and runTokens run a scenario with stdio children
+// into rep; a child left behind fails it.
+func runOverhead(ctx context.Context, log *slog.Logger, site *bench.Site, rep *bench.Report, cfg bench.OverheadConfig) error {
+	res, err := bench.RunOverhead(ctx, log, site, cfg)
+	if rep.Overhead = res; res != nil {
+		err = errors.Join(err, stdioLeakErr(res.Cleanup, res.Stops))
+	}
+	return err
+}
+
+func runBytes(ctx context.Context, log *slog.Logger, site *bench.Site, rep *bench.Report, cfg bench.BytesConfig) error {
+	res, err := bench.RunBytes(ctx, log, site, cfg)
+	if rep.Bytes = res; res != nil {
+		err = errors.Join(err, stdioLeakErr(res.Cleanup, res.Stops))
+	}
+	return err
+}
+
+func runTokens(ctx context.Context, log *slog.Logger, site *bench.Site, rep *bench.Report, cfg bench.TokensConfig) error {
+	res, err := bench.RunTokens(ctx, log, site, cfg)
+	if rep.Tokens = res; res != nil {
+		err = errors.Join(err, stdioLeakErr(res.Cleanup, res.Stops))
+	}
+	return err
+}
+
+// storeCommand is the SQLite record under load, in process (no
+// proxy-server, no browser).
+func (m *Main) storeCommand(ctx context.Context, args []string) error {
+	fs := m.flagSet("store")
+	var cfg bench.StoreConfig
+	jsonPath := fs.String("json", "", "also write the results as JSON to this `file`")
+	verbose := fs.Bool("v", false, "debug progress output")
+	fs.DurationVar(&cfg.Duration, "duration", 20*time.Second, "duration of each ingest run (without readers, then with them)")
+	fs.IntVar(&cfg.Writers, "writers", 4, "goroutines recording calls")
+	fs.IntVar(&cfg.Readers, "readers", 4, "goroutines querying (get_content with search_for, GetResponse) during the second ingest run")
+	fs.IntVar(&cfg.SearchIterations, "n", 200, "get_content search iterations on the large snapshot")
+	snapKB := fs.Int("snapshot-kb", 100, "page snapshot size of each ingested call, KiB")
+	searchKB := fs.Int("search-kb", 1024, "size of the snapshot searched, KiB")
+	fs.StringVar(&cfg.SearchTerm, "term", bench.StoreSearchTerm, "search_for term of the search run (the generated snapshot has it in a handful of lines)")
+	fs.StringVar(&cfg.Dir, "dir", "", "directory for the temporary databases (default: the system temp directory)")
+	fs.BoolVar(&cfg.Keep, "keep", false, "keep the databases")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	switch {
+	case cfg.Duration <= 0 || cfg.Duration > time.Hour:
+		return fmt.Errorf("-duration %s: want (0, 1h]", cfg.Duration)
+	case cfg.Writers < 1 || cfg.Writers > 64:
+		return fmt.Errorf("-writers %d: want 1..64", cfg.Writers)
+	case cfg.Readers < 0 || cfg.Readers > 64:
+		return fmt.Errorf("-readers %d: want 0..64", cfg.Readers)
+	case cfg.SearchIterations < 1 || cfg.SearchIterations > 100000:
+		return fmt.Errorf("-n %d: want 1..100000", cfg.SearchIterations)
+	case *snapKB < 1 || *snapKB > 64<<10 || *searchKB < 1 || *searchKB > 64<<10:
+		return fmt.Errorf("-snapshot-kb and -search-kb: want 1..65536")
+	}
+	cfg.SnapshotBytes, cfg.SearchSnapshotBytes = *snapKB<<10, *searchKB<<10
+	log := newLogger(m.Stderr, *verbose)
+	rep := bench.InProcessReport(ctx, append([]string{"bench", "store"}, args...))
+	res, runErr := bench.RunStore(ctx, log, cfg)
+	rep.Store = res
+	if err := finish(m, log, rep, *jsonPath, runErr); err != nil {
+		return err
+	}
+	for _, r := range res.Ingest {
+		if r.ErrorCount > 0 {
+			return fmt.Errorf("ingest (%s): %d errors, %d of them SQLITE_BUSY/LOCKED", r.Name, r.ErrorCount, r.Busy)
+		}
+	}
+	return nil
+}
+
+// chartCommand writes SVG charts from the JSON of `bench concurrency`,
+// `bench soak` and `bench tokens`.
+func (m *Main) chartCommand(args []string) error {
+	fs := m.flagSet("chart")
+	sources := []struct {
+		flag   string
+		path   *string
+		charts func(*bench.Report) ([]bench.Chart, error)
+	}{
+		{flag: "concurrency", charts: func(r *bench.Report) ([]bench.Chart, error) { return bench.ConcurrencyCharts(r.Concurrency) }},
+		{flag: "soak", charts: func(r *bench.Report) ([]bench.Chart, error) { return bench.SoakCharts(r.Soak) }},
+		{flag: "tokens", charts: func(r *bench.Report) ([]bench.Chart, error) { return bench.TokensCharts(r.Tokens) }},
+	}
+	for i := range sources {
+		sources[i].path = fs.String(sources[i].flag, "", "JSON `file` written by bench "+sources[i].flag+" -json")
+	}
+	out := fs.String("out", "docs", "directory the SVG files are written to")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if *sources[0].path == "" && *sources[1].path == "" && *sources[2].path == "" {
+		return fmt.Errorf("give -concurrency FILE, -soak FILE and/or -tokens FILE")
+	}
+	var charts []bench.Chart
+	for _, src := range sources {
+		if *src.path == "" {
+			continue
+		}
+		rep, err := bench.ReadReport(*src.path)
+		if err != nil {
+			return err
+		}
+		cs, err := src.charts(rep)
+		if err != nil {
+			return fmt.Errorf("%s: %w", *src.path, err)
+		}
+		charts = append(charts, cs...)
+	}
+	paths, err := bench.WriteCharts(*out, charts)
+	for _, p := range paths {
+		fmt.Fprintln(m.Stdout, p)
+	}
+	return err
 }
 
 // sessionsFlags are the sessions scenario's flags.
@@ -252,411 +616,6 @@ func parse(fs *flag.FlagSet, args []string) error {
 	return nil
 }
 
-// SessionsCommand is `bench sessions`.
-type SessionsCommand struct {
-	Main *Main
-	c    common
-	f    sessionsFlags
-}
-
-// Run parses flags and runs the sessions scenario.
-func (cmd *SessionsCommand) Run(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("bench sessions", flag.ContinueOnError)
-	fs.SetOutput(cmd.Main.Stderr)
-	cmd.c.register(fs)
-	cmd.f.register(fs)
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if _, err := cmd.f.config(bench.ServerConfig{}, 0); err != nil {
-		return err
-	}
-	return cmd.c.run(ctx, cmd.Main, append([]string{"sessions"}, args...), func(ctx context.Context, log *slog.Logger, site *bench.Site, s bench.ServerConfig, rep *bench.Report) error {
-		cfg, err := cmd.f.config(s, cmd.c.reqTimeout)
-		if err != nil {
-			return err
-		}
-		rep.Sessions, err = bench.RunSessions(ctx, log, site, cfg)
-		return err
-	})
-}
-
-// ConcurrencyCommand is `bench concurrency`.
-type ConcurrencyCommand struct {
-	Main *Main
-	c    common
-	f    concurrencyFlags
-}
-
-// Run parses flags and runs the concurrency scenario.
-func (cmd *ConcurrencyCommand) Run(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("bench concurrency", flag.ContinueOnError)
-	fs.SetOutput(cmd.Main.Stderr)
-	cmd.c.register(fs)
-	cmd.f.register(fs)
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if _, err := cmd.f.config(bench.ServerConfig{}, 0); err != nil {
-		return err
-	}
-	return cmd.c.run(ctx, cmd.Main, append([]string{"concurrency"}, args...), func(ctx context.Context, log *slog.Logger, site *bench.Site, s bench.ServerConfig, rep *bench.Report) error {
-		cfg, err := cmd.f.config(s, cmd.c.reqTimeout)
-		if err != nil {
-			return err
-		}
-		rep.Concurrency, err = bench.RunConcurrency(ctx, log, site, cfg)
-		return err
-	})
-}
-
-// NodesCommand is `bench nodes`.
-type NodesCommand struct {
-	Main   *Main
-	c      common
-	f      concurrencyFlags
-	counts string
-}
-
-// Run parses flags and runs the nodes scenario.
-func (cmd *NodesCommand) Run(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("bench nodes", flag.ContinueOnError)
-	fs.SetOutput(cmd.Main.Stderr)
-	cmd.c.register(fs)
-	cmd.f.register(fs)
-	fs.StringVar(&cmd.counts, "counts", "0,1,2,3", "numbers of browser nodes to compare (0: the server's own browser)")
-	for name, def := range map[string]string{"levels": "6", "duration": "30s"} {
-		_ = fs.Set(name, def)
-		fs.Lookup(name).DefValue = def
-	}
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	counts, err := intList(cmd.counts)
-	if err != nil {
-		return fmt.Errorf("-counts: %w", err)
-	}
-	if _, err := cmd.f.config(bench.ServerConfig{}, 0); err != nil {
-		return err
-	}
-	return cmd.c.run(ctx, cmd.Main, append([]string{"nodes"}, args...), func(ctx context.Context, log *slog.Logger, site *bench.Site, s bench.ServerConfig, rep *bench.Report) error {
-		cfg, err := cmd.f.config(s, cmd.c.reqTimeout)
-		if err != nil {
-			return err
-		}
-		rep.Nodes, err = bench.RunNodes(ctx, log, site, bench.NodesConfig{Concurrency: cfg, Counts: counts})
-		return err
-	})
-}
-
-// AllCommand is `bench all`: sessions, concurrency, overhead, bytes,
-// tokens.
-type AllCommand struct {
-	Main   *Main
-	c      common
-	s      sessionsFlags
-	f      concurrencyFlags
-	o      overheadFlags
-	b      bytesFlags
-	t      tokensFlags
-	bridge string
-}
-
-// Run parses flags and runs the five scenarios.
-func (cmd *AllCommand) Run(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("bench all", flag.ContinueOnError)
-	fs.SetOutput(cmd.Main.Stderr)
-	cmd.c.register(fs)
-	cmd.s.register(fs)
-	cmd.f.register(fs)
-	registerBridge(fs, &cmd.bridge)
-	cmd.o.register(fs, "overhead-")
-	cmd.b.register(fs, "bytes-")
-	cmd.t.register(fs, "tokens-")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if _, err := cmd.s.config(bench.ServerConfig{}, 0); err != nil {
-		return err
-	}
-	if _, err := cmd.f.config(bench.ServerConfig{}, 0); err != nil {
-		return err
-	}
-	if _, err := cmd.o.config(bench.ServerConfig{}, cmd.bridge, 0); err != nil {
-		return err
-	}
-	if _, err := cmd.b.config(bench.ServerConfig{}, cmd.bridge, 0); err != nil {
-		return err
-	}
-	if _, err := cmd.t.config(bench.ServerConfig{}, cmd.bridge, 0); err != nil {
-		return err
-	}
-	return cmd.c.run(ctx, cmd.Main, append([]string{"all"}, args...), func(ctx context.Context, log *slog.Logger, site *bench.Site, s bench.ServerConfig, rep *bench.Report) error {
-		scfg, err := cmd.s.config(s, cmd.c.reqTimeout)
-		if err != nil {
-			return err
-		}
-		ccfg, err := cmd.f.config(s, cmd.c.reqTimeout)
-		if err != nil {
-			return err
-		}
-		ocfg, err := cmd.o.config(s, cmd.bridge, cmd.c.reqTimeout)
-		if err != nil {
-			return err
-		}
-		bcfg, err := cmd.b.config(s, cmd.bridge, cmd.c.reqTimeout)
-		if err != nil {
-			return err
-		}
-		tcfg, err := cmd.t.config(s, cmd.bridge, cmd.c.reqTimeout)
-		if err != nil {
-			return err
-		}
-		if rep.Sessions, err = bench.RunSessions(ctx, log, site, scfg); err != nil {
-			return err
-		}
-		if rep.Concurrency, err = bench.RunConcurrency(ctx, log, site, ccfg); err != nil {
-			return err
-		}
-		// Cheap next to the two above (about a minute, half a minute and
-		// a minute).
-		if err := runOverhead(ctx, log, site, rep, ocfg); err != nil {
-			return err
-		}
-		if err := runBytes(ctx, log, site, rep, bcfg); err != nil {
-			return err
-		}
-		return runTokens(ctx, log, site, rep, tcfg)
-	})
-}
-
-// IdleCommand is `bench idle`: is one session slower while others sit idle?
-type IdleCommand struct {
-	Main *Main
-	c    common
-}
-
-// Run parses flags and runs the idle scenario.
-func (cmd *IdleCommand) Run(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("bench idle", flag.ContinueOnError)
-	fs.SetOutput(cmd.Main.Stderr)
-	cmd.c.register(fs)
-	levels := fs.String("idle", "0,10,25,50", "numbers of idle sessions")
-	navs := fs.Int("navigations", 20, "timed navigations (and snapshots) of the active session per level")
-	warm := fs.Int("warm-pool", 1, "PROXY_WARM_POOL")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	ls, err := intList(*levels)
-	if err != nil {
-		return fmt.Errorf("-idle: %w", err)
-	}
-	for _, l := range ls {
-		if l > 200 {
-			return fmt.Errorf("-idle: %d: want at most 200", l)
-		}
-	}
-	if *navs < 1 || *navs > 1000 {
-		return fmt.Errorf("-navigations %d: want 1..1000", *navs)
-	}
-	return cmd.c.run(ctx, cmd.Main, append([]string{"idle"}, args...), func(ctx context.Context, log *slog.Logger, site *bench.Site, s bench.ServerConfig, rep *bench.Report) error {
-		var err error
-		rep.Idle, err = bench.RunIdle(ctx, log, site, bench.IdleConfig{Server: s, Levels: ls, Navigations: *navs, WarmPool: *warm, RequestTimeout: cmd.c.reqTimeout})
-		return err
-	})
-}
-
-// StoreCommand is `bench store`: the SQLite record under load, in process
-// (no proxy-server, no browser).
-type StoreCommand struct {
-	Main *Main
-}
-
-// Run parses flags and runs the store scenario.
-func (cmd *StoreCommand) Run(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("bench store", flag.ContinueOnError)
-	fs.SetOutput(cmd.Main.Stderr)
-	var cfg bench.StoreConfig
-	jsonPath := fs.String("json", "", "also write the results as JSON to this `file`")
-	verbose := fs.Bool("v", false, "debug progress output")
-	fs.DurationVar(&cfg.Duration, "duration", 20*time.Second, "duration of each ingest run (without readers, then with them)")
-	fs.IntVar(&cfg.Writers, "writers", 4, "goroutines recording calls")
-	fs.IntVar(&cfg.Readers, "readers", 4, "goroutines querying (get_content with search_for, GetResponse) during the second ingest run")
-	fs.IntVar(&cfg.SearchIterations, "n", 200, "get_content search iterations on the large snapshot")
-	snapKB := fs.Int("snapshot-kb", 100, "page snapshot size of each ingested call, KiB")
-	searchKB := fs.Int("search-kb", 1024, "size of the snapshot searched, KiB")
-	fs.StringVar(&cfg.SearchTerm, "term", bench.StoreSearchTerm, "search_for term of the search run (the generated snapshot has it in a handful of lines)")
-	fs.StringVar(&cfg.Dir, "dir", "", "directory for the temporary databases (default: the system temp directory)")
-	fs.BoolVar(&cfg.Keep, "keep", false, "keep the databases")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	switch {
-	case cfg.Duration <= 0 || cfg.Duration > time.Hour:
-		return fmt.Errorf("-duration %s: want (0, 1h]", cfg.Duration)
-	case cfg.Writers < 1 || cfg.Writers > 64:
-		return fmt.Errorf("-writers %d: want 1..64", cfg.Writers)
-	case cfg.Readers < 0 || cfg.Readers > 64:
-		return fmt.Errorf("-readers %d: want 0..64", cfg.Readers)
-	case cfg.SearchIterations < 1 || cfg.SearchIterations > 100000:
-		return fmt.Errorf("-n %d: want 1..100000", cfg.SearchIterations)
-	case *snapKB < 1 || *snapKB > 64<<10 || *searchKB < 1 || *searchKB > 64<<10:
-		return fmt.Errorf("-snapshot-kb and -search-kb: want 1..65536")
-	}
-	cfg.SnapshotBytes, cfg.SearchSnapshotBytes = *snapKB<<10, *searchKB<<10
-	level := slog.LevelInfo
-	if *verbose {
-		level = slog.LevelDebug
-	}
-	log := slog.New(slog.NewTextHandler(cmd.Main.Stderr, &slog.HandlerOptions{Level: level}))
-
-	rep := bench.InProcessReport(ctx, append([]string{"bench", "store"}, args...))
-	res, runErr := bench.RunStore(ctx, log, cfg)
-	rep.Store = res
-	rep.Finished = time.Now().UTC()
-	if runErr != nil {
-		rep.Error = runErr.Error()
-	}
-	rep.WriteText(cmd.Main.Stdout)
-	if *jsonPath != "" {
-		if err := rep.WriteJSON(*jsonPath); err != nil {
-			return errors.Join(runErr, err)
-		}
-		log.Info("results written", "json", *jsonPath)
-	}
-	if runErr != nil {
-		return runErr
-	}
-	for _, r := range res.Ingest {
-		if r.ErrorCount > 0 {
-			return fmt.Errorf("ingest (%s): %d errors, %d of them SQLITE_BUSY/LOCKED", r.Name, r.ErrorCount, r.Busy)
-		}
-	}
-	return nil
-}
-
-// SoakCommand is `bench soak`: sessions with mixed traffic and idle
-// suspensions for a long time; is there an upward trend in memory or file
-// descriptors?
-type SoakCommand struct {
-	Main *Main
-	c    common
-}
-
-// Run parses flags and runs the soak scenario.
-func (cmd *SoakCommand) Run(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("bench soak", flag.ContinueOnError)
-	fs.SetOutput(cmd.Main.Stderr)
-	cmd.c.register(fs)
-	var cfg bench.SoakConfig
-	fs.IntVar(&cfg.Sessions, "sessions", 10, "sessions running traffic")
-	fs.DurationVar(&cfg.Duration, "duration", 30*time.Minute, "measured time after the warm-up")
-	fs.DurationVar(&cfg.Interval, "interval", time.Minute, "time between samples")
-	fs.IntVar(&cfg.Readings, "readings", 6, "readings averaged into each sample after the first, spread over the interval before it (1: one instantaneous reading)")
-	fs.DurationVar(&cfg.WarmUp, "warmup", time.Minute, "traffic before the first sample (which the trend leaves out)")
-	fs.DurationVar(&cfg.IdleTimeout, "idle", 20*time.Second, "PROXY_SESSION_IDLE_TIMEOUT")
-	fs.IntVar(&cfg.MaxSessions, "max-sessions", 0, "PROXY_MAX_SESSIONS (at least max(10, -sessions))")
-	fs.IntVar(&cfg.WarmPool, "warm-pool", 1, "PROXY_WARM_POOL")
-	fs.Float64Var(&cfg.LongPauseProb, "long-pause", 0.2, "probability that the pause after a round is longer than the idle timeout (the session is suspended, then resumed)")
-	pages := fs.String("pages", "catalogue,form,table", "pages the sessions navigate to, at random")
-	fs.Uint64Var(&cfg.Seed, "seed", 1, "seed of the think times")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	switch {
-	case cfg.Sessions < 1 || cfg.Sessions > 100:
-		return fmt.Errorf("-sessions %d: want 1..100", cfg.Sessions)
-	case cfg.Interval <= 0 || cfg.Duration < cfg.Interval || cfg.Duration > 48*time.Hour:
-		return fmt.Errorf("-duration %s, -interval %s: want 0 < interval ≤ duration ≤ 48h", cfg.Duration, cfg.Interval)
-	case cfg.Readings < 1 || cfg.Readings > 60 || cfg.Interval/time.Duration(cfg.Readings) < time.Second:
-		return fmt.Errorf("-readings %d: want 1..60 and readings at least 1s apart (-interval %s)", cfg.Readings, cfg.Interval)
-	case cfg.IdleTimeout < time.Second:
-		return fmt.Errorf("-idle %s: want at least 1s", cfg.IdleTimeout)
-	case cfg.LongPauseProb < 0 || cfg.LongPauseProb > 1:
-		return fmt.Errorf("-long-pause %v: want 0..1", cfg.LongPauseProb)
-	}
-	cfg.Pages = strings.Split(*pages, ",")
-	for _, p := range cfg.Pages {
-		if _, ok := bench.Pages[p]; !ok {
-			return fmt.Errorf("-pages: %q: want form, table or catalogue", p)
-		}
-	}
-	var soak *bench.SoakResult
-	err := cmd.c.run(ctx, cmd.Main, append([]string{"soak"}, args...), func(ctx context.Context, log *slog.Logger, site *bench.Site, s bench.ServerConfig, rep *bench.Report) error {
-		c := cfg
-		c.Server, c.RequestTimeout = s, cmd.c.reqTimeout
-		var err error
-		rep.Soak, err = bench.RunSoak(ctx, log, site, c)
-		soak = rep.Soak
-		return err
-	})
-	if err == nil && soak != nil && !soak.Cleanup.Clean() {
-		return fmt.Errorf("unclean proxy-server stop: %s", soak.Cleanup.Summary())
-	}
-	return err
-}
-
-// ChartCommand is `bench chart`: SVG charts from the JSON of `bench
-// concurrency`, `bench soak` and `bench tokens`.
-type ChartCommand struct {
-	Main *Main
-}
-
-// Run parses flags and writes the charts.
-func (cmd *ChartCommand) Run(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("bench chart", flag.ContinueOnError)
-	fs.SetOutput(cmd.Main.Stderr)
-	conc := fs.String("concurrency", "", "JSON `file` written by bench concurrency -json")
-	soak := fs.String("soak", "", "JSON `file` written by bench soak -json")
-	tokens := fs.String("tokens", "", "JSON `file` written by bench tokens -json")
-	out := fs.String("out", "docs", "directory the SVG files are written to")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if *conc == "" && *soak == "" && *tokens == "" {
-		return fmt.Errorf("give -concurrency FILE, -soak FILE and/or -tokens FILE")
-	}
-	var charts []bench.Chart
-	if *conc != "" {
-		rep, err := bench.ReadReport(*conc)
-		if err != nil {
-			return err
-		}
-		cs, err := bench.ConcurrencyCharts(rep.Concurrency)
-		if err != nil {
-			return fmt.Errorf("%s: %w", *conc, err)
-		}
-		charts = append(charts, cs...)
-	}
-	if *soak != "" {
-		rep, err := bench.ReadReport(*soak)
-		if err != nil {
-			return err
-		}
-		cs, err := bench.SoakCharts(rep.Soak)
-		if err != nil {
-			return fmt.Errorf("%s: %w", *soak, err)
-		}
-		charts = append(charts, cs...)
-	}
-	if *tokens != "" {
-		rep, err := bench.ReadReport(*tokens)
-		if err != nil {
-			return err
-		}
-		cs, err := bench.TokensCharts(rep.Tokens)
-		if err != nil {
-			return fmt.Errorf("%s: %w", *tokens, err)
-		}
-		charts = append(charts, cs...)
-	}
-	paths, err := bench.WriteCharts(*out, charts)
-	for _, p := range paths {
-		fmt.Fprintln(cmd.Main.Stdout, p)
-	}
-	return err
-}
-
 // overheadFlags are the overhead scenario's flags; prefix keeps them apart
 // from other scenarios' flags in `bench all`.
 type overheadFlags struct {
@@ -727,8 +686,8 @@ func (f *bytesFlags) config(s bench.ServerConfig, bridge string, callTimeout tim
 	return bench.BytesConfig{Server: s, Root: s.Dir, Bridge: absUnder(s.Dir, bridge), Item: f.item, WithFind: f.find, CallTimeout: callTimeout}, nil
 }
 
-func registerBridge(fs *flag.FlagSet, bridge *string) {
-	fs.StringVar(bridge, "bridge", "bin/mcp-bridge", "mcp-bridge `binary` for the proxy side (build it with make build)")
+func registerBridge(fs *flag.FlagSet) *string {
+	return fs.String("bridge", "bin/mcp-bridge", "mcp-bridge `binary` for the proxy side (build it with make build)")
 }
 
 // absUnder resolves a relative path against root, as -server is.
@@ -779,158 +738,4 @@ func (f *tokensFlags) config(s bench.ServerConfig, bridge string, callTimeout ti
 		return bench.TokensConfig{}, fmt.Errorf("-tasks: %w", err)
 	}
 	return cfg, nil
-}
-
-// runTokens runs the tokens scenario into rep.
-func runTokens(ctx context.Context, log *slog.Logger, site *bench.Site, rep *bench.Report, cfg bench.TokensConfig) error {
-	res, err := bench.RunTokens(ctx, log, site, cfg)
-	rep.Tokens = res
-	if res != nil {
-		err = errors.Join(err, stdioLeakErr(res.Cleanup, res.Stops))
-	}
-	return err
-}
-
-// TokensCommand is `bench tokens`: what a scripted agent's tool results
-// weigh on a task suite, plain @playwright/mcp (snapshot, find) against
-// the proxy.
-type TokensCommand struct {
-	Main   *Main
-	c      common
-	f      tokensFlags
-	bridge string
-}
-
-// Run parses flags and runs the tokens scenario.
-func (cmd *TokensCommand) Run(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("bench tokens", flag.ContinueOnError)
-	fs.SetOutput(cmd.Main.Stderr)
-	cmd.c.register(fs)
-	registerBridge(fs, &cmd.bridge)
-	cmd.f.register(fs, "")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if _, err := cmd.f.config(bench.ServerConfig{}, cmd.bridge, 0); err != nil {
-		return err
-	}
-	return cmd.c.run(ctx, cmd.Main, append([]string{"tokens"}, args...), func(ctx context.Context, log *slog.Logger, site *bench.Site, s bench.ServerConfig, rep *bench.Report) error {
-		cfg, err := cmd.f.config(s, cmd.bridge, cmd.c.reqTimeout)
-		if err != nil {
-			return err
-		}
-		return runTokens(ctx, log, site, rep, cfg)
-	})
-}
-
-// runOverhead runs the overhead scenario into rep.
-func runOverhead(ctx context.Context, log *slog.Logger, site *bench.Site, rep *bench.Report, cfg bench.OverheadConfig) error {
-	res, err := bench.RunOverhead(ctx, log, site, cfg)
-	rep.Overhead = res
-	if res != nil {
-		err = errors.Join(err, stdioLeakErr(res.Cleanup, res.Stops))
-	}
-	return err
-}
-
-// runBytes runs the bytes scenario into rep.
-func runBytes(ctx context.Context, log *slog.Logger, site *bench.Site, rep *bench.Report, cfg bench.BytesConfig) error {
-	res, err := bench.RunBytes(ctx, log, site, cfg)
-	rep.Bytes = res
-	if res != nil {
-		err = errors.Join(err, stdioLeakErr(res.Cleanup, res.Stops))
-	}
-	return err
-}
-
-// OverheadCommand is `bench overhead`: what the proxy path adds to a call,
-// against plain @playwright/mcp.
-type OverheadCommand struct {
-	Main   *Main
-	c      common
-	f      overheadFlags
-	bridge string
-}
-
-// Run parses flags and runs the overhead scenario.
-func (cmd *OverheadCommand) Run(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("bench overhead", flag.ContinueOnError)
-	fs.SetOutput(cmd.Main.Stderr)
-	cmd.c.register(fs)
-	registerBridge(fs, &cmd.bridge)
-	cmd.f.register(fs, "")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if _, err := cmd.f.config(bench.ServerConfig{}, cmd.bridge, 0); err != nil {
-		return err
-	}
-	return cmd.c.run(ctx, cmd.Main, append([]string{"overhead"}, args...), func(ctx context.Context, log *slog.Logger, site *bench.Site, s bench.ServerConfig, rep *bench.Report) error {
-		cfg, err := cmd.f.config(s, cmd.bridge, cmd.c.reqTimeout)
-		if err != nil {
-			return err
-		}
-		return runOverhead(ctx, log, site, rep, cfg)
-	})
-}
-
-// BytesCommand is `bench bytes`: bytes to the model for a scripted task,
-// plain @playwright/mcp against the proxy.
-type BytesCommand struct {
-	Main   *Main
-	c      common
-	f      bytesFlags
-	bridge string
-}
-
-// Run parses flags and runs the bytes scenario.
-func (cmd *BytesCommand) Run(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("bench bytes", flag.ContinueOnError)
-	fs.SetOutput(cmd.Main.Stderr)
-	cmd.c.register(fs)
-	registerBridge(fs, &cmd.bridge)
-	cmd.f.register(fs, "")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if _, err := cmd.f.config(bench.ServerConfig{}, cmd.bridge, 0); err != nil {
-		return err
-	}
-	return cmd.c.run(ctx, cmd.Main, append([]string{"bytes"}, args...), func(ctx context.Context, log *slog.Logger, site *bench.Site, s bench.ServerConfig, rep *bench.Report) error {
-		cfg, err := cmd.f.config(s, cmd.bridge, cmd.c.reqTimeout)
-		if err != nil {
-			return err
-		}
-		return runBytes(ctx, log, site, rep, cfg)
-	})
-}
-
-// LiveCommand is `bench live`: what one viewer of a session's live view
-// gets (frames/s, bytes/s, change-to-frame) and costs (CPU).
-type LiveCommand struct {
-	Main *Main
-	c    common
-}
-
-// Run parses flags and runs the live view scenario.
-func (cmd *LiveCommand) Run(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("bench live", flag.ContinueOnError)
-	fs.SetOutput(cmd.Main.Stderr)
-	cmd.c.register(fs)
-	window := fs.Duration("window", 10*time.Second, "how long each viewer watches the still and the busy page")
-	changes := fs.Int("changes", 20, "colour flips timed for change-to-frame")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if *window < time.Second || *window > 10*time.Minute {
-		return fmt.Errorf("-window %s: want 1s..10m", *window)
-	}
-	if *changes < 1 || *changes > 600 {
-		return fmt.Errorf("-changes %d: want 1..600", *changes)
-	}
-	return cmd.c.run(ctx, cmd.Main, append([]string{"live"}, args...), func(ctx context.Context, log *slog.Logger, site *bench.Site, s bench.ServerConfig, rep *bench.Report) error {
-		var err error
-		rep.Live, err = bench.RunLive(ctx, log, site, bench.LiveConfig{Server: s, Window: *window, Changes: *changes, RequestTimeout: cmd.c.reqTimeout})
-		return err
-	})
 }

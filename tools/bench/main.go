@@ -63,33 +63,22 @@ func (m *Main) Run(ctx context.Context, args []string) error {
 	if len(args) > 0 {
 		cmd, rest = args[0], args[1:]
 	}
+	servers := map[string]setupFunc{
+		"sessions": sessionsCommand, "concurrency": concurrencyCommand, "nodes": nodesCommand, "all": allCommand,
+		"idle": idleCommand, "overhead": stdioCommand(&overheadFlags{}, runOverhead), "bytes": stdioCommand(&bytesFlags{}, runBytes),
+		"tokens": stdioCommand(&tokensFlags{}, runTokens),
+		"soak":   soakCommand, "live": liveCommand,
+	}
+	if setup, ok := servers[cmd]; ok {
+		return m.serverCommand(ctx, cmd, rest, setup)
+	}
 	switch cmd {
-	case "sessions":
-		return (&SessionsCommand{Main: m}).Run(ctx, rest)
-	case "concurrency":
-		return (&ConcurrencyCommand{Main: m}).Run(ctx, rest)
-	case "nodes":
-		return (&NodesCommand{Main: m}).Run(ctx, rest)
-	case "all":
-		return (&AllCommand{Main: m}).Run(ctx, rest)
-	case "idle":
-		return (&IdleCommand{Main: m}).Run(ctx, rest)
-	case "overhead":
-		return (&OverheadCommand{Main: m}).Run(ctx, rest)
-	case "bytes":
-		return (&BytesCommand{Main: m}).Run(ctx, rest)
-	case "tokens":
-		return (&TokensCommand{Main: m}).Run(ctx, rest)
 	case "store":
-		return (&StoreCommand{Main: m}).Run(ctx, rest)
-	case "soak":
-		return (&SoakCommand{Main: m}).Run(ctx, rest)
+		return m.storeCommand(ctx, rest)
 	case "chart":
-		return (&ChartCommand{Main: m}).Run(ctx, rest)
+		return m.chartCommand(rest)
 	case "relay":
 		return (&RelayCommand{Main: m}).Run(ctx, rest)
-	case "live":
-		return (&LiveCommand{Main: m}).Run(ctx, rest)
 	case "", "help", "-h", "--help":
 		m.usage()
 		return flag.ErrHelp

@@ -119,16 +119,13 @@ func RunBytes(ctx context.Context, log *slog.Logger, site *Site, cfg BytesConfig
 	scfg := cfg.Server
 	scfg.Env = copyEnv(scfg.Env)
 	res = &BytesResult{Item: cfg.Item, Env: scfg.Env, TargetPct: BytesTargetPct}
-	srv, err := StartServer(ctx, log, scfg)
+	srv, stop, err := startServer(ctx, log, scfg, &res.Cleanup, &res.Interrupted)
 	if err != nil {
 		return res, err
 	}
 	// Deferred in this order so that they run bridge, plain, server: the
 	// server's stop reaps any child of this process.
-	defer func() {
-		res.Cleanup = srv.Stop(context.WithoutCancel(ctx))
-		res.Interrupted = ctx.Err() != nil
-	}()
+	defer stop()
 	plain, err := StartPlain(ctx, log, PlainConfig{Root: cfg.Root, SettleMS: -1})
 	if err != nil {
 		return res, err

@@ -89,12 +89,7 @@ func ConcurrencyCharts(res *ConcurrencyResult) ([]Chart, error) {
 				}
 			}
 		}
-		slices.SortFunc(tools, func(a, b string) int {
-			if d := toolOrder(a) - toolOrder(b); d != 0 {
-				return d
-			}
-			return strings.Compare(a, b)
-		})
+		slices.SortFunc(tools, func(a, b string) int { return byToolPage(a, "", b, "") })
 		var ss []series
 		for i, tool := range tools {
 			p50 := series{name: tool + " p50", color: palette[i%len(palette)]}
@@ -329,9 +324,7 @@ func (p panel) render(b *strings.Builder, top int) {
 	x0, x1 := float64(plotLeft), float64(plotRight)
 	y0, y1 := float64(top+panelTop), float64(top+panelHeight-panelBottom) // y0 top, y1 bottom
 	fmt.Fprintf(b, "<g class=\"panel\">\n")
-	if p.title != "" {
-		fmt.Fprintf(b, "<text x=\"%s\" y=\"%s\" font-size=\"13\" font-weight=\"bold\">%s</text>\n", num(x0), num(y0-10), esc(p.title))
-	}
+	panelTitle(b, p.title, x0, y0)
 
 	// Domains.
 	var xs, ys []float64
@@ -374,26 +367,14 @@ func (p panel) render(b *strings.Builder, top int) {
 	}
 	xpos := func(v float64) float64 { return x0 + (v-xlo)/(xhi-xlo)*(x1-x0) }
 
-	// Grid and y ticks.
-	ydec := tickDecimals(yt, p.logY)
-	for _, v := range yt {
-		y := ypos(v)
-		fmt.Fprintf(b, "<line x1=\"%s\" y1=\"%s\" x2=\"%s\" y2=\"%s\" stroke=\"#e3e3e3\"/>\n", num(x0), num(y), num(x1), num(y))
-		fmt.Fprintf(b, "<line x1=\"%s\" y1=\"%s\" x2=\"%s\" y2=\"%s\" stroke=\"#333333\"/>\n", num(x0-5), num(y), num(x0), num(y))
-		fmt.Fprintf(b, "<text x=\"%s\" y=\"%s\" text-anchor=\"end\" class=\"ytick\">%s</text>\n", num(x0-8), num(y+4), formatTick(v, ydec))
-	}
-	xdec := tickDecimals(xt, false)
-	for _, v := range xt {
-		x := xpos(v)
-		fmt.Fprintf(b, "<line x1=\"%s\" y1=\"%s\" x2=\"%s\" y2=\"%s\" stroke=\"#333333\"/>\n", num(x), num(y1), num(x), num(y1+5))
-		fmt.Fprintf(b, "<text x=\"%s\" y=\"%s\" text-anchor=\"middle\" class=\"xtick\">%s</text>\n", num(x), num(y1+19), formatTick(v, xdec))
-	}
-	// Axes.
-	fmt.Fprintf(b, "<line x1=\"%s\" y1=\"%s\" x2=\"%s\" y2=\"%s\" stroke=\"#333333\"/>\n", num(x0), num(y0), num(x0), num(y1))
-	fmt.Fprintf(b, "<line x1=\"%s\" y1=\"%s\" x2=\"%s\" y2=\"%s\" stroke=\"#333333\"/>\n", num(x0), num(y1), num(x1), num(y1))
-	fmt.Fprintf(b, "<text x=\"%s\" y=\"%s\" text-anchor=\"middle\" class=\"xlabel\">%s</text>\n", num((x0+x1)/2), num(y1+40), esc(p.xLabel))
-	fmt.Fprintf(b, "<text x=\"%s\" y=\"%s\" text-anchor=\"middle\" transform=\"rotate(-90 %s %s)\" class=\"ylabel\">%s</text>\n",
-		num(x0-58), num((y0+y1)/2), num(x0-58), num((y0+y1)/2), esc(p.yLabel))
+	frame(b, x0, x1, y0, y1, yt, tickDecimals(yt, p.logY), ypos, p.xLabel, p.yLabel, func() {
+		xdec := tickDecimals(xt, false)
+		for _, v := range xt {
+			x := xpos(v)
+			fmt.Fprintf(b, "<line x1=\"%s\" y1=\"%s\" x2=\"%s\" y2=\"%s\" stroke=\"#333333\"/>\n", num(x), num(y1), num(x), num(y1+5))
+			fmt.Fprintf(b, "<text x=\"%s\" y=\"%s\" text-anchor=\"middle\" class=\"xtick\">%s</text>\n", num(x), num(y1+19), formatTick(v, xdec))
+		}
+	})
 
 	// Series.
 	for _, s := range p.series {
@@ -407,12 +388,8 @@ func (p panel) render(b *strings.Builder, top int) {
 			pts = append(pts, num(xpos(pt.x))+","+num(ypos(pt.y)))
 		}
 		fmt.Fprintf(b, "<g class=\"series\" data-name=\"%s\">\n", esc(s.name))
-		dash := ""
-		if s.dashed {
-			dash = " stroke-dasharray=\"7 4\""
-		}
 		if len(pts) > 1 {
-			fmt.Fprintf(b, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\"%s points=\"%s\"/>\n", s.color, dash, strings.Join(pts, " "))
+			fmt.Fprintf(b, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\"%s points=\"%s\"/>\n", s.color, dashAttr(s.dashed), strings.Join(pts, " "))
 		}
 		for _, pt := range kept {
 			x, y := xpos(pt.x), ypos(pt.y)
@@ -430,16 +407,10 @@ func (p panel) render(b *strings.Builder, top int) {
 		b.WriteString("</g>\n")
 	}
 
-	// Legend.
-	lx := x1 + 20
 	for i, s := range p.series {
-		ly := y0 + 8 + float64(i)*18
-		dash := ""
-		if s.dashed {
-			dash = " stroke-dasharray=\"7 4\""
-		}
-		fmt.Fprintf(b, "<line x1=\"%s\" y1=\"%s\" x2=\"%s\" y2=\"%s\" stroke=\"%s\" stroke-width=\"2\"%s/>\n", num(lx), num(ly), num(lx+26), num(ly), s.color, dash)
-		fmt.Fprintf(b, "<text x=\"%s\" y=\"%s\" class=\"legend\">%s</text>\n", num(lx+32), num(ly+4), esc(s.name))
+		legend(b, i, s.name, x1, y0, func(lx, ly float64) string {
+			return fmt.Sprintf("<line x1=\"%s\" y1=\"%s\" x2=\"%s\" y2=\"%s\" stroke=\"%s\" stroke-width=\"2\"%s/>\n", num(lx), num(ly), num(lx+26), num(ly), s.color, dashAttr(s.dashed))
+		})
 	}
 	b.WriteString("</g>\n")
 }
@@ -448,9 +419,7 @@ func (p barPanel) render(b *strings.Builder, top int) {
 	x0, x1 := float64(plotLeft), float64(plotRight)
 	y0, y1 := float64(top+panelTop), float64(top+panelHeight-panelBottom)
 	fmt.Fprintf(b, "<g class=\"bars\">\n")
-	if p.title != "" {
-		fmt.Fprintf(b, "<text x=\"%s\" y=\"%s\" font-size=\"13\" font-weight=\"bold\">%s</text>\n", num(x0), num(y0-10), esc(p.title))
-	}
+	panelTitle(b, p.title, x0, y0)
 	var ys []float64
 	for _, s := range p.series {
 		for _, v := range s.values {
@@ -474,18 +443,7 @@ func (p barPanel) render(b *strings.Builder, top int) {
 		lo, hi := yt[0], yt[len(yt)-1]
 		ypos = func(v float64) float64 { return y1 - (v-lo)/(hi-lo)*(y1-y0) }
 	}
-	ydec := tickDecimals(yt, p.logY)
-	for _, v := range yt {
-		y := ypos(v)
-		fmt.Fprintf(b, "<line x1=\"%s\" y1=\"%s\" x2=\"%s\" y2=\"%s\" stroke=\"#e3e3e3\"/>\n", num(x0), num(y), num(x1), num(y))
-		fmt.Fprintf(b, "<line x1=\"%s\" y1=\"%s\" x2=\"%s\" y2=\"%s\" stroke=\"#333333\"/>\n", num(x0-5), num(y), num(x0), num(y))
-		fmt.Fprintf(b, "<text x=\"%s\" y=\"%s\" text-anchor=\"end\" class=\"ytick\">%s</text>\n", num(x0-8), num(y+4), formatTick(v, ydec))
-	}
-	fmt.Fprintf(b, "<line x1=\"%s\" y1=\"%s\" x2=\"%s\" y2=\"%s\" stroke=\"#333333\"/>\n", num(x0), num(y0), num(x0), num(y1))
-	fmt.Fprintf(b, "<line x1=\"%s\" y1=\"%s\" x2=\"%s\" y2=\"%s\" stroke=\"#333333\"/>\n", num(x0), num(y1), num(x1), num(y1))
-	fmt.Fprintf(b, "<text x=\"%s\" y=\"%s\" text-anchor=\"middle\" class=\"xlabel\">%s</text>\n", num((x0+x1)/2), num(y1+40), esc(p.xLabel))
-	fmt.Fprintf(b, "<text x=\"%s\" y=\"%s\" text-anchor=\"middle\" transform=\"rotate(-90 %s %s)\" class=\"ylabel\">%s</text>\n",
-		num(x0-58), num((y0+y1)/2), num(x0-58), num((y0+y1)/2), esc(p.yLabel))
+	frame(b, x0, x1, y0, y1, yt, tickDecimals(yt, p.logY), ypos, p.xLabel, p.yLabel, func() {})
 
 	// Each category gets an equal slot; its bars fill 80 % of it.
 	n := max(1, len(p.categories))
@@ -519,13 +477,50 @@ func (p barPanel) render(b *strings.Builder, top int) {
 		}
 		b.WriteString("</g>\n")
 	}
-	lx := x1 + 20
 	for i, s := range p.series {
-		ly := y0 + 8 + float64(i)*18
-		fmt.Fprintf(b, "<rect x=\"%s\" y=\"%s\" width=\"26\" height=\"10\" fill=\"%s\"/>\n", num(lx), num(ly-5), s.color)
-		fmt.Fprintf(b, "<text x=\"%s\" y=\"%s\" class=\"legend\">%s</text>\n", num(lx+32), num(ly+4), esc(s.name))
+		legend(b, i, s.name, x1, y0, func(lx, ly float64) string {
+			return fmt.Sprintf("<rect x=\"%s\" y=\"%s\" width=\"26\" height=\"10\" fill=\"%s\"/>\n", num(lx), num(ly-5), s.color)
+		})
 	}
 	b.WriteString("</g>\n")
+}
+
+func panelTitle(b *strings.Builder, title string, x0, y0 float64) {
+	if title != "" {
+		fmt.Fprintf(b, "<text x=\"%s\" y=\"%s\" font-size=\"13\" font-weight=\"bold\">%s</text>\n", num(x0), num(y0-10), esc(title))
+	}
+}
+
+// frame draws a plot's grid and y ticks, its x ticks (xTicks), then its
+// axes and axis labels.
+func frame(b *strings.Builder, x0, x1, y0, y1 float64, yt []float64, ydec int, ypos func(float64) float64, xLabel, yLabel string, xTicks func()) {
+	for _, v := range yt {
+		y := ypos(v)
+		fmt.Fprintf(b, "<line x1=\"%s\" y1=\"%s\" x2=\"%s\" y2=\"%s\" stroke=\"#e3e3e3\"/>\n", num(x0), num(y), num(x1), num(y))
+		fmt.Fprintf(b, "<line x1=\"%s\" y1=\"%s\" x2=\"%s\" y2=\"%s\" stroke=\"#333333\"/>\n", num(x0-5), num(y), num(x0), num(y))
+		fmt.Fprintf(b, "<text x=\"%s\" y=\"%s\" text-anchor=\"end\" class=\"ytick\">%s</text>\n", num(x0-8), num(y+4), formatTick(v, ydec))
+	}
+	xTicks()
+	fmt.Fprintf(b, "<line x1=\"%s\" y1=\"%s\" x2=\"%s\" y2=\"%s\" stroke=\"#333333\"/>\n", num(x0), num(y0), num(x0), num(y1))
+	fmt.Fprintf(b, "<line x1=\"%s\" y1=\"%s\" x2=\"%s\" y2=\"%s\" stroke=\"#333333\"/>\n", num(x0), num(y1), num(x1), num(y1))
+	fmt.Fprintf(b, "<text x=\"%s\" y=\"%s\" text-anchor=\"middle\" class=\"xlabel\">%s</text>\n", num((x0+x1)/2), num(y1+40), esc(xLabel))
+	fmt.Fprintf(b, "<text x=\"%s\" y=\"%s\" text-anchor=\"middle\" transform=\"rotate(-90 %s %s)\" class=\"ylabel\">%s</text>\n",
+		num(x0-58), num((y0+y1)/2), num(x0-58), num((y0+y1)/2), esc(yLabel))
+}
+
+// legend writes the i-th legend entry right of the plot: its mark, then
+// its name.
+func legend(b *strings.Builder, i int, name string, x1, y0 float64, mark func(lx, ly float64) string) {
+	lx, ly := x1+20, y0+8+float64(i)*18
+	b.WriteString(mark(lx, ly))
+	fmt.Fprintf(b, "<text x=\"%s\" y=\"%s\" class=\"legend\">%s</text>\n", num(lx+32), num(ly+4), esc(name))
+}
+
+func dashAttr(dashed bool) string {
+	if dashed {
+		return " stroke-dasharray=\"7 4\""
+	}
+	return ""
 }
 
 // niceTicks returns about n evenly spaced round ticks (steps of 1, 2 or 5

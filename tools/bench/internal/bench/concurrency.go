@@ -1,12 +1,14 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
-	"sort"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -240,14 +242,11 @@ func RunConcurrency(ctx context.Context, log *slog.Logger, site *Site, cfg Concu
 		defer stop()
 		scfg.Env["PROXY_BROWSER_ENDPOINTS"] = endpoints
 	}
-	srv, err := StartServer(ctx, log, scfg)
+	srv, stop, err := startServer(ctx, log, scfg, &res.Cleanup, &res.Interrupted)
 	if err != nil {
 		return res, err
 	}
-	defer func() {
-		res.Cleanup = srv.Stop(context.WithoutCancel(ctx))
-		res.Interrupted = ctx.Err() != nil
-	}()
+	defer stop()
 	c, err := NewClient(srv.URL, cfg.RequestTimeout)
 	if err != nil {
 		return res, err
@@ -506,13 +505,7 @@ func runLevel(ctx context.Context, log *slog.Logger, srv *Server, c *Client, sit
 		lr.Tools = append(lr.Tools, ts)
 	}
 	rec.mu.Unlock()
-	sort.Slice(lr.Tools, func(i, j int) bool {
-		a, b := lr.Tools[i], lr.Tools[j]
-		if toolOrder(a.Tool) != toolOrder(b.Tool) {
-			return toolOrder(a.Tool) < toolOrder(b.Tool)
-		}
-		return a.Page < b.Page
-	})
+	slices.SortFunc(lr.Tools, func(a, b ToolStat) int { return byToolPage(a.Tool, a.Page, b.Tool, b.Page) })
 	lr.CallsPerSec = float64(lr.OKCalls) / window.Seconds()
 	lr.ErrorCount, lr.Errors = rec.errlog.total(), rec.errlog.list()
 
@@ -567,6 +560,12 @@ func (lr *LevelResult) perSessionMemory() {
 	for _, k := range kinds(lr.Baseline, lr.End) {
 		lr.PerSessionByKind[k] = float64(lr.End.ByKind[k].RSSKB-lr.Baseline.ByKind[k].RSSKB) / n
 	}
+}
+
+// byToolPage orders rows by tool (in a round's order, then by name), then
+// by page.
+func byToolPage(aTool, aPage, bTool, bPage string) int {
+	return cmp.Or(toolOrder(aTool)-toolOrder(bTool), strings.Compare(aTool, bTool), strings.Compare(aPage, bPage))
 }
 
 func toolOrder(t string) int {

@@ -5,7 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"net/url"
-	"sort"
+	"slices"
 	"time"
 
 	_ "modernc.org/sqlite" // read the server's record (read-only) for the time breakdown
@@ -95,15 +95,6 @@ func timeBreakdown(ctx context.Context, dbPath string, calls []callTiming) ([]Br
 		out = append(out, Breakdown{Tool: k[0], Page: k[1], N: len(a.client), Client: Summarize(a.client),
 			Before: Summarize(a.before), Upstream: Summarize(a.upstream), After: Summarize(a.after)})
 	}
-	sort.Slice(out, func(i, j int) bool {
-		a, b := out[i], out[j]
-		if toolOrder(a.Tool) != toolOrder(b.Tool) {
-			return toolOrder(a.Tool) < toolOrder(b.Tool)
-		}
-		if a.Tool != b.Tool {
-			return a.Tool < b.Tool
-		}
-		return a.Page < b.Page
-	})
+	slices.SortFunc(out, func(a, b Breakdown) int { return byToolPage(a.Tool, a.Page, b.Tool, b.Page) })
 	return out, nil
 }

@@ -71,14 +71,11 @@ func RunIdle(ctx context.Context, log *slog.Logger, site *Site, cfg IdleConfig) 
 	scfg.Env["PROXY_MAX_SESSIONS"] = strconv.Itoa(maxLevel + 1)
 	scfg.Env["PROXY_WARM_POOL"] = strconv.Itoa(cfg.WarmPool)
 	res = &IdleResult{Env: scfg.Env, Navigations: cfg.Navigations}
-	srv, err := StartServer(ctx, log, scfg)
+	srv, stop, err := startServer(ctx, log, scfg, &res.Cleanup, &res.Interrupted)
 	if err != nil {
 		return res, err
 	}
-	defer func() {
-		res.Cleanup = srv.Stop(context.WithoutCancel(ctx))
-		res.Interrupted = ctx.Err() != nil
-	}()
+	defer stop()
 	c, err := NewClient(srv.URL, cfg.RequestTimeout)
 	if err != nil {
 		return res, err

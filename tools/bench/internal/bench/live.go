@@ -101,14 +101,11 @@ func RunLive(ctx context.Context, log *slog.Logger, site *Site, cfg LiveConfig) 
 	scfg := cfg.Server
 	scfg.Env = copyEnv(scfg.Env)
 	res = &LiveResult{Env: scfg.Env}
-	srv, err := StartServer(ctx, log, scfg)
+	srv, stop, err := startServer(ctx, log, scfg, &res.Cleanup, &res.Interrupted)
 	if err != nil {
 		return res, err
 	}
-	defer func() {
-		res.Cleanup = srv.Stop(context.WithoutCancel(ctx))
-		res.Interrupted = ctx.Err() != nil
-	}()
+	defer stop()
 	c, err := NewClient(srv.URL, cfg.RequestTimeout)
 	if err != nil {
 		return res, err

@@ -398,16 +398,13 @@ func RunOverhead(ctx context.Context, log *slog.Logger, site *Site, cfg Overhead
 		res.Order = "AB"
 	}
 
-	srv, err := StartServer(ctx, log, scfg)
+	srv, stop, err := startServer(ctx, log, scfg, &res.Cleanup, &res.Interrupted)
 	if err != nil {
 		return res, err
 	}
 	// Deferred in this order so that they run bridge, plain, server: the
 	// server's stop reaps any child of this process.
-	defer func() {
-		res.Cleanup = srv.Stop(context.WithoutCancel(ctx))
-		res.Interrupted = ctx.Err() != nil
-	}()
+	defer stop()
 	plain, err := StartPlain(ctx, log, PlainConfig{Root: cfg.Root, SettleMS: cfg.SettleMS})
 	if err != nil {
 		return res, err

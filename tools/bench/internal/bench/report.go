@@ -53,19 +53,8 @@ type Machine struct {
 // DescribeMachine collects the machine facts (versions by running the
 // tools with a short timeout).
 func DescribeMachine(ctx context.Context, root, serverBin string) Machine {
-	m := Machine{NumCPU: runtime.NumCPU(), GoVersion: runtime.Version(), ProxyServerPath: serverBin}
-	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
-		for _, line := range strings.Split(string(b), "\n") {
-			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
-				m.CPUModel = strings.TrimSpace(v)
-				break
-			}
-		}
-	}
-	m.MemTotalKB, _ = statusKB("/proc/meminfo", "MemTotal")
-	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
-		m.Kernel = strings.TrimSpace(string(b))
-	}
+	m := hostFacts()
+	m.ProxyServerPath = serverBin
 	browser := os.Getenv("PROXY_BROWSER_EXECUTABLE")
 	if browser == "" {
 		for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
@@ -86,6 +75,24 @@ func DescribeMachine(ctx context.Context, root, serverBin string) Machine {
 	}
 	if b, err := os.ReadFile(filepath.Join(root, "node_modules/@playwright/mcp/package.json")); err == nil && json.Unmarshal(b, &pkg) == nil {
 		m.PlaywrightMCP = pkg.Version
+	}
+	return m
+}
+
+// hostFacts are the CPUs, memory, kernel and Go of this machine.
+func hostFacts() Machine {
+	m := Machine{NumCPU: runtime.NumCPU(), GoVersion: runtime.Version()}
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for line := range strings.Lines(string(b)) {
+			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+				m.CPUModel = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	m.MemTotalKB, _ = statusKB("/proc/meminfo", "MemTotal")
+	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
+		m.Kernel = strings.TrimSpace(string(b))
 	}
 	return m
 }

@@ -385,3 +385,17 @@ func checkURL(raw string) error {
 	}
 	return loopbackOnly(u.Host)
 }
+
+// startServer is StartServer for a scenario: stop, which the scenario
+// defers, stops the server and writes its cleanup report and whether the
+// run was interrupted.
+func startServer(ctx context.Context, log *slog.Logger, scfg ServerConfig, cleanup *StopReport, interrupted *bool) (*Server, func(), error) {
+	srv, err := StartServer(ctx, log, scfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	return srv, func() {
+		*cleanup = srv.Stop(context.WithoutCancel(ctx))
+		*interrupted = ctx.Err() != nil
+	}, nil
+}

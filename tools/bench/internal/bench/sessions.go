@@ -158,13 +158,7 @@ func runSessionsOnce(ctx context.Context, log *slog.Logger, navURL string, pool 
 	// 1. POST /sessions alone.
 	var create []float64
 	for i := range n {
-		if err := sleepCtx(ctx, cfg.RefillWait); err != nil {
-			return run, err
-		}
-		before := workerPIDs(srv.PID)
-		t0 := time.Now()
-		s, err := c.CreateSession(ctx)
-		d := time.Since(t0)
+		s, d, fromPool, err := timedCreate(ctx, c, srv.PID, cfg.RefillWait)
 		if err != nil {
 			if ctx.Err() != nil {
 				return run, ctx.Err()
@@ -174,10 +168,10 @@ func runSessionsOnce(ctx context.Context, log *slog.Logger, navURL string, pool 
 			continue
 		}
 		create = append(create, ms(d))
-		if s.WorkerPID != 0 && before[s.WorkerPID] {
+		if fromPool {
 			run.CreateFromPool++
 		}
-		plog.Info("POST /sessions", "i", fmt.Sprintf("%d/%d", i+1, n), "took", d.Round(time.Millisecond), "from_pool", before[s.WorkerPID])
+		plog.Info("POST /sessions", "i", fmt.Sprintf("%d/%d", i+1, n), "took", d.Round(time.Millisecond), "from_pool", fromPool)
 		if err := c.DeleteSession(ctx, s.ID); err != nil {
 			errs.add("DELETE /sessions", err)
 		}
@@ -187,14 +181,20 @@ func runSessionsOnce(ctx context.Context, log *slog.Logger, navURL string, pool 
 	// 2. Create + first navigate, then a navigate in the existing session.
 	var first, firstCreate, firstNav, existing []float64
 	var timings []callTiming
-	for i := range n {
-		if err := sleepCtx(ctx, cfg.RefillWait); err != nil {
-			return run, err
+	// navigate times one navigation and keeps its timing for the breakdown.
+	navigate := func(id, tool, what string) (time.Duration, error) {
+		t := time.Now()
+		res, err := c.Call(ctx, id, "browser_navigate", map[string]any{"url": navURL})
+		d := time.Since(t)
+		if err != nil {
+			errs.add(what, err)
+			return d, err
 		}
-		before := workerPIDs(srv.PID)
-		t0 := time.Now()
-		s, err := c.CreateSession(ctx)
-		dc := time.Since(t0)
+		timings = append(timings, callTiming{ref: res.RefID, tool: tool, page: cfg.NavPage, sent: t, received: t.Add(d)})
+		return d, nil
+	}
+	for i := range n {
+		s, dc, fromPool, err := timedCreate(ctx, c, srv.PID, cfg.RefillWait)
 		if err != nil {
 			if ctx.Err() != nil {
 				return run, ctx.Err()
@@ -202,18 +202,11 @@ func runSessionsOnce(ctx context.Context, log *slog.Logger, navURL string, pool 
 			errs.add("POST /sessions", err)
 			continue
 		}
-		if before[s.WorkerPID] {
+		if fromPool {
 			run.FirstNavFromPool++
 		}
-		t1 := time.Now()
-		res, err := c.Call(ctx, s.ID, "browser_navigate", map[string]any{"url": navURL})
-		dn := time.Since(t1)
+		dn, err := navigate(s.ID, "first navigate", "browser_navigate (first)")
 		if err == nil {
-			timings = append(timings, callTiming{ref: res.RefID, tool: "first navigate", page: cfg.NavPage, sent: t1, received: t1.Add(dn)})
-		}
-		if err != nil {
-			errs.add("browser_navigate (first)", err)
-		} else {
 			first = append(first, ms(dc+dn))
 			firstCreate = append(firstCreate, ms(dc))
 			firstNav = append(firstNav, ms(dn))
@@ -221,15 +214,8 @@ func runSessionsOnce(ctx context.Context, log *slog.Logger, navURL string, pool 
 		if err := sleepCtx(ctx, cfg.RefillWait); err != nil {
 			return run, err
 		}
-		t2 := time.Now()
-		res, err = c.Call(ctx, s.ID, "browser_navigate", map[string]any{"url": navURL})
-		de := time.Since(t2)
+		de, err := navigate(s.ID, "existing navigate", "browser_navigate (existing)")
 		if err == nil {
-			timings = append(timings, callTiming{ref: res.RefID, tool: "existing navigate", page: cfg.NavPage, sent: t2, received: t2.Add(de)})
-		}
-		if err != nil {
-			errs.add("browser_navigate (existing)", err)
-		} else {
 			existing = append(existing, ms(de))
 		}
 		plog.Info("create + first navigate", "i", fmt.Sprintf("%d/%d", i+1, n), "create", dc.Round(time.Millisecond),
@@ -249,6 +235,23 @@ func runSessionsOnce(ctx context.Context, log *slog.Logger, navURL string, pool 
 		run.BreakdownErr = err.Error()
 	}
 	return run, nil
+}
+
+// timedCreate waits refill (for the warm pool), then times POST /sessions;
+// fromPool says whether the session's worker was running before (a warm
+// one).
+func timedCreate(ctx context.Context, c *Client, server int, refill time.Duration) (s *proxy.Session, d time.Duration, fromPool bool, err error) {
+	if err := sleepCtx(ctx, refill); err != nil {
+		return nil, 0, false, err
+	}
+	before := workerPIDs(server)
+	t := time.Now()
+	s, err = c.CreateSession(ctx)
+	d = time.Since(t)
+	if err != nil {
+		return nil, d, false, err
+	}
+	return s, d, s.WorkerPID != 0 && before[s.WorkerPID], nil
 }
 
 // benchProfile is the profile the profile creates start from.

@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -286,14 +285,11 @@ func RunSoak(ctx context.Context, log *slog.Logger, site *Site, cfg SoakConfig) 
 	res = &SoakResult{Env: scfg.Env, Sessions: cfg.Sessions, DurationMS: ms(cfg.Duration), IntervalMS: ms(cfg.Interval), Readings: cfg.Readings,
 		WarmUpMS: ms(cfg.WarmUp), IdleTimeoutMS: ms(cfg.IdleTimeout), LongPauseProb: cfg.LongPauseProb, Pages: cfg.Pages}
 
-	srv, err := StartServer(ctx, log, scfg)
+	srv, stop, err := startServer(ctx, log, scfg, &res.Cleanup, &res.Interrupted)
 	if err != nil {
 		return res, err
 	}
-	defer func() {
-		res.Cleanup = srv.Stop(context.WithoutCancel(ctx))
-		res.Interrupted = ctx.Err() != nil
-	}()
+	defer stop()
 	c, err := NewClient(srv.URL, cfg.RequestTimeout)
 	if err != nil {
 		return res, err
@@ -757,16 +753,7 @@ func toolStats(rec *recorder, window time.Duration) []ToolStat {
 		}
 		out = append(out, ts)
 	}
-	sort.Slice(out, func(i, j int) bool {
-		a, b := out[i], out[j]
-		if toolOrder(a.Tool) != toolOrder(b.Tool) {
-			return toolOrder(a.Tool) < toolOrder(b.Tool)
-		}
-		if a.Tool != b.Tool {
-			return a.Tool < b.Tool
-		}
-		return a.Page < b.Page
-	})
+	slices.SortFunc(out, func(a, b ToolStat) int { return byToolPage(a.Tool, a.Page, b.Tool, b.Page) })
 	return out
 }
 

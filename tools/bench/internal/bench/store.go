@@ -10,7 +10,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -85,8 +84,8 @@ type StoreResult struct {
 type IngestRun struct {
 	Name    string `json:"name"`
 	Readers int    `json:"readers"`
-	// Calls counts calls fully recorded (request + response + session
-	// touch); Seeded the untimed ones recorded before the window.
+	// Calls counts calls fully recorded (request, then response with the
+	// session's activity); Seeded the untimed ones recorded before the window.
 	Calls    int     `json:"calls"`
 	Seeded   int     `json:"seeded"`
 	WindowMS float64 `json:"window_ms"`
@@ -97,7 +96,8 @@ type IngestRun struct {
 	// Write is the latency of recording one call.
 	Write Summary `json:"write"`
 	// GetContent is content.Service.Get with search_for on a random
-	// recorded ref (it also writes the ref's diff cursor); GetResponse is
+	// recorded ref (a search neither reads nor moves the diff cursor);
+	// GetResponse is
 	// store.GetResponse on a random recorded ref.
 	GetContent  Summary `json:"get_content_search"`
 	GetResponse Summary `json:"get_response"`
@@ -244,9 +244,9 @@ func (l *refList) pick(rng *rand.Rand) string {
 }
 
 // ingestCall is what one recorded browser_navigate writes, as the server's
-// session manager does per call: the request row before the worker is
-// called, the response with its page snapshot and console entries, then the
-// session's last activity.
+// session manager does per call: two commits, the request row before the
+// worker is called, then the response with its page snapshot and console
+// entries together with the session's last activity.
 type ingestCall struct {
 	session  string
 	snapshot string
@@ -266,11 +266,9 @@ func (c *ingestCall) record(ctx context.Context, db *store.DB, ref string) error
 		e.Timestamp = done
 		console[i] = e
 	}
-	if err := db.InsertResponse(ctx, &proxy.Response{RefID: ref, Status: proxy.StatusSuccess, Result: c.result,
-		PageSnapshot: c.snapshot, ConsoleLogs: "[ERROR] boom @ app.js:1\n[LOG] ready @ app.js:2\n", Timestamp: done}, console, nil); err != nil {
-		return err
-	}
-	return db.TouchSession(ctx, c.session, done)
+	return db.RecordResponse(ctx, &proxy.Response{RefID: ref, Status: proxy.StatusSuccess, Result: c.result,
+		PageSnapshot: c.snapshot, ConsoleLogs: "[ERROR] boom @ app.js:1\n[LOG] ready @ app.js:2\n", Timestamp: done}, console, nil, nil,
+		&proxy.SessionActivity{SessionID: c.session, At: done})
 }
 
 // navigateResult is a navigate answer as @playwright/mcp 0.0.83 gives it
@@ -566,19 +564,8 @@ func SyntheticSnapshot(n, variant int) string {
 // hostMachine describes the machine for an in-process benchmark (no
 // browser, no server binary).
 func hostMachine(ctx context.Context) Machine {
-	m := Machine{NumCPU: runtime.NumCPU(), GoVersion: runtime.Version(), Chromium: "n/a", Node: "n/a", PlaywrightMCP: "n/a"}
-	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
-		for line := range strings.Lines(string(b)) {
-			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
-				m.CPUModel = strings.TrimSpace(v)
-				break
-			}
-		}
-	}
-	m.MemTotalKB, _ = statusKB("/proc/meminfo", "MemTotal")
-	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
-		m.Kernel = strings.TrimSpace(string(b))
-	}
+	m := hostFacts()
+	m.Chromium, m.Node, m.PlaywrightMCP = "n/a", "n/a", "n/a"
 	m.ProxyServer = "internal/store + internal/content in process, tree " + firstLine(run(ctx, ".", "git", "describe", "--always", "--dirty"))
 	return m
 }
@@ -598,8 +585,8 @@ func metOrNot(ok bool) string {
 
 func (s *StoreResult) writeText(w io.Writer) {
 	fmt.Fprintf(w, "== store: internal/store + internal/content in process on a temp file (WAL, one writer connection + a read pool); "+
-		"each call = InsertRequest + InsertResponse (%d B page snapshot, 2 console entries) + TouchSession, %d writers for %.0f s each run; "+
-		"readers loop without pause, alternately content.Get(random ref, search_for \"Add N\", which also writes the diff cursor) and store.GetResponse(random ref); "+
+		"each call = 2 commits as the server makes them, InsertRequest then RecordResponse (%d B page snapshot, 2 console entries, the session's activity), %d writers for %.0f s each run; "+
+		"readers loop without pause, alternately content.Get(random ref, search_for \"Add N\", a read only: a search leaves the diff cursor alone) and store.GetResponse(random ref); "+
 		"MB = 10^6 bytes of snapshot + result\n",
 		s.SnapshotBytes, s.Writers, s.DurationMS/1000)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)

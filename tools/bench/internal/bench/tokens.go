@@ -189,15 +189,12 @@ func RunTokens(ctx context.Context, log *slog.Logger, site *Site, cfg TokensConf
 	for _, t := range tasks {
 		res.Tasks = append(res.Tasks, TokensTaskInfo{Name: t.Name(), Goal: t.Goal()})
 	}
-	srv, err := StartServer(ctx, log, scfg)
+	srv, stop, err := startServer(ctx, log, scfg, &res.Cleanup, &res.Interrupted)
 	if err != nil {
 		return res, err
 	}
 	// The server's stop comes last: it reaps any child of this process.
-	defer func() {
-		res.Cleanup = srv.Stop(context.WithoutCancel(ctx))
-		res.Interrupted = ctx.Err() != nil
-	}()
+	defer stop()
 	var errs []error
 	for _, side := range tokensSides {
 		var s *StdioServer
