@@ -27,10 +27,8 @@ import (
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/logging"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/wire"
 )
-
-// BridgeVersionHeader carries mcp-bridge's version on its requests.
-const BridgeVersionHeader = "X-Mcp-Bridge-Version"
 
 // HealthFunc reports the state of one dependency; nil means healthy.
 type HealthFunc func(ctx context.Context) error
@@ -234,7 +232,7 @@ func (s *Server) logRequests(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ww := middleware.NewWrapResponseWriter(w, r.ProtoMajor)
 		start := time.Now()
-		if v := r.Header.Get(BridgeVersionHeader); v != "" && v != s.version {
+		if v := r.Header.Get(wire.BridgeVersionHeader); v != "" && v != s.version {
 			if _, seen := s.bridgeVersions.LoadOrStore(v, true); !seen {
 				s.log.Warn("mcp-bridge and proxy-server versions differ; reinstall both (make install)", "bridge", v, "server", s.version)
 			}
@@ -352,14 +350,6 @@ func (s *Server) handleCloseSession(w http.ResponseWriter, r *http.Request) {
 	s.writeJSON(w, http.StatusOK, sess)
 }
 
-// ResumeBody is the answer of POST /sessions/{id}/resume.
-type ResumeBody struct {
-	*proxy.Session
-	// Restored is true when the session came back in a new worker with its
-	// saved state: element refs from before are stale.
-	Restored bool `json:"restored"`
-}
-
 func (s *Server) handleResumeSession(w http.ResponseWriter, r *http.Request) {
 	if err := decodeBody(r, &struct{}{}, true); err != nil {
 		s.writeErr(w, r, err)
@@ -370,22 +360,11 @@ func (s *Server) handleResumeSession(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	s.writeJSON(w, http.StatusOK, ResumeBody{Session: sess, Restored: restored})
-}
-
-// CallBody is the body of POST /call.
-type CallBody struct {
-	SessionID string          `json:"session_id"`
-	Tool      string          `json:"tool"`
-	Params    json.RawMessage `json:"params"`
-	RequestID string          `json:"request_id,omitempty"`
-	// Changes asks for "changes" in the answer: what the call did to the
-	// page against the session's previous snapshot (what MCP clients see).
-	Changes bool `json:"changes,omitempty"`
+	s.writeJSON(w, http.StatusOK, wire.ResumeBody{Session: sess, Restored: restored})
 }
 
 func (s *Server) handleCall(w http.ResponseWriter, r *http.Request) {
-	var body CallBody
+	var body wire.CallBody
 	if err := decodeBody(r, &body, false); err != nil {
 		s.writeErr(w, r, err)
 		return
@@ -406,17 +385,10 @@ func (s *Server) handleCall(w http.ResponseWriter, r *http.Request) {
 	s.writeJSON(w, http.StatusOK, res)
 }
 
-// ValidateBody is the body of POST /call/validate: a call without its
-// session.
-type ValidateBody struct {
-	Tool   string          `json:"tool"`
-	Params json.RawMessage `json:"params"`
-}
-
 // handleValidate answers whether a call would be refused before it reaches
 // a session (200 {"valid":true}, or the error the call would get).
 func (s *Server) handleValidate(w http.ResponseWriter, r *http.Request) {
-	var body ValidateBody
+	var body wire.ValidateBody
 	if err := decodeBody(r, &body, false); err != nil {
 		s.writeErr(w, r, err)
 		return
@@ -426,25 +398,6 @@ func (s *Server) handleValidate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.writeJSON(w, http.StatusOK, map[string]bool{"valid": true})
-}
-
-// ContentBody is the JSON form of GET /content (Accept: application/json).
-type ContentBody struct {
-	RefID     string      `json:"ref_id"`
-	Text      string      `json:"text"`
-	Unchanged bool        `json:"unchanged"`
-	Images    []ImageBody `json:"images,omitempty"`
-	// Snapshot is true when Text is (a view of) the page snapshot, false
-	// when it is the result text.
-	Snapshot bool `json:"snapshot,omitempty"`
-	// NoMatch is true when search_for matched nothing (Text is "").
-	NoMatch bool `json:"no_match,omitempty"`
-}
-
-// ImageBody is one stored image, base64 encoded.
-type ImageBody struct {
-	MimeType string `json:"mime_type"`
-	Data     string `json:"data"`
 }
 
 func (s *Server) handleContent(w http.ResponseWriter, r *http.Request) {
@@ -486,9 +439,9 @@ func (s *Server) handleContent(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if wantsJSON(r) {
-		body := ContentBody{RefID: ref, Text: c.Text, Unchanged: c.Unchanged, Snapshot: c.Snapshot, NoMatch: c.NoMatch}
+		body := wire.ContentBody{RefID: ref, Text: c.Text, Unchanged: c.Unchanged, Snapshot: c.Snapshot, NoMatch: c.NoMatch}
 		for _, im := range c.Images {
-			body.Images = append(body.Images, ImageBody{MimeType: im.MimeType, Data: base64.StdEncoding.EncodeToString(im.Data)})
+			body.Images = append(body.Images, wire.ImageBody{MimeType: im.MimeType, Data: base64.StdEncoding.EncodeToString(im.Data)})
 		}
 		s.writeJSON(w, http.StatusOK, body)
 		return
@@ -539,23 +492,10 @@ func (s *Server) handleConsole(w http.ResponseWriter, r *http.Request) {
 	_, _ = io.WriteString(w, text)
 }
 
-// CredentialBody is the body of POST /credentials.
-type CredentialBody struct {
-	Value string `json:"value"`
-}
-
-// CredentialAnswer is the answer of POST /credentials.
-type CredentialAnswer struct {
-	// Placeholder (<secret>cred_…</secret>) stands for the value: typed into
-	// a page through any tool, the browser gets the value; the record and
-	// every answer show the placeholder.
-	Placeholder string `json:"placeholder"`
-}
-
 // handleAddCredential puts a value in the credential vault. The value is
 // never logged or returned: errors name the rule, not the value.
 func (s *Server) handleAddCredential(w http.ResponseWriter, r *http.Request) {
-	var body CredentialBody
+	var body wire.CredentialBody
 	if err := decodeBody(r, &body, false); err != nil {
 		s.writeErr(w, r, err)
 		return
@@ -565,7 +505,7 @@ func (s *Server) handleAddCredential(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	s.writeJSON(w, http.StatusCreated, CredentialAnswer{Placeholder: placeholder})
+	s.writeJSON(w, http.StatusCreated, wire.CredentialAnswer{Placeholder: placeholder})
 }
 
 func wantsJSON(r *http.Request) bool {
@@ -670,15 +610,6 @@ func (s *Server) writeJSON(w http.ResponseWriter, code int, v any) {
 	}
 }
 
-// ErrorBody is the documented error shape.
-type ErrorBody struct {
-	Error      string         `json:"error"`
-	Message    string         `json:"message"`
-	Details    map[string]any `json:"details,omitempty"`
-	Retryable  bool           `json:"retryable"`
-	Suggestion string         `json:"suggestion,omitempty"`
-}
-
 func (s *Server) writeErr(w http.ResponseWriter, r *http.Request, err error) {
 	e := proxy.AsError(err)
 	code := httpStatus(e.Code)
@@ -694,7 +625,7 @@ func (s *Server) writeErr(w http.ResponseWriter, r *http.Request, err error) {
 }
 
 func (s *Server) writeError(w http.ResponseWriter, _ *http.Request, e *proxy.Error, code int) {
-	s.writeJSON(w, code, ErrorBody{Error: e.Code, Message: e.Message, Details: e.Details, Retryable: e.Retryable, Suggestion: e.Suggestion})
+	s.writeJSON(w, code, wire.ErrorBody{Error: e.Code, Message: e.Message, Details: e.Details, Retryable: e.Retryable, Suggestion: e.Suggestion})
 }
 
 // codes is the HTTP status of each error code; any other code is 500.

@@ -18,6 +18,7 @@ import (
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/catalog"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/content"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/toolset"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/wire"
 )
 
 // fakeSessions answers with canned values and errors; the real manager is
@@ -148,7 +149,7 @@ func TestDownloadServedAsAttachment(t *testing.T) {
 		"Content-Disposition":     "attachment; filename=page.html",
 		"X-Content-Type-Options":  "nosniff",
 		"Content-Security-Policy": "sandbox",
-		DownloadSHA256Header:      "5ha",
+		wire.DownloadSHA256Header: "5ha",
 	}
 	got := map[string]string{}
 	for k := range want {
@@ -165,11 +166,11 @@ func TestDownloadServedAsAttachment(t *testing.T) {
 	req := newRequest(http.MethodGet, "/content/r1/downloads/page.html", nil)
 	req.Header.Set("Accept", "application/json")
 	srv.ServeHTTP(rec, req)
-	var body DownloadBody
+	var body wire.DownloadBody
 	if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil || rec.Code != http.StatusOK {
 		t.Fatalf("GET download as JSON = %d %s (%v)", rec.Code, rec.Body, err)
 	}
-	wantBody := DownloadBody{
+	wantBody := wire.DownloadBody{
 		Download: proxy.Download{RefID: "r1", Name: "page.html", MimeType: "text/html; charset=utf-8", Size: 25, SHA256: "5ha", Stored: true},
 		Data:     []byte("<script>alert(1)</script>"),
 	}
@@ -195,7 +196,7 @@ func TestToolsHeaderChoosesGroups(t *testing.T) {
 		t.Run(tt.header, func(t *testing.T) {
 			req := newRequest(http.MethodGet, "/tools", nil)
 			if tt.header != "" {
-				req.Header.Set(ToolsetsHeader, tt.header)
+				req.Header.Set(wire.ToolsetsHeader, tt.header)
 			}
 			rec := httptest.NewRecorder()
 			srv.ServeHTTP(rec, req)
@@ -259,7 +260,7 @@ func TestErrorMapping(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := httptest.NewRecorder()
 			srv.ServeHTTP(rec, newRequest(tc.method, tc.path, strings.NewReader(tc.body)))
-			var body ErrorBody
+			var body wire.ErrorBody
 			if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil {
 				t.Fatalf("body %q is not JSON: %v", rec.Body.String(), err)
 			}
@@ -363,7 +364,7 @@ func TestHealthCountersAndBridgeVersion(t *testing.T) {
 		WithCounters(func() any { return map[string]int{"worker_restarts": 3} }))
 	for range 2 {
 		req := newRequest("GET", "/health", nil)
-		req.Header.Set(BridgeVersionHeader, "v1")
+		req.Header.Set(wire.BridgeVersionHeader, "v1")
 		rec := httptest.NewRecorder()
 		srv.ServeHTTP(rec, req)
 		var body struct {
@@ -411,13 +412,13 @@ func TestAddCredential(t *testing.T) {
 			srv.ServeHTTP(rec, req)
 			got := answer{Status: rec.Code}
 			if rec.Code >= 400 {
-				var eb ErrorBody
+				var eb wire.ErrorBody
 				if err := json.Unmarshal(rec.Body.Bytes(), &eb); err != nil || eb.Message == "" {
 					t.Fatalf("error body %q (%v)", rec.Body, err)
 				}
 				got.Code = eb.Error
 			} else {
-				var a CredentialAnswer
+				var a wire.CredentialAnswer
 				if err := json.Unmarshal(rec.Body.Bytes(), &a); err != nil || a.Placeholder != "<secret>cred_0123456789abcdef</secret>" {
 					t.Errorf("answer %q (%v), want the placeholder", rec.Body, err)
 				}
@@ -527,7 +528,7 @@ func TestCreateSessionOptions(t *testing.T) {
 			f := &fakeSessions{}
 			rec := httptest.NewRecorder()
 			New(f, fakeContent{}).ServeHTTP(rec, newRequest("POST", "/sessions", strings.NewReader(tc.body)))
-			var body ErrorBody
+			var body wire.ErrorBody
 			if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil {
 				t.Fatal(err)
 			}

@@ -40,18 +40,18 @@ import (
 	"time"
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
-	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/api"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/wire"
 )
 
 // VersionHeader carries the bridge's version on every request.
-const VersionHeader = api.BridgeVersionHeader
+const VersionHeader = wire.BridgeVersionHeader
 
 // ClientIDHeader carries the bridge's client identity on every request: the
 // sessions a bridge creates are its own, and no other client sees them.
-const ClientIDHeader = api.ClientIDHeader
+const ClientIDHeader = wire.ClientIDHeader
 
 // ToolsetsHeader carries the bridge's choice of tool groups.
-const ToolsetsHeader = api.ToolsetsHeader
+const ToolsetsHeader = wire.ToolsetsHeader
 
 // DefaultRetryTimeout bounds how long a request waits for an unreachable
 // proxy-server (MCP_PROXY_RETRY_TIMEOUT).
@@ -190,7 +190,7 @@ func (c *Client) Health(ctx context.Context) (*Health, error) {
 		c.checkVersion(h.Version)
 		return &h, nil
 	}
-	var eb api.ErrorBody
+	var eb wire.ErrorBody
 	if json.Unmarshal(data, &eb) == nil && eb.Error != "" {
 		return nil, decodeError(status, data) // proxy-server refused: its code says why
 	}
@@ -248,7 +248,7 @@ func (c *Client) CloseSession(ctx context.Context, id string) error {
 
 // ResumeSession implements proxy.SessionService.
 func (c *Client) ResumeSession(ctx context.Context, id string) (*proxy.Session, bool, error) {
-	var out api.ResumeBody
+	var out wire.ResumeBody
 	if err := c.do(ctx, http.MethodPost, "/sessions/"+url.PathEscape(id)+"/resume", struct{}{}, &out); err != nil {
 		return nil, false, err
 	}
@@ -269,7 +269,7 @@ func (c *Client) ListSessions(ctx context.Context) ([]*proxy.Session, error) {
 // Call implements proxy.SessionService with POST /call.
 func (c *Client) Call(ctx context.Context, req proxy.CallRequest) (*proxy.CallResult, error) {
 	var res proxy.CallResult
-	body := api.CallBody{SessionID: req.SessionID, Tool: req.Tool, Params: req.Params, RequestID: req.RequestID, Changes: req.Changes}
+	body := wire.CallBody{SessionID: req.SessionID, Tool: req.Tool, Params: req.Params, RequestID: req.RequestID, Changes: req.Changes}
 	if err := c.do(ctx, http.MethodPost, "/call", body, &res); err != nil {
 		return nil, err
 	}
@@ -278,7 +278,7 @@ func (c *Client) Call(ctx context.Context, req proxy.CallRequest) (*proxy.CallRe
 
 // Validate implements proxy.SessionService.
 func (c *Client) Validate(ctx context.Context, tool string, params json.RawMessage) error {
-	return c.do(ctx, http.MethodPost, "/call/validate", api.ValidateBody{Tool: tool, Params: params}, nil)
+	return c.do(ctx, http.MethodPost, "/call/validate", wire.ValidateBody{Tool: tool, Params: params}, nil)
 }
 
 // Content implements proxy.ContentService.
@@ -321,7 +321,7 @@ func (c *Client) Images(ctx context.Context, refID string) ([]proxy.Image, error
 // Download implements proxy.ContentService: GET
 // /content/{ref}/downloads/{name}, in its JSON form.
 func (c *Client) Download(ctx context.Context, refID, name string) (*proxy.Download, error) {
-	var body api.DownloadBody
+	var body wire.DownloadBody
 	if err := c.do(ctx, http.MethodGet, "/content/"+url.PathEscape(refID)+"/downloads/"+url.PathEscape(name), nil, &body); err != nil {
 		return nil, err
 	}
@@ -367,7 +367,7 @@ func (c *Client) record(ctx context.Context, sessionID string) (*exportedRecord,
 }
 
 func (c *Client) content(ctx context.Context, refID string, q url.Values) (*proxy.Content, error) {
-	var body api.ContentBody
+	var body wire.ContentBody
 	if err := c.do(ctx, http.MethodGet, "/content/"+url.PathEscape(refID)+"?"+q.Encode(), nil, &body); err != nil {
 		return nil, err
 	}
@@ -393,8 +393,8 @@ func (c *Client) GetSession(ctx context.Context, id string) (*proxy.Session, err
 
 // AddCredential implements proxy.SessionService.
 func (c *Client) AddCredential(ctx context.Context, value string) (string, error) {
-	var out api.CredentialAnswer
-	if err := c.do(ctx, http.MethodPost, "/credentials", api.CredentialBody{Value: value}, &out); err != nil {
+	var out wire.CredentialAnswer
+	if err := c.do(ctx, http.MethodPost, "/credentials", wire.CredentialBody{Value: value}, &out); err != nil {
 		return "", err
 	}
 	return out.Placeholder, nil
@@ -447,7 +447,7 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 }
 
 func decodeError(status int, data []byte) error {
-	var eb api.ErrorBody
+	var eb wire.ErrorBody
 	if json.Unmarshal(data, &eb) == nil && eb.Error != "" {
 		return &proxy.Error{Code: eb.Error, Message: eb.Message, Details: eb.Details, Retryable: eb.Retryable, Suggestion: eb.Suggestion}
 	}
@@ -608,7 +608,7 @@ var (
 
 // Pages implements proxy.PageService.
 func (c *Client) Pages(ctx context.Context, sessionID string) ([]proxy.Page, error) {
-	var out api.PagesBody
+	var out wire.PagesBody
 	if err := c.do(ctx, http.MethodGet, "/sessions/"+url.PathEscape(sessionID)+"/pages", nil, &out); err != nil {
 		return nil, err
 	}
@@ -627,7 +627,7 @@ func (c *Client) Element(ctx context.Context, sessionID string, page int, ref st
 
 // NetworkLog implements proxy.PageService.
 func (c *Client) NetworkLog(ctx context.Context, sessionID string, page int) ([]proxy.NetworkEntry, error) {
-	var out api.NetworkLogBody
+	var out wire.NetworkLogBody
 	if err := c.do(ctx, http.MethodGet, fmt.Sprintf("/sessions/%s/pages/%d/network", url.PathEscape(sessionID), page), nil, &out); err != nil {
 		return nil, err
 	}
@@ -640,7 +640,7 @@ var _ proxy.ProfileService = (*Client)(nil)
 // /sessions/{id}/profile.
 func (c *Client) SaveProfile(ctx context.Context, name, sessionID string) (*proxy.Profile, error) {
 	var p proxy.Profile
-	if err := c.do(ctx, http.MethodPost, "/sessions/"+url.PathEscape(sessionID)+"/profile", api.SaveProfileBody{Name: name}, &p); err != nil {
+	if err := c.do(ctx, http.MethodPost, "/sessions/"+url.PathEscape(sessionID)+"/profile", wire.SaveProfileBody{Name: name}, &p); err != nil {
 		return nil, err
 	}
 	return &p, nil
@@ -648,7 +648,7 @@ func (c *Client) SaveProfile(ctx context.Context, name, sessionID string) (*prox
 
 // ListProfiles implements proxy.ProfileService.
 func (c *Client) ListProfiles(ctx context.Context) ([]*proxy.Profile, error) {
-	var out api.ProfilesBody
+	var out wire.ProfilesBody
 	if err := c.do(ctx, http.MethodGet, "/profiles", nil, &out); err != nil {
 		return nil, err
 	}
@@ -708,7 +708,7 @@ func (c *Client) TakeControl(ctx context.Context, id string) (*proxy.ControlLeas
 // HandBack implements proxy.HumanService with DELETE
 // /sessions/{id}/control, the operator's.
 func (c *Client) HandBack(ctx context.Context, id, lease string) error {
-	return c.do(ctx, http.MethodDelete, "/sessions/"+url.PathEscape(id)+"/control", api.HandBackBody{Lease: lease}, nil)
+	return c.do(ctx, http.MethodDelete, "/sessions/"+url.PathEscape(id)+"/control", wire.HandBackBody{Lease: lease}, nil)
 }
 
 // RequestHuman implements proxy.HumanService with POST
@@ -716,7 +716,7 @@ func (c *Client) HandBack(ctx context.Context, id, lease string) error {
 // the client sets no timeout of its own, ctx bounds it.
 func (c *Client) RequestHuman(ctx context.Context, id, reason string, timeout time.Duration) (*proxy.HumanResult, error) {
 	var res proxy.HumanResult
-	body := api.HumanBody{Reason: reason, TimeoutMS: timeout.Milliseconds()}
+	body := wire.HumanBody{Reason: reason, TimeoutMS: timeout.Milliseconds()}
 	if err := c.do(ctx, http.MethodPost, "/sessions/"+url.PathEscape(id)+"/human", body, &res); err != nil {
 		return nil, err
 	}

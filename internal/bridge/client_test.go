@@ -23,8 +23,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
-	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/api"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/e2etest"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/wire"
 )
 
 func TestRetrySafe(t *testing.T) {
@@ -514,7 +514,7 @@ func TestContentSendsTheSearch(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got = r.URL.Query()
 		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(api.ContentBody{RefID: "r1", NoMatch: got.Get("search_for") == "zz", Snapshot: true})
+		_ = json.NewEncoder(w).Encode(wire.ContentBody{RefID: "r1", NoMatch: got.Get("search_for") == "zz", Snapshot: true})
 	}))
 	defer srv.Close()
 	c, err := NewClient(srv.URL, "")
