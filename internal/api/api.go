@@ -44,7 +44,8 @@ type Server struct {
 	router       chi.Router
 	version      string
 	counters     func() any
-	details      []healthDetail
+	restartsLeft func() map[string]int
+	nodeList     func() []proxy.Node
 	// bridgeVersions remembers the mcp-bridge versions already warned about.
 	bridgeVersions sync.Map
 	// tokenHash is the SHA-256 of PROXY_AUTH_TOKEN; nil: no token required.
@@ -94,16 +95,14 @@ func WithHealthCheck(name string, f HealthFunc) Option {
 // WithCounters adds supervision counters (restarts, crashes, …) to /health.
 func WithCounters(f func() any) Option { return func(s *Server) { s.counters = f } }
 
-// WithHealthDetail adds what f returns to /health under name (a top-level
-// key beside status, checks and counters).
-func WithHealthDetail(name string, f func() any) Option {
-	return func(s *Server) { s.details = append(s.details, healthDetail{name, f}) }
+// WithHealthRestartsLeft adds restarts_left to /health: the live sessions
+// that used some of their restart budget, with what is left of it.
+func WithHealthRestartsLeft(f func() map[string]int) Option {
+	return func(s *Server) { s.restartsLeft = f }
 }
 
-type healthDetail struct {
-	name string
-	f    func() any
-}
+// WithHealthNodes adds nodes to /health: the browser nodes and their state.
+func WithHealthNodes(f func() []proxy.Node) Option { return func(s *Server) { s.nodeList = f } }
 
 // WithUI serves the session inspector's files (internal/ui) at /ui/.
 func WithUI(h http.Handler) Option { return func(s *Server) { s.ui = h } }
@@ -276,12 +275,15 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 			checks[name] = "ok"
 		}
 	}
-	body := map[string]any{"status": status, "checks": checks, "version": s.version}
+	body := wire.Health{Status: status, Checks: checks, Version: s.version}
 	if s.counters != nil {
-		body["counters"] = s.counters()
+		body.Counters = s.counters()
 	}
-	for _, d := range s.details {
-		body[d.name] = d.f()
+	if s.restartsLeft != nil {
+		body.RestartsLeft = s.restartsLeft()
+	}
+	if s.nodeList != nil {
+		body.Nodes = s.nodeList()
 	}
 	s.writeJSON(w, code, body)
 }
@@ -292,7 +294,7 @@ func (s *Server) handleTools(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	s.writeJSON(w, http.StatusOK, map[string]any{"tools": tools})
+	s.writeJSON(w, http.StatusOK, wire.ToolsBody{Tools: tools})
 }
 
 func (s *Server) handleCreateSession(w http.ResponseWriter, r *http.Request) {
@@ -324,7 +326,7 @@ func (s *Server) handleListSessions(w http.ResponseWriter, r *http.Request) {
 	if ss == nil {
 		ss = []*proxy.Session{}
 	}
-	s.writeJSON(w, http.StatusOK, map[string]any{"sessions": ss})
+	s.writeJSON(w, http.StatusOK, wire.SessionsBody{Sessions: ss})
 }
 
 func (s *Server) handleGetSession(w http.ResponseWriter, r *http.Request) {
@@ -397,7 +399,7 @@ func (s *Server) handleValidate(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	s.writeJSON(w, http.StatusOK, map[string]bool{"valid": true})
+	s.writeJSON(w, http.StatusOK, wire.ValidBody{Valid: true})
 }
 
 func (s *Server) handleContent(w http.ResponseWriter, r *http.Request) {
@@ -485,7 +487,7 @@ func (s *Server) handleConsole(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if wantsJSON(r) {
-		s.writeJSON(w, http.StatusOK, map[string]string{"ref_id": chi.URLParam(r, "ref"), "text": text})
+		s.writeJSON(w, http.StatusOK, wire.ConsoleBody{RefID: chi.URLParam(r, "ref"), Text: text})
 		return
 	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")

@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -376,6 +377,43 @@ func TestHealthCountersAndBridgeVersion(t *testing.T) {
 	}
 	if n := strings.Count(logs.String(), "versions differ"); n != 1 {
 		t.Errorf("version mismatch logged %d times, want once:\n%s", n, logs.String())
+	}
+}
+
+// TestHealthBody pins /health's bytes: the typed body keeps the keys, their
+// order and which of them appear, as the map it replaced wrote them.
+func TestHealthBody(t *testing.T) {
+	checked := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	tests := []struct {
+		name string
+		opts []Option
+		want string
+	}{
+		{name: "bare", want: `{"checks":{},"status":"ok","version":"v3"}`},
+		{name: "counters", opts: []Option{WithCounters(func() any { return map[string]int{"worker_restarts": 1} })},
+			want: `{"checks":{},"counters":{"worker_restarts":1},"status":"ok","version":"v3"}`},
+		{name: "no restarts used", opts: []Option{WithHealthRestartsLeft(func() map[string]int { return map[string]int{} })},
+			want: `{"checks":{},"restarts_left":{},"status":"ok","version":"v3"}`},
+		{name: "everything", opts: []Option{
+			WithHealthCheck("database", func(context.Context) error { return nil }),
+			WithCounters(func() any { return map[string]int{"worker_crashes": 2} }),
+			WithHealthRestartsLeft(func() map[string]int { return map[string]int{"s1": 1} }),
+			WithHealthNodes(func() []proxy.Node {
+				return []proxy.Node{{ID: "n1", Endpoint: "ws://n1", State: "up", Capacity: 4, CheckedAt: checked}}
+			}),
+		},
+			want: `{"checks":{"database":"ok"},"counters":{"worker_crashes":2},` +
+				`"nodes":[{"id":"n1","endpoint":"ws://n1","state":"up","sessions":0,"capacity":4,"failures":0,"checked_at":"2026-01-02T03:04:05Z"}],` +
+				`"restarts_left":{"s1":1},"status":"ok","version":"v3"}`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := httptest.NewRecorder()
+			New(&fakeSessions{}, fakeContent{}, append(tc.opts, WithVersion("v3"))...).ServeHTTP(rec, newRequest("GET", "/health", nil))
+			if diff := cmp.Diff(tc.want+"\n", rec.Body.String()); diff != "" {
+				t.Errorf("/health body (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
 

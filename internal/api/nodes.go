@@ -20,7 +20,7 @@ func (s *Server) handleListNodes(w http.ResponseWriter, r *http.Request) {
 		}
 		list = append(list, ns...)
 	}
-	s.writeJSON(w, http.StatusOK, map[string]any{"nodes": list})
+	s.writeJSON(w, http.StatusOK, wire.NodesBody{Nodes: list})
 }
 
 func (s *Server) handleGetNode(w http.ResponseWriter, r *http.Request) {

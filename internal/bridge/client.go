@@ -141,14 +141,7 @@ func (c *Client) Once() *Client {
 }
 
 // Health is proxy-server's answer to GET /health.
-type Health struct {
-	Status  string            `json:"status"`
-	Checks  map[string]string `json:"checks"`
-	Version string            `json:"version"`
-}
-
-// OK reports whether every check passed.
-func (h *Health) OK() bool { return h.Status == "ok" }
+type Health = wire.Health
 
 // ErrNotProxyServer is wrapped by Health's error when something answers
 // at the URL, but not as proxy-server does: MCP_PROXY_URL names another
@@ -218,9 +211,7 @@ func (c *Client) checkVersion(server string) {
 
 // Tools implements proxy.SessionService.
 func (c *Client) Tools(ctx context.Context) ([]proxy.Tool, error) {
-	var out struct {
-		Tools []proxy.Tool `json:"tools"`
-	}
+	var out wire.ToolsBody
 	if err := c.do(ctx, http.MethodGet, "/tools", nil, &out); err != nil {
 		return nil, err
 	}
@@ -257,9 +248,7 @@ func (c *Client) ResumeSession(ctx context.Context, id string) (*proxy.Session, 
 
 // ListSessions implements proxy.SessionService.
 func (c *Client) ListSessions(ctx context.Context) ([]*proxy.Session, error) {
-	var out struct {
-		Sessions []*proxy.Session `json:"sessions"`
-	}
+	var out wire.SessionsBody
 	if err := c.do(ctx, http.MethodGet, "/sessions", nil, &out); err != nil {
 		return nil, err
 	}
@@ -406,9 +395,7 @@ func (c *Client) Console(ctx context.Context, refID, level string) (string, erro
 	if level != "" {
 		q.Set("level", level)
 	}
-	var body struct {
-		Text string `json:"text"`
-	}
+	var body wire.ConsoleBody
 	if err := c.do(ctx, http.MethodGet, "/console/"+url.PathEscape(refID)+"?"+q.Encode(), nil, &body); err != nil {
 		return "", err
 	}

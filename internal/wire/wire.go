@@ -146,3 +146,52 @@ type DrainBody struct {
 	// Moved is how many sessions moved to other nodes.
 	Moved int `json:"moved"`
 }
+
+// Health is the answer of GET /health (200, or 503 when degraded). Its
+// fields are in the order of their JSON names, which is the order the
+// answer has always had.
+type Health struct {
+	// Checks is each dependency's "ok", or why it is not.
+	Checks map[string]string `json:"checks"`
+	// Counters are the supervision counters (restarts, crashes, …), there
+	// when the server keeps them.
+	Counters any `json:"counters,omitempty"`
+	// Nodes are the browser nodes, there when the server has some.
+	Nodes []proxy.Node `json:"nodes,omitzero"`
+	// RestartsLeft names the live sessions that used some of their
+	// restart budget, with what is left of it.
+	RestartsLeft map[string]int `json:"restarts_left,omitzero"`
+	Status       string         `json:"status"`
+	Version      string         `json:"version"`
+}
+
+// OK reports whether every check passed.
+func (h *Health) OK() bool { return h.Status == "ok" }
+
+// ToolsBody is the answer of GET /tools.
+type ToolsBody struct {
+	Tools []proxy.Tool `json:"tools"`
+}
+
+// SessionsBody is the answer of GET /sessions.
+type SessionsBody struct {
+	Sessions []*proxy.Session `json:"sessions"`
+}
+
+// ValidBody is the answer of POST /call/validate when the call would be
+// accepted.
+type ValidBody struct {
+	Valid bool `json:"valid"`
+}
+
+// ConsoleBody is the JSON form of GET /console/{ref} (Accept:
+// application/json, or format=json).
+type ConsoleBody struct {
+	RefID string `json:"ref_id"`
+	Text  string `json:"text"`
+}
+
+// NodesBody is the answer of GET /nodes.
+type NodesBody struct {
+	Nodes []proxy.Node `json:"nodes"`
+}
