@@ -17,6 +17,12 @@ const (
 	BrowserWebKit   = "webkit"
 )
 
+// UpstreamIdleTimeoutFlag is @playwright/mcp's own idle timeout. Every
+// worker has it switched off and the configuration refuses it in
+// PLAYWRIGHT_ARGS: when an idle session gives its browser up is the
+// session manager's decision (PROXY_SESSION_IDLE_TIMEOUT).
+const UpstreamIdleTimeoutFlag = "--idle-timeout"
+
 // Viewport is a page's size in CSS pixels.
 type Viewport struct {
 	Width  int `json:"width"`

@@ -20,7 +20,6 @@ import (
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/nodes"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/store/seal"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/toolset"
-	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/upstream"
 )
 
 // Response modes.
@@ -299,9 +298,9 @@ func (c Config) Validate() error {
 			"Set PROXY_BROWSER_MODE=per-session (a browser process per session, no shared endpoint), or take %s out of PROXY_TOOLSETS",
 			toolset.GroupUnsafe, shared, toolset.GroupUnsafe)
 	}
-	if slices.ContainsFunc(c.PlaywrightExtraArgs(), isFlag(upstream.IdleTimeoutFlag)) {
+	if slices.ContainsFunc(c.PlaywrightExtraArgs(), isFlag(proxy.UpstreamIdleTimeoutFlag)) {
 		return bad("PLAYWRIGHT_ARGS", "%s would let @playwright/mcp close a session's browser, with its pages and cookies, while the proxy keeps the session; "+
-			"PROXY_SESSION_IDLE_TIMEOUT decides when an idle session gives its browser up", upstream.IdleTimeoutFlag)
+			"PROXY_SESSION_IDLE_TIMEOUT decides when an idle session gives its browser up", proxy.UpstreamIdleTimeoutFlag)
 	}
 	return nil
 }

@@ -212,7 +212,7 @@ func workerArgs(cfg WorkerConfig, outputDir string) ([]string, error) {
 
 // IdleTimeoutFlag is upstream's idle timeout, which every worker gets
 // switched off unless its extra arguments set it.
-const IdleTimeoutFlag = "--idle-timeout"
+const IdleTimeoutFlag = proxy.UpstreamIdleTimeoutFlag
 
 func hasFlag(args []string, flag string) bool {
 	for _, a := range args {
