@@ -328,7 +328,11 @@ func (c *Client) Calls(ctx context.Context, sessionID string) ([]proxy.Call, err
 	if err != nil {
 		return nil, err
 	}
-	return rec.Calls, nil
+	calls := make([]proxy.Call, len(rec.Calls))
+	for i, ec := range rec.Calls {
+		calls[i] = ec.Call
+	}
+	return calls, nil
 }
 
 // Events implements proxy.ContentService, reading the session's JSON
@@ -341,14 +345,8 @@ func (c *Client) Events(ctx context.Context, sessionID string) ([]proxy.SessionE
 	return rec.Events, nil
 }
 
-// exportedRecord is what the bridge reads of a session's JSON export.
-type exportedRecord struct {
-	Calls  []proxy.Call         `json:"calls"`
-	Events []proxy.SessionEvent `json:"events"`
-}
-
-func (c *Client) record(ctx context.Context, sessionID string) (*exportedRecord, error) {
-	var rec exportedRecord
+func (c *Client) record(ctx context.Context, sessionID string) (*wire.ExportRecord, error) {
+	var rec wire.ExportRecord
 	if err := c.do(ctx, http.MethodGet, "/sessions/"+url.PathEscape(sessionID)+"/export?format=json", nil, &rec); err != nil {
 		return nil, err
 	}

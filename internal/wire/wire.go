@@ -195,3 +195,28 @@ type ConsoleBody struct {
 type NodesBody struct {
 	Nodes []proxy.Node `json:"nodes"`
 }
+
+// ExportRecord is a session's whole record, the answer of GET
+// /sessions/{id}/export?format=json.
+type ExportRecord struct {
+	Session *proxy.Session `json:"session"`
+	Calls   []ExportedCall `json:"calls"`
+	// Events are what happened to the session besides its calls.
+	Events []proxy.SessionEvent `json:"events"`
+}
+
+// ExportedCall is one call in an ExportRecord: the call as stored, and
+// what the proxy read from its answer.
+type ExportedCall struct {
+	proxy.Call
+	PageURL   string `json:"page_url,omitempty"`
+	PageTitle string `json:"page_title,omitempty"`
+	// Code is the Playwright code upstream ran for the call.
+	Code string `json:"code,omitempty"`
+	// DurationMS is how long the call took, from its request to its
+	// recorded answer.
+	DurationMS int64 `json:"duration_ms"`
+	// SnapshotBytes is the size of the call's page snapshot, which a
+	// record without snapshots leaves out.
+	SnapshotBytes int `json:"snapshot_bytes"`
+}
