@@ -43,16 +43,6 @@ import (
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/wire"
 )
 
-// VersionHeader carries the bridge's version on every request.
-const VersionHeader = wire.BridgeVersionHeader
-
-// ClientIDHeader carries the bridge's client identity on every request: the
-// sessions a bridge creates are its own, and no other client sees them.
-const ClientIDHeader = wire.ClientIDHeader
-
-// ToolsetsHeader carries the bridge's choice of tool groups.
-const ToolsetsHeader = wire.ToolsetsHeader
-
 // DefaultRetryTimeout bounds how long a request waits for an unreachable
 // proxy-server (MCP_PROXY_RETRY_TIMEOUT).
 const DefaultRetryTimeout = 30 * time.Second
@@ -86,8 +76,8 @@ type Client struct {
 // Option configures a Client.
 type Option func(*Client)
 
-// WithVersion sets the version sent in VersionHeader and compared with the
-// server's.
+// WithVersion sets the version sent in wire.BridgeVersionHeader and
+// compared with the server's.
 func WithVersion(v string) Option { return func(c *Client) { c.version = v } }
 
 // WithLogger sets where warnings (unreachable server, version mismatch) go.
@@ -539,10 +529,10 @@ func (c *Client) send(ctx context.Context, method, path string, body []byte) (st
 		req.Header.Set("Content-Type", "application/json")
 	}
 	req.Header.Set("Accept", "application/json")
-	req.Header.Set(VersionHeader, c.version)
-	req.Header.Set(ClientIDHeader, c.clientID)
+	req.Header.Set(wire.BridgeVersionHeader, c.version)
+	req.Header.Set(wire.ClientIDHeader, c.clientID)
 	if c.toolsets != "" {
-		req.Header.Set(ToolsetsHeader, c.toolsets)
+		req.Header.Set(wire.ToolsetsHeader, c.toolsets)
 	}
 	if c.token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.token)
