@@ -9,7 +9,8 @@ import (
 )
 
 // TestLinksNoServer keeps the bridge small: it relays MCP over HTTP and links
-// nothing of the server's store, session manager or metrics.
+// nothing of the server's HTTP handlers, store, session manager, metrics or
+// browser processes. What it shares with the server is internal/wire.
 func TestLinksNoServer(t *testing.T) {
 	goBin, err := exec.LookPath("go")
 	if err != nil {
@@ -24,6 +25,8 @@ func TestLinksNoServer(t *testing.T) {
 		"modernc.org/sqlite",
 		"github.com/pressly/goose/",
 		"github.com/prometheus/",
+		module + "internal/api",
+		module + "internal/upstream",
 		module + "internal/session",
 		module + "internal/store",
 		module + "internal/metrics",

@@ -22,9 +22,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
-	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/api"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/content"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/mcpserver"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/wire"
 )
 
 // downloadSite serves a page that sets a cookie and links three downloads
@@ -123,7 +123,7 @@ func getDownload(t *testing.T, s *server, ref, name, clientID string) (*http.Res
 		t.Fatal(err)
 	}
 	if clientID != "" {
-		req.Header.Set(api.ClientIDHeader, clientID)
+		req.Header.Set(wire.ClientIDHeader, clientID)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -184,8 +184,8 @@ func TestDownloadsStoredWithTheirCall(t *testing.T) {
 				t.Fatalf("GET %s of %s = %d %s", tc.name, tc.ref, resp.StatusCode, body)
 			}
 			got := sha256.Sum256(body)
-			if hex.EncodeToString(got[:]) != tc.sum || resp.Header.Get(api.DownloadSHA256Header) != tc.sum {
-				t.Errorf("%s: sha256 of the body %x, header %s; the site served %s", tc.name, got, resp.Header.Get(api.DownloadSHA256Header), tc.sum)
+			if hex.EncodeToString(got[:]) != tc.sum || resp.Header.Get(wire.DownloadSHA256Header) != tc.sum {
+				t.Errorf("%s: sha256 of the body %x, header %s; the site served %s", tc.name, got, resp.Header.Get(wire.DownloadSHA256Header), tc.sum)
 			}
 			if mt, _, err := mime.ParseMediaType(resp.Header.Get("Content-Type")); err != nil || mt != tc.typ {
 				t.Errorf("%s: Content-Type %q, want %s", tc.name, resp.Header.Get("Content-Type"), tc.typ)

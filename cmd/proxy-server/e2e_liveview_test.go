@@ -23,8 +23,8 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
-	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/api"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/upstream"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/wire"
 )
 
 // The sign-in site's pages are told apart in a frame by their colour, at a
@@ -311,7 +311,7 @@ func TestLiveViewInBrowser(t *testing.T) {
 				t.Errorf("%v from a viewer without the lease: %v", m["type"], e)
 			}
 		}
-		var refused api.ErrorBody
+		var refused wire.ErrorBody
 		if code := authed("POST", "/sessions/"+sid+"/control", nil, &refused); code != http.StatusConflict || refused.Error != proxy.ECONTROLHELD {
 			t.Errorf("a second take = %d %+v", code, refused)
 		}

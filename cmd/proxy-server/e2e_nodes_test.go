@@ -10,8 +10,8 @@ import (
 	"time"
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
-	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/api"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/e2etest"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/wire"
 )
 
 // TestBrowserNodes runs proxy-server on two real browser nodes
@@ -77,7 +77,7 @@ func TestBrowserNodes(t *testing.T) {
 
 	t.Run("a full pool answers 429", func(t *testing.T) {
 		third, fourth := s.createSession(t), s.createSession(t)
-		var e api.ErrorBody
+		var e wire.ErrorBody
 		if code := do(t, "POST", s.URL+"/sessions", nil, &e); code != http.StatusTooManyRequests || e.Error != proxy.EMAXSESSIONS {
 			t.Errorf("POST /sessions on a full pool = %d %+v, want 429 %s", code, e, proxy.EMAXSESSIONS)
 		}
@@ -156,7 +156,7 @@ func TestBrowserNodes(t *testing.T) {
 	t.Run("drain moves sessions with their state", func(t *testing.T) {
 		prepare(t, s, db, pages, second, "drained")
 		from := s.getSession(t, second).Node
-		var d api.DrainBody
+		var d wire.DrainBody
 		if code := do(t, "POST", s.URL+"/nodes/"+from+"/drain", nil, &d); code != http.StatusOK {
 			t.Fatalf("POST /nodes/%s/drain = %d", from, code)
 		}
@@ -172,7 +172,7 @@ func TestBrowserNodes(t *testing.T) {
 		}
 		// Nothing new goes to a draining node, even when the others are
 		// full; undrained, it takes sessions again.
-		var e api.ErrorBody
+		var e wire.ErrorBody
 		if code := do(t, "POST", s.URL+"/sessions", nil, &e); code != http.StatusTooManyRequests {
 			t.Errorf("POST /sessions with the other node full and %s draining = %d %+v, want 429", from, code, e)
 		}
@@ -187,7 +187,7 @@ func TestBrowserNodes(t *testing.T) {
 	})
 
 	t.Run("unknown node", func(t *testing.T) {
-		var e api.ErrorBody
+		var e wire.ErrorBody
 		if code := do(t, "POST", s.URL+"/nodes/nope/drain", nil, &e); code != http.StatusNotFound || e.Error != proxy.ENODEMISSING {
 			t.Errorf("POST /nodes/nope/drain = %d %+v, want 404 %s", code, e, proxy.ENODEMISSING)
 		}

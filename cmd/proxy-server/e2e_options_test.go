@@ -19,10 +19,10 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
-	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/api"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/mcpserver"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/proctest"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/upstream"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/wire"
 )
 
 // seen is what a page reports of its browser context in its title.
@@ -96,12 +96,12 @@ func workerPIDs(t *testing.T) []int {
 	return pids
 }
 
-func createWith(t *testing.T, s *server, body any) (int, proxy.Session, api.ErrorBody) {
+func createWith(t *testing.T, s *server, body any) (int, proxy.Session, wire.ErrorBody) {
 	t.Helper()
 	var raw string
 	code := do(t, "POST", s.URL+"/sessions", body, &raw)
 	var sess proxy.Session
-	var e api.ErrorBody
+	var e wire.ErrorBody
 	if code == http.StatusCreated {
 		if err := json.Unmarshal([]byte(raw), &sess); err != nil {
 			t.Fatal(err)

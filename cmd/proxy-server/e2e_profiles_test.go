@@ -23,8 +23,8 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
-	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/api"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/mcpserver"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/wire"
 )
 
 // loginSite is a site with a real sign-in: a password form whose success
@@ -245,9 +245,9 @@ func waitVersion(t *testing.T, s *server, name string, v int64) proxy.Profile {
 }
 
 // errorOf decodes an error body.
-func errorOf(t *testing.T, raw string) api.ErrorBody {
+func errorOf(t *testing.T, raw string) wire.ErrorBody {
 	t.Helper()
-	var e api.ErrorBody
+	var e wire.ErrorBody
 	if err := json.Unmarshal([]byte(raw), &e); err != nil {
 		t.Fatalf("error body %q: %v", raw, err)
 	}
@@ -328,7 +328,7 @@ func TestLoginProfiles(t *testing.T) {
 		}
 		for _, r := range []struct{ method, path string }{{"GET", "/profiles/github/state"}, {"DELETE", "/profiles/github"}, {"PUT", "/profiles/github"}} {
 			req, _ := http.NewRequest(r.method, s.URL+r.path, strings.NewReader(`{"cookies":[],"origins":[]}`))
-			req.Header.Set(api.ClientIDHeader, "hostile-client-0123456789abcdef")
+			req.Header.Set(wire.ClientIDHeader, "hostile-client-0123456789abcdef")
 			resp, err := http.DefaultClient.Do(req)
 			if err != nil {
 				t.Fatal(err)
@@ -340,7 +340,7 @@ func TestLoginProfiles(t *testing.T) {
 		}
 		// Another client sees the profile, not the sessions using it.
 		req, _ := http.NewRequest("GET", s.URL+"/profiles/github", nil)
-		req.Header.Set(api.ClientIDHeader, "hostile-client-0123456789abcdef")
+		req.Header.Set(wire.ClientIDHeader, "hostile-client-0123456789abcdef")
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)

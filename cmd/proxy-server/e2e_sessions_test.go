@@ -318,7 +318,7 @@ func TestIdleSuspendAndTransparentResume(t *testing.T) {
 	}
 
 	// POST /sessions/{id}/resume answers the session and whether it came
-	// back in a new worker (internal/api.ResumeBody). On a live session
+	// back in a new worker (internal/wire.ResumeBody). On a live session
 	// (asked at once, well within the idle timeout) it is a no-op.
 	type resumed struct {
 		proxy.Session

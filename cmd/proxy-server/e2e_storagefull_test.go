@@ -15,8 +15,8 @@ import (
 	"testing"
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
-	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/api"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/e2etest"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/wire"
 )
 
 // hitSite serves a small page per path and counts the browser's requests
@@ -92,7 +92,7 @@ func TestStorageFullRefusesCallsBeforeTheBrowser(t *testing.T) {
 	}
 	for i, c := range refused {
 		t.Run(fmt.Sprintf("%d_%s", i, c.tool), func(t *testing.T) {
-			var e api.ErrorBody
+			var e wire.ErrorBody
 			code := do(t, "POST", s.URL+"/call", map[string]any{"session_id": sid, "tool": c.tool, "params": c.params}, &e)
 			if code != http.StatusInsufficientStorage || e.Error != proxy.ESTORAGEFULL || e.Retryable {
 				t.Fatalf("call on a full disk = %d %+v, want 507 STORAGE_FULL, not retryable", code, e)
@@ -202,7 +202,7 @@ func TestStorageFullFromHeavyPages(t *testing.T) {
 			}
 			lastRan = path
 		case http.StatusInsufficientStorage:
-			var e api.ErrorBody
+			var e wire.ErrorBody
 			if err := json.Unmarshal([]byte(raw), &e); err != nil || e.Error != proxy.ESTORAGEFULL {
 				t.Errorf("call %d = 507 %s (%v), want STORAGE_FULL", i, raw, err)
 			}

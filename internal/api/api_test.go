@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -18,6 +19,7 @@ import (
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/catalog"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/content"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/toolset"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/wire"
 )
 
 // fakeSessions answers with canned values and errors; the real manager is
@@ -148,7 +150,7 @@ func TestDownloadServedAsAttachment(t *testing.T) {
 		"Content-Disposition":     "attachment; filename=page.html",
 		"X-Content-Type-Options":  "nosniff",
 		"Content-Security-Policy": "sandbox",
-		DownloadSHA256Header:      "5ha",
+		wire.DownloadSHA256Header: "5ha",
 	}
 	got := map[string]string{}
 	for k := range want {
@@ -165,11 +167,11 @@ func TestDownloadServedAsAttachment(t *testing.T) {
 	req := newRequest(http.MethodGet, "/content/r1/downloads/page.html", nil)
 	req.Header.Set("Accept", "application/json")
 	srv.ServeHTTP(rec, req)
-	var body DownloadBody
+	var body wire.DownloadBody
 	if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil || rec.Code != http.StatusOK {
 		t.Fatalf("GET download as JSON = %d %s (%v)", rec.Code, rec.Body, err)
 	}
-	wantBody := DownloadBody{
+	wantBody := wire.DownloadBody{
 		Download: proxy.Download{RefID: "r1", Name: "page.html", MimeType: "text/html; charset=utf-8", Size: 25, SHA256: "5ha", Stored: true},
 		Data:     []byte("<script>alert(1)</script>"),
 	}
@@ -195,7 +197,7 @@ func TestToolsHeaderChoosesGroups(t *testing.T) {
 		t.Run(tt.header, func(t *testing.T) {
 			req := newRequest(http.MethodGet, "/tools", nil)
 			if tt.header != "" {
-				req.Header.Set(ToolsetsHeader, tt.header)
+				req.Header.Set(wire.ToolsetsHeader, tt.header)
 			}
 			rec := httptest.NewRecorder()
 			srv.ServeHTTP(rec, req)
@@ -259,7 +261,7 @@ func TestErrorMapping(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := httptest.NewRecorder()
 			srv.ServeHTTP(rec, newRequest(tc.method, tc.path, strings.NewReader(tc.body)))
-			var body ErrorBody
+			var body wire.ErrorBody
 			if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil {
 				t.Fatalf("body %q is not JSON: %v", rec.Body.String(), err)
 			}
@@ -363,7 +365,7 @@ func TestHealthCountersAndBridgeVersion(t *testing.T) {
 		WithCounters(func() any { return map[string]int{"worker_restarts": 3} }))
 	for range 2 {
 		req := newRequest("GET", "/health", nil)
-		req.Header.Set(BridgeVersionHeader, "v1")
+		req.Header.Set(wire.BridgeVersionHeader, "v1")
 		rec := httptest.NewRecorder()
 		srv.ServeHTTP(rec, req)
 		var body struct {
@@ -375,6 +377,43 @@ func TestHealthCountersAndBridgeVersion(t *testing.T) {
 	}
 	if n := strings.Count(logs.String(), "versions differ"); n != 1 {
 		t.Errorf("version mismatch logged %d times, want once:\n%s", n, logs.String())
+	}
+}
+
+// TestHealthBody pins /health's bytes: the typed body keeps the keys, their
+// order and which of them appear, as the map it replaced wrote them.
+func TestHealthBody(t *testing.T) {
+	checked := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	tests := []struct {
+		name string
+		opts []Option
+		want string
+	}{
+		{name: "bare", want: `{"checks":{},"status":"ok","version":"v3"}`},
+		{name: "counters", opts: []Option{WithCounters(func() any { return map[string]int{"worker_restarts": 1} })},
+			want: `{"checks":{},"counters":{"worker_restarts":1},"status":"ok","version":"v3"}`},
+		{name: "no restarts used", opts: []Option{WithHealthRestartsLeft(func() map[string]int { return map[string]int{} })},
+			want: `{"checks":{},"restarts_left":{},"status":"ok","version":"v3"}`},
+		{name: "everything", opts: []Option{
+			WithHealthCheck("database", func(context.Context) error { return nil }),
+			WithCounters(func() any { return map[string]int{"worker_crashes": 2} }),
+			WithHealthRestartsLeft(func() map[string]int { return map[string]int{"s1": 1} }),
+			WithHealthNodes(func() []proxy.Node {
+				return []proxy.Node{{ID: "n1", Endpoint: "ws://n1", State: "up", Capacity: 4, CheckedAt: checked}}
+			}),
+		},
+			want: `{"checks":{"database":"ok"},"counters":{"worker_crashes":2},` +
+				`"nodes":[{"id":"n1","endpoint":"ws://n1","state":"up","sessions":0,"capacity":4,"failures":0,"checked_at":"2026-01-02T03:04:05Z"}],` +
+				`"restarts_left":{"s1":1},"status":"ok","version":"v3"}`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := httptest.NewRecorder()
+			New(&fakeSessions{}, fakeContent{}, append(tc.opts, WithVersion("v3"))...).ServeHTTP(rec, newRequest("GET", "/health", nil))
+			if diff := cmp.Diff(tc.want+"\n", rec.Body.String()); diff != "" {
+				t.Errorf("/health body (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
 
@@ -411,13 +450,13 @@ func TestAddCredential(t *testing.T) {
 			srv.ServeHTTP(rec, req)
 			got := answer{Status: rec.Code}
 			if rec.Code >= 400 {
-				var eb ErrorBody
+				var eb wire.ErrorBody
 				if err := json.Unmarshal(rec.Body.Bytes(), &eb); err != nil || eb.Message == "" {
 					t.Fatalf("error body %q (%v)", rec.Body, err)
 				}
 				got.Code = eb.Error
 			} else {
-				var a CredentialAnswer
+				var a wire.CredentialAnswer
 				if err := json.Unmarshal(rec.Body.Bytes(), &a); err != nil || a.Placeholder != "<secret>cred_0123456789abcdef</secret>" {
 					t.Errorf("answer %q (%v), want the placeholder", rec.Body, err)
 				}
@@ -527,7 +566,7 @@ func TestCreateSessionOptions(t *testing.T) {
 			f := &fakeSessions{}
 			rec := httptest.NewRecorder()
 			New(f, fakeContent{}).ServeHTTP(rec, newRequest("POST", "/sessions", strings.NewReader(tc.body)))
-			var body ErrorBody
+			var body wire.ErrorBody
 			if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil {
 				t.Fatal(err)
 			}

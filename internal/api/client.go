@@ -5,16 +5,8 @@ import (
 	"strings"
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/wire"
 )
-
-// ClientIDHeader carries the secret identity of the MCP client a request
-// acts for (mcp-bridge sends one per process). With it, the request sees
-// only that client's sessions and refs, and the sessions it creates are
-// that client's; without it, the request is the operator's and sees every
-// session. With a client token the identity is derived from the token and
-// the header together, and without the header it is the token's own. The
-// value is never logged or stored, only its digest.
-const ClientIDHeader = "X-Mcp-Client-Id"
 
 // Bounds of a client identity: long enough that it cannot be guessed.
 const (
@@ -25,7 +17,7 @@ const (
 // clientIdentity puts the client a request acts for into its context.
 func (s *Server) clientIdentity(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ids := r.Header.Values(ClientIDHeader)
+		ids := r.Header.Values(wire.ClientIDHeader)
 		scope, scoped := proxy.TokenScopeFrom(r.Context())
 		if len(ids) == 0 {
 			if scoped {
@@ -37,8 +29,8 @@ func (s *Server) clientIdentity(next http.Handler) http.Handler {
 			return
 		}
 		if len(ids) != 1 || !validClientID(ids[0]) {
-			e := proxy.Errorf(proxy.EINVALID, "%s must be one value of %d to %d characters A-Z, a-z, 0-9, - or _", ClientIDHeader, minClientID, maxClientID)
-			e.Details = map[string]any{"field": ClientIDHeader}
+			e := proxy.Errorf(proxy.EINVALID, "%s must be one value of %d to %d characters A-Z, a-z, 0-9, - or _", wire.ClientIDHeader, minClientID, maxClientID)
+			e.Details = map[string]any{"field": wire.ClientIDHeader}
 			s.writeErr(w, r, e)
 			return
 		}

@@ -9,19 +9,8 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/wire"
 )
-
-// DownloadSHA256Header carries the hex sha256 of a download's bytes, so a
-// client can check what it received against what was stored.
-const DownloadSHA256Header = "X-Content-SHA256"
-
-// DownloadBody is the JSON answer of GET /content/{ref}/downloads/{name}
-// (Accept: application/json, or format=json): the description and the
-// bytes, base64.
-type DownloadBody struct {
-	proxy.Download
-	Data []byte `json:"data"`
-}
 
 // handleDownload answers GET /content/{ref}/downloads/{name} with the
 // stored bytes of a download. The bytes are a page's: served from the
@@ -43,7 +32,7 @@ func (s *Server) handleDownload(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if wantsJSON(r) {
-		s.writeJSON(w, http.StatusOK, DownloadBody{Download: *d, Data: d.Data})
+		s.writeJSON(w, http.StatusOK, wire.DownloadBody{Download: *d, Data: d.Data})
 		return
 	}
 	h := w.Header()
@@ -56,6 +45,6 @@ func (s *Server) handleDownload(w http.ResponseWriter, r *http.Request) {
 	} else {
 		h.Set("Content-Disposition", "attachment")
 	}
-	h.Set(DownloadSHA256Header, d.SHA256)
+	h.Set(wire.DownloadSHA256Header, d.SHA256)
 	_, _ = w.Write(d.Data)
 }

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/wire"
 )
 
 // fuzzSessions is fakeSessions without its traps: every call the API lets
@@ -62,7 +63,7 @@ func FuzzRequestBodies(f *testing.F) {
 			t.Fatalf("%s %s %q: status %d: %s", p.method, p.path, body, rec.Code, rec.Body)
 		}
 		if rec.Code >= 400 {
-			var eb ErrorBody
+			var eb wire.ErrorBody
 			if err := json.Unmarshal(rec.Body.Bytes(), &eb); err != nil || eb.Error == "" {
 				t.Fatalf("%s %s %q: error body %q (%v)", p.method, p.path, body, rec.Body, err)
 			}

@@ -27,6 +27,7 @@ import (
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/session"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/session/sessiontest"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/store"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/wire"
 )
 
 const testToken = "s3cret-token"
@@ -60,7 +61,7 @@ func send(t *testing.T, h http.Handler, method, target, body string, hdr map[str
 	h.ServeHTTP(rec, req)
 	got := answer{Status: rec.Code}
 	if rec.Code >= 400 {
-		var eb ErrorBody
+		var eb wire.ErrorBody
 		if err := json.Unmarshal(rec.Body.Bytes(), &eb); err != nil || eb.Message == "" {
 			t.Errorf("%s %s: error body %q is not the documented shape (%v)", method, target, rec.Body.String(), err)
 		}
@@ -431,11 +432,11 @@ func TestBadInputChangesNothing(t *testing.T) {
 		{"validate: GET", "GET", "/call/validate", "", nil, answer{405, proxy.EINVALID}},
 
 		// a client's choice of tool groups (X-Mcp-Toolsets)
-		{"tools: unknown group", "GET", "/tools", "", map[string]string{ToolsetsHeader: "upstream,cookies"}, invalid},
-		{"call: unknown group", "POST", "/call", call(``), map[string]string{ToolsetsHeader: "cookies"}, invalid},
-		{"validate: unknown group", "POST", "/call/validate", `{"tool":"browser_snapshot"}`, map[string]string{ToolsetsHeader: "cookies"}, invalid},
-		{"call: tool of a group not chosen", "POST", "/call", call(``), map[string]string{ToolsetsHeader: "storage"}, answer{404, proxy.ETOOLMISSING}},
-		{"validate: tool of a group not chosen", "POST", "/call/validate", `{"tool":"browser_snapshot"}`, map[string]string{ToolsetsHeader: "session,content"}, answer{404, proxy.ETOOLMISSING}},
+		{"tools: unknown group", "GET", "/tools", "", map[string]string{wire.ToolsetsHeader: "upstream,cookies"}, invalid},
+		{"call: unknown group", "POST", "/call", call(``), map[string]string{wire.ToolsetsHeader: "cookies"}, invalid},
+		{"validate: unknown group", "POST", "/call/validate", `{"tool":"browser_snapshot"}`, map[string]string{wire.ToolsetsHeader: "cookies"}, invalid},
+		{"call: tool of a group not chosen", "POST", "/call", call(``), map[string]string{wire.ToolsetsHeader: "storage"}, answer{404, proxy.ETOOLMISSING}},
+		{"validate: tool of a group not chosen", "POST", "/call/validate", `{"tool":"browser_snapshot"}`, map[string]string{wire.ToolsetsHeader: "session,content"}, answer{404, proxy.ETOOLMISSING}},
 
 		// POST /credentials
 		{"credentials: empty", "POST", "/credentials", ``, nil, invalid},

@@ -8,6 +8,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/wire"
 )
 
 // WithHuman serves the control lease (POST and DELETE
@@ -28,18 +29,6 @@ type LiveViewer interface {
 // WithLiveView serves the live view's WebSocket at GET /sessions/{id}/live,
 // the operator's alone: it shows the page and, with a lease, acts in it.
 func WithLiveView(v LiveViewer) Option { return func(s *Server) { s.live = v } }
-
-// HandBackBody is the body of DELETE /sessions/{id}/control.
-type HandBackBody struct {
-	Lease string `json:"lease"`
-}
-
-// HumanBody is the body of POST /sessions/{id}/human.
-type HumanBody struct {
-	Reason string `json:"reason"`
-	// TimeoutMS is how long to wait for a person; 0 is the default.
-	TimeoutMS int64 `json:"timeout_ms,omitempty"`
-}
 
 // routeHuman registers the person-in-the-loop routes. Only the wait is a
 // client's: taking and handing back the browser is the operator's, from
@@ -81,7 +70,7 @@ func (s *Server) handleTakeControl(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleHandBack(w http.ResponseWriter, r *http.Request) {
-	var body HandBackBody
+	var body wire.HandBackBody
 	if err := decodeBody(r, &body, false); err != nil {
 		s.writeErr(w, r, err)
 		return
@@ -107,7 +96,7 @@ func (s *Server) handleHandBack(w http.ResponseWriter, r *http.Request) {
 // out: the server sets no write timeout, and mcp-bridge's client none
 // beyond its caller's context.
 func (s *Server) handleRequestHuman(w http.ResponseWriter, r *http.Request) {
-	var body HumanBody
+	var body wire.HumanBody
 	if err := decodeBody(r, &body, false); err != nil {
 		s.writeErr(w, r, err)
 		return

@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/wire"
 )
 
 // fakeHuman keeps one session's control lease as the session manager
@@ -231,7 +232,7 @@ func TestRequestHumanBody(t *testing.T) {
 
 	h.holder = fakeLease
 	rec = serve(srv, "POST", path, `{"reason":"busy"}`, op)
-	var eb ErrorBody
+	var eb wire.ErrorBody
 	if err := json.Unmarshal(rec.Body.Bytes(), &eb); err != nil {
 		t.Fatal(err)
 	}

@@ -7,14 +7,8 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/wire"
 )
-
-// DrainBody is the answer of POST /nodes/{id}/drain.
-type DrainBody struct {
-	*proxy.Node
-	// Moved is how many sessions moved to other nodes.
-	Moved int `json:"moved"`
-}
 
 func (s *Server) handleListNodes(w http.ResponseWriter, r *http.Request) {
 	list := []proxy.Node{}
@@ -26,7 +20,7 @@ func (s *Server) handleListNodes(w http.ResponseWriter, r *http.Request) {
 		}
 		list = append(list, ns...)
 	}
-	s.writeJSON(w, http.StatusOK, map[string]any{"nodes": list})
+	s.writeJSON(w, http.StatusOK, wire.NodesBody{Nodes: list})
 }
 
 func (s *Server) handleGetNode(w http.ResponseWriter, r *http.Request) {
@@ -56,7 +50,7 @@ func (s *Server) handleDrainNode(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	s.writeJSON(w, http.StatusOK, DrainBody{Node: n, Moved: moved})
+	s.writeJSON(w, http.StatusOK, wire.DrainBody{Node: n, Moved: moved})
 }
 
 func (s *Server) handleUndrainNode(w http.ResponseWriter, r *http.Request) {

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/wire"
 )
 
 // fakeNodes holds nodes by id; draining one moves its sessions away.
@@ -83,7 +84,7 @@ func TestNodes(t *testing.T) {
 				t.Fatalf("%s %s = %d %s, want %d", tt.method, tt.path, rec.Code, rec.Body, tt.wantStatus)
 			}
 			if tt.wantStatus != http.StatusOK {
-				var e ErrorBody
+				var e wire.ErrorBody
 				if err := json.Unmarshal(rec.Body.Bytes(), &e); err != nil || e.Error != tt.want {
 					t.Errorf("error body %s, want code %s", rec.Body, tt.want)
 				}

@@ -7,17 +7,8 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/wire"
 )
-
-// PagesBody is the answer of GET /sessions/{id}/pages.
-type PagesBody struct {
-	Pages []proxy.Page `json:"pages"`
-}
-
-// NetworkLogBody is the answer of GET /sessions/{id}/pages/{page}/network.
-type NetworkLogBody struct {
-	Entries []proxy.NetworkEntry `json:"entries"`
-}
 
 // pageService is the backend's page reads; one that has none answers as
 // for an endpoint that does not exist.
@@ -50,7 +41,7 @@ func (s *Server) handlePages(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	s.writeJSON(w, http.StatusOK, PagesBody{Pages: pages})
+	s.writeJSON(w, http.StatusOK, wire.PagesBody{Pages: pages})
 }
 
 // pageOf is the page service and the {page} of a request, or false when
@@ -91,5 +82,5 @@ func (s *Server) handleNetworkLog(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	s.writeJSON(w, http.StatusOK, NetworkLogBody{Entries: entries})
+	s.writeJSON(w, http.StatusOK, wire.NetworkLogBody{Entries: entries})
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/wire"
 )
 
 // fakePages is fakeSessions that reads pages: knownID has one page.
@@ -77,7 +78,7 @@ func TestPageEndpoints(t *testing.T) {
 				}
 				return
 			}
-			var body ErrorBody
+			var body wire.ErrorBody
 			if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil || body.Error != tc.want {
 				t.Errorf("GET %s = %s, want %s", tc.path, rec.Body.String(), tc.want)
 			}

@@ -12,6 +12,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/wire"
 )
 
 // DefaultMaxProfileBytes bounds a profile's storage state sent to PUT
@@ -26,16 +27,6 @@ func WithProfiles(p proxy.ProfileService) Option { return func(s *Server) { s.pr
 // WithMaxProfileBytes bounds the storage state PUT /profiles/{name} takes
 // (PROXY_PROFILE_MAX_BYTES), whatever the body limit of other requests.
 func WithMaxProfileBytes(n int64) Option { return func(s *Server) { s.maxProfileBytes = n } }
-
-// ProfilesBody is the answer of GET /profiles.
-type ProfilesBody struct {
-	Profiles []*proxy.Profile `json:"profiles"`
-}
-
-// SaveProfileBody is the body of POST /sessions/{id}/profile.
-type SaveProfileBody struct {
-	Name string `json:"name"`
-}
 
 // routeProfiles registers the profile routes. Listing, reading metadata
 // and saving a session are an MCP client's (save_profile, list_profiles);
@@ -76,7 +67,7 @@ func (s *Server) handleListProfiles(w http.ResponseWriter, r *http.Request) {
 	if ps == nil {
 		ps = []*proxy.Profile{}
 	}
-	s.writeJSON(w, http.StatusOK, ProfilesBody{Profiles: ps})
+	s.writeJSON(w, http.StatusOK, wire.ProfilesBody{Profiles: ps})
 }
 
 func (s *Server) handleGetProfile(w http.ResponseWriter, r *http.Request) {
@@ -193,7 +184,7 @@ func (s *Server) handleDeleteProfile(w http.ResponseWriter, r *http.Request) {
 // handleSaveProfile makes session id's state profile name: save_profile
 // over HTTP, as mcp-bridge sends it.
 func (s *Server) handleSaveProfile(w http.ResponseWriter, r *http.Request) {
-	var body SaveProfileBody
+	var body wire.SaveProfileBody
 	if err := decodeBody(r, &body, false); err != nil {
 		s.writeErr(w, r, err)
 		return

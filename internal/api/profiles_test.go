@@ -17,6 +17,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/wire"
 )
 
 // fakeProfiles keeps profiles in memory and refuses a client identity
@@ -149,7 +150,7 @@ func profileRequest(t *testing.T, h http.Handler, method, target string, body io
 	h.ServeHTTP(rec, req)
 	got := profileReply{Status: rec.Code}
 	if rec.Code >= 400 {
-		var eb ErrorBody
+		var eb wire.ErrorBody
 		if err := json.Unmarshal(rec.Body.Bytes(), &eb); err != nil {
 			t.Fatalf("%s %s: error body %q: %v", method, target, rec.Body, err)
 		}
@@ -219,7 +220,7 @@ func TestProfileRoutes(t *testing.T) {
 	}
 	t.Run("list answers metadata", func(t *testing.T) {
 		_, rec := profileRequest(t, h, "GET", "/profiles", nil, nil)
-		var body ProfilesBody
+		var body wire.ProfilesBody
 		if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil {
 			t.Fatal(err)
 		}
@@ -273,8 +274,8 @@ func TestProfileRoutesRoles(t *testing.T) {
 	const bridge = "bridge-identity-aaaaaaaaaaaaaaaa"
 	operator := map[string]string{"Authorization": "Bearer " + operatorToken}
 	client := map[string]string{"Authorization": "Bearer " + aliceToken}
-	operatorAsBridge := map[string]string{"Authorization": "Bearer " + operatorToken, ClientIDHeader: bridge}
-	clientBridge := map[string]string{"Authorization": "Bearer " + aliceToken, ClientIDHeader: bridge}
+	operatorAsBridge := map[string]string{"Authorization": "Bearer " + operatorToken, wire.ClientIDHeader: bridge}
+	clientBridge := map[string]string{"Authorization": "Bearer " + aliceToken, wire.ClientIDHeader: bridge}
 	forbidden := profileReply{403, proxy.EFORBIDDEN, nil}
 	tests := []struct {
 		name           string

@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/wire"
 )
 
 // Tokens of the role tests: the operator's and two clients'.
@@ -177,7 +178,7 @@ func TestClientTokenIdentity(t *testing.T) {
 		t.Helper()
 		hdr := map[string]string{"Authorization": "Bearer " + token}
 		if identity != "" {
-			hdr[ClientIDHeader] = identity
+			hdr[wire.ClientIDHeader] = identity
 		}
 		if got := send(t, srv, "GET", "/sessions", "", hdr); got.Status != http.StatusOK {
 			t.Fatalf("GET /sessions = %+v", got)
@@ -215,7 +216,7 @@ func TestClientTokenIdentity(t *testing.T) {
 		distinct[id] = name
 	}
 
-	if a := send(t, srv, "POST", "/mcp", "{}", map[string]string{"Authorization": "Bearer " + aliceToken, ClientIDHeader: bridgeA}); a.Status != http.StatusNoContent || mcpScope == "" || mcpClient {
+	if a := send(t, srv, "POST", "/mcp", "{}", map[string]string{"Authorization": "Bearer " + aliceToken, wire.ClientIDHeader: bridgeA}); a.Status != http.StatusNoContent || mcpScope == "" || mcpClient {
 		t.Errorf("/mcp with a client token = %+v, scope %q, client set %v; want 204 with the token's scope and no client", a, mcpScope, mcpClient)
 	}
 	if strings.Contains(mcpScope, aliceToken) {

@@ -40,18 +40,8 @@ import (
 	"time"
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
-	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/api"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/wire"
 )
-
-// VersionHeader carries the bridge's version on every request.
-const VersionHeader = api.BridgeVersionHeader
-
-// ClientIDHeader carries the bridge's client identity on every request: the
-// sessions a bridge creates are its own, and no other client sees them.
-const ClientIDHeader = api.ClientIDHeader
-
-// ToolsetsHeader carries the bridge's choice of tool groups.
-const ToolsetsHeader = api.ToolsetsHeader
 
 // DefaultRetryTimeout bounds how long a request waits for an unreachable
 // proxy-server (MCP_PROXY_RETRY_TIMEOUT).
@@ -86,8 +76,8 @@ type Client struct {
 // Option configures a Client.
 type Option func(*Client)
 
-// WithVersion sets the version sent in VersionHeader and compared with the
-// server's.
+// WithVersion sets the version sent in wire.BridgeVersionHeader and
+// compared with the server's.
 func WithVersion(v string) Option { return func(c *Client) { c.version = v } }
 
 // WithLogger sets where warnings (unreachable server, version mismatch) go.
@@ -141,14 +131,7 @@ func (c *Client) Once() *Client {
 }
 
 // Health is proxy-server's answer to GET /health.
-type Health struct {
-	Status  string            `json:"status"`
-	Checks  map[string]string `json:"checks"`
-	Version string            `json:"version"`
-}
-
-// OK reports whether every check passed.
-func (h *Health) OK() bool { return h.Status == "ok" }
+type Health = wire.Health
 
 // ErrNotProxyServer is wrapped by Health's error when something answers
 // at the URL, but not as proxy-server does: MCP_PROXY_URL names another
@@ -190,7 +173,7 @@ func (c *Client) Health(ctx context.Context) (*Health, error) {
 		c.checkVersion(h.Version)
 		return &h, nil
 	}
-	var eb api.ErrorBody
+	var eb wire.ErrorBody
 	if json.Unmarshal(data, &eb) == nil && eb.Error != "" {
 		return nil, decodeError(status, data) // proxy-server refused: its code says why
 	}
@@ -218,9 +201,7 @@ func (c *Client) checkVersion(server string) {
 
 // Tools implements proxy.SessionService.
 func (c *Client) Tools(ctx context.Context) ([]proxy.Tool, error) {
-	var out struct {
-		Tools []proxy.Tool `json:"tools"`
-	}
+	var out wire.ToolsBody
 	if err := c.do(ctx, http.MethodGet, "/tools", nil, &out); err != nil {
 		return nil, err
 	}
@@ -248,7 +229,7 @@ func (c *Client) CloseSession(ctx context.Context, id string) error {
 
 // ResumeSession implements proxy.SessionService.
 func (c *Client) ResumeSession(ctx context.Context, id string) (*proxy.Session, bool, error) {
-	var out api.ResumeBody
+	var out wire.ResumeBody
 	if err := c.do(ctx, http.MethodPost, "/sessions/"+url.PathEscape(id)+"/resume", struct{}{}, &out); err != nil {
 		return nil, false, err
 	}
@@ -257,9 +238,7 @@ func (c *Client) ResumeSession(ctx context.Context, id string) (*proxy.Session, 
 
 // ListSessions implements proxy.SessionService.
 func (c *Client) ListSessions(ctx context.Context) ([]*proxy.Session, error) {
-	var out struct {
-		Sessions []*proxy.Session `json:"sessions"`
-	}
+	var out wire.SessionsBody
 	if err := c.do(ctx, http.MethodGet, "/sessions", nil, &out); err != nil {
 		return nil, err
 	}
@@ -269,7 +248,7 @@ func (c *Client) ListSessions(ctx context.Context) ([]*proxy.Session, error) {
 // Call implements proxy.SessionService with POST /call.
 func (c *Client) Call(ctx context.Context, req proxy.CallRequest) (*proxy.CallResult, error) {
 	var res proxy.CallResult
-	body := api.CallBody{SessionID: req.SessionID, Tool: req.Tool, Params: req.Params, RequestID: req.RequestID, Changes: req.Changes}
+	body := wire.CallBody{SessionID: req.SessionID, Tool: req.Tool, Params: req.Params, RequestID: req.RequestID, Changes: req.Changes}
 	if err := c.do(ctx, http.MethodPost, "/call", body, &res); err != nil {
 		return nil, err
 	}
@@ -278,7 +257,7 @@ func (c *Client) Call(ctx context.Context, req proxy.CallRequest) (*proxy.CallRe
 
 // Validate implements proxy.SessionService.
 func (c *Client) Validate(ctx context.Context, tool string, params json.RawMessage) error {
-	return c.do(ctx, http.MethodPost, "/call/validate", api.ValidateBody{Tool: tool, Params: params}, nil)
+	return c.do(ctx, http.MethodPost, "/call/validate", wire.ValidateBody{Tool: tool, Params: params}, nil)
 }
 
 // Content implements proxy.ContentService.
@@ -321,7 +300,7 @@ func (c *Client) Images(ctx context.Context, refID string) ([]proxy.Image, error
 // Download implements proxy.ContentService: GET
 // /content/{ref}/downloads/{name}, in its JSON form.
 func (c *Client) Download(ctx context.Context, refID, name string) (*proxy.Download, error) {
-	var body api.DownloadBody
+	var body wire.DownloadBody
 	if err := c.do(ctx, http.MethodGet, "/content/"+url.PathEscape(refID)+"/downloads/"+url.PathEscape(name), nil, &body); err != nil {
 		return nil, err
 	}
@@ -339,7 +318,11 @@ func (c *Client) Calls(ctx context.Context, sessionID string) ([]proxy.Call, err
 	if err != nil {
 		return nil, err
 	}
-	return rec.Calls, nil
+	calls := make([]proxy.Call, len(rec.Calls))
+	for i, ec := range rec.Calls {
+		calls[i] = ec.Call
+	}
+	return calls, nil
 }
 
 // Events implements proxy.ContentService, reading the session's JSON
@@ -352,14 +335,8 @@ func (c *Client) Events(ctx context.Context, sessionID string) ([]proxy.SessionE
 	return rec.Events, nil
 }
 
-// exportedRecord is what the bridge reads of a session's JSON export.
-type exportedRecord struct {
-	Calls  []proxy.Call         `json:"calls"`
-	Events []proxy.SessionEvent `json:"events"`
-}
-
-func (c *Client) record(ctx context.Context, sessionID string) (*exportedRecord, error) {
-	var rec exportedRecord
+func (c *Client) record(ctx context.Context, sessionID string) (*wire.ExportRecord, error) {
+	var rec wire.ExportRecord
 	if err := c.do(ctx, http.MethodGet, "/sessions/"+url.PathEscape(sessionID)+"/export?format=json", nil, &rec); err != nil {
 		return nil, err
 	}
@@ -367,7 +344,7 @@ func (c *Client) record(ctx context.Context, sessionID string) (*exportedRecord,
 }
 
 func (c *Client) content(ctx context.Context, refID string, q url.Values) (*proxy.Content, error) {
-	var body api.ContentBody
+	var body wire.ContentBody
 	if err := c.do(ctx, http.MethodGet, "/content/"+url.PathEscape(refID)+"?"+q.Encode(), nil, &body); err != nil {
 		return nil, err
 	}
@@ -393,8 +370,8 @@ func (c *Client) GetSession(ctx context.Context, id string) (*proxy.Session, err
 
 // AddCredential implements proxy.SessionService.
 func (c *Client) AddCredential(ctx context.Context, value string) (string, error) {
-	var out api.CredentialAnswer
-	if err := c.do(ctx, http.MethodPost, "/credentials", api.CredentialBody{Value: value}, &out); err != nil {
+	var out wire.CredentialAnswer
+	if err := c.do(ctx, http.MethodPost, "/credentials", wire.CredentialBody{Value: value}, &out); err != nil {
 		return "", err
 	}
 	return out.Placeholder, nil
@@ -406,9 +383,7 @@ func (c *Client) Console(ctx context.Context, refID, level string) (string, erro
 	if level != "" {
 		q.Set("level", level)
 	}
-	var body struct {
-		Text string `json:"text"`
-	}
+	var body wire.ConsoleBody
 	if err := c.do(ctx, http.MethodGet, "/console/"+url.PathEscape(refID)+"?"+q.Encode(), nil, &body); err != nil {
 		return "", err
 	}
@@ -447,7 +422,7 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 }
 
 func decodeError(status int, data []byte) error {
-	var eb api.ErrorBody
+	var eb wire.ErrorBody
 	if json.Unmarshal(data, &eb) == nil && eb.Error != "" {
 		return &proxy.Error{Code: eb.Error, Message: eb.Message, Details: eb.Details, Retryable: eb.Retryable, Suggestion: eb.Suggestion}
 	}
@@ -554,10 +529,10 @@ func (c *Client) send(ctx context.Context, method, path string, body []byte) (st
 		req.Header.Set("Content-Type", "application/json")
 	}
 	req.Header.Set("Accept", "application/json")
-	req.Header.Set(VersionHeader, c.version)
-	req.Header.Set(ClientIDHeader, c.clientID)
+	req.Header.Set(wire.BridgeVersionHeader, c.version)
+	req.Header.Set(wire.ClientIDHeader, c.clientID)
 	if c.toolsets != "" {
-		req.Header.Set(ToolsetsHeader, c.toolsets)
+		req.Header.Set(wire.ToolsetsHeader, c.toolsets)
 	}
 	if c.token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.token)
@@ -608,7 +583,7 @@ var (
 
 // Pages implements proxy.PageService.
 func (c *Client) Pages(ctx context.Context, sessionID string) ([]proxy.Page, error) {
-	var out api.PagesBody
+	var out wire.PagesBody
 	if err := c.do(ctx, http.MethodGet, "/sessions/"+url.PathEscape(sessionID)+"/pages", nil, &out); err != nil {
 		return nil, err
 	}
@@ -627,7 +602,7 @@ func (c *Client) Element(ctx context.Context, sessionID string, page int, ref st
 
 // NetworkLog implements proxy.PageService.
 func (c *Client) NetworkLog(ctx context.Context, sessionID string, page int) ([]proxy.NetworkEntry, error) {
-	var out api.NetworkLogBody
+	var out wire.NetworkLogBody
 	if err := c.do(ctx, http.MethodGet, fmt.Sprintf("/sessions/%s/pages/%d/network", url.PathEscape(sessionID), page), nil, &out); err != nil {
 		return nil, err
 	}
@@ -640,7 +615,7 @@ var _ proxy.ProfileService = (*Client)(nil)
 // /sessions/{id}/profile.
 func (c *Client) SaveProfile(ctx context.Context, name, sessionID string) (*proxy.Profile, error) {
 	var p proxy.Profile
-	if err := c.do(ctx, http.MethodPost, "/sessions/"+url.PathEscape(sessionID)+"/profile", api.SaveProfileBody{Name: name}, &p); err != nil {
+	if err := c.do(ctx, http.MethodPost, "/sessions/"+url.PathEscape(sessionID)+"/profile", wire.SaveProfileBody{Name: name}, &p); err != nil {
 		return nil, err
 	}
 	return &p, nil
@@ -648,7 +623,7 @@ func (c *Client) SaveProfile(ctx context.Context, name, sessionID string) (*prox
 
 // ListProfiles implements proxy.ProfileService.
 func (c *Client) ListProfiles(ctx context.Context) ([]*proxy.Profile, error) {
-	var out api.ProfilesBody
+	var out wire.ProfilesBody
 	if err := c.do(ctx, http.MethodGet, "/profiles", nil, &out); err != nil {
 		return nil, err
 	}
@@ -708,7 +683,7 @@ func (c *Client) TakeControl(ctx context.Context, id string) (*proxy.ControlLeas
 // HandBack implements proxy.HumanService with DELETE
 // /sessions/{id}/control, the operator's.
 func (c *Client) HandBack(ctx context.Context, id, lease string) error {
-	return c.do(ctx, http.MethodDelete, "/sessions/"+url.PathEscape(id)+"/control", api.HandBackBody{Lease: lease}, nil)
+	return c.do(ctx, http.MethodDelete, "/sessions/"+url.PathEscape(id)+"/control", wire.HandBackBody{Lease: lease}, nil)
 }
 
 // RequestHuman implements proxy.HumanService with POST
@@ -716,7 +691,7 @@ func (c *Client) HandBack(ctx context.Context, id, lease string) error {
 // the client sets no timeout of its own, ctx bounds it.
 func (c *Client) RequestHuman(ctx context.Context, id, reason string, timeout time.Duration) (*proxy.HumanResult, error) {
 	var res proxy.HumanResult
-	body := api.HumanBody{Reason: reason, TimeoutMS: timeout.Milliseconds()}
+	body := wire.HumanBody{Reason: reason, TimeoutMS: timeout.Milliseconds()}
 	if err := c.do(ctx, http.MethodPost, "/sessions/"+url.PathEscape(id)+"/human", body, &res); err != nil {
 		return nil, err
 	}

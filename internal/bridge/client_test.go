@@ -23,8 +23,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
-	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/api"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/e2etest"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/wire"
 )
 
 func TestRetrySafe(t *testing.T) {
@@ -147,7 +147,7 @@ type fakeServer struct {
 }
 
 func (f *fakeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	f.bridgeVs.Store(r.Header.Get(VersionHeader), true)
+	f.bridgeVs.Store(r.Header.Get(wire.BridgeVersionHeader), true)
 	w.Header().Set("Content-Type", "application/json")
 	switch r.URL.Path {
 	case "/health":
@@ -206,7 +206,7 @@ func TestCallWaitsForServer(t *testing.T) {
 		t.Errorf("server received %d calls, want exactly 1", n)
 	}
 	if _, ok := fake.bridgeVs.Load("v-bridge"); !ok {
-		t.Errorf("the server never saw %s: v-bridge", VersionHeader)
+		t.Errorf("the server never saw %s: v-bridge", wire.BridgeVersionHeader)
 	}
 }
 
@@ -394,7 +394,7 @@ func TestToolsetsTravelWithEveryRequest(t *testing.T) {
 			seen := map[string][]string{}
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				mu.Lock()
-				seen[r.Method+" "+r.URL.Path] = r.Header.Values(ToolsetsHeader)
+				seen[r.Method+" "+r.URL.Path] = r.Header.Values(wire.ToolsetsHeader)
 				mu.Unlock()
 				w.Header().Set("Content-Type", "application/json")
 				switch r.URL.Path {
@@ -432,7 +432,7 @@ func TestToolsetsTravelWithEveryRequest(t *testing.T) {
 			defer mu.Unlock()
 			for _, req := range []string{"GET /tools", "POST /call/validate", "POST /call", "GET /sessions"} {
 				if diff := cmp.Diff(want, seen[req]); diff != "" {
-					t.Errorf("%s %s (-want +got):\n%s", req, ToolsetsHeader, diff)
+					t.Errorf("%s %s (-want +got):\n%s", req, wire.ToolsetsHeader, diff)
 				}
 			}
 		})
@@ -514,7 +514,7 @@ func TestContentSendsTheSearch(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got = r.URL.Query()
 		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(api.ContentBody{RefID: "r1", NoMatch: got.Get("search_for") == "zz", Snapshot: true})
+		_ = json.NewEncoder(w).Encode(wire.ContentBody{RefID: "r1", NoMatch: got.Get("search_for") == "zz", Snapshot: true})
 	}))
 	defer srv.Close()
 	c, err := NewClient(srv.URL, "")
@@ -595,8 +595,8 @@ func TestWithHTTPClient(t *testing.T) {
 	var sent atomic.Int32
 	hc := &http.Client{Timeout: 200 * time.Millisecond, Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
 		sent.Add(1)
-		if r.Header.Get(ClientIDHeader) == "" {
-			t.Errorf("%s %s without %s", r.Method, r.URL.Path, ClientIDHeader)
+		if r.Header.Get(wire.ClientIDHeader) == "" {
+			t.Errorf("%s %s without %s", r.Method, r.URL.Path, wire.ClientIDHeader)
 		}
 		return http.DefaultTransport.RoundTrip(r)
 	})}

@@ -13,6 +13,7 @@ import (
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/answer"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/wire"
 )
 
 // Formats.
@@ -21,30 +22,6 @@ const (
 	FormatJSON       = "json"
 )
 
-// Record is a session's whole record, as the JSON export writes it.
-type Record struct {
-	Session *proxy.Session `json:"session"`
-	Calls   []RecordedCall `json:"calls"`
-	// Events are what happened to the session besides its calls.
-	Events []proxy.SessionEvent `json:"events"`
-}
-
-// RecordedCall is one call in a Record: the call as stored, and what the
-// proxy read from its answer.
-type RecordedCall struct {
-	proxy.Call
-	PageURL   string `json:"page_url,omitempty"`
-	PageTitle string `json:"page_title,omitempty"`
-	// Code is the Playwright code upstream ran for the call.
-	Code string `json:"code,omitempty"`
-	// DurationMS is how long the call took, from its request to its
-	// recorded answer.
-	DurationMS int64 `json:"duration_ms"`
-	// SnapshotBytes is the size of the call's page snapshot, which a
-	// record without snapshots leaves out.
-	SnapshotBytes int `json:"snapshot_bytes"`
-}
-
 // JSON returns the session's record as an indented JSON document; without
 // snapshots, each response's page_snapshot is left out (its size stays),
 // which is what a timeline needs.
@@ -52,7 +29,7 @@ func JSON(s *proxy.Session, calls []proxy.Call, events []proxy.SessionEvent, sna
 	if events == nil {
 		events = []proxy.SessionEvent{}
 	}
-	rec := Record{Session: s, Calls: make([]RecordedCall, 0, len(calls)), Events: events}
+	rec := wire.ExportRecord{Session: s, Calls: make([]wire.ExportedCall, 0, len(calls)), Events: events}
 	for _, c := range calls {
 		rc := read(c)
 		if r := c.Response; r != nil {
@@ -74,8 +51,8 @@ func JSON(s *proxy.Session, calls []proxy.Call, events []proxy.SessionEvent, sna
 }
 
 // read adds to c what its answer says of the page and the code that ran.
-func read(c proxy.Call) RecordedCall {
-	rc := RecordedCall{Call: c}
+func read(c proxy.Call) wire.ExportedCall {
+	rc := wire.ExportedCall{Call: c}
 	if c.Response == nil || c.Response.Result == "" {
 		return rc
 	}

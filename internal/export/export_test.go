@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/wire"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -83,7 +84,7 @@ func TestJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rec Record
+	var rec wire.ExportRecord
 	if err := json.Unmarshal(out, &rec); err != nil {
 		t.Fatalf("the export is not JSON: %v", err)
 	}

@@ -268,7 +268,7 @@ func Serve(ctx context.Context, cfg config.Config, opts Options) error {
 		api.WithHealthCheck("workers", mgr.CheckWorkers),
 		api.WithHealthCheck("circuit_breaker", host.CheckCircuitBreaker),
 		api.WithCounters(func() any { return mgr.Stats() }),
-		api.WithHealthDetail("restarts_left", func() any { return mgr.RestartsLeft() }),
+		api.WithHealthRestartsLeft(mgr.RestartsLeft),
 		api.WithAuthToken(cfg.AuthToken),
 		api.WithAllowedOrigins(cfg.AllowedOrigins),
 		api.WithAllowedHosts(cfg.Host),
@@ -288,7 +288,7 @@ func Serve(ctx context.Context, cfg config.Config, opts Options) error {
 	if pool != nil {
 		apiOpts = append(apiOpts,
 			api.WithNodes(nodes.Service{Pool: pool, Mover: mgr}),
-			api.WithHealthDetail("nodes", func() any { return pool.List() }))
+			api.WithHealthNodes(pool.List))
 	}
 	if cfg.ClientTokensFile != "" {
 		grants, names := apiTokens(clientTokens)
