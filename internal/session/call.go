@@ -209,7 +209,10 @@ func (m *Manager) admissible(ctx context.Context, req proxy.CallRequest) (*catal
 	if err != nil {
 		return nil, params, err
 	}
-	if err := m.catalog.Check(ctx, req.SessionID, tool, params); err != nil {
+	if err := m.catalog.Check(tool, params); err != nil {
+		return nil, params, err
+	}
+	if err := m.checkPolicy(ctx, req.SessionID, tool, params); err != nil {
 		return nil, params, err
 	}
 	return tool, params, nil

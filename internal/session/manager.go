@@ -259,7 +259,7 @@ func New(store Store, spawner Spawner, opts Options) *Manager {
 	m.pool = newPool(opts.WarmPool, opts.handOutPing, tracked, &m.stats, opts.Logger)
 	m.sup = &supervisor{opts: opts, store: store, log: opts.Logger, stats: &m.stats, reg: m.reg, pool: m.pool, done: m.done, tracing: make(chan struct{}, 1),
 		engaged: m.human.engaged}
-	m.catalog = catalog.New(m.upstreamTools, catalog.Options{Policy: opts.Policy, Default: opts.Toolset, OwnBrowsers: opts.OwnBrowsers, Profiles: opts.Profiles, Logger: opts.Logger})
+	m.catalog = catalog.New(m.upstreamTools, catalog.Options{ToolEnabled: opts.Policy.ToolEnabled, Default: opts.Toolset, OwnBrowsers: opts.OwnBrowsers, Profiles: opts.Profiles})
 	if opts.WarmPool > 0 {
 		m.bg.Add(1)
 		go func() {

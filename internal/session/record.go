@@ -306,8 +306,7 @@ func (m *Manager) redaction() redaction {
 	p := m.opts.Policy
 	mask := p.Masker()
 	vault, _ := m.creds.redactors()
-	rc, _ := p.(reservedChecker)
-	mask.Replacer = redact.Then(redact.Then(mask.Replacer, vault.Replacer), endpointMask{reserved: rc})
+	mask.Replacer = redact.Then(redact.Then(mask.Replacer, vault.Replacer), endpointMask{reserved: p.IsReserved})
 	return redaction{mask: mask, maxImage: p.MaxImageBytes(), imageOmitted: p.ImageOmitted}
 }
 
