@@ -118,7 +118,7 @@ func (m *Manager) call(ctx context.Context, req proxy.CallRequest) (*proxy.CallR
 	}
 	defer admitted()
 
-	started := m.opts.Now().UTC()
+	started := m.clock.Now().UTC()
 	// The record is written even when the caller has gone away: the call
 	// happened in the browser, so its outcome belongs in history.
 	recCtx := context.WithoutCancel(ctx)
@@ -138,7 +138,7 @@ func (m *Manager) call(ctx context.Context, req proxy.CallRequest) (*proxy.CallR
 	if restored {
 		l.lastPage.Snapshot = "" // its refs were the old worker's
 	}
-	finished := m.opts.Now().UTC()
+	finished := m.clock.Now().UTC()
 	if callErr != nil {
 		return nil, 0, m.recordFailure(recCtx, l, refID, finished, callErr)
 	}

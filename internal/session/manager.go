@@ -116,7 +116,6 @@ type Options struct {
 	// keeps every download whole.
 	MaxDownloadBytes int64
 	Logger           *slog.Logger
-	Now              func() time.Time
 	// Observer, if set, learns the outcome of every forwarded call.
 	Observer Observer
 	// Policy, if set, refuses calls (navigation policy, switched-off tools)
@@ -145,8 +144,8 @@ type Options struct {
 	MaxProfileBytes int64
 	// restartBackoff is the first restart delay (tests shorten it).
 	restartBackoff time.Duration
-	// sleep waits out a restart backoff; nil is a timer (tests record the
-	// delays asked for instead of waiting).
+	// sleep waits out a restart backoff; nil waits on Clock (tests record
+	// the delays asked for instead of waiting).
 	sleep func(ctx context.Context, d time.Duration) error
 	// restartTimeLimit bounds one background restart (default 2 min).
 	restartTimeLimit time.Duration
@@ -165,9 +164,10 @@ type Options struct {
 	// LiveURL is the address of session id's live view, given to agents
 	// and shown with the session; nil (or "") when the server shows none.
 	LiveURL func(id string) string
-	// Clock times the proxy's own waits for a person (a request_human
-	// timeout, a control's idle end); nil is the wall clock. Its Now should
-	// be Now's.
+	// Clock tells the time of everything recorded (rows, events, restart
+	// windows) and times the manager's backoffs (a worker's restart, the
+	// warm pool's respawn) and its waits for a person (a request_human
+	// timeout, a control's idle end); nil is the wall clock.
 	Clock clock.Clock
 	// pingTimeout bounds one ping of the ping loop (default: the interval,
 	// within minPingTimeout and maxPingTimeout).
@@ -215,9 +215,7 @@ func New(store Store, spawner Spawner, opts Options) *Manager {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
+	opts.Clock = clock.Or(opts.Clock)
 	if opts.Policy == nil {
 		opts.Policy = openPolicy{}
 	}
@@ -252,11 +250,11 @@ func New(store Store, spawner Spawner, opts Options) *Manager {
 		upstream: sem,
 		stop:     cancel,
 		done:     ctx.Done(),
-		clock:    clock.Or(opts.Clock),
+		clock:    opts.Clock,
 	}
 	m.profiles, _ = store.(ProfileStore)
-	tracked := spawnTracker{Spawner: spawner, stats: &m.stats, now: opts.Now} // for CheckWorkers
-	m.pool = newPool(opts.WarmPool, opts.handOutPing, tracked, &m.stats, opts.Logger)
+	tracked := spawnTracker{Spawner: spawner, stats: &m.stats, now: opts.Clock.Now} // for CheckWorkers
+	m.pool = newPool(opts.WarmPool, opts.handOutPing, tracked, &m.stats, opts.Clock, opts.Logger)
 	m.sup = &supervisor{opts: opts, store: store, log: opts.Logger, stats: &m.stats, reg: m.reg, pool: m.pool, done: m.done, tracing: make(chan struct{}, 1),
 		engaged: m.human.engaged}
 	m.catalog = catalog.New(m.upstreamTools, catalog.Options{ToolEnabled: opts.Policy.ToolEnabled, Default: opts.Toolset, OwnBrowsers: opts.OwnBrowsers, Profiles: opts.Profiles})

@@ -51,7 +51,7 @@ func (m *Manager) leaveReserved(ctx context.Context, l *live, raw json.RawMessag
 
 // discard removes the files an answer links, unread.
 func (m *Manager) discard(ctx context.Context, l *live, p *upstream.Parsed) {
-	if _, err := upstream.Ingest(p, l.worker.OutputDir(), m.opts.Now()); err != nil {
+	if _, err := upstream.Ingest(p, l.worker.OutputDir(), m.clock.Now()); err != nil {
 		m.log.WarnContext(ctx, "removing the files of a discarded answer", "session_id", l.id, "err", err)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/clock"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/store"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/upstream"
 )
@@ -42,6 +43,15 @@ func (c *fakeClock) advance(d time.Duration) {
 	defer c.mu.Unlock()
 	c.now = c.now.Add(d)
 }
+
+// nowClock is a clock.Clock that tells a test's time and waits on real
+// timers: for tests that move the time of what is recorded, not the
+// manager's own waits.
+type nowClock func() time.Time
+
+func (c nowClock) Now() time.Time { return c() }
+
+func (nowClock) NewTimer(d time.Duration) clock.Timer { return clock.Real{}.NewTimer(d) }
 
 // sleeps is Options.sleep: it records the delays asked for and returns at
 // once, so backoffs are checked without waiting for them.
@@ -455,7 +465,7 @@ func TestUndeliveredCallGoesToNewWorker(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := context.Background()
 			var sl sleeps
-			m, sp, _ := newManager(t, Options{Now: newFakeClock().Now, sleep: sl.sleep})
+			m, sp, _ := newManager(t, Options{Clock: nowClock(newFakeClock().Now), sleep: sl.sleep})
 			s, err := m.CreateSession(ctx)
 			if err != nil {
 				t.Fatal(err)
@@ -508,7 +518,7 @@ func TestRestartBackoffAndBudgetWindow(t *testing.T) {
 			clock := newFakeClock()
 			var sl sleeps
 			// restartBackoff is left at its default: the delays are the real ones.
-			m, sp, _ := newManager(t, Options{Now: clock.Now, sleep: sl.sleep})
+			m, sp, _ := newManager(t, Options{Clock: nowClock(clock.Now), sleep: sl.sleep})
 			s, err := m.CreateSession(ctx)
 			if err != nil {
 				t.Fatal(err)
@@ -545,7 +555,7 @@ func TestBrowserCrashesUseNoRestartBudget(t *testing.T) {
 	ctx := context.Background()
 	clock := newFakeClock()
 	var sl sleeps
-	m, sp, _ := newManager(t, Options{Now: clock.Now, sleep: sl.sleep})
+	m, sp, _ := newManager(t, Options{Clock: nowClock(clock.Now), sleep: sl.sleep})
 	s, err := m.CreateSession(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -648,7 +658,7 @@ func TestCallDuringFailingRestartGets503(t *testing.T) {
 				return fake.Spawn(ctx)
 			})
 			var sl sleeps
-			m, _ := newManagerWith(t, sp, Options{Now: newFakeClock().Now, sleep: sl.sleep, restartTimeLimit: tc.limit})
+			m, _ := newManagerWith(t, sp, Options{Clock: nowClock(newFakeClock().Now), sleep: sl.sleep, restartTimeLimit: tc.limit})
 			s, err := m.CreateSession(ctx)
 			if err != nil {
 				t.Fatal(err)
@@ -763,7 +773,7 @@ func TestRestartIsLogged(t *testing.T) {
 // again once a start works; a start the caller gave up on does not count.
 func TestCheckWorkers(t *testing.T) {
 	ctx := context.Background()
-	m, sp, db := newManager(t, Options{Now: newFakeClock().Now})
+	m, sp, db := newManager(t, Options{Clock: nowClock(newFakeClock().Now)})
 	setFail := func(err error) {
 		sp.mu.Lock()
 		defer sp.mu.Unlock()
