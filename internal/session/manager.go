@@ -78,7 +78,6 @@ type Store interface {
 	ListSessions(ctx context.Context) ([]*proxy.Session, error)
 	UpdateSessionState(ctx context.Context, id string, state proxy.SessionState) error
 	TouchSession(ctx context.Context, id string, at time.Time) error
-	SetSessionMetadata(ctx context.Context, id string, md json.RawMessage) error
 	SaveSessionState(ctx context.Context, id string, state json.RawMessage, at time.Time) error
 	LoadSessionState(ctx context.Context, id string) (json.RawMessage, time.Time, error)
 	InsertRequest(ctx context.Context, r *proxy.Request) error
