@@ -88,7 +88,8 @@ type SessionMemory struct {
 	RenderersFound time.Time `json:"renderers_found,omitzero"`
 }
 
-// Request is a tool call as received, written before it is forwarded.
+// Request is a tool call as its client named it, its arguments with secrets
+// masked; the session manager commits it before the worker sees the call.
 type Request struct {
 	RefID     string          `json:"ref_id"`
 	SessionID string          `json:"session_id"`

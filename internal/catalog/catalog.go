@@ -213,8 +213,11 @@ func (c *Catalog) Resolve(ctx context.Context, name string) (*Resolved, error) {
 	return notFound("no tool named " + quote(name))
 }
 
-// Params are a call's arguments, decoded once: Raw as sent (normalised),
-// Args what the schema and the policy read.
+// Params are a call's arguments as the session manager decodes them: Raw
+// as sent (absent or null is {}), Args what the schema and the policy read.
+// The policy's URL check decodes only the tool's schema, not the arguments
+// again; mcp-bridge and the MCP server read them on their side to take
+// session_id out.
 type Params struct {
 	Raw  json.RawMessage
 	Args map[string]any

@@ -171,7 +171,7 @@ func New(ctx context.Context, sessions proxy.SessionService, content proxy.Conte
 		// properties optional, as upstream treats them) and answers
 		// INVALID_PARAMETERS naming the field; mcp-go's check would refuse
 		// calls upstream accepts (browser_take_screenshot without scale).
-		server.WithInstructions("Browser tools run in an isolated browser session of this conversation. proxy.Tool calls return a ref_id and metadata, not page content: read the page with get_content(ref_id, search_for?) and console messages with get_console_content(ref_id, level?)."),
+		server.WithInstructions("Browser tools run in an isolated browser session of this conversation. Tool calls return a ref_id and metadata, not page content: read the page with get_content(ref_id, search_for?) and console messages with get_console_content(ref_id, level?)."),
 	}, cfg.serverOps...)
 	s.mcp = server.NewMCPServer(serverName, cfg.version, sopts...)
 	for _, t := range tools {

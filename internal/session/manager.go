@@ -1,6 +1,10 @@
 // Package session owns the lifecycle of browser sessions: which worker serves
 // which session, the warm pool of spare workers, and the recording of every
-// call (request row before forwarding, response row after). It never talks to
+// call: a tool call's request row is committed before the worker sees the
+// call, and its response row (or its failure) written after; the only
+// worker calls without rows are the manager's own housekeeping (a page read
+// for an MCP resource, closing the browser, state saves, pings, taking a
+// page off one of the proxy's addresses). It never talks to
 // HTTP or MCP clients and never parses SQL; it must never hold a store
 // transaction open while a worker is called.
 //

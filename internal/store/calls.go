@@ -12,7 +12,8 @@ import (
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
 )
 
-// InsertRequest records a tool call before it is forwarded. ESESSIONMISSING
+// InsertRequest records a tool call's request row, which the session
+// manager commits before the worker sees the call. ESESSIONMISSING
 // if its session is not recorded; EINVALID if its ref_id already is.
 func (db *DB) InsertRequest(ctx context.Context, r *proxy.Request) error {
 	switch {
