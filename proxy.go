@@ -25,11 +25,13 @@ const (
 
 // Session is one isolated browser session: one worker, one BrowserContext.
 type Session struct {
-	ID           string          `json:"session_id"`
-	CreatedAt    time.Time       `json:"created_at"`
-	LastActivity time.Time       `json:"last_activity"`
-	State        SessionState    `json:"state"`
-	Metadata     json.RawMessage `json:"metadata,omitempty"`
+	ID           string       `json:"session_id"`
+	CreatedAt    time.Time    `json:"created_at"`
+	LastActivity time.Time    `json:"last_activity"`
+	State        SessionState `json:"state"`
+	// Metadata is a SessionMetadata as JSON ({} until a call moved the
+	// page).
+	Metadata json.RawMessage `json:"metadata,omitempty"`
 	// Owner is the MCP client that created the session ("" for the HTTP
 	// API used directly). It is never shown in answers: which sessions
 	// belong together is the clients' business, not the reader's.
@@ -103,6 +105,22 @@ const (
 	StatusSuccess = "success"
 	StatusError   = "error"
 )
+
+// SessionMetadata is what a session's metadata says: the page its last
+// call that moved the page left it on. The fields are in the order they
+// have always been written.
+type SessionMetadata struct {
+	LastTitle string `json:"last_title"`
+	LastURL   string `json:"last_url"`
+}
+
+// PageMetadata reads s's metadata. It is advisory: absent or foreign
+// metadata leaves the fields empty.
+func (s *Session) PageMetadata() SessionMetadata {
+	var md SessionMetadata
+	_ = json.Unmarshal(s.Metadata, &md)
+	return md
+}
 
 // SessionActivity is what a call's answer also changes in its session. The
 // store writes it in the response's transaction, so it costs no commit of

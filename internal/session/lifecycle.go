@@ -277,22 +277,11 @@ func (m *Manager) revive(ctx context.Context, id string) (*live, error) {
 	}
 	l := &live{id: id, owner: s.Owner, shape: shape, sem: make(chan struct{}, 1), hadWorker: true, lastActivity: m.clock.Now(),
 		profile: s.Profile, profileVersion: s.ProfileVersion, profileWrite: s.ProfileWrite}
-	if md := sessionMetadata(s.Metadata); md.LastURL != "" {
+	if md := s.PageMetadata(); md.LastURL != "" {
 		l.lastPage.URL = md.LastURL
 	}
 	m.reg.fill(l)
 	return l, nil
-}
-
-type sessionMeta struct {
-	LastURL   string `json:"last_url"`
-	LastTitle string `json:"last_title"`
-}
-
-func sessionMetadata(raw json.RawMessage) sessionMeta {
-	var md sessionMeta
-	_ = json.Unmarshal(raw, &md) // metadata is advisory; absent fields stay empty
-	return md
 }
 
 func stateErr(s *proxy.Session) error {

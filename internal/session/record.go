@@ -122,7 +122,7 @@ func buildRecord(in recordInput) recordOutput {
 	// go in the response's transaction: one commit per answer.
 	rec.activity = &proxy.SessionActivity{SessionID: in.sessionID, At: at}
 	if parsed.PageURL != "" && parsed.PageURL != in.lastPage.URL {
-		md, err := json.Marshal(map[string]string{"last_url": parsed.PageURL, "last_title": parsed.PageTitle})
+		md, err := json.Marshal(proxy.SessionMetadata{LastURL: parsed.PageURL, LastTitle: parsed.PageTitle})
 		if err == nil {
 			rec.activity.Metadata = md
 		}
