@@ -25,13 +25,11 @@ const (
 
 // Session is one isolated browser session: one worker, one BrowserContext.
 type Session struct {
-	ID           string       `json:"session_id"`
-	CreatedAt    time.Time    `json:"created_at"`
-	LastActivity time.Time    `json:"last_activity"`
-	State        SessionState `json:"state"`
-	// Metadata is a SessionMetadata as JSON ({} until a call moved the
-	// page).
-	Metadata json.RawMessage `json:"metadata,omitempty"`
+	ID           string          `json:"session_id"`
+	CreatedAt    time.Time       `json:"created_at"`
+	LastActivity time.Time       `json:"last_activity"`
+	State        SessionState    `json:"state"`
+	Metadata     json.RawMessage `json:"metadata,omitempty"` // a SessionMetadata ({} until a call moves the page)
 	// Owner is the MCP client that created the session ("" for the HTTP
 	// API used directly). It is never shown in answers: which sessions
 	// belong together is the clients' business, not the reader's.
