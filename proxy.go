@@ -340,4 +340,9 @@ type CallResult struct {
 	// Upstream is the raw upstream result; set only in PROXY_RESPONSE_MODE=full,
 	// where the bridge hands it to the model unchanged.
 	Upstream json.RawMessage `json:"upstream,omitempty"`
+
+	// Encoded is this result as JSON, encoded once by the session manager
+	// when the call returns (it counts the bytes returned) and written as
+	// is by the HTTP API; empty on a result built or decoded elsewhere.
+	Encoded json.RawMessage `json:"-"`
 }

@@ -41,15 +41,20 @@ func (m *Manager) Call(ctx context.Context, req proxy.CallRequest) (*proxy.CallR
 	if res != nil {
 		status = string(res.Status)
 	}
+	if res != nil {
+		// The answer's one encoding: the API writes these bytes, and the
+		// observer counts them.
+		if b, merr := json.Marshal(res); merr == nil {
+			res.Encoded = b
+		}
+	}
 	if o := m.opts.Observer; o != nil {
 		if stored < 0 {
 			o.ObserveRefused(m.toolLabel(req.Tool), status)
 		} else {
 			returned := 0
 			if res != nil {
-				if b, merr := json.Marshal(res); merr == nil {
-					returned = len(b)
-				}
+				returned = len(res.Encoded)
 			}
 			o.ObserveCall(req.Tool, status, d, stored, returned)
 		}
