@@ -147,9 +147,6 @@ type Options struct {
 	MaxProfileBytes int64
 	// restartBackoff is the first restart delay (tests shorten it).
 	restartBackoff time.Duration
-	// sleep waits out a restart backoff; nil waits on Clock (tests record
-	// the delays asked for instead of waiting).
-	sleep func(ctx context.Context, d time.Duration) error
 	// restartTimeLimit bounds one background restart (default 2 min).
 	restartTimeLimit time.Duration
 	// saveDelay is the quiet time before a background state save.

@@ -265,7 +265,7 @@ func (s *supervisor) allowRestart(ctx context.Context, l *live) error {
 		return failedErr(l.id)
 	}
 	if wait := l.diedAt.Add(s.opts.restartBackoff << used).Sub(now); wait > 0 {
-		if err := s.sleep(ctx, wait); err != nil {
+		if err := clock.Sleep(ctx, s.opts.Clock, wait); err != nil {
 			return &proxy.Error{Code: proxy.EUNAVAILABLE, Message: "the session's browser worker is restarting after a crash", Retryable: true,
 				Suggestion: "Retry in a few seconds.", Details: map[string]any{"session_id": l.id}}
 		}
@@ -283,15 +283,6 @@ type browserLoss interface{ LostBrowser() bool }
 func lostBrowser(w Worker) bool {
 	b, ok := w.(browserLoss)
 	return ok && b.LostBrowser()
-}
-
-// sleep waits d or until ctx ends (Options.sleep in tests, which record the
-// delays asked for instead of waiting).
-func (s *supervisor) sleep(ctx context.Context, d time.Duration) error {
-	if s.opts.sleep != nil {
-		return s.opts.sleep(ctx, d)
-	}
-	return clock.Sleep(ctx, s.opts.Clock, d)
 }
 
 // restarted counts and logs that l, whose worker was lost, got w. The
