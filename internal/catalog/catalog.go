@@ -1,10 +1,11 @@
 // Package catalog owns the tool catalogue: upstream's tools as a worker
 // lists them, the proxy's own (programs upstream runs, and the session and
 // content tools), which of them a request's tool groups select, which the
-// policy switched off, and the checks a call's arguments pass (a JSON
-// object, the tool's schema, the policy) before any session is touched.
-// The HTTP API and the MCP server list tools here, and the session manager
-// resolves every call here. It never starts a worker itself: upstream's
+// policy switched off (hidden from lists), and the checks a call's
+// arguments pass here (a JSON object, the tool's schema) before any session
+// is touched; the session manager asks the policy itself next. The HTTP API
+// and the MCP server list tools here, and the session manager resolves
+// every call here. It never starts a worker itself: upstream's
 // list comes from the function it is given.
 package catalog
 
