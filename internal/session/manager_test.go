@@ -502,3 +502,47 @@ func TestConcurrentCallsOnOneSessionAreSerialised(t *testing.T) {
 		t.Errorf("%d calls ran at once on one session, want 1", got)
 	}
 }
+
+// answerSizes records the bytes the manager reports returned.
+type answerSizes struct {
+	mu       sync.Mutex
+	returned []int
+}
+
+func (a *answerSizes) ObserveCall(_, _ string, _ time.Duration, _, returned int) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.returned = append(a.returned, returned)
+}
+
+func (*answerSizes) ObserveRefused(string, string) {}
+
+// TestCallEncodesItsAnswerOnce: the result carries its one encoding, the
+// JSON of the result itself, and the observer counts exactly those bytes.
+func TestCallEncodesItsAnswerOnce(t *testing.T) {
+	ctx := context.Background()
+	seen := &answerSizes{}
+	m, _, _ := newManager(t, Options{Observer: seen})
+	s, err := m.CreateSession(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := m.Call(ctx, proxy.CallRequest{SessionID: s.ID, Tool: "browser_snapshot"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	encoded := res.Encoded
+	res.Encoded = nil
+	want, err := json.Marshal(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(string(want), string(encoded)); diff != "" {
+		t.Errorf("Encoded (-want +got):\n%s", diff)
+	}
+	seen.mu.Lock()
+	defer seen.mu.Unlock()
+	if diff := cmp.Diff([]int{len(want)}, seen.returned); diff != "" {
+		t.Errorf("bytes returned (-want +got):\n%s", diff)
+	}
+}
