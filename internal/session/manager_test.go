@@ -249,9 +249,12 @@ func newManagerOn(t *testing.T, opts Options, on func(*store.DB) Store) (*Manage
 	return m, sp, db
 }
 
+// TestCallRecordsAndReportsMetadata: a call's rows and result, and the
+// result's one encoding, which the observer counts.
 func TestCallRecordsAndReportsMetadata(t *testing.T) {
 	ctx := context.Background()
-	m, _, db := newManager(t, Options{})
+	seen := &answerSizes{}
+	m, _, db := newManager(t, Options{Observer: seen})
 	s, err := m.CreateSession(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -277,6 +280,21 @@ func TestCallRecordsAndReportsMetadata(t *testing.T) {
 	req, err := db.GetRequest(ctx, res.RefID)
 	if err != nil || req.SessionID != s.ID || string(req.Params) != "{}" {
 		t.Errorf("stored request = %+v, %v", req, err)
+	}
+
+	encoded := res.Encoded
+	res.Encoded = nil
+	wantJSON, err := json.Marshal(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(string(wantJSON), string(encoded)); diff != "" {
+		t.Errorf("Encoded (-want +got):\n%s", diff)
+	}
+	seen.mu.Lock()
+	defer seen.mu.Unlock()
+	if diff := cmp.Diff([]int{len(wantJSON)}, seen.returned); diff != "" {
+		t.Errorf("bytes returned (-want +got):\n%s", diff)
 	}
 }
 
@@ -516,33 +534,3 @@ func (a *answerSizes) ObserveCall(_, _ string, _ time.Duration, _, returned int)
 }
 
 func (*answerSizes) ObserveRefused(string, string) {}
-
-// TestCallEncodesItsAnswerOnce: the result carries its one encoding, the
-// JSON of the result itself, and the observer counts exactly those bytes.
-func TestCallEncodesItsAnswerOnce(t *testing.T) {
-	ctx := context.Background()
-	seen := &answerSizes{}
-	m, _, _ := newManager(t, Options{Observer: seen})
-	s, err := m.CreateSession(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := m.Call(ctx, proxy.CallRequest{SessionID: s.ID, Tool: "browser_snapshot"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	encoded := res.Encoded
-	res.Encoded = nil
-	want, err := json.Marshal(res)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(string(want), string(encoded)); diff != "" {
-		t.Errorf("Encoded (-want +got):\n%s", diff)
-	}
-	seen.mu.Lock()
-	defer seen.mu.Unlock()
-	if diff := cmp.Diff([]int{len(want)}, seen.returned); diff != "" {
-		t.Errorf("bytes returned (-want +got):\n%s", diff)
-	}
-}
