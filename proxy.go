@@ -29,7 +29,7 @@ type Session struct {
 	CreatedAt    time.Time       `json:"created_at"`
 	LastActivity time.Time       `json:"last_activity"`
 	State        SessionState    `json:"state"`
-	Metadata     json.RawMessage `json:"metadata,omitempty"`
+	Metadata     json.RawMessage `json:"metadata,omitempty"` // a SessionMetadata ({} until a call moves the page)
 	// Owner is the MCP client that created the session ("" for the HTTP
 	// API used directly). It is never shown in answers: which sessions
 	// belong together is the clients' business, not the reader's.
@@ -88,7 +88,8 @@ type SessionMemory struct {
 	RenderersFound time.Time `json:"renderers_found,omitzero"`
 }
 
-// Request is a tool call as received, written before it is forwarded.
+// Request is a tool call as its client named it, its arguments with secrets
+// masked; the session manager commits it before the worker sees the call.
 type Request struct {
 	RefID     string          `json:"ref_id"`
 	SessionID string          `json:"session_id"`
@@ -102,6 +103,22 @@ const (
 	StatusSuccess = "success"
 	StatusError   = "error"
 )
+
+// SessionMetadata is what a session's metadata says: the page its last
+// call that moved the page left it on. The fields are in the order they
+// have always been written.
+type SessionMetadata struct {
+	LastTitle string `json:"last_title"`
+	LastURL   string `json:"last_url"`
+}
+
+// PageMetadata reads s's metadata. It is advisory: absent or foreign
+// metadata leaves the fields empty.
+func (s *Session) PageMetadata() SessionMetadata {
+	var md SessionMetadata
+	_ = json.Unmarshal(s.Metadata, &md)
+	return md
+}
 
 // SessionActivity is what a call's answer also changes in its session. The
 // store writes it in the response's transaction, so it costs no commit of
@@ -323,4 +340,9 @@ type CallResult struct {
 	// Upstream is the raw upstream result; set only in PROXY_RESPONSE_MODE=full,
 	// where the bridge hands it to the model unchanged.
 	Upstream json.RawMessage `json:"upstream,omitempty"`
+
+	// Encoded is this result as JSON, encoded once by the session manager
+	// when the call returns (it counts the bytes returned) and written as
+	// is by the HTTP API; empty on a result built or decoded elsewhere.
+	Encoded json.RawMessage `json:"-"`
 }

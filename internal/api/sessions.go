@@ -107,6 +107,10 @@ func (s *Server) handleCall(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
+	if len(res.Encoded) > 0 {
+		s.writeJSON(w, http.StatusOK, res.Encoded) // as the manager encoded it
+		return
+	}
 	s.writeJSON(w, http.StatusOK, res)
 }
 

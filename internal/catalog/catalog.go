@@ -1,17 +1,17 @@
 // Package catalog owns the tool catalogue: upstream's tools as a worker
 // lists them, the proxy's own (programs upstream runs, and the session and
 // content tools), which of them a request's tool groups select, which the
-// policy switched off, and the checks a call's arguments pass (a JSON
-// object, the tool's schema, the policy) before any session is touched.
-// The HTTP API and the MCP server list tools here, and the session manager
-// resolves every call here. It never starts a worker itself: upstream's
+// policy switched off (hidden from lists), and the checks a call's
+// arguments pass here (a JSON object, the tool's schema) before any session
+// is touched; the session manager asks the policy itself next. The HTTP API
+// and the MCP server list tools here, and the session manager resolves
+// every call here. It never starts a worker itself: upstream's
 // list comes from the function it is given.
 package catalog
 
 import (
 	"context"
 	"encoding/json"
-	"log/slog"
 	"slices"
 	"sync/atomic"
 
@@ -22,41 +22,16 @@ import (
 // Upstream returns every tool upstream offers, switched off or not.
 type Upstream func(ctx context.Context) ([]proxy.Tool, error)
 
-// Policy is what the catalogue needs of the operator's policy.
-type Policy interface {
-	// ToolEnabled is false for a tool the operator switched off.
-	ToolEnabled(name string) bool
-	// CheckCall refuses a call the policy does not allow (a tool switched
-	// off, a URL of a blocked host, an upload), given its decoded
-	// arguments.
-	CheckCall(tool string, inputSchema json.RawMessage, args map[string]any) error
-	// Redact masks the secrets the operator configured in s.
-	Redact(s string) string
-}
-
-// Open is the policy that allows everything.
-type Open struct{}
-
-// ToolEnabled implements Policy.
-func (Open) ToolEnabled(string) bool { return true }
-
-// CheckCall implements Policy.
-func (Open) CheckCall(string, json.RawMessage, map[string]any) error { return nil }
-
-// Redact implements Policy.
-func (Open) Redact(s string) string { return s }
-
 // Catalog is the tool catalogue of one server.
 type Catalog struct {
 	upstream Upstream
-	policy   Policy
+	enabled  func(name string) bool
 	def      toolset.Selection
 	// ownBrowsers: every session's worker has a browser process of its
 	// own, so upstream's tools that reach outside the page reach only it.
 	ownBrowsers bool
 	// profiles is PROXY_PROFILES: which profile tools are listed.
 	profiles string
-	log      *slog.Logger
 	schemas  schemas
 	// seen is upstream's list once it has been learned, for Known, which
 	// must not wait for it.
@@ -65,8 +40,10 @@ type Catalog struct {
 
 // Options are a catalogue's settings beyond upstream's tools.
 type Options struct {
-	// Policy switches tools off and refuses calls; nil allows everything.
-	Policy Policy
+	// ToolEnabled is false for a tool the operator's policy switched off:
+	// it is not listed. A call of it still resolves, and the policy
+	// refuses it with its own message. Nil enables every tool.
+	ToolEnabled func(name string) bool
 	// Default is the tool groups selected for requests that make no choice
 	// of their own (toolset.WithSelection); zero means the default groups.
 	Default toolset.Selection
@@ -80,23 +57,18 @@ type Options struct {
 	// is ProfilesSave): list_profiles is listed unless off, save_profile
 	// only with save.
 	Profiles string
-	// Logger gets the policy's refusals; nil discards them.
-	Logger *slog.Logger
 }
 
 // New returns the catalogue over upstream's tools.
 func New(up Upstream, opts Options) *Catalog {
-	p, def, log := opts.Policy, opts.Default, opts.Logger
-	if p == nil {
-		p = Open{}
-	}
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
+	enabled, def := opts.ToolEnabled, opts.Default
+	if enabled == nil {
+		enabled = func(string) bool { return true }
 	}
 	if def.Empty() {
 		def, _ = toolset.Select(nil) // the defaults always parse
 	}
-	return &Catalog{upstream: up, policy: p, def: def, ownBrowsers: opts.OwnBrowsers, profiles: opts.Profiles, log: log}
+	return &Catalog{upstream: up, enabled: enabled, def: def, ownBrowsers: opts.OwnBrowsers, profiles: opts.Profiles}
 }
 
 // Resolved is the tool a call names.
@@ -162,7 +134,7 @@ func (c *Catalog) upstreamTools(ctx context.Context) ([]proxy.Tool, error) {
 func (c *Catalog) listed(sel toolset.Selection, up []proxy.Tool) []proxy.Tool {
 	var out []proxy.Tool
 	for _, t := range up {
-		if g := c.group(t.Name); c.policy.ToolEnabled(t.Name) && sel.Has(g) {
+		if g := c.group(t.Name); c.enabled(t.Name) && sel.Has(g) {
 			t.Group = g
 			out = append(out, t)
 		}
@@ -171,7 +143,7 @@ func (c *Catalog) listed(sel toolset.Selection, up []proxy.Tool) []proxy.Tool {
 		return out
 	}
 	for _, t := range sel.Tools() {
-		if c.policy.ToolEnabled(t.Name) {
+		if c.enabled(t.Name) {
 			out = append(out, proxy.Tool{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema, Annotations: t.Annotations()})
 		}
 	}
@@ -191,8 +163,8 @@ func (c *Catalog) Known(name string) bool {
 
 // Resolve finds the tool a call names: one of the proxy's own or
 // upstream's. A tool of a group ctx's selection does not hold is not
-// found, like any unknown name. A tool the policy switched off resolves;
-// Check refuses it with the policy's own message.
+// found, like any unknown name. A tool the policy switched off resolves:
+// the policy refuses it with its own message.
 func (c *Catalog) Resolve(ctx context.Context, name string) (*Resolved, error) {
 	notFound := func(why string) (*Resolved, error) {
 		e := proxy.Errorf(proxy.ETOOLMISSING, "%s", why)
@@ -242,8 +214,11 @@ func (c *Catalog) Resolve(ctx context.Context, name string) (*Resolved, error) {
 	return notFound("no tool named " + quote(name))
 }
 
-// Params are a call's arguments, decoded once: Raw as sent (normalised),
-// Args what the schema and the policy read.
+// Params are a call's arguments as the session manager decodes them: Raw
+// as sent (absent or null is {}), Args what the schema and the policy read.
+// The policy's URL check decodes only the tool's schema, not the arguments
+// again; mcp-bridge and the MCP server read them on their side to take
+// session_id out.
 type Params struct {
 	Raw  json.RawMessage
 	Args map[string]any
@@ -256,33 +231,9 @@ func Decode(raw json.RawMessage) (Params, error) {
 	return Params{Raw: raw, Args: args}, err
 }
 
-// Check refuses arguments that do not fit the tool's schema, then a call
-// the policy does not allow. A refusal by the policy names the session (the
-// model must know which one an error is about), has the configured secrets
-// masked and is logged, without the arguments.
-func (c *Catalog) Check(ctx context.Context, sessionID string, r *Resolved, p Params) error {
-	if err := c.schemas.check(r.Tool, p.Args); err != nil {
-		return err
-	}
-	err := c.policy.CheckCall(r.Tool.Name, r.Tool.InputSchema, p.Args)
-	if err == nil {
-		return nil
-	}
-	e := proxy.AsError(err)
-	if e.Details == nil {
-		e.Details = map[string]any{}
-	}
-	if sessionID != "" {
-		e.Details["session_id"] = sessionID
-	}
-	// The URL in the details is the caller's own input; it may still carry
-	// a secret, so mask it like everything returned.
-	if u, ok := e.Details["url"].(string); ok {
-		e.Details["url"] = c.policy.Redact(u)
-	}
-	e.Message = c.policy.Redact(e.Message)
-	c.log.WarnContext(ctx, "tool call refused by policy", "session_id", sessionID, "tool", r.Tool.Name, "code", e.Code, "reason", e.Message)
-	return e
+// Check refuses arguments that do not fit the tool's schema.
+func (c *Catalog) Check(r *Resolved, p Params) error {
+	return c.schemas.check(r.Tool, p.Args)
 }
 
 // readOnly says whether t's annotations promise not to change the page

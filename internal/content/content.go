@@ -18,9 +18,9 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-	"time"
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/clock"
 )
 
 // Store is the part of the record this package reads (and, for cursors,
@@ -51,13 +51,13 @@ type Store interface {
 // concurrent use.
 type Service struct {
 	store Store
-	now   func() time.Time
+	clock clock.Clock // when a diff cursor was last read
 	refs  refLocks
 }
 
 // New returns a Service reading from s.
 func New(s Store) *Service {
-	return &Service{store: s, now: time.Now}
+	return &Service{store: s, clock: clock.Real{}}
 }
 
 // Content returns the content of refID: its page snapshot, or the text of its
@@ -127,7 +127,7 @@ func (s *Service) Content(ctx context.Context, refID string, search proxy.Query,
 			return nil, fmt.Errorf("content: get %s: %w", refID, err)
 		}
 	}
-	cur := &proxy.DiffCursor{RefID: refID, CursorPosition: len(view), LastSnapshotHash: hash, LastRead: s.now()}
+	cur := &proxy.DiffCursor{RefID: refID, CursorPosition: len(view), LastSnapshotHash: hash, LastRead: s.clock.Now()}
 	if err := s.store.PutCursor(ctx, cur); err != nil && proxy.ErrorCode(err) != proxy.ESTORAGEFULL {
 		return nil, fmt.Errorf("content: get %s: save cursor: %w", refID, err)
 	}

@@ -90,7 +90,7 @@ func (s *Server) listSessionResources(ctx context.Context, _ any, _ *mcp.ListRes
 		if sess.State == proxy.SessionClosed {
 			continue
 		}
-		md := sessionMetadata(sess.Metadata)
+		md := sess.PageMetadata()
 		title := md.LastTitle
 		if title == "" {
 			title = md.LastURL
@@ -106,18 +106,6 @@ func (s *Server) listSessionResources(ctx context.Context, _ any, _ *mcp.ListRes
 		result.Resources = append(result.Resources, mcp.NewResource(resourceURI(resourceSession, sess.ID), "session "+sess.ID, opts...))
 		s.listPageResources(s.acting(ctx), sess, result)
 	}
-}
-
-// sessionMeta is the part of a session's metadata the resource shows.
-type sessionMeta struct {
-	LastURL   string `json:"last_url"`
-	LastTitle string `json:"last_title"`
-}
-
-func sessionMetadata(raw json.RawMessage) sessionMeta {
-	var md sessionMeta
-	_ = json.Unmarshal(raw, &md) // absent or foreign metadata: nothing to show
-	return md
 }
 
 // SessionResource is the JSON of playwright:///session/{id}.
@@ -142,7 +130,7 @@ func (s *Server) readSession(ctx context.Context, req mcp.ReadResourceRequest) (
 	if err != nil {
 		return nil, err
 	}
-	md := sessionMetadata(sess.Metadata)
+	md := sess.PageMetadata()
 	body, err := json.Marshal(SessionResource{
 		SessionID: sess.ID, State: sess.State, LastURL: md.LastURL, LastTitle: md.LastTitle,
 		CreatedAt: sess.CreatedAt, LastActivity: sess.LastActivity, ExpiresAt: sess.ExpiresAt,

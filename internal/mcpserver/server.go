@@ -171,7 +171,7 @@ func New(ctx context.Context, sessions proxy.SessionService, content proxy.Conte
 		// properties optional, as upstream treats them) and answers
 		// INVALID_PARAMETERS naming the field; mcp-go's check would refuse
 		// calls upstream accepts (browser_take_screenshot without scale).
-		server.WithInstructions("Browser tools run in an isolated browser session of this conversation. proxy.Tool calls return a ref_id and metadata, not page content: read the page with get_content(ref_id, search_for?) and console messages with get_console_content(ref_id, level?)."),
+		server.WithInstructions("Browser tools run in an isolated browser session of this conversation. Tool calls return a ref_id and metadata, not page content: read the page with get_content(ref_id, search_for?) and console messages with get_console_content(ref_id, level?)."),
 	}, cfg.serverOps...)
 	s.mcp = server.NewMCPServer(serverName, cfg.version, sopts...)
 	for _, t := range tools {
@@ -288,9 +288,10 @@ func (s *Server) callUpstream(ctx context.Context, tool string, req mcp.CallTool
 }
 
 // upstreamArguments splits a call's arguments into the session_id they
-// name, if any, and the params for the tool. It reads the arguments as they
-// came over the wire: decoded into map[string]any, an integer above 2^53
-// would reach the browser and the record with other digits. Arguments of
+// name, if any, and the params for the tool. Arguments without session_id
+// go on byte for byte as they came over the wire; with it, the rest is
+// re-encoded from raw values, never from map[string]any, where an integer
+// above 2^53 would reach the browser and the record with other digits. Arguments of
 // the wrong shape are refused: read as absent, they would send the call to
 // the default session (creating it).
 func upstreamArguments(req mcp.CallToolRequest) (sessionID string, params json.RawMessage, err error) {
@@ -309,12 +310,17 @@ func upstreamArguments(req mcp.CallToolRequest) (sessionID string, params json.R
 			args = map[string]json.RawMessage{}
 		}
 	}
-	if v, ok := args["session_id"]; ok {
-		if err := json.Unmarshal(v, &sessionID); err != nil {
-			return "", nil, proxy.Errorf(proxy.EINVALID, "session_id must be a string")
+	v, ok := args["session_id"]
+	if !ok {
+		if len(args) == 0 && (len(raw) == 0 || string(raw) == "null") {
+			return "", json.RawMessage(`{}`), nil
 		}
-		delete(args, "session_id")
+		return "", raw, nil
 	}
+	if err := json.Unmarshal(v, &sessionID); err != nil {
+		return "", nil, proxy.Errorf(proxy.EINVALID, "session_id must be a string")
+	}
+	delete(args, "session_id")
 	if params, err = json.Marshal(args); err != nil {
 		return "", nil, proxy.Errorf(proxy.EINVALID, "arguments do not encode as JSON: %v", err)
 	}

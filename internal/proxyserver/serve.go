@@ -1,7 +1,11 @@
 // Package proxyserver owns the wiring of `proxy-server serve`: it builds the
 // store, the browser host, the session manager and the HTTP server from a
-// Config, runs them until its context ends, and shuts them down in order. It
-// holds no logic of its own that another package could own.
+// Config, runs them until its context ends, and shuts them down in order.
+// Its own logic is what one server process needs of its host: the claim on
+// its data directory (a pid file, locked, that refuses a second live server
+// and, on Linux, reaps a dead one's leftover workers and browsers and its
+// temp directory: pidfile*.go), and the HTTP shutdown that does not wait
+// on silent connections (httpshutdown.go).
 package proxyserver
 
 import (

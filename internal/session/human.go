@@ -214,7 +214,7 @@ func (m *Manager) TakeControl(ctx context.Context, id string) (*proxy.ControlLea
 	if _, err := m.sup.ensureWorker(ctx, l); err != nil {
 		return nil, err
 	}
-	now := m.opts.Now().UTC()
+	now := m.clock.Now().UTC()
 	c := &control{Control: proxy.Control{Holder: proxy.HolderPerson, Since: now}, lease: rand.Text(), touched: now, ended: make(chan struct{})}
 	m.human.mu.Lock()
 	hs := m.human.entry(id)
@@ -231,7 +231,7 @@ func (m *Manager) TakeControl(ctx context.Context, id string) (*proxy.ControlLea
 		return nil, errShuttingDown()
 	}
 	m.log.Info("a person took control of a session", "session_id", id)
-	recordEvent(m.store, m.log, m.opts.Now(), id, proxy.EventControlTaken, m.controlScreenshot(ctx, l))
+	recordEvent(m.store, m.log, m.clock.Now(), id, proxy.EventControlTaken, m.controlScreenshot(ctx, l))
 	return &proxy.ControlLease{Control: c.Control, Lease: c.lease}, nil
 }
 
@@ -277,7 +277,7 @@ func (m *Manager) HandBack(ctx context.Context, id, lease string) error {
 	}
 	m.human.mu.Unlock()
 	m.log.Info("a person handed a session back", "session_id", id)
-	recordEvent(m.store, m.log, m.opts.Now(), id, proxy.EventControlReturned, shot)
+	recordEvent(m.store, m.log, m.clock.Now(), id, proxy.EventControlReturned, shot)
 	return nil
 }
 
@@ -314,7 +314,7 @@ func (m *Manager) HoldsControl(id, lease string) bool {
 	if hs == nil || !sameLease(hs.ctrl, lease) {
 		return false
 	}
-	hs.ctrl.touched = m.opts.Now()
+	hs.ctrl.touched = m.clock.Now()
 	return true
 }
 
@@ -327,13 +327,13 @@ func (m *Manager) HumanAction(ctx context.Context, id, lease, detail string) err
 		m.human.mu.Unlock()
 		return controlHeld(id, "this lease does not hold the session's browser")
 	}
-	hs.ctrl.touched = m.opts.Now()
+	hs.ctrl.touched = m.clock.Now()
 	if detail != "" && len(hs.ctrl.actions) < maxActions {
 		hs.ctrl.actions = append(hs.ctrl.actions, detail)
 	}
 	m.human.mu.Unlock()
 	if detail != "" {
-		recordEvent(m.store, m.log, m.opts.Now(), id, proxy.EventHumanAction, detail)
+		recordEvent(m.store, m.log, m.clock.Now(), id, proxy.EventHumanAction, detail)
 	}
 	return nil
 }
@@ -360,7 +360,7 @@ func (m *Manager) watchHolder(id string, c *control) {
 			m.human.mu.Unlock()
 			return
 		}
-		if left := idle - m.opts.Now().Sub(c.touched); left > 0 {
+		if left := idle - m.clock.Now().Sub(c.touched); left > 0 {
 			m.human.mu.Unlock()
 			wait = left
 			continue
@@ -368,7 +368,7 @@ func (m *Manager) watchHolder(id string, c *control) {
 		m.human.end(id, hs, false)
 		m.human.mu.Unlock()
 		m.log.Info("a person's control of a session ended: their live view went quiet", "session_id", id, "after", idle)
-		recordEvent(m.store, m.log, m.opts.Now(), id, proxy.EventControlReturned, "released: the person left")
+		recordEvent(m.store, m.log, m.clock.Now(), id, proxy.EventControlReturned, "released: the person left")
 		return
 	}
 }
@@ -383,7 +383,7 @@ func (m *Manager) endHuman(id string) {
 	}
 	m.human.mu.Unlock()
 	if held {
-		recordEvent(m.store, m.log, m.opts.Now(), id, proxy.EventControlReturned, "ended: the session was closed")
+		recordEvent(m.store, m.log, m.clock.Now(), id, proxy.EventControlReturned, "ended: the session was closed")
 	}
 }
 
@@ -421,12 +421,12 @@ func (m *Manager) recordProgram(ctx context.Context, l *live, prog *toolset.Own)
 	}
 	defer admitted()
 	refID := NewRefID()
-	req := &proxy.Request{RefID: refID, SessionID: l.id, ToolName: prog.Name, Params: json.RawMessage(`{}`), Timestamp: m.opts.Now().UTC()}
+	req := &proxy.Request{RefID: refID, SessionID: l.id, ToolName: prog.Name, Params: json.RawMessage(`{}`), Timestamp: m.clock.Now().UTC()}
 	if err := m.store.InsertRequest(ctx, req); err != nil {
 		return "", fmt.Errorf("recording %s: %w", prog.Name, err)
 	}
 	raw, callErr := m.forward(ctx, l, toolset.RunTool, p.Args)
-	at := m.opts.Now().UTC()
+	at := m.clock.Now().UTC()
 	if callErr != nil {
 		return refID, m.recordFailure(ctx, l, refID, at, callErr)
 	}
@@ -471,7 +471,7 @@ func (m *Manager) RequestHuman(ctx context.Context, id, reason string, timeout t
 	if err := stateErr(s); err != nil {
 		return nil, err
 	}
-	since := m.opts.Now().UTC()
+	since := m.clock.Now().UTC()
 	w := &proxy.HumanWait{Reason: reason, Since: since, Until: since.Add(timeout)}
 	m.human.mu.Lock()
 	hs := m.human.entry(id)
@@ -510,7 +510,7 @@ func (m *Manager) RequestHuman(ctx context.Context, id, reason string, timeout t
 	select {
 	case <-hb.done:
 	default:
-		res.Waited = m.opts.Now().Sub(since)
+		res.Waited = m.clock.Now().Sub(since)
 		if c, held := m.human.holder(id); held {
 			res.Control = &c
 		}
@@ -536,7 +536,7 @@ func (m *Manager) RequestHuman(ctx context.Context, id, reason string, timeout t
 	} else {
 		res.Result = snap
 	}
-	res.Waited = m.opts.Now().Sub(since)
+	res.Waited = m.clock.Now().Sub(since)
 	return res, nil
 }
 

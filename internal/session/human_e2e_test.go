@@ -100,7 +100,7 @@ func TestIntegrationPersonTakesOverAndHandsBack(t *testing.T) {
 	}))
 	t.Cleanup(site.Close)
 	clk := clocktest.New()
-	m, db := realManager(t, Options{Clock: clk, Now: clk.Now})
+	m, db := realManager(t, Options{Clock: clk})
 	agent := proxy.WithClient(context.Background(), proxy.NewClientID("mcp", "agent"))
 	ctx := context.Background()
 

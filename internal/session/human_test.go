@@ -81,7 +81,7 @@ func newHumanHarness(t *testing.T, opts Options) *humanHarness {
 	t.Helper()
 	h := &humanHarness{clk: clocktest.New(), page: &humanPage{snapshot: `- button "Sign in" [ref=e1]`}, seen: &refusals{},
 		owner: proxy.WithClient(context.Background(), proxy.NewClientID("mcp", "agent")), op: context.Background()}
-	opts.Clock, opts.Now, opts.Observer = h.clk, h.clk.Now, h.seen
+	opts.Clock, opts.Observer = h.clk, h.seen
 	opts.LiveURL = func(id string) string { return "http://127.0.0.1:34501/ui/sessions/" + id + "/live" }
 	h.m, h.sp, h.db = newManager(t, opts)
 	h.sp.prepare = func(w *fakeWorker) { w.answer = h.page.answer(t) }

@@ -80,7 +80,7 @@ func (m *Manager) CreateSession(ctx context.Context, opts ...proxy.BrowserOption
 			return nil, err
 		}
 	}
-	now := m.opts.Now().UTC()
+	now := m.clock.Now().UTC()
 	owner, _ := proxy.ClientFrom(ctx)
 	s := &proxy.Session{ID: uuid.NewString(), CreatedAt: now, LastActivity: now, State: proxy.SessionActive, Metadata: json.RawMessage(`{}`), Owner: owner}
 	if !o.IsZero() {
@@ -113,7 +113,7 @@ func (m *Manager) CreateSession(ctx context.Context, opts ...proxy.BrowserOption
 	m.reg.fill(l)
 	m.stats.created.Add(1)
 	m.log.Info("session created", "session_id", s.ID, "worker_pid", w.PID(), "profile", s.Profile)
-	recordEvent(m.store, m.log, m.opts.Now(), s.ID, proxy.EventCreated, created)
+	recordEvent(m.store, m.log, m.clock.Now(), s.ID, proxy.EventCreated, created)
 	return m.withExpiry(s), nil
 }
 
@@ -194,7 +194,7 @@ func (m *Manager) withExpiry(s *proxy.Session) *proxy.Session {
 			s.WorkerPID, s.RSSBytes, s.Node = w.PID(), w.RSS(), nodeOf(w)
 			s.Memory = sessionMemory(l, w)
 		}
-		left := l.restartsLeft(m.opts.Now())
+		left := l.restartsLeft(m.clock.Now())
 		s.RestartsLeft = &left
 	}
 	s.Control, s.Waiting = m.human.state(s.ID)
@@ -227,12 +227,12 @@ func (m *Manager) acquire(ctx context.Context, id string) (*live, error) {
 		// neither eviction nor a background save takes it from under the call.
 		l.enter()
 		if err := l.lock(ctx); err != nil {
-			l.leave(m.opts.Now())
+			l.leave(m.clock.Now())
 			return nil, err
 		}
 		if l.retired {
 			l.unlock()
-			l.leave(m.opts.Now())
+			l.leave(m.clock.Now())
 			continue // closed, suspended or failed meanwhile: re-read its state
 		}
 		return l, nil
@@ -244,7 +244,7 @@ func (m *Manager) acquire(ctx context.Context, id string) (*live, error) {
 func (m *Manager) release(l *live) {
 	l.unlock()
 	// The activity time is when the call ends.
-	l.leave(m.opts.Now())
+	l.leave(m.clock.Now())
 	m.sup.saveSoon(l)
 }
 
@@ -275,24 +275,13 @@ func (m *Manager) revive(ctx context.Context, id string) (*live, error) {
 	if err := m.reserve(ctx); err != nil {
 		return nil, err
 	}
-	l := &live{id: id, owner: s.Owner, shape: shape, sem: make(chan struct{}, 1), hadWorker: true, lastActivity: m.opts.Now(),
+	l := &live{id: id, owner: s.Owner, shape: shape, sem: make(chan struct{}, 1), hadWorker: true, lastActivity: m.clock.Now(),
 		profile: s.Profile, profileVersion: s.ProfileVersion, profileWrite: s.ProfileWrite}
-	if md := sessionMetadata(s.Metadata); md.LastURL != "" {
+	if md := s.PageMetadata(); md.LastURL != "" {
 		l.lastPage.URL = md.LastURL
 	}
 	m.reg.fill(l)
 	return l, nil
-}
-
-type sessionMeta struct {
-	LastURL   string `json:"last_url"`
-	LastTitle string `json:"last_title"`
-}
-
-func sessionMetadata(raw json.RawMessage) sessionMeta {
-	var md sessionMeta
-	_ = json.Unmarshal(raw, &md) // metadata is advisory; absent fields stay empty
-	return md
 }
 
 func stateErr(s *proxy.Session) error {
@@ -366,7 +355,7 @@ func (m *Manager) suspendLocked(ctx context.Context, l *live, reason string) {
 	}
 	m.reg.remove(l)
 	m.log.Info("session suspended", "session_id", l.id, "reason", reason)
-	recordEvent(m.store, m.log, m.opts.Now(), l.id, proxy.EventSuspended, reason)
+	recordEvent(m.store, m.log, m.clock.Now(), l.id, proxy.EventSuspended, reason)
 	m.writeBack(ctx, l, saved)
 }
 
@@ -416,7 +405,7 @@ func (m *Manager) suspendIdle(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		cutoff := m.opts.Now().Add(-m.opts.IdleTimeout)
+		cutoff := m.clock.Now().Add(-m.opts.IdleTimeout)
 		for _, l := range m.reg.idleSince(cutoff) {
 			m.trySuspend(ctx, l, "idle")
 		}
@@ -528,7 +517,7 @@ func (m *Manager) CloseSession(ctx context.Context, id string) error {
 	}
 	m.log.Info("session closed", "session_id", id)
 	m.endHuman(id)
-	recordEvent(m.store, m.log, m.opts.Now(), id, proxy.EventClosed, "")
+	recordEvent(m.store, m.log, m.clock.Now(), id, proxy.EventClosed, "")
 	if l != nil {
 		m.writeBack(ctx, l, saved)
 	}

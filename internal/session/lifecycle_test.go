@@ -49,7 +49,7 @@ func TestCreateAtLimitSuspendsLeastRecentlyUsed(t *testing.T) {
 	clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	var mu sync.Mutex
 	now := func() time.Time { mu.Lock(); defer mu.Unlock(); clock = clock.Add(time.Second); return clock }
-	m, sp, _ := newManager(t, Options{MaxSessions: 3, Now: now})
+	m, sp, _ := newManager(t, Options{MaxSessions: 3, Clock: nowClock(now)})
 	var ids []string
 	for i := 0; i < 3; i++ {
 		s, err := m.CreateSession(ctx)

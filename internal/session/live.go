@@ -52,7 +52,7 @@ type live struct {
 	// Guarded by mu, readable without waiting for a call in flight.
 	mu           sync.Mutex
 	lastActivity time.Time
-	quietSince   time.Time // wall clock of the last call's end (Options.Now may be fake)
+	quietSince   time.Time // wall clock of the last call's end: the save debounce runs on real time (Options.Clock may be fake)
 	calls        int       // calls in flight or waiting for sem: the session is busy
 	current      Worker
 	dirty        bool // browser state may have changed since the last save

@@ -1,6 +1,10 @@
 // Package session owns the lifecycle of browser sessions: which worker serves
 // which session, the warm pool of spare workers, and the recording of every
-// call (request row before forwarding, response row after). It never talks to
+// call: a tool call's request row is committed before the worker sees the
+// call, and its response row (or its failure) written after; the only
+// worker calls without rows are the manager's own housekeeping (a page read
+// for an MCP resource, closing the browser, state saves, pings, taking a
+// page off one of the proxy's addresses). It never talks to
 // HTTP or MCP clients and never parses SQL; it must never hold a store
 // transaction open while a worker is called.
 //
@@ -61,7 +65,6 @@ type Store interface {
 	ListSessions(ctx context.Context) ([]*proxy.Session, error)
 	UpdateSessionState(ctx context.Context, id string, state proxy.SessionState) error
 	TouchSession(ctx context.Context, id string, at time.Time) error
-	SetSessionMetadata(ctx context.Context, id string, md json.RawMessage) error
 	SaveSessionState(ctx context.Context, id string, state json.RawMessage, at time.Time) error
 	LoadSessionState(ctx context.Context, id string) (json.RawMessage, time.Time, error)
 	InsertRequest(ctx context.Context, r *proxy.Request) error
@@ -99,7 +102,6 @@ type Options struct {
 	// keeps every download whole.
 	MaxDownloadBytes int64
 	Logger           *slog.Logger
-	Now              func() time.Time
 	// Observer, if set, learns the outcome of every forwarded call.
 	Observer Observer
 	// Policy, if set, refuses calls (navigation policy, switched-off tools)
@@ -128,9 +130,6 @@ type Options struct {
 	MaxProfileBytes int64
 	// restartBackoff is the first restart delay (tests shorten it).
 	restartBackoff time.Duration
-	// sleep waits out a restart backoff; nil is a timer (tests record the
-	// delays asked for instead of waiting).
-	sleep func(ctx context.Context, d time.Duration) error
 	// restartTimeLimit bounds one background restart (default 2 min).
 	restartTimeLimit time.Duration
 	// saveDelay is the quiet time before a background state save.
@@ -148,9 +147,10 @@ type Options struct {
 	// LiveURL is the address of session id's live view, given to agents
 	// and shown with the session; nil (or "") when the server shows none.
 	LiveURL func(id string) string
-	// Clock times the proxy's own waits for a person (a request_human
-	// timeout, a control's idle end); nil is the wall clock. Its Now should
-	// be Now's.
+	// Clock tells the time of everything recorded (rows, events, restart
+	// windows) and times the manager's backoffs (a worker's restart, the
+	// warm pool's respawn) and its waits for a person (a request_human
+	// timeout, a control's idle end); nil is the wall clock.
 	Clock clock.Clock
 	// pingTimeout bounds one ping of the ping loop (default: the interval,
 	// within minPingTimeout and maxPingTimeout).
@@ -198,9 +198,7 @@ func New(store Store, spawner Spawner, opts Options) *Manager {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
+	opts.Clock = clock.Or(opts.Clock)
 	if opts.Policy == nil {
 		opts.Policy = openPolicy{}
 	}
@@ -235,14 +233,14 @@ func New(store Store, spawner Spawner, opts Options) *Manager {
 		upstream: sem,
 		stop:     cancel,
 		done:     ctx.Done(),
-		clock:    clock.Or(opts.Clock),
+		clock:    opts.Clock,
 	}
 	m.profiles, _ = store.(ProfileStore)
-	tracked := spawnTracker{Spawner: spawner, stats: &m.stats, now: opts.Now} // for CheckWorkers
-	m.pool = newPool(opts.WarmPool, opts.handOutPing, tracked, &m.stats, opts.Logger)
+	tracked := spawnTracker{Spawner: spawner, stats: &m.stats, now: opts.Clock.Now} // for CheckWorkers
+	m.pool = newPool(opts.WarmPool, opts.handOutPing, tracked, &m.stats, opts.Clock, opts.Logger)
 	m.sup = &supervisor{opts: opts, store: store, log: opts.Logger, stats: &m.stats, reg: m.reg, pool: m.pool, done: m.done, tracing: make(chan struct{}, 1),
 		engaged: m.human.engaged}
-	m.catalog = catalog.New(m.upstreamTools, catalog.Options{Policy: opts.Policy, Default: opts.Toolset, OwnBrowsers: opts.OwnBrowsers, Profiles: opts.Profiles, Logger: opts.Logger})
+	m.catalog = catalog.New(m.upstreamTools, catalog.Options{ToolEnabled: opts.Policy.ToolEnabled, Default: opts.Toolset, OwnBrowsers: opts.OwnBrowsers, Profiles: opts.Profiles})
 	if opts.WarmPool > 0 {
 		m.bg.Add(1)
 		go func() {

@@ -250,9 +250,12 @@ func newManagerOn(t *testing.T, opts Options, on func(*store.DB) Store) (*Manage
 	return m, sp, db
 }
 
+// TestCallRecordsAndReportsMetadata: a call's rows and result, and the
+// result's one encoding, which the observer counts.
 func TestCallRecordsAndReportsMetadata(t *testing.T) {
 	ctx := context.Background()
-	m, _, db := newManager(t, Options{})
+	seen := &answerSizes{}
+	m, _, db := newManager(t, Options{Observer: seen})
 	s, err := m.CreateSession(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -278,6 +281,21 @@ func TestCallRecordsAndReportsMetadata(t *testing.T) {
 	req, err := db.GetRequest(ctx, res.RefID)
 	if err != nil || req.SessionID != s.ID || string(req.Params) != "{}" {
 		t.Errorf("stored request = %+v, %v", req, err)
+	}
+
+	encoded := res.Encoded
+	res.Encoded = nil
+	wantJSON, err := json.Marshal(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(string(wantJSON), string(encoded)); diff != "" {
+		t.Errorf("Encoded (-want +got):\n%s", diff)
+	}
+	seen.mu.Lock()
+	defer seen.mu.Unlock()
+	if diff := cmp.Diff([]int{len(wantJSON)}, seen.returned); diff != "" {
+		t.Errorf("bytes returned (-want +got):\n%s", diff)
 	}
 }
 
@@ -503,3 +521,17 @@ func TestConcurrentCallsOnOneSessionAreSerialised(t *testing.T) {
 		t.Errorf("%d calls ran at once on one session, want 1", got)
 	}
 }
+
+// answerSizes records the bytes the manager reports returned.
+type answerSizes struct {
+	mu       sync.Mutex
+	returned []int
+}
+
+func (a *answerSizes) ObserveCall(_, _ string, _ time.Duration, _, returned int) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.returned = append(a.returned, returned)
+}
+
+func (*answerSizes) ObserveRefused(string, string) {}

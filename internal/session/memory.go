@@ -105,7 +105,7 @@ func (s *supervisor) findRenderers(l *live, w Worker, mw memoryWorker) {
 	// the trace would otherwise cost one at every ping.
 	l.renderersDue = false
 	if err == nil {
-		l.renderers, l.renderersAt = pids, s.opts.Now()
+		l.renderers, l.renderersAt = pids, s.opts.Clock.Now()
 	}
 	l.mu.Unlock()
 	if err != nil {
@@ -137,7 +137,7 @@ func (s *supervisor) memoryRestart(l *live, w Worker, m *proxy.SessionMemory) {
 		mb(m.TotalBytes), mb(m.WorkerBytes), mb(m.RendererBytes), m.Renderers, mb(s.opts.MaxSessionMemory))
 	s.log.Warn("session over its memory limit; restarting it with its state", "session_id", l.id, "worker_pid", w.PID(),
 		"total_bytes", m.TotalBytes, "worker_bytes", m.WorkerBytes, "renderer_bytes", m.RendererBytes, "limit_bytes", s.opts.MaxSessionMemory)
-	recordEvent(s.store, s.log, s.opts.Now(), l.id, proxy.EventMemoryLimit, why)
+	recordEvent(s.store, s.log, s.opts.Clock.Now(), l.id, proxy.EventMemoryLimit, why)
 	s.saveState(ctx, l, w)
 	l.mu.Lock()
 	l.overMemory = why
@@ -145,7 +145,7 @@ func (s *supervisor) memoryRestart(l *live, w Worker, m *proxy.SessionMemory) {
 	l.setWorker(nil)
 	closeWorker(w, s.log)
 	l.crashed, l.excused = true, false
-	l.diedAt = s.opts.Now()
+	l.diedAt = s.opts.Clock.Now()
 	if _, err := s.ensureWorker(ctx, l); err != nil {
 		s.log.Warn("restarting the session over its memory limit failed", "session_id", l.id, "err", err)
 	}

@@ -59,7 +59,7 @@ func TestMemoryLimitRestartsWithState(t *testing.T) {
 	if got := m.Stats(); got.WorkerCrashes != 0 || got.WorkerRestarts != 1 {
 		t.Errorf("stats = %+v, want one restart and no crash", got)
 	}
-	if left := liveOf(t, m, s.ID).restartsLeft(m.opts.Now()); left != restartLimit-1 {
+	if left := liveOf(t, m, s.ID).restartsLeft(m.clock.Now()); left != restartLimit-1 {
 		t.Errorf("restarts left = %d, want %d: a memory restart uses the budget", left, restartLimit-1)
 	}
 }

@@ -54,7 +54,7 @@ func (m *Manager) MoveOff(ctx context.Context, node string) (int, error) {
 			errs = append(errs, fmt.Errorf("session %s stays suspended: %w", l.id, err))
 			continue
 		}
-		recordEvent(m.store, m.log, m.opts.Now(), l.id, proxy.EventMoved, "off browser node "+node)
+		recordEvent(m.store, m.log, m.clock.Now(), l.id, proxy.EventMoved, "off browser node "+node)
 		moved++
 	}
 	m.log.Info("sessions moved off a browser node", "node", node, "moved", moved, "failed", len(errs))

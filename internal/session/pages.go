@@ -39,7 +39,7 @@ func (m *Manager) Pages(ctx context.Context, id string) ([]proxy.Page, error) {
 	}
 	s, err := m.inspect(ctx, id, toolset.PagesProgram, struct{}{}, &out)
 	if errors.Is(err, errNotLive) {
-		md := sessionMetadata(s.Metadata)
+		md := s.PageMetadata()
 		return []proxy.Page{{Index: 0, URL: md.LastURL, Title: md.LastTitle, Current: true}}, nil
 	}
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/clock"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/upstream"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/worker"
 )
@@ -23,6 +24,7 @@ type pool struct {
 	spawner     Spawner
 	log         *slog.Logger
 	stats       *stats
+	clock       clock.Clock // times the respawn backoff
 
 	ready  chan Worker
 	refill chan struct{} // wakes the filler
@@ -38,8 +40,8 @@ type pool struct {
 	spareLost atomic.Bool
 }
 
-func newPool(size int, handOutPing time.Duration, spawner Spawner, stats *stats, log *slog.Logger) *pool {
-	return &pool{size: size, handOutPing: handOutPing, spawner: spawner, log: log, stats: stats,
+func newPool(size int, handOutPing time.Duration, spawner Spawner, stats *stats, clk clock.Clock, log *slog.Logger) *pool {
+	return &pool{size: size, handOutPing: handOutPing, spawner: spawner, log: log, stats: stats, clock: clk,
 		ready: make(chan Worker, max(size, 1)), refill: make(chan struct{}, 1), spares: make(map[Worker]*spare)}
 }
 
@@ -83,10 +85,8 @@ func (p *pool) fill(ctx context.Context) {
 					return
 				}
 				p.log.Warn("warm pool spawn failed", "err", err, "retry_in", backoff)
-				select {
-				case <-ctx.Done():
+				if clock.Sleep(ctx, p.clock, backoff) != nil {
 					return
-				case <-time.After(backoff):
 				}
 				backoff = min(backoff*2, 30*time.Second)
 				continue

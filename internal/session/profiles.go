@@ -104,7 +104,7 @@ func operator(what string) func(context.Context) error {
 // storeProfile stores a checked state as profile name's next version,
 // whatever version is stored, and describes it with its live sessions.
 func (m *Manager) storeProfile(ctx context.Context, ps ProfileStore, name string, state json.RawMessage, meta proxy.StorageState) (*proxy.Profile, error) {
-	p, err := ps.PutProfile(ctx, name, state, meta, m.opts.Now().UTC(), -1)
+	p, err := ps.PutProfile(ctx, name, state, meta, m.clock.Now().UTC(), -1)
 	if err != nil {
 		return nil, fmt.Errorf("saving profile %q: %w", name, err)
 	}
@@ -249,7 +249,7 @@ func (m *Manager) SaveProfile(ctx context.Context, name, sessionID string) (*pro
 		m.standOn(ctx, l, p.Version)
 	}
 	m.log.InfoContext(ctx, "profile saved", "session_id", l.id, "profile", name, "version", p.Version, "bytes", p.Bytes)
-	recordEvent(m.store, m.log, m.opts.Now(), l.id, proxy.EventProfileSaved, profileVersionDetail(name, p.Version))
+	recordEvent(m.store, m.log, m.clock.Now(), l.id, proxy.EventProfileSaved, profileVersionDetail(name, p.Version))
 	return p, nil
 }
 
@@ -400,18 +400,18 @@ func (m *Manager) writeBack(ctx context.Context, l *live, saved json.RawMessage)
 		fail(err)
 		return
 	}
-	p, err := m.profiles.PutProfile(ctx, l.profile, storage, meta, m.opts.Now().UTC(), l.profileVersion)
+	p, err := m.profiles.PutProfile(ctx, l.profile, storage, meta, m.clock.Now().UTC(), l.profileVersion)
 	switch {
 	case errors.Is(err, proxy.ErrProfileMoved) || proxy.ErrorCode(err) == proxy.EPROFILEMISSING:
 		detail := m.conflictDetail(ctx, l)
 		m.log.Info("profile changed since the session started from it; not written back", "session_id", l.id, "profile", l.profile, "from_version", l.profileVersion)
-		recordEvent(m.store, m.log, m.opts.Now(), l.id, proxy.EventProfileConflict, detail)
+		recordEvent(m.store, m.log, m.clock.Now(), l.id, proxy.EventProfileConflict, detail)
 	case err != nil:
 		fail(err)
 	default:
 		m.standOn(ctx, l, p.Version)
 		m.log.Info("session state written back to its profile", "session_id", l.id, "profile", l.profile, "version", p.Version, "bytes", p.Bytes)
-		recordEvent(m.store, m.log, m.opts.Now(), l.id, proxy.EventProfileSaved, profileVersionDetail(l.profile, p.Version))
+		recordEvent(m.store, m.log, m.clock.Now(), l.id, proxy.EventProfileSaved, profileVersionDetail(l.profile, p.Version))
 	}
 }
 

@@ -185,8 +185,8 @@ func (p *profileDB) writes() int {
 // newProfileManager is newManager over a profileDB.
 func newProfileManager(t *testing.T, opts Options) (*Manager, *fakeSpawner, *profileDB) {
 	t.Helper()
-	if opts.Now == nil {
-		opts.Now = newFakeClock().Now
+	if opts.Clock == nil {
+		opts.Clock = nowClock(newFakeClock().Now)
 	}
 	var pdb *profileDB
 	m, sp, _ := newManagerOn(t, opts, func(db *store.DB) Store {

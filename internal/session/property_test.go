@@ -53,7 +53,7 @@ import (
 // deadlock fails the run instead of hanging the suite.
 const propOpTimeout = 10 * time.Second
 
-// propClock is Options.Now: it stands still until advanced.
+// propClock is the time of Options.Clock: it stands still until advanced.
 type propClock struct {
 	mu  sync.Mutex
 	now time.Time
@@ -127,7 +127,7 @@ func readDelay(t *rapid.T) time.Duration {
 func newPropHarness(tt *testing.T, t *rapid.T, db Store, opts Options) *propHarness {
 	h := &propHarness{t: t, gates: map[string]*gate{},
 		clock: &propClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(rapid.Int64Range(0, int64(time.Hour)).Draw(t, "clock_start_ns")))}}
-	opts.Now = h.clock.Now
+	opts.Clock = nowClock(h.clock.Now)
 	opts.Logger = slog.New(slog.DiscardHandler)
 	h.sp = &fakeSpawner{t: tt, prepare: func(w *fakeWorker) { w.answer = h.answer }}
 	h.m = New(db, h.sp, opts)

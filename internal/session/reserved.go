@@ -13,12 +13,6 @@ import (
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/answer"
 )
 
-// reservedChecker is the part of the policy that knows the proxy's own
-// addresses (policy.Policy has it; test policies need not).
-type reservedChecker interface {
-	IsReserved(url string) bool
-}
-
 // leaveReserved keeps a session's page off the proxy's own addresses. The
 // navigation policy refuses a tool call that names one, but a call can
 // still leave the page there without naming it: a redirect the browser
@@ -28,10 +22,7 @@ type reservedChecker interface {
 // removed unread, the page is taken to about:blank, and the call is
 // recorded as a DOMAIN_BLOCKED failure, which is what raw becomes.
 func (m *Manager) leaveReserved(ctx context.Context, l *live, raw json.RawMessage) json.RawMessage {
-	rc, ok := m.opts.Policy.(reservedChecker)
-	if !ok {
-		return raw
-	}
+	rc := m.opts.Policy
 	// Most answers are on ordinary pages: judge the page line in the bytes
 	// before parsing the whole answer a second time.
 	if u := pageLine(raw); u == "" || !rc.IsReserved(u) {
@@ -60,7 +51,7 @@ func (m *Manager) leaveReserved(ctx context.Context, l *live, raw json.RawMessag
 
 // discard removes the files an answer links, unread.
 func (m *Manager) discard(ctx context.Context, l *live, p *answer.Parsed) {
-	if _, err := answer.Ingest(p, l.worker.OutputDir(), m.opts.Now()); err != nil {
+	if _, err := answer.Ingest(p, l.worker.OutputDir(), m.clock.Now()); err != nil {
 		m.log.WarnContext(ctx, "removing the files of a discarded answer", "session_id", l.id, "err", err)
 	}
 }
@@ -110,7 +101,7 @@ var playwrightPath = regexp.MustCompile(`/[0-9a-f]{32}\b`)
 // endpointMask masks browser endpoints in everything recorded or returned:
 // a Playwright server's (its secret path) and any WebSocket URL on one of
 // the proxy's own addresses (the nodes').
-type endpointMask struct{ reserved reservedChecker }
+type endpointMask struct{ reserved func(url string) bool }
 
 const endpointMark = "<browser endpoint>"
 
@@ -119,7 +110,7 @@ func (e endpointMask) Replace(s string) string {
 		return s
 	}
 	return endpointURL.ReplaceAllStringFunc(s, func(u string) string {
-		if playwrightPath.MatchString(u) || (e.reserved != nil && e.reserved.IsReserved(u)) {
+		if playwrightPath.MatchString(u) || (e.reserved != nil && e.reserved(u)) {
 			return endpointMark
 		}
 		return u

@@ -17,7 +17,7 @@ func (r reservedHosts) IsReserved(u string) bool {
 }
 
 func TestEndpointMask(t *testing.T) {
-	m := endpointMask{reserved: reservedHosts{"node-1:3000"}}
+	m := endpointMask{reserved: reservedHosts{"node-1:3000"}.IsReserved}
 	tests := []struct{ name, in, want string }{
 		{"a connect error's call log",
 			"browserType.connect: Target closed\nCall log:\n  - <ws connecting> ws://127.0.0.1:41131/3f502cc0fd7b971109e6f232758a400a\n",

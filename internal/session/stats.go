@@ -108,7 +108,7 @@ func (m *Manager) Stats() Stats {
 // of a session's own worker puts it in the error state.
 func (m *Manager) RestartsLeft() map[string]int {
 	out := map[string]int{}
-	now := m.opts.Now()
+	now := m.clock.Now()
 	for _, l := range m.reg.all() {
 		if left := l.restartsLeft(now); left < restartLimit {
 			out[l.id] = left

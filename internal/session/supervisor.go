@@ -9,6 +9,7 @@ import (
 	"time"
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/clock"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/upstream"
 )
 
@@ -160,7 +161,7 @@ func (s *supervisor) assign(l *live, w Worker) {
 			return // replaced, suspended or closed on purpose
 		}
 		s.log.Warn("session worker exited", "session_id", l.id, "worker_pid", w.PID())
-		recordEvent(s.store, s.log, s.opts.Now(), l.id, proxy.EventWorkerLost, fmt.Sprintf("worker %d exited", w.PID()))
+		recordEvent(s.store, s.log, s.opts.Clock.Now(), l.id, proxy.EventWorkerLost, fmt.Sprintf("worker %d exited", w.PID()))
 		s.restartSoon(l)
 	})
 }
@@ -176,7 +177,7 @@ func (s *supervisor) restore(ctx context.Context, l *live, w Worker) {
 	}
 	if state == nil {
 		s.log.Info("session resumed without saved state", "session_id", l.id, "state", proxy.SessionActive, "worker_pid", w.PID())
-		recordEvent(s.store, s.log, s.opts.Now(), l.id, proxy.EventResumed, "no saved state; "+workerDetail(w))
+		recordEvent(s.store, s.log, s.opts.Clock.Now(), l.id, proxy.EventResumed, "no saved state; "+workerDetail(w))
 		return
 	}
 	rctx, cancel := context.WithTimeout(ctx, restoreStateTimeout)
@@ -186,7 +187,7 @@ func (s *supervisor) restore(ctx context.Context, l *live, w Worker) {
 		return
 	}
 	s.log.Info("session state restored", "session_id", l.id, "state", proxy.SessionActive, "worker_pid", w.PID(), "saved_at", savedAt)
-	recordEvent(s.store, s.log, s.opts.Now(), l.id, proxy.EventStateRestore, "state saved at "+savedAt.UTC().Format(time.RFC3339)+" restored into "+workerDetail(w))
+	recordEvent(s.store, s.log, s.opts.Clock.Now(), l.id, proxy.EventStateRestore, "state saved at "+savedAt.UTC().Format(time.RFC3339)+" restored into "+workerDetail(w))
 }
 
 // restartSoon replaces l's dead worker in the background, so that the next
@@ -208,7 +209,7 @@ func (s *supervisor) restartSoon(l *live) {
 		ctx, cancel := s.restartContext()
 		defer cancel()
 		if _, err := s.ensureWorker(ctx, l); err != nil {
-			left := l.restartsLeft(s.opts.Now())
+			left := l.restartsLeft(s.opts.Clock.Now())
 			s.log.Warn("restarting session worker failed", "session_id", l.id, "attempt", restartLimit-left, "of", restartLimit, "restarts_left", left, "err", err)
 		}
 	})
@@ -233,7 +234,7 @@ func (s *supervisor) workerLost(l *live) {
 		closeWorker(w, s.log) // reaps it and removes its output dir
 	}
 	l.crashed = true
-	l.diedAt = s.opts.Now()
+	l.diedAt = s.opts.Clock.Now()
 	s.stats.crashes.Add(1)
 }
 
@@ -257,20 +258,20 @@ func (s *supervisor) allowRestart(ctx context.Context, l *live) error {
 	if l.excused {
 		return nil
 	}
-	now := s.opts.Now()
+	now := s.opts.Clock.Now()
 	used := restartLimit - l.restartsLeft(now)
 	if used >= restartLimit {
 		s.fail(ctx, l, fmt.Sprintf("its worker died %d times within %s", used+1, restartWindow))
 		return failedErr(l.id)
 	}
 	if wait := l.diedAt.Add(s.opts.restartBackoff << used).Sub(now); wait > 0 {
-		if err := s.sleep(ctx, wait); err != nil {
+		if err := clock.Sleep(ctx, s.opts.Clock, wait); err != nil {
 			return &proxy.Error{Code: proxy.EUNAVAILABLE, Message: "the session's browser worker is restarting after a crash", Retryable: true,
 				Suggestion: "Retry in a few seconds.", Details: map[string]any{"session_id": l.id}}
 		}
 	}
 	l.mu.Lock()
-	l.restarts = append(l.restarts, s.opts.Now())
+	l.restarts = append(l.restarts, s.opts.Clock.Now())
 	l.mu.Unlock()
 	return nil
 }
@@ -282,22 +283,6 @@ type browserLoss interface{ LostBrowser() bool }
 func lostBrowser(w Worker) bool {
 	b, ok := w.(browserLoss)
 	return ok && b.LostBrowser()
-}
-
-// sleep waits d or until ctx ends (Options.sleep in tests, which record the
-// delays asked for instead of waiting).
-func (s *supervisor) sleep(ctx context.Context, d time.Duration) error {
-	if s.opts.sleep != nil {
-		return s.opts.sleep(ctx, d)
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 // restarted counts and logs that l, whose worker was lost, got w. The
@@ -317,13 +302,13 @@ func (s *supervisor) restarted(l *live, w Worker) {
 	}
 	l.overMemory = ""
 	l.mu.Unlock()
-	left := l.restartsLeft(s.opts.Now())
+	left := l.restartsLeft(s.opts.Clock.Now())
 	s.log.Info("session worker restarted", "session_id", l.id, "attempt", restartLimit-left, "of", restartLimit, "restarts_left", left,
-		"reason", reason, "worker_pid", w.PID(), "down_for", s.opts.Now().Sub(l.diedAt).Round(time.Millisecond))
+		"reason", reason, "worker_pid", w.PID(), "down_for", s.opts.Clock.Now().Sub(l.diedAt).Round(time.Millisecond))
 	// The stored state stayed active during the restart; the session is
 	// usable again from here.
 	s.log.Info("session active again", "session_id", l.id, "state", proxy.SessionActive, "after", "worker restart", "worker_pid", w.PID())
-	recordEvent(s.store, s.log, s.opts.Now(), l.id, proxy.EventRestarted, fmt.Sprintf("%s; restart %d of %d", reason, restartLimit-left, restartLimit))
+	recordEvent(s.store, s.log, s.opts.Clock.Now(), l.id, proxy.EventRestarted, fmt.Sprintf("%s; restart %d of %d", reason, restartLimit-left, restartLimit))
 }
 
 // fail puts l in the error state: no more restarts until someone resumes
@@ -336,7 +321,7 @@ func (s *supervisor) fail(ctx context.Context, l *live, why string) {
 	s.reg.remove(l)
 	s.stats.failed.Add(1)
 	s.log.Error("session failed", "session_id", l.id, "reason", why)
-	recordEvent(s.store, s.log, s.opts.Now(), l.id, proxy.EventFailed, why)
+	recordEvent(s.store, s.log, s.opts.Clock.Now(), l.id, proxy.EventFailed, why)
 }
 
 // failedErr answers calls on a session in the error state.
@@ -510,7 +495,7 @@ func (s *supervisor) saveState(ctx context.Context, l *live, w Worker) json.RawM
 		s.log.Warn("saving session state", "session_id", l.id, "err", err)
 		return nil
 	}
-	if err := s.store.SaveSessionState(context.WithoutCancel(ctx), l.id, state, s.opts.Now().UTC()); err != nil {
+	if err := s.store.SaveSessionState(context.WithoutCancel(ctx), l.id, state, s.opts.Clock.Now().UTC()); err != nil {
 		s.log.Warn("recording session state", "session_id", l.id, "err", err)
 		return state
 	}

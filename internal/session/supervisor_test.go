@@ -17,6 +17,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/clock"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/store"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/worker"
 )
@@ -43,19 +44,44 @@ func (c *fakeClock) advance(d time.Duration) {
 	c.now = c.now.Add(d)
 }
 
-// sleeps is Options.sleep: it records the delays asked for and returns at
-// once, so backoffs are checked without waiting for them.
+// nowClock is a clock.Clock that tells a test's time and waits on real
+// timers: for tests that move the time of what is recorded, not the
+// manager's own waits.
+type nowClock func() time.Time
+
+func (c nowClock) Now() time.Time { return c() }
+
+func (nowClock) NewTimer(d time.Duration) clock.Timer { return clock.Real{}.NewTimer(d) }
+
+// sleeps is Options.Clock for tests of backoffs: its Now is the test's
+// time, and its timers record the delay asked for and fire at once, so
+// backoffs are checked without waiting for them.
 type sleeps struct {
+	now   func() time.Time
 	mu    sync.Mutex
 	asked []time.Duration
 }
 
-func (s *sleeps) sleep(ctx context.Context, d time.Duration) error {
+func (s *sleeps) Now() time.Time { return s.now() }
+
+func (s *sleeps) NewTimer(d time.Duration) clock.Timer {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.asked = append(s.asked, d)
-	return ctx.Err()
+	return firedTimer()
 }
+
+// firedTimer is a timer that has fired.
+func firedTimer() clock.Timer {
+	ch := make(chan time.Time, 1)
+	ch <- time.Time{}
+	return fired(ch)
+}
+
+type fired chan time.Time
+
+func (f fired) C() <-chan time.Time { return f }
+func (fired) Stop() bool            { return false }
 
 func (s *sleeps) got() []time.Duration {
 	s.mu.Lock()
@@ -454,8 +480,8 @@ func TestUndeliveredCallGoesToNewWorker(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := context.Background()
-			var sl sleeps
-			m, sp, _ := newManager(t, Options{Now: newFakeClock().Now, sleep: sl.sleep})
+			sl := &sleeps{now: newFakeClock().Now}
+			m, sp, _ := newManager(t, Options{Clock: sl})
 			s, err := m.CreateSession(ctx)
 			if err != nil {
 				t.Fatal(err)
@@ -506,9 +532,9 @@ func TestRestartBackoffAndBudgetWindow(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
 			clock := newFakeClock()
-			var sl sleeps
+			sl := &sleeps{now: clock.Now}
 			// restartBackoff is left at its default: the delays are the real ones.
-			m, sp, _ := newManager(t, Options{Now: clock.Now, sleep: sl.sleep})
+			m, sp, _ := newManager(t, Options{Clock: sl})
 			s, err := m.CreateSession(ctx)
 			if err != nil {
 				t.Fatal(err)
@@ -544,8 +570,8 @@ func TestRestartBackoffAndBudgetWindow(t *testing.T) {
 func TestBrowserCrashesUseNoRestartBudget(t *testing.T) {
 	ctx := context.Background()
 	clock := newFakeClock()
-	var sl sleeps
-	m, sp, _ := newManager(t, Options{Now: clock.Now, sleep: sl.sleep})
+	sl := &sleeps{now: clock.Now}
+	m, sp, _ := newManager(t, Options{Clock: sl})
 	s, err := m.CreateSession(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -647,8 +673,8 @@ func TestCallDuringFailingRestartGets503(t *testing.T) {
 				}
 				return fake.Spawn(ctx)
 			})
-			var sl sleeps
-			m, _ := newManagerWith(t, sp, Options{Now: newFakeClock().Now, sleep: sl.sleep, restartTimeLimit: tc.limit})
+			sl := &sleeps{now: newFakeClock().Now}
+			m, _ := newManagerWith(t, sp, Options{Clock: sl, restartTimeLimit: tc.limit})
 			s, err := m.CreateSession(ctx)
 			if err != nil {
 				t.Fatal(err)
@@ -763,7 +789,7 @@ func TestRestartIsLogged(t *testing.T) {
 // again once a start works; a start the caller gave up on does not count.
 func TestCheckWorkers(t *testing.T) {
 	ctx := context.Background()
-	m, sp, db := newManager(t, Options{Now: newFakeClock().Now})
+	m, sp, db := newManager(t, Options{Clock: nowClock(newFakeClock().Now)})
 	setFail := func(err error) {
 		sp.mu.Lock()
 		defer sp.mu.Unlock()

@@ -12,7 +12,8 @@ import (
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
 )
 
-// InsertRequest records a tool call before it is forwarded. ESESSIONMISSING
+// InsertRequest records a tool call's request row, which the session
+// manager commits before the worker sees the call. ESESSIONMISSING
 // if its session is not recorded; EINVALID if its ref_id already is.
 func (db *DB) InsertRequest(ctx context.Context, r *proxy.Request) error {
 	switch {
@@ -272,30 +273,6 @@ func downloadRef(r *proxy.Response, d proxy.Download) string {
 		return d.RefID
 	}
 	return r.RefID
-}
-
-// ListDownloads returns a ref's downloads in the order they were recorded,
-// described only (no Data); empty (never nil, never an error) for a ref
-// without any.
-func (db *DB) ListDownloads(ctx context.Context, refID string) ([]proxy.Download, error) {
-	rows, err := db.r.QueryContext(ctx,
-		`SELECT name, mime_type, size, sha256, stored FROM downloads WHERE ref_id = ? ORDER BY rowid`, refID)
-	if err != nil {
-		return nil, fmt.Errorf("store: list downloads %s: %w", refID, err)
-	}
-	defer rows.Close()
-	out := []proxy.Download{}
-	for rows.Next() {
-		d := proxy.Download{RefID: refID}
-		if err := rows.Scan(&d.Name, &d.MimeType, &d.Size, &d.SHA256, &d.Stored); err != nil {
-			return nil, fmt.Errorf("store: list downloads %s: %w", refID, err)
-		}
-		out = append(out, d)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: list downloads %s: %w", refID, err)
-	}
-	return out, nil
 }
 
 // GetDownload returns one download of a ref with its bytes (nil when it

@@ -56,12 +56,3 @@ func (db *DB) PutCursor(ctx context.Context, c *proxy.DiffCursor) error {
 	}
 	return nil
 }
-
-// DeleteCursor forgets the diff cursor of a ref, so its next read is full.
-// Deleting a cursor that does not exist is not an error.
-func (db *DB) DeleteCursor(ctx context.Context, refID string) error {
-	if _, err := db.exec(ctx, WriteCursor, `DELETE FROM diff_cursors WHERE ref_id = ?`, refID); err != nil {
-		return fmt.Errorf("store: delete cursor %s: %w", refID, err)
-	}
-	return nil
-}

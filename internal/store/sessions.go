@@ -159,15 +159,6 @@ func (db *DB) TouchSession(ctx context.Context, id string, at time.Time) error {
 		`UPDATE sessions SET last_activity = MAX(last_activity, ?) WHERE session_id = ?`, formatTime(at), id)
 }
 
-// SetSessionMetadata replaces a session's metadata (nil or empty clears it).
-func (db *DB) SetSessionMetadata(ctx context.Context, id string, md json.RawMessage) error {
-	if len(md) > 0 && !json.Valid(md) {
-		return proxy.Errorf(proxy.EINVALID, "session metadata is not valid JSON")
-	}
-	return db.updateSession(ctx, "set session metadata", id,
-		`UPDATE sessions SET metadata = ? WHERE session_id = ?`, nullJSON(md), id)
-}
-
 func (db *DB) updateSession(ctx context.Context, what, id, query string, args ...any) error {
 	res, err := db.exec(ctx, WriteSession, query, args...)
 	if err != nil {

@@ -238,8 +238,6 @@ func TestSessions(t *testing.T) {
 		{"update state unknown", func() error { return db.UpdateSessionState(ctx, "nope", proxy.SessionClosed) }, proxy.ESESSIONMISSING},
 		{"update bad state", func() error { return db.UpdateSessionState(ctx, older.ID, "zombie") }, proxy.EINVALID},
 		{"touch unknown", func() error { return db.TouchSession(ctx, "nope", t0) }, proxy.ESESSIONMISSING},
-		{"metadata unknown", func() error { return db.SetSessionMetadata(ctx, "nope", json.RawMessage(`{}`)) }, proxy.ESESSIONMISSING},
-		{"metadata invalid", func() error { return db.SetSessionMetadata(ctx, older.ID, json.RawMessage(`nope`)) }, proxy.EINVALID},
 	}
 	for _, tt := range errTests {
 		t.Run(tt.name, func(t *testing.T) { wantCode(t, tt.op(), tt.code) })
@@ -256,10 +254,6 @@ func TestSessions(t *testing.T) {
 			func(s proxy.Session) proxy.Session { s.LastActivity = t0.Add(time.Hour); return s }},
 		{"touch backward is ignored", func(id string) error { return db.TouchSession(ctx, id, t0.Add(-time.Hour)) },
 			func(s proxy.Session) proxy.Session { return s }},
-		{"set metadata", func(id string) error { return db.SetSessionMetadata(ctx, id, json.RawMessage(`{"k":[1,2]}`)) },
-			func(s proxy.Session) proxy.Session { s.Metadata = json.RawMessage(`{"k":[1,2]}`); return s }},
-		{"clear metadata", func(id string) error { return db.SetSessionMetadata(ctx, id, nil) },
-			func(s proxy.Session) proxy.Session { s.Metadata = nil; return s }},
 	}
 	for i, tt := range updates {
 		t.Run(tt.name, func(t *testing.T) {
@@ -547,16 +541,6 @@ func TestCursors(t *testing.T) {
 			}
 		})
 	}
-	t.Run("delete", func(t *testing.T) {
-		for range 2 { // the second delete is a no-op, not an error
-			if err := db.DeleteCursor(ctx, "r"); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if c, err := db.GetCursor(ctx, "r"); c != nil || err != nil {
-			t.Fatalf("GetCursor after delete = %v, %v; want nil, nil", c, err)
-		}
-	})
 
 	errTests := []struct {
 		name string
