@@ -436,7 +436,9 @@ func TestRequestHumanTimesOut(t *testing.T) {
 }
 
 func TestIdleSuspendAndEvictionSkipAPersonsSession(t *testing.T) {
-	h := newHumanHarness(t, Options{MaxSessions: 1})
+	// The holder's own idle timeout is longer than the hour that makes the
+	// session idle: the control still holds when the sweep looks.
+	h := newHumanHarness(t, Options{MaxSessions: 1, ControlIdleTimeout: 2 * time.Hour})
 	id := h.session(t)
 	if _, err := h.m.TakeControl(h.op, id); err != nil {
 		t.Fatal(err)
