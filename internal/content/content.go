@@ -55,9 +55,22 @@ type Service struct {
 	refs  refLocks
 }
 
+// Option configures a Service.
+type Option func(*Service)
+
+// WithClock sets the clock that stamps a diff cursor's last read; the
+// default is the wall clock.
+func WithClock(c clock.Clock) Option {
+	return func(s *Service) { s.clock = clock.Or(c) }
+}
+
 // New returns a Service reading from s.
-func New(s Store) *Service {
-	return &Service{store: s, clock: clock.Real{}}
+func New(s Store, opts ...Option) *Service {
+	svc := &Service{store: s, clock: clock.Real{}}
+	for _, o := range opts {
+		o(svc)
+	}
+	return svc
 }
 
 // Content returns the content of refID: its page snapshot, or the text of its

@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/clock/clocktest"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/content"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/store"
 )
@@ -166,20 +167,18 @@ func TestGetCursorContents(t *testing.T) {
 	t.Parallel()
 	fs := newFakeStore()
 	fs.setResponse(proxy.Response{RefID: "r", Status: proxy.StatusSuccess, PageSnapshot: "- a\n- b\n"})
-	svc := content.New(fs)
-	before := time.Now()
+	clk := clocktest.New()
+	clk.Advance(time.Hour)
+	svc := content.New(fs, content.WithClock(clk))
 	if _, err := svc.Content(t.Context(), "r", proxy.Query{}, false); err != nil {
 		t.Fatal(err)
 	}
 	view := "- a\n- b\n"
 	sum := sha256.Sum256([]byte(view))
 	got := fs.cursors["r"]
-	want := proxy.DiffCursor{RefID: "r", CursorPosition: len(view), LastSnapshotHash: hex.EncodeToString(sum[:]), LastRead: got.LastRead}
+	want := proxy.DiffCursor{RefID: "r", CursorPosition: len(view), LastSnapshotHash: hex.EncodeToString(sum[:]), LastRead: clk.Now()}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("stored cursor (-want +got):\n%s", diff)
-	}
-	if got.LastRead.Before(before) {
-		t.Errorf("LastRead %v is before the read started (%v)", got.LastRead, before)
 	}
 }
 

@@ -35,9 +35,9 @@ import (
 // Proxy-level failures come back as *proxy.Error. A tool that ran but failed
 // in the browser is not an error here: it is a CallResult with status error.
 func (m *Manager) Call(ctx context.Context, req proxy.CallRequest) (*proxy.CallResult, error) {
-	start := time.Now()
+	start := m.clock.Now()
 	res, stored, err := m.call(ctx, req)
-	d := time.Since(start)
+	d := m.clock.Now().Sub(start)
 	status := proxy.ErrorCode(err)
 	if res != nil {
 		status = string(res.Status)

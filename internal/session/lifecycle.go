@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/clock"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/upstream"
 )
 
@@ -301,7 +302,7 @@ func stateErr(s *proxy.Session) error {
 func (m *Manager) trySuspend(ctx context.Context, l *live, reason string) bool {
 	// A person's browser (or one an agent waits for a person in) is not
 	// idle, however long since the agent's last call.
-	if m.human.engaged(l.id) || l.busy() || !l.lockWithin(evictLockWait) {
+	if m.human.engaged(l.id) || l.busy() || !l.lockWithin(m.clock, evictLockWait, nil) {
 		return false
 	}
 	defer l.unlock()
@@ -397,13 +398,9 @@ func (m *Manager) closeBrowser(ctx context.Context, w Worker) {
 func (m *Manager) suspendIdle(ctx context.Context) {
 	defer m.bg.Done()
 	every := min(max(m.opts.IdleTimeout/4, 50*time.Millisecond), 30*time.Second)
-	t := time.NewTicker(every)
-	defer t.Stop()
 	for {
-		select {
-		case <-ctx.Done():
+		if clock.Sleep(ctx, m.clock, every) != nil {
 			return
-		case <-t.C:
 		}
 		cutoff := m.clock.Now().Add(-m.opts.IdleTimeout)
 		for _, l := range m.reg.idleSince(cutoff) {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/clock"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/content"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/upstream"
 )
@@ -52,7 +53,7 @@ type live struct {
 	// Guarded by mu, readable without waiting for a call in flight.
 	mu           sync.Mutex
 	lastActivity time.Time
-	quietSince   time.Time // wall clock of the last call's end: the save debounce runs on real time (Options.Clock may be fake)
+	quietSince   time.Time // the last call's end: the state save waits for a quiet spell after it
 	calls        int       // calls in flight or waiting for sem: the session is busy
 	current      Worker
 	dirty        bool // browser state may have changed since the last save
@@ -121,7 +122,7 @@ func (l *live) leave(now time.Time) {
 	defer l.mu.Unlock()
 	l.calls--
 	l.lastActivity = now
-	l.quietSince = time.Now()
+	l.quietSince = now
 }
 
 // workerCalled notes that a call reached the worker: its browser exists
@@ -141,15 +142,24 @@ func (l *live) busy() bool {
 	return l.calls > 0
 }
 
-// lockWithin takes sem, waiting at most d: eviction waits for a state save
-// or a restart, never for a call (it checks busy first and again after).
-func (l *live) lockWithin(d time.Duration) bool {
-	t := time.NewTimer(d)
+// lockWithin takes sem, waiting at most d, or until stop closes (nil never
+// does): eviction waits for a state save or a restart, never for a call (it
+// checks busy first and again after), and a background restart does not
+// wait long for a call that will restart the worker itself.
+func (l *live) lockWithin(c clock.Clock, d time.Duration, stop <-chan struct{}) bool {
+	select {
+	case l.sem <- struct{}{}:
+		return true
+	default:
+	}
+	t := c.NewTimer(d)
 	defer t.Stop()
 	select {
 	case l.sem <- struct{}{}:
 		return true
-	case <-t.C:
+	case <-t.C():
+		return false
+	case <-stop:
 		return false
 	}
 }

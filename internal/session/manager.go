@@ -148,9 +148,11 @@ type Options struct {
 	// and shown with the session; nil (or "") when the server shows none.
 	LiveURL func(id string) string
 	// Clock tells the time of everything recorded (rows, events, restart
-	// windows) and times the manager's backoffs (a worker's restart, the
-	// warm pool's respawn) and its waits for a person (a request_human
-	// timeout, a control's idle end); nil is the wall clock.
+	// windows, call durations) and times every wait of the manager: its
+	// backoffs (a worker's restart, the warm pool's respawn), the ping and
+	// idle-sweep intervals, the state save's quiet spell, its bounded
+	// waits for a session's lock and its waits for a person (a
+	// request_human timeout, a control's idle end); nil is the wall clock.
 	Clock clock.Clock
 	// pingTimeout bounds one ping of the ping loop (default: the interval,
 	// within minPingTimeout and maxPingTimeout).

@@ -240,7 +240,7 @@ func newManagerOn(t *testing.T, opts Options, on func(*store.DB) Store) (*Manage
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	if opts.saveDelay == 0 {
-		opts.saveDelay = time.Millisecond
+		opts.saveDelay = testSaveDelay
 	}
 	m := New(on(db), sp, opts)
 	t.Cleanup(func() {

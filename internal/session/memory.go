@@ -98,7 +98,7 @@ func (s *supervisor) findRenderers(l *live, w Worker, mw memoryWorker) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), rendererLookupTimeout)
 	defer cancel()
-	start := time.Now()
+	start := s.opts.Clock.Now()
 	pids, err := mw.RendererPIDs(ctx)
 	l.mu.Lock()
 	// A failure is not retried before the next call: a page that breaks
@@ -112,7 +112,7 @@ func (s *supervisor) findRenderers(l *live, w Worker, mw memoryWorker) {
 		s.log.Warn("finding the session's renderer processes", "session_id", l.id, "worker_pid", w.PID(), "err", err)
 		return
 	}
-	s.log.Debug("session renderers found", "session_id", l.id, "pids", pids, "took", time.Since(start).Round(time.Millisecond))
+	s.log.Debug("session renderers found", "session_id", l.id, "pids", pids, "took", s.opts.Clock.Now().Sub(start).Round(time.Millisecond))
 }
 
 // memoryRestart replaces the worker of l, which holds more than

@@ -195,12 +195,8 @@ func (s *supervisor) restore(ctx context.Context, l *live, w Worker) {
 // session's lock and are served once the restart is done.
 func (s *supervisor) restartSoon(l *live) {
 	s.goTask(func() {
-		select {
-		case l.sem <- struct{}{}:
-		case <-s.done:
-			return
-		case <-time.After(restartLockWait):
-			return // a call holds it and will restart the worker itself
+		if !l.lockWithin(s.opts.Clock, restartLockWait, s.done) {
+			return // a call holds it and will restart the worker itself, or the server is closing
 		}
 		defer l.unlock()
 		if l.retired || s.closing() {
@@ -341,13 +337,13 @@ func (s *supervisor) pingLoop(interval time.Duration) {
 	if timeout <= 0 {
 		timeout = min(max(interval, minPingTimeout), maxPingTimeout)
 	}
-	t := time.NewTicker(interval)
-	defer t.Stop()
 	for {
+		t := s.opts.Clock.NewTimer(interval)
 		select {
 		case <-s.done:
+			t.Stop()
 			return
-		case <-t.C:
+		case <-t.C():
 		}
 		for _, l := range s.reg.all() {
 			w := l.currentWorker()
@@ -425,7 +421,7 @@ func (s *supervisor) saveSoon(l *live) {
 func (s *supervisor) saveNow(l *live) (again bool) {
 	for {
 		l.mu.Lock()
-		wait := time.Until(l.quietSince.Add(s.opts.saveDelay))
+		quiet := l.quietSince
 		busy := l.calls > 0
 		if busy {
 			// The call's end schedules the next save.
@@ -435,16 +431,23 @@ func (s *supervisor) saveNow(l *live) (again bool) {
 		if busy {
 			return false
 		}
-		if wait <= 0 {
-			break
+		if wait := quiet.Add(s.opts.saveDelay).Sub(s.opts.Clock.Now()); wait > 0 {
+			t := s.opts.Clock.NewTimer(wait)
+			select {
+			case <-t.C():
+			case <-s.done:
+				t.Stop()
+				l.doneSaving()
+				return false
+			}
 		}
-		t := time.NewTimer(wait)
-		select {
-		case <-t.C:
-		case <-s.done:
-			t.Stop()
-			l.doneSaving()
-			return false
+		// Done once no call ended during the wait; a test clock that
+		// stands still must not make this loop wait forever.
+		l.mu.Lock()
+		again := !l.quietSince.Equal(quiet) || l.calls > 0
+		l.mu.Unlock()
+		if !again {
+			break
 		}
 	}
 	select {
@@ -489,7 +492,7 @@ func (s *supervisor) saveState(ctx context.Context, l *live, w Worker) json.RawM
 		return nil
 	default:
 	}
-	start := time.Now()
+	start := s.opts.Clock.Now()
 	state, err := w.SaveState(ctx)
 	if err != nil {
 		s.log.Warn("saving session state", "session_id", l.id, "err", err)
@@ -500,6 +503,6 @@ func (s *supervisor) saveState(ctx context.Context, l *live, w Worker) json.RawM
 		return state
 	}
 	s.stats.saves.Add(1)
-	s.log.Debug("session state saved", "session_id", l.id, "bytes", len(state), "took", time.Since(start).Round(time.Millisecond))
+	s.log.Debug("session state saved", "session_id", l.id, "bytes", len(state), "took", s.opts.Clock.Now().Sub(start).Round(time.Millisecond))
 	return state
 }
