@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -56,6 +57,21 @@ type NodesConfig struct {
 type NodesResult struct {
 	Runs []*ConcurrencyResult `json:"runs"`
 }
+
+// Flags are the concurrency scenario's, at one level of 6 for 30 s, and
+// -counts.
+func (c *NodesConfig) Flags(fs *flag.FlagSet) {
+	c.Concurrency.Flags(fs)
+	for name, def := range map[string]string{"levels": "6", "duration": "30s"} {
+		_ = fs.Set(name, def)
+		fs.Lookup(name).DefValue = def
+	}
+	c.Counts = []int{0, 1, 2, 3}
+	fs.Var((*IntList)(&c.Counts), "counts", "numbers of browser nodes to compare (0: the server's own browser)")
+}
+
+// Check checks the concurrency flags.
+func (c *NodesConfig) Check() error { return c.Concurrency.Check() }
 
 // RunNodes runs the concurrency scenario at the same load for each count.
 func RunNodes(ctx context.Context, log *slog.Logger, site *Site, cfg NodesConfig) (*NodesResult, error) {
