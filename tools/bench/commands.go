@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"time"
 
@@ -47,17 +48,16 @@ var commands = []command{
 	{name: "sessions", args: "[flags]", summary: "POST /sessions latency, warm pool 1 vs 0; first vs later navigation", setup: with(runSessions)},
 	{name: "concurrency", args: "[flags]", summary: "N concurrent sessions looping navigate + snapshot + click", setup: with(runConcurrency)},
 	{name: "nodes", args: "[flags]", summary: "the same load on the server's own browser and on 1, 2, 3 browser nodes", setup: with(func(ctx context.Context, e *env, c *bench.NodesConfig, rep *bench.Report) (err error) {
-		c.Concurrency.Server, c.Concurrency.RequestTimeout = e.server, e.timeout
 		rep.Nodes, err = bench.RunNodes(ctx, e.log, e.site, *c)
 		return err
 	})},
 	{name: "all", args: "[flags]", summary: "sessions, concurrency, overhead, bytes and tokens", stdio: true, setup: with(func(ctx context.Context, e *env, c *allConfig, rep *bench.Report) error {
 		for _, run := range []func() error{
-			func() error { return runSessions(ctx, e, &c.sessions, rep) },
-			func() error { return runConcurrency(ctx, e, &c.concurrency, rep) },
-			func() error { return runOverhead(ctx, e, &c.overhead, rep) },
-			func() error { return runBytes(ctx, e, &c.bytes, rep) },
-			func() error { return runTokens(ctx, e, &c.tokens, rep) },
+			func() error { return runSessions(ctx, e, &c.Sessions, rep) },
+			func() error { return runConcurrency(ctx, e, &c.Concurrency, rep) },
+			func() error { return runOverhead(ctx, e, &c.Overhead, rep) },
+			func() error { return runBytes(ctx, e, &c.Bytes, rep) },
+			func() error { return runTokens(ctx, e, &c.Tokens, rep) },
 		} {
 			if err := run(); err != nil {
 				return err
@@ -66,7 +66,6 @@ var commands = []command{
 		return nil
 	})},
 	{name: "idle", args: "[flags]", summary: "one active session while 0, 10, 25, 50 others sit idle", setup: with(func(ctx context.Context, e *env, c *bench.IdleConfig, rep *bench.Report) (err error) {
-		c.Server, c.RequestTimeout = e.server, e.timeout
 		rep.Idle, err = bench.RunIdle(ctx, e.log, e.site, *c)
 		return err
 	})},
@@ -78,14 +77,12 @@ var commands = []command{
 		return err
 	})},
 	{name: "soak", args: "[flags]", summary: "10 sessions, mixed traffic and idle suspensions for 30 min: memory and fd trend", setup: with(func(ctx context.Context, e *env, c *bench.SoakConfig, rep *bench.Report) (err error) {
-		c.Server, c.RequestTimeout = e.server, e.timeout
 		rep.Soak, err = bench.RunSoak(ctx, e.log, e.site, *c)
 		return err
 	})},
 	{name: "chart", args: "[flags]", summary: "SVG charts from the JSON of concurrency, soak and tokens", direct: chartCommand},
 	{name: "relay", args: "-- CMD [ARGS]", summary: "CMD (a stdio MCP server) behind two minimal Go relays, stdio → HTTP → stdio", direct: relayCommand},
 	{name: "live", args: "[flags]", summary: "one live view viewer: frames/s, bytes/s and CPU on a still and a busy page; change-to-frame", setup: with(func(ctx context.Context, e *env, c *bench.LiveConfig, rep *bench.Report) (err error) {
-		c.Server, c.RequestTimeout = e.server, e.timeout
 		rep.Live, err = bench.RunLive(ctx, e.log, e.site, *c)
 		return err
 	})},
@@ -99,26 +96,40 @@ func with[C any, P interface {
 	return func(fs *flag.FlagSet) (scenario, runFunc) {
 		c := P(new(C))
 		c.Flags(fs)
-		return c, func(ctx context.Context, e *env, rep *bench.Report) error { return run(ctx, e, c, rep) }
+		return c, func(ctx context.Context, e *env, rep *bench.Report) error {
+			e.fill(reflect.ValueOf(c).Elem())
+			return run(ctx, e, c, rep)
+		}
+	}
+}
+
+// fill sets the fields every scenario configuration has, by name, from
+// the common flags (nested configurations too, as `bench all`'s and
+// nodes').
+func (e *env) fill(v reflect.Value) {
+	common := map[string]any{"Server": e.server, "RequestTimeout": e.timeout, "CallTimeout": e.timeout,
+		"Root": e.server.Dir, "PlainRoot": e.server.Dir, "Bridge": e.bridge}
+	for i := range v.NumField() {
+		f, name := v.Field(i), v.Type().Field(i).Name
+		if x, ok := common[name]; ok && f.Type() == reflect.TypeOf(x) {
+			f.Set(reflect.ValueOf(x))
+		} else if f.Kind() == reflect.Struct && f.CanSet() {
+			e.fill(f)
+		}
 	}
 }
 
 func runSessions(ctx context.Context, e *env, c *bench.SessionsConfig, rep *bench.Report) (err error) {
-	c.Server, c.RequestTimeout, c.PlainRoot = e.server, e.timeout, e.server.Dir
 	rep.Sessions, err = bench.RunSessions(ctx, e.log, e.site, *c)
 	return err
 }
 
 func runConcurrency(ctx context.Context, e *env, c *bench.ConcurrencyConfig, rep *bench.Report) (err error) {
-	c.Server, c.RequestTimeout = e.server, e.timeout
 	rep.Concurrency, err = bench.RunConcurrency(ctx, e.log, e.site, *c)
 	return err
 }
 
-// runOverhead, runBytes and runTokens run a scenario with stdio children
-// (plain @playwright/mcp, mcp-bridge); a child left behind fails it.
-func runOverhead(ctx context.Context, e *env, c *bench.OverheadConfig, rep *bench.Report) error {
-	c.Server, c.Root, c.Bridge, c.CallTimeout = e.server, e.server.Dir, e.bridge, e.timeout
+func runOverhead(ctx context.Context, e *env, c *bench.OverheadConfig, rep *bench.Report) (err error) {
 	if c.OtherBridge != "" {
 		c.OtherBridge = absUnder(e.server.Dir, c.OtherBridge)
 	}
@@ -132,45 +143,34 @@ func runOverhead(ctx context.Context, e *env, c *bench.OverheadConfig, rep *benc
 		}
 		c.Relay = append([]string{self}, c.Relay...)
 	}
-	res, err := bench.RunOverhead(ctx, e.log, e.site, *c)
-	if rep.Overhead = res; res != nil {
-		err = errors.Join(err, stdioLeakErr(res.Cleanup, res.Stops))
-	}
+	rep.Overhead, err = bench.RunOverhead(ctx, e.log, e.site, *c)
 	return err
 }
 
-func runBytes(ctx context.Context, e *env, c *bench.BytesConfig, rep *bench.Report) error {
-	c.Server, c.Root, c.Bridge, c.CallTimeout = e.server, e.server.Dir, e.bridge, e.timeout
-	res, err := bench.RunBytes(ctx, e.log, e.site, *c)
-	if rep.Bytes = res; res != nil {
-		err = errors.Join(err, stdioLeakErr(res.Cleanup, res.Stops))
-	}
+func runBytes(ctx context.Context, e *env, c *bench.BytesConfig, rep *bench.Report) (err error) {
+	rep.Bytes, err = bench.RunBytes(ctx, e.log, e.site, *c)
 	return err
 }
 
-func runTokens(ctx context.Context, e *env, c *bench.TokensConfig, rep *bench.Report) error {
-	c.Server, c.Root, c.Bridge, c.CallTimeout = e.server, e.server.Dir, e.bridge, e.timeout
-	res, err := bench.RunTokens(ctx, e.log, e.site, *c)
-	if rep.Tokens = res; res != nil {
-		err = errors.Join(err, stdioLeakErr(res.Cleanup, res.Stops))
-	}
+func runTokens(ctx context.Context, e *env, c *bench.TokensConfig, rep *bench.Report) (err error) {
+	rep.Tokens, err = bench.RunTokens(ctx, e.log, e.site, *c)
 	return err
 }
 
 // allConfig is `bench all`: sessions' and concurrency's flags as they are,
 // the stdio scenarios' prefixed with their name (-overhead-n, -tokens-tasks).
 type allConfig struct {
-	sessions    bench.SessionsConfig
-	concurrency bench.ConcurrencyConfig
-	overhead    bench.OverheadConfig
-	bytes       bench.BytesConfig
-	tokens      bench.TokensConfig
+	Sessions    bench.SessionsConfig
+	Concurrency bench.ConcurrencyConfig
+	Overhead    bench.OverheadConfig
+	Bytes       bench.BytesConfig
+	Tokens      bench.TokensConfig
 }
 
 func (a *allConfig) Flags(fs *flag.FlagSet) {
-	a.sessions.Flags(fs)
-	a.concurrency.Flags(fs)
-	for name, s := range map[string]scenario{"overhead": &a.overhead, "bytes": &a.bytes, "tokens": &a.tokens} {
+	a.Sessions.Flags(fs)
+	a.Concurrency.Flags(fs)
+	for name, s := range map[string]scenario{"overhead": &a.Overhead, "bytes": &a.Bytes, "tokens": &a.Tokens} {
 		own := flag.NewFlagSet(name, flag.ContinueOnError)
 		s.Flags(own)
 		own.VisitAll(func(f *flag.Flag) { fs.Var(f.Value, name+"-"+f.Name, name+": "+f.Usage) })
@@ -178,7 +178,7 @@ func (a *allConfig) Flags(fs *flag.FlagSet) {
 }
 
 func (a *allConfig) Check() error {
-	for _, s := range []scenario{&a.sessions, &a.concurrency, &a.overhead, &a.bytes, &a.tokens} {
+	for _, s := range []scenario{&a.Sessions, &a.Concurrency, &a.Overhead, &a.Bytes, &a.Tokens} {
 		if err := s.Check(); err != nil {
 			return err
 		}
@@ -311,50 +311,51 @@ func finish(m *Main, log *slog.Logger, rep *bench.Report, jsonPath string, runEr
 	return runErr
 }
 
-// failed fails a run that completed but whose results say it went wrong: a
-// proxy-server that left a process behind or had to be killed, store
-// ingest errors.
+// failed fails a run that completed but whose results say it went wrong:
+// a proxy-server or a stdio child (plain @playwright/mcp, mcp-bridge) that
+// left a process behind or had to be killed, store ingest errors.
 func failed(rep *bench.Report) error {
-	var reports []bench.StopReport
+	var servers []bench.StopReport
+	var stdio []bench.StdioStopReport
 	if rep.Sessions != nil {
 		for _, r := range rep.Sessions.Runs {
-			reports = append(reports, r.Cleanup)
+			servers = append(servers, r.Cleanup)
 		}
 	}
-	if rep.Concurrency != nil {
-		reports = append(reports, rep.Concurrency.Cleanup)
+	if r := rep.Concurrency; r != nil {
+		servers = append(servers, r.Cleanup)
 	}
-	if rep.Idle != nil {
-		reports = append(reports, rep.Idle.Cleanup)
+	if r := rep.Idle; r != nil {
+		servers = append(servers, r.Cleanup)
 	}
-	if rep.Soak != nil {
-		reports = append(reports, rep.Soak.Cleanup)
+	if r := rep.Soak; r != nil {
+		servers = append(servers, r.Cleanup)
 	}
-	for _, r := range reports {
-		if !r.Clean() {
-			return fmt.Errorf("unclean proxy-server stop: %s", r.Summary())
+	if r := rep.Overhead; r != nil {
+		servers, stdio = append(servers, r.Cleanup), append(stdio, r.Stops...)
+	}
+	if r := rep.Bytes; r != nil {
+		servers, stdio = append(servers, r.Cleanup), append(stdio, r.Stops...)
+	}
+	if r := rep.Tokens; r != nil {
+		servers, stdio = append(servers, r.Cleanup), append(stdio, r.Stops...)
+	}
+	var errs []error
+	for _, r := range servers {
+		if r.Signal != "" && !r.Clean() {
+			errs = append(errs, fmt.Errorf("unclean proxy-server stop: %s", r.Summary()))
+		}
+	}
+	for _, s := range stdio {
+		if !s.Clean() {
+			errs = append(errs, fmt.Errorf("unclean stop: %s", s.Summary()))
 		}
 	}
 	if rep.Store != nil {
 		for _, r := range rep.Store.Ingest {
 			if r.ErrorCount > 0 {
-				return fmt.Errorf("ingest (%s): %d errors, %d of them SQLITE_BUSY/LOCKED", r.Name, r.ErrorCount, r.Busy)
+				errs = append(errs, fmt.Errorf("ingest (%s): %d errors, %d of them SQLITE_BUSY/LOCKED", r.Name, r.ErrorCount, r.Busy))
 			}
-		}
-	}
-	return nil
-}
-
-// stdioLeakErr fails a run whose proxy-server or stdio children left a
-// process behind.
-func stdioLeakErr(cleanup bench.StopReport, stops []bench.StdioStopReport) error {
-	var errs []error
-	if cleanup.Signal != "" && !cleanup.Clean() {
-		errs = append(errs, fmt.Errorf("unclean proxy-server stop: %s", cleanup.Summary()))
-	}
-	for _, s := range stops {
-		if !s.Clean() {
-			errs = append(errs, fmt.Errorf("unclean stop: %s", s.Summary()))
 		}
 	}
 	return errors.Join(errs...)

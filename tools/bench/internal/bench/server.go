@@ -104,7 +104,7 @@ func StartServer(ctx context.Context, log *slog.Logger, cfg ServerConfig) (*Serv
 	s := &Server{cfg: cfg, log: log, dir: dir, LogPath: filepath.Join(dir, "proxy-server.log"), DBPath: filepath.Join(dir, "proxy.db"), seen: map[procKey]Proc{}}
 	logf, err := os.Create(s.LogPath)
 	if err == nil {
-		defer logf.Close() // the child holds its own copy
+		defer logf.Close()                                   // the child holds its own copy
 		env := map[string]string{"PROXY_LOG_FORMAT": "text"} // the listen line is parsed from it
 		maps.Copy(env, cfg.Env)
 		s.proc, err = proctest.StartServer(proctest.ServerConfig{
