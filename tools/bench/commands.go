@@ -191,7 +191,7 @@ type common struct {
 	server, root, jsonPath, bridge string
 	verbose, keep                  bool
 	timeout                        time.Duration
-	env                            envFlag
+	env                            map[string]string
 }
 
 func (c *common) register(fs *flag.FlagSet, cmd command) {
@@ -204,27 +204,20 @@ func (c *common) register(fs *flag.FlagSet, cmd command) {
 	fs.StringVar(&c.root, "root", ".", "project root: the server's working directory, where node_modules is")
 	fs.BoolVar(&c.keep, "keep", false, "keep the server's temp directory (database, log)")
 	fs.DurationVar(&c.timeout, "request-timeout", 3*time.Minute, "bound on every HTTP request to proxy-server")
-	fs.Var(&c.env, "env", "extra `KEY=VALUE` for proxy-server (repeatable), e.g. -env PROXY_CALL_TIMEOUT=60s")
+	fs.Func("env", "extra `KEY=VALUE` for proxy-server (repeatable), e.g. -env PROXY_CALL_TIMEOUT=60s", func(s string) error {
+		k, v, ok := strings.Cut(s, "=")
+		if !ok || k == "" {
+			return fmt.Errorf("want KEY=VALUE, got %q", s)
+		}
+		if c.env == nil {
+			c.env = map[string]string{}
+		}
+		c.env[k] = v
+		return nil
+	})
 	if cmd.stdio {
 		fs.StringVar(&c.bridge, "bridge", "bin/mcp-bridge", "mcp-bridge `binary` for the proxy side (build it with make build)")
 	}
-}
-
-// envFlag collects repeated -env KEY=VALUE.
-type envFlag map[string]string
-
-func (e *envFlag) String() string { return fmt.Sprint(map[string]string(*e)) }
-
-func (e *envFlag) Set(s string) error {
-	k, v, ok := strings.Cut(s, "=")
-	if !ok || k == "" {
-		return fmt.Errorf("want KEY=VALUE, got %q", s)
-	}
-	if *e == nil {
-		*e = envFlag{}
-	}
-	(*e)[k] = v
-	return nil
 }
 
 // env resolves the common flags against the project root.

@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/proctest"
@@ -92,8 +91,7 @@ func RunNodes(ctx context.Context, log *slog.Logger, site *Site, cfg NodesConfig
 
 func (r *NodesResult) writeText(w io.Writer) {
 	fmt.Fprintln(w, "== nodes: the concurrency loop at the same load on the server's own browser (0) and on 1, 2, 3 browser nodes on this machine; the nodes share its CPUs, so this is the cost of placement and of the remote protocol, not added capacity")
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "nodes\tsessions\tok calls/s\terrors\tnavigate p50 / p95 ms\tsnapshot p50 / p95\tclick p50 / p95\t")
+	tw := newTable(w, "nodes\tsessions\tok calls/s\terrors\tnavigate p50 / p95 ms\tsnapshot p50 / p95\tclick p50 / p95\t")
 	for _, run := range r.Runs {
 		for _, l := range run.Levels {
 			// Latencies on the run's first page (the heavy one by default).
