@@ -45,67 +45,66 @@ type command struct {
 }
 
 var commands = []command{
-	{name: "sessions", args: "[flags]", summary: "POST /sessions latency, warm pool 1 vs 0; first vs later navigation", setup: with(runSessions)},
-	{name: "concurrency", args: "[flags]", summary: "N concurrent sessions looping navigate + snapshot + click", setup: with(runConcurrency)},
-	{name: "nodes", args: "[flags]", summary: "the same load on the server's own browser and on 1, 2, 3 browser nodes", setup: with(func(ctx context.Context, e *env, c *bench.NodesConfig, rep *bench.Report) (err error) {
-		rep.Nodes, err = bench.RunNodes(ctx, e.log, e.site, *c)
-		return err
-	})},
-	{name: "all", args: "[flags]", summary: "sessions, concurrency, overhead, bytes and tokens", stdio: true, setup: with(func(ctx context.Context, e *env, c *allConfig, rep *bench.Report) error {
-		for _, run := range []func() error{
-			func() error { return runSessions(ctx, e, &c.Sessions, rep) },
-			func() error { return runConcurrency(ctx, e, &c.Concurrency, rep) },
-			func() error { return runOverhead(ctx, e, &c.Overhead, rep) },
-			func() error { return runBytes(ctx, e, &c.Bytes, rep) },
-			func() error { return runTokens(ctx, e, &c.Tokens, rep) },
-		} {
-			if err := run(); err != nil {
-				return err
+	{name: "sessions", summary: "POST /sessions latency, warm pool 1 vs 0; first vs later navigation", setup: with(bench.RunSessions)},
+	{name: "concurrency", summary: "N concurrent sessions looping navigate + snapshot + click", setup: with(bench.RunConcurrency)},
+	{name: "nodes", summary: "the same load on the server's own browser and on 1, 2, 3 browser nodes", setup: with(bench.RunNodes)},
+	{name: "all", summary: "sessions, concurrency, overhead, bytes and tokens", stdio: true, setup: func(fs *flag.FlagSet) (scenario, runFunc) {
+		var c allConfig
+		c.Flags(fs)
+		runs := []runFunc{result(&c.Sessions, bench.RunSessions), result(&c.Concurrency, bench.RunConcurrency),
+			result(&c.Overhead, runOverhead), result(&c.Bytes, bench.RunBytes), result(&c.Tokens, bench.RunTokens)}
+		return &c, func(ctx context.Context, e *env, rep *bench.Report) error {
+			for _, run := range runs {
+				if err := run(ctx, e, rep); err != nil {
+					return err
+				}
 			}
+			return nil
 		}
-		return nil
-	})},
-	{name: "idle", args: "[flags]", summary: "one active session while 0, 10, 25, 50 others sit idle", setup: with(func(ctx context.Context, e *env, c *bench.IdleConfig, rep *bench.Report) (err error) {
-		rep.Idle, err = bench.RunIdle(ctx, e.log, e.site, *c)
-		return err
-	})},
-	{name: "overhead", args: "[flags]", summary: "per-call latency, mcp-bridge → proxy-server vs plain @playwright/mcp (A/B)", stdio: true, setup: with(runOverhead)},
-	{name: "bytes", args: "[flags]", summary: "bytes to the model for a scripted task, plain @playwright/mcp vs the proxy", stdio: true, setup: with(runBytes)},
-	{name: "tokens", args: "[flags]", summary: "result bytes and calls of an 8-task suite: plain (snapshot), plain (find), the proxy", stdio: true, setup: with(runTokens)},
-	{name: "store", args: "[flags]", summary: "the SQLite record in process: ingest with and without readers, search on 1 MB", local: true, setup: with(func(ctx context.Context, e *env, c *bench.StoreConfig, rep *bench.Report) (err error) {
-		rep.Store, err = bench.RunStore(ctx, e.log, *c)
-		return err
-	})},
-	{name: "soak", args: "[flags]", summary: "10 sessions, mixed traffic and idle suspensions for 30 min: memory and fd trend", setup: with(func(ctx context.Context, e *env, c *bench.SoakConfig, rep *bench.Report) (err error) {
-		rep.Soak, err = bench.RunSoak(ctx, e.log, e.site, *c)
-		return err
-	})},
-	{name: "chart", args: "[flags]", summary: "SVG charts from the JSON of concurrency, soak and tokens", direct: chartCommand},
+	}},
+	{name: "idle", summary: "one active session while 0, 10, 25, 50 others sit idle", setup: with(bench.RunIdle)},
+	{name: "overhead", summary: "per-call latency, mcp-bridge → proxy-server vs plain @playwright/mcp (A/B)", stdio: true, setup: with(runOverhead)},
+	{name: "bytes", summary: "bytes to the model for a scripted task, plain @playwright/mcp vs the proxy", stdio: true, setup: with(bench.RunBytes)},
+	{name: "tokens", summary: "result bytes and calls of an 8-task suite: plain (snapshot), plain (find), the proxy", stdio: true, setup: with(bench.RunTokens)},
+	{name: "store", summary: "the SQLite record in process: ingest with and without readers, search on 1 MB", local: true, setup: with(
+		func(ctx context.Context, log *slog.Logger, _ *bench.Site, c bench.StoreConfig) (*bench.StoreResult, error) {
+			return bench.RunStore(ctx, log, c)
+		})},
+	{name: "soak", summary: "10 sessions, mixed traffic and idle suspensions for 30 min: memory and fd trend", setup: with(bench.RunSoak)},
+	{name: "chart", summary: "SVG charts from the JSON of concurrency, soak and tokens", direct: chartCommand},
 	{name: "relay", args: "-- CMD [ARGS]", summary: "CMD (a stdio MCP server) behind two minimal Go relays, stdio → HTTP → stdio", direct: relayCommand},
-	{name: "live", args: "[flags]", summary: "one live view viewer: frames/s, bytes/s and CPU on a still and a busy page; change-to-frame", setup: with(func(ctx context.Context, e *env, c *bench.LiveConfig, rep *bench.Report) (err error) {
-		rep.Live, err = bench.RunLive(ctx, e.log, e.site, *c)
-		return err
-	})},
+	{name: "live", summary: "one live view viewer: frames/s, bytes/s and CPU on a still and a busy page; change-to-frame", setup: with(bench.RunLive)},
 }
 
-// with makes a command's setup from its configuration type and its run.
+// with makes a command's setup from its scenario's Run function.
 func with[C any, P interface {
 	*C
 	scenario
-}](run func(ctx context.Context, e *env, c *C, rep *bench.Report) error) func(*flag.FlagSet) (scenario, runFunc) {
+}, R any](run func(context.Context, *slog.Logger, *bench.Site, C) (*R, error)) func(*flag.FlagSet) (scenario, runFunc) {
 	return func(fs *flag.FlagSet) (scenario, runFunc) {
 		c := P(new(C))
 		c.Flags(fs)
-		return c, func(ctx context.Context, e *env, rep *bench.Report) error {
-			e.fill(reflect.ValueOf(c).Elem())
-			return run(ctx, e, c, rep)
+		return c, result((*C)(c), run)
+	}
+}
+
+// result runs a scenario on c, once the common flags are set into it, and
+// puts what it returns into the Report's field of that type.
+func result[C, R any](c *C, run func(context.Context, *slog.Logger, *bench.Site, C) (*R, error)) runFunc {
+	return func(ctx context.Context, e *env, rep *bench.Report) error {
+		e.fill(reflect.ValueOf(c).Elem())
+		res, err := run(ctx, e.log, e.site, *c)
+		for v, i := reflect.ValueOf(rep).Elem(), 0; i < v.NumField(); i++ {
+			if v.Field(i).Type() == reflect.TypeOf(res) {
+				v.Field(i).Set(reflect.ValueOf(res))
+			}
 		}
+		return err
 	}
 }
 
 // fill sets the fields every scenario configuration has, by name, from
-// the common flags (nested configurations too, as `bench all`'s and
-// nodes').
+// the common flags (nested configurations too, as the nodes scenario's).
 func (e *env) fill(v reflect.Value) {
 	common := map[string]any{"Server": e.server, "RequestTimeout": e.timeout, "CallTimeout": e.timeout,
 		"Root": e.server.Dir, "PlainRoot": e.server.Dir, "Bridge": e.bridge}
@@ -119,19 +118,11 @@ func (e *env) fill(v reflect.Value) {
 	}
 }
 
-func runSessions(ctx context.Context, e *env, c *bench.SessionsConfig, rep *bench.Report) (err error) {
-	rep.Sessions, err = bench.RunSessions(ctx, e.log, e.site, *c)
-	return err
-}
-
-func runConcurrency(ctx context.Context, e *env, c *bench.ConcurrencyConfig, rep *bench.Report) (err error) {
-	rep.Concurrency, err = bench.RunConcurrency(ctx, e.log, e.site, *c)
-	return err
-}
-
-func runOverhead(ctx context.Context, e *env, c *bench.OverheadConfig, rep *bench.Report) (err error) {
+// runOverhead resolves -other-bridge like -server, and runs side D's relays
+// with this program.
+func runOverhead(ctx context.Context, log *slog.Logger, site *bench.Site, c bench.OverheadConfig) (*bench.OverheadResult, error) {
 	if c.OtherBridge != "" {
-		c.OtherBridge = absUnder(e.server.Dir, c.OtherBridge)
+		c.OtherBridge = absUnder(c.Root, c.OtherBridge)
 	}
 	if !c.Hop {
 		c.Relay = nil
@@ -139,22 +130,11 @@ func runOverhead(ctx context.Context, e *env, c *bench.OverheadConfig, rep *benc
 	if c.Relay != nil {
 		self, err := os.Executable()
 		if err != nil {
-			return fmt.Errorf("-relay: this program's path: %w", err)
+			return nil, fmt.Errorf("-relay: this program's path: %w", err)
 		}
 		c.Relay = append([]string{self}, c.Relay...)
 	}
-	rep.Overhead, err = bench.RunOverhead(ctx, e.log, e.site, *c)
-	return err
-}
-
-func runBytes(ctx context.Context, e *env, c *bench.BytesConfig, rep *bench.Report) (err error) {
-	rep.Bytes, err = bench.RunBytes(ctx, e.log, e.site, *c)
-	return err
-}
-
-func runTokens(ctx context.Context, e *env, c *bench.TokensConfig, rep *bench.Report) (err error) {
-	rep.Tokens, err = bench.RunTokens(ctx, e.log, e.site, *c)
-	return err
+	return bench.RunOverhead(ctx, log, site, c)
 }
 
 // allConfig is `bench all`: sessions' and concurrency's flags as they are,

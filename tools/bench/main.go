@@ -6,6 +6,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -53,7 +54,7 @@ func (m *Main) Run(ctx context.Context, args []string) error {
 	}
 	fmt.Fprint(m.Stderr, "bench measures a real proxy-server (bin/proxy-server, real Chromium).\n\nUsage:\n")
 	for _, c := range commands {
-		fmt.Fprintf(m.Stderr, "\tbench %-26s %s\n", c.name+" "+c.args, c.summary)
+		fmt.Fprintf(m.Stderr, "\tbench %-26s %s\n", c.name+" "+cmp.Or(c.args, "[flags]"), c.summary)
 	}
 	fmt.Fprint(m.Stderr, "\nResults go to stdout (a table) and to -json FILE; progress goes to stderr.\nRun 'bench <command> -h' for the flags.\n")
 	if name == "" || name == "help" || name == "-h" || name == "--help" {
