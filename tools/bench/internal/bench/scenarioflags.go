@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -188,10 +189,11 @@ func (c *OverheadConfig) Flags(fs *flag.FlagSet) {
 	// the program's path in front.
 	c.Relay = []string{"relay", "--"}
 	fs.BoolFunc("relay", "with -hop, also a side D, side C's upstream behind two minimal Go relays (bench relay), splitting the proxy's own part into the floor of such a path and the proxy's work above it (default true)", func(s string) error {
-		if s == "false" {
+		on, err := strconv.ParseBool(s)
+		if !on {
 			c.Relay = nil
 		}
-		return nil
+		return err
 	})
 }
 
