@@ -200,7 +200,7 @@ func (c *common) register(fs *flag.FlagSet, cmd command) {
 	}
 }
 
-// env resolves the common flags against the project root.
+// resolve resolves the common flags against the project root.
 func (c *common) resolve() (*env, error) {
 	root, err := filepath.Abs(c.root)
 	if err != nil {
