@@ -5,131 +5,266 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strconv"
+	"reflect"
 	"strings"
 	"time"
 
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/tools/bench/internal/bench"
 )
 
-// common are the flags every subcommand has.
-type common struct {
-	server     string
-	root       string
-	jsonPath   string
-	verbose    bool
-	keep       bool
-	reqTimeout time.Duration
-	env        envFlag
+// scenario is a subcommand's configuration: it registers its own flags,
+// with their defaults, and checks them once parsed.
+type scenario interface {
+	Flags(fs *flag.FlagSet)
+	Check() error
 }
 
-func (c *common) register(fs *flag.FlagSet) {
-	fs.StringVar(&c.server, "server", "bin/proxy-server", "proxy-server binary to start (build it with `make build`)")
-	fs.StringVar(&c.root, "root", ".", "project root: the server's working directory, where node_modules is")
-	fs.StringVar(&c.jsonPath, "json", "", "also write the results as JSON to this `file`")
-	fs.BoolVar(&c.verbose, "v", false, "debug progress output")
-	fs.BoolVar(&c.keep, "keep", false, "keep the server's temp directory (database, log)")
-	fs.DurationVar(&c.reqTimeout, "request-timeout", 3*time.Minute, "bound on every HTTP request to proxy-server")
-	fs.Var(&c.env, "env", "extra `KEY=VALUE` for proxy-server (repeatable), e.g. -env PROXY_CALL_TIMEOUT=60s")
+// env is what a scenario gets besides its own flags: the common flags
+// resolved, and the test site.
+type env struct {
+	server  bench.ServerConfig
+	timeout time.Duration // -request-timeout
+	bridge  string        // -bridge, absolute
+	log     *slog.Logger
+	site    *bench.Site
 }
 
-// envFlag collects repeated -env KEY=VALUE.
-type envFlag map[string]string
+type runFunc func(ctx context.Context, e *env, rep *bench.Report) error
 
-func (e *envFlag) String() string { return fmt.Sprint(map[string]string(*e)) }
+// command is one subcommand. Most run a scenario against a started
+// proxy-server; local ones run in process; direct ones have their own
+// handling.
+type command struct {
+	name, args, summary string
+	local, stdio        bool
+	setup               func(fs *flag.FlagSet) (scenario, runFunc)
+	direct              func(ctx context.Context, m *Main, args []string) error
+}
 
-func (e *envFlag) Set(s string) error {
-	k, v, ok := strings.Cut(s, "=")
-	if !ok || k == "" {
-		return fmt.Errorf("want KEY=VALUE, got %q", s)
+var commands = []command{
+	{name: "sessions", summary: "POST /sessions latency, warm pool 1 vs 0; first vs later navigation", setup: with(bench.RunSessions)},
+	{name: "concurrency", summary: "N concurrent sessions looping navigate + snapshot + click", setup: with(bench.RunConcurrency)},
+	{name: "nodes", summary: "the same load on the server's own browser and on 1, 2, 3 browser nodes", setup: with(bench.RunNodes)},
+	{name: "all", summary: "sessions, concurrency, overhead, bytes and tokens", stdio: true, setup: func(fs *flag.FlagSet) (scenario, runFunc) {
+		var c allConfig
+		c.Flags(fs)
+		runs := []runFunc{result(&c.Sessions, bench.RunSessions), result(&c.Concurrency, bench.RunConcurrency),
+			result(&c.Overhead, runOverhead), result(&c.Bytes, bench.RunBytes), result(&c.Tokens, bench.RunTokens)}
+		return &c, func(ctx context.Context, e *env, rep *bench.Report) error {
+			for _, run := range runs {
+				if err := run(ctx, e, rep); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}},
+	{name: "idle", summary: "one active session while 0, 10, 25, 50 others sit idle", setup: with(bench.RunIdle)},
+	{name: "overhead", summary: "per-call latency, mcp-bridge → proxy-server vs plain @playwright/mcp (A/B)", stdio: true, setup: with(runOverhead)},
+	{name: "bytes", summary: "bytes to the model for a scripted task, plain @playwright/mcp vs the proxy", stdio: true, setup: with(bench.RunBytes)},
+	{name: "tokens", summary: "result bytes and calls of an 8-task suite: plain (snapshot), plain (find), the proxy", stdio: true, setup: with(bench.RunTokens)},
+	{name: "store", summary: "the SQLite record in process: ingest with and without readers, search on 1 MB", local: true, setup: with(
+		func(ctx context.Context, log *slog.Logger, _ *bench.Site, c bench.StoreConfig) (*bench.StoreResult, error) {
+			return bench.RunStore(ctx, log, c)
+		})},
+	{name: "soak", summary: "10 sessions, mixed traffic and idle suspensions for 30 min: memory and fd trend", setup: with(bench.RunSoak)},
+	{name: "chart", summary: "SVG charts from the JSON of concurrency, soak and tokens", direct: chartCommand},
+	{name: "relay", args: "-- CMD [ARGS]", summary: "CMD (a stdio MCP server) behind two minimal Go relays, stdio → HTTP → stdio", direct: relayCommand},
+	{name: "live", summary: "one live view viewer: frames/s, bytes/s and CPU on a still and a busy page; change-to-frame", setup: with(bench.RunLive)},
+}
+
+// with makes a command's setup from its scenario's Run function.
+func with[C any, P interface {
+	*C
+	scenario
+}, R any](run func(context.Context, *slog.Logger, *bench.Site, C) (*R, error)) func(*flag.FlagSet) (scenario, runFunc) {
+	return func(fs *flag.FlagSet) (scenario, runFunc) {
+		c := P(new(C))
+		c.Flags(fs)
+		return c, result((*C)(c), run)
 	}
-	if *e == nil {
-		*e = envFlag{}
+}
+
+// result runs a scenario on c, once the common flags are set into it, and
+// puts what it returns into the Report's field of that type.
+func result[C, R any](c *C, run func(context.Context, *slog.Logger, *bench.Site, C) (*R, error)) runFunc {
+	return func(ctx context.Context, e *env, rep *bench.Report) error {
+		e.fill(reflect.ValueOf(c).Elem())
+		res, err := run(ctx, e.log, e.site, *c)
+		for v, i := reflect.ValueOf(rep).Elem(), 0; i < v.NumField(); i++ {
+			if v.Field(i).Type() == reflect.TypeOf(res) {
+				v.Field(i).Set(reflect.ValueOf(res))
+			}
+		}
+		return err
 	}
-	(*e)[k] = v
+}
+
+// fill sets the fields every scenario configuration has, by name, from
+// the common flags (nested configurations too, as the nodes scenario's).
+func (e *env) fill(v reflect.Value) {
+	common := map[string]any{"Server": e.server, "RequestTimeout": e.timeout, "CallTimeout": e.timeout,
+		"Root": e.server.Dir, "PlainRoot": e.server.Dir, "Bridge": e.bridge}
+	for i := range v.NumField() {
+		f, name := v.Field(i), v.Type().Field(i).Name
+		if x, ok := common[name]; ok && f.Type() == reflect.TypeOf(x) {
+			f.Set(reflect.ValueOf(x))
+		} else if f.Kind() == reflect.Struct && f.CanSet() {
+			e.fill(f)
+		}
+	}
+}
+
+// runOverhead resolves -other-bridge like -server, and runs side D's relays
+// with this program.
+func runOverhead(ctx context.Context, log *slog.Logger, site *bench.Site, c bench.OverheadConfig) (*bench.OverheadResult, error) {
+	if c.OtherBridge != "" {
+		c.OtherBridge = absUnder(c.Root, c.OtherBridge)
+	}
+	if !c.Hop {
+		c.Relay = nil
+	}
+	if c.Relay != nil {
+		self, err := os.Executable()
+		if err != nil {
+			return nil, fmt.Errorf("-relay: this program's path: %w", err)
+		}
+		c.Relay = append([]string{self}, c.Relay...)
+	}
+	return bench.RunOverhead(ctx, log, site, c)
+}
+
+// allConfig is `bench all`: sessions' and concurrency's flags as they are,
+// the stdio scenarios' prefixed with their name (-overhead-n, -tokens-tasks).
+type allConfig struct {
+	Sessions    bench.SessionsConfig
+	Concurrency bench.ConcurrencyConfig
+	Overhead    bench.OverheadConfig
+	Bytes       bench.BytesConfig
+	Tokens      bench.TokensConfig
+}
+
+func (a *allConfig) Flags(fs *flag.FlagSet) {
+	a.Sessions.Flags(fs)
+	a.Concurrency.Flags(fs)
+	for name, s := range map[string]scenario{"overhead": &a.Overhead, "bytes": &a.Bytes, "tokens": &a.Tokens} {
+		own := flag.NewFlagSet(name, flag.ContinueOnError)
+		s.Flags(own)
+		own.VisitAll(func(f *flag.Flag) { fs.Var(f.Value, name+"-"+f.Name, name+": "+f.Usage) })
+	}
+}
+
+func (a *allConfig) Check() error {
+	for _, s := range []scenario{&a.Sessions, &a.Concurrency, &a.Overhead, &a.Bytes, &a.Tokens} {
+		if err := s.Check(); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
-// prepareFunc turns a subcommand's parsed flags into its run against a
-// started proxy-server. It is called once with a zero ServerConfig before
-// anything starts, so that bad flags are refused at once, then with the
-// server's.
-type prepareFunc func(s bench.ServerConfig) (runFunc, error)
+// common are the flags every scenario has (a local one only -json and -v).
+type common struct {
+	server, root, jsonPath, bridge string
+	verbose, keep                  bool
+	timeout                        time.Duration
+	env                            map[string]string
+}
 
-type runFunc func(ctx context.Context, log *slog.Logger, site *bench.Site, rep *bench.Report) error
+func (c *common) register(fs *flag.FlagSet, cmd command) {
+	fs.StringVar(&c.jsonPath, "json", "", "also write the results as JSON to this `file`")
+	fs.BoolVar(&c.verbose, "v", false, "debug progress output")
+	if cmd.local {
+		return
+	}
+	fs.StringVar(&c.server, "server", "bin/proxy-server", "proxy-server binary to start (build it with `make build`)")
+	fs.StringVar(&c.root, "root", ".", "project root: the server's working directory, where node_modules is")
+	fs.BoolVar(&c.keep, "keep", false, "keep the server's temp directory (database, log)")
+	fs.DurationVar(&c.timeout, "request-timeout", 3*time.Minute, "bound on every HTTP request to proxy-server")
+	fs.Func("env", "extra `KEY=VALUE` for proxy-server (repeatable), e.g. -env PROXY_CALL_TIMEOUT=60s", func(s string) error {
+		k, v, ok := strings.Cut(s, "=")
+		if !ok || k == "" {
+			return fmt.Errorf("want KEY=VALUE, got %q", s)
+		}
+		if c.env == nil {
+			c.env = map[string]string{}
+		}
+		c.env[k] = v
+		return nil
+	})
+	if cmd.stdio {
+		fs.StringVar(&c.bridge, "bridge", "bin/mcp-bridge", "mcp-bridge `binary` for the proxy side (build it with make build)")
+	}
+}
 
-// setupFunc registers a subcommand's own flags beside the common ones.
-type setupFunc func(fs *flag.FlagSet, c *common) prepareFunc
+// resolve resolves the common flags against the project root.
+func (c *common) resolve() (*env, error) {
+	root, err := filepath.Abs(c.root)
+	if err != nil {
+		return nil, fmt.Errorf("project root: %w", err)
+	}
+	return &env{server: bench.ServerConfig{Binary: absUnder(root, c.server), Dir: root, Env: c.env, KeepFiles: c.keep},
+		timeout: c.timeout, bridge: absUnder(root, c.bridge)}, nil
+}
 
-func (m *Main) flagSet(name string) *flag.FlagSet {
+func flagSet(m *Main, name string) *flag.FlagSet {
 	fs := flag.NewFlagSet("bench "+name, flag.ContinueOnError)
 	fs.SetOutput(m.Stderr)
 	return fs
 }
 
-// serverCommand is every subcommand that measures a proxy-server.
-func (m *Main) serverCommand(ctx context.Context, name string, args []string, setup setupFunc) error {
-	fs := m.flagSet(name)
+// run is what every scenario command does around its scenario: parse and
+// check the flags, start the test site, describe the machine, run, print,
+// write JSON. The report is printed even when the scenario fails half-way.
+func (m *Main) run(ctx context.Context, cmd command, args []string) error {
+	fs := flagSet(m, cmd.name)
 	var c common
-	c.register(fs)
-	prepare := setup(fs, &c)
+	c.register(fs, cmd)
+	cfg, run := cmd.setup(fs)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if _, err := prepare(bench.ServerConfig{}); err != nil {
+	if err := cfg.Check(); err != nil {
 		return err
 	}
-	return c.run(ctx, m, append([]string{name}, args...), prepare)
-}
-
-func newLogger(w io.Writer, verbose bool) *slog.Logger {
-	level := slog.LevelInfo
-	if verbose {
-		level = slog.LevelDebug
-	}
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
-}
-
-// run is what every subcommand does around its scenarios: prepare, start the
-// test site, describe the machine, run, print, write JSON. The report is
-// printed even when a scenario fails half-way.
-func (c *common) run(ctx context.Context, m *Main, args []string, prepare prepareFunc) error {
-	log := newLogger(m.Stderr, c.verbose)
-	if err := bench.Prepare(); err != nil {
-		return err
-	}
-	root, err := filepath.Abs(c.root)
-	if err != nil {
-		return fmt.Errorf("project root: %w", err)
-	}
-	server := absUnder(root, c.server)
-	if _, err := os.Stat(server); err != nil {
-		return fmt.Errorf("%s: %w (run `make build` first)", server, err)
-	}
-	site, err := bench.StartSite()
-	if err != nil {
-		return err
-	}
-	defer site.Close()
-	log.Info("test site", "url", site.URL)
-
-	rep := &bench.Report{Started: time.Now().UTC(), Command: append([]string{"bench"}, args...)}
-	rep.Machine = bench.DescribeMachine(ctx, root, server)
-	run, runErr := prepare(bench.ServerConfig{Binary: server, Dir: root, Env: map[string]string(c.env), KeepFiles: c.keep})
-	if runErr == nil {
-		runErr = run(ctx, log, site, rep)
-	}
-	if runErr != nil && ctx.Err() != nil {
-		runErr = fmt.Errorf("interrupted, the results above are partial: %w", runErr)
+	log := slog.New(slog.NewTextHandler(m.Stderr, &slog.HandlerOptions{Level: map[bool]slog.Level{true: slog.LevelDebug}[c.verbose]}))
+	command := append([]string{"bench", cmd.name}, args...)
+	var (
+		rep    *bench.Report
+		runErr error
+	)
+	if cmd.local {
+		rep = bench.InProcessReport(ctx, command)
+		runErr = run(ctx, &env{log: log}, rep)
+	} else {
+		e, err := c.resolve()
+		if err != nil {
+			return err
+		}
+		if err := bench.Prepare(); err != nil {
+			return err
+		}
+		if _, err := os.Stat(e.server.Binary); err != nil {
+			return fmt.Errorf("%s: %w (run `make build` first)", e.server.Binary, err)
+		}
+		if e.site, err = bench.StartSite(); err != nil {
+			return err
+		}
+		defer e.site.Close()
+		log.Info("test site", "url", e.site.URL)
+		e.log = log
+		rep = &bench.Report{Started: time.Now().UTC(), Command: command, Machine: bench.DescribeMachine(ctx, e.server.Dir, e.server.Binary)}
+		if runErr = run(ctx, e, rep); runErr != nil && ctx.Err() != nil {
+			runErr = fmt.Errorf("interrupted, the results above are partial: %w", runErr)
+		}
 	}
 	if err := finish(m, log, rep, c.jsonPath, runErr); err != nil {
 		return err
 	}
-	return leakErr(rep)
+	return failed(rep)
 }
 
 // finish prints the report and writes its JSON; the run's error comes
@@ -149,313 +284,63 @@ func finish(m *Main, log *slog.Logger, rep *bench.Report, jsonPath string, runEr
 	return runErr
 }
 
-// leakErr fails the run when a proxy-server left a process behind or had to
-// be killed.
-func leakErr(rep *bench.Report) error {
-	var reports []bench.StopReport
+// failed fails a run that completed but whose results say it went wrong:
+// a proxy-server or a stdio child (plain @playwright/mcp, mcp-bridge) that
+// left a process behind or had to be killed, store ingest errors.
+func failed(rep *bench.Report) error {
+	var servers []bench.StopReport
+	var stdio []bench.StdioStopReport
 	if rep.Sessions != nil {
 		for _, r := range rep.Sessions.Runs {
-			reports = append(reports, r.Cleanup)
+			servers = append(servers, r.Cleanup)
 		}
 	}
-	if rep.Concurrency != nil {
-		reports = append(reports, rep.Concurrency.Cleanup)
+	if r := rep.Concurrency; r != nil {
+		servers = append(servers, r.Cleanup)
 	}
-	if rep.Idle != nil {
-		reports = append(reports, rep.Idle.Cleanup)
+	if r := rep.Idle; r != nil {
+		servers = append(servers, r.Cleanup)
 	}
-	if rep.Soak != nil {
-		reports = append(reports, rep.Soak.Cleanup)
+	if r := rep.Soak; r != nil {
+		servers = append(servers, r.Cleanup)
 	}
-	for _, r := range reports {
-		if !r.Clean() {
-			return fmt.Errorf("unclean proxy-server stop: %s", r.Summary())
+	if r := rep.Overhead; r != nil {
+		servers, stdio = append(servers, r.Cleanup), append(stdio, r.Stops...)
+	}
+	if r := rep.Bytes; r != nil {
+		servers, stdio = append(servers, r.Cleanup), append(stdio, r.Stops...)
+	}
+	if r := rep.Tokens; r != nil {
+		servers, stdio = append(servers, r.Cleanup), append(stdio, r.Stops...)
+	}
+	var errs []error
+	for _, r := range servers {
+		if r.Signal != "" && !r.Clean() {
+			errs = append(errs, fmt.Errorf("unclean proxy-server stop: %s", r.Summary()))
 		}
 	}
-	return nil
-}
-
-func sessionsCommand(fs *flag.FlagSet, c *common) prepareFunc {
-	var f sessionsFlags
-	f.register(fs)
-	return func(s bench.ServerConfig) (runFunc, error) {
-		cfg, err := f.config(s, c.reqTimeout)
-		return func(ctx context.Context, log *slog.Logger, site *bench.Site, rep *bench.Report) (err error) {
-			rep.Sessions, err = bench.RunSessions(ctx, log, site, cfg)
-			return err
-		}, err
-	}
-}
-
-func concurrencyCommand(fs *flag.FlagSet, c *common) prepareFunc {
-	var f concurrencyFlags
-	f.register(fs)
-	return func(s bench.ServerConfig) (runFunc, error) {
-		cfg, err := f.config(s, c.reqTimeout)
-		return func(ctx context.Context, log *slog.Logger, site *bench.Site, rep *bench.Report) (err error) {
-			rep.Concurrency, err = bench.RunConcurrency(ctx, log, site, cfg)
-			return err
-		}, err
-	}
-}
-
-// nodesCommand is the concurrency load on the server's own browser and on
-// browser nodes.
-func nodesCommand(fs *flag.FlagSet, c *common) prepareFunc {
-	var f concurrencyFlags
-	f.register(fs)
-	counts := fs.String("counts", "0,1,2,3", "numbers of browser nodes to compare (0: the server's own browser)")
-	for name, def := range map[string]string{"levels": "6", "duration": "30s"} {
-		_ = fs.Set(name, def)
-		fs.Lookup(name).DefValue = def
-	}
-	return func(s bench.ServerConfig) (runFunc, error) {
-		ns, err := intList(*counts)
-		if err != nil {
-			return nil, fmt.Errorf("-counts: %w", err)
+	for _, s := range stdio {
+		if !s.Clean() {
+			errs = append(errs, fmt.Errorf("unclean stop: %s", s.Summary()))
 		}
-		cfg, err := f.config(s, c.reqTimeout)
-		return func(ctx context.Context, log *slog.Logger, site *bench.Site, rep *bench.Report) (err error) {
-			rep.Nodes, err = bench.RunNodes(ctx, log, site, bench.NodesConfig{Concurrency: cfg, Counts: ns})
-			return err
-		}, err
 	}
-}
-
-// allCommand is sessions, concurrency, overhead, bytes and tokens.
-func allCommand(fs *flag.FlagSet, c *common) prepareFunc {
-	var (
-		sf sessionsFlags
-		cf concurrencyFlags
-		of overheadFlags
-		bf bytesFlags
-		tf tokensFlags
-	)
-	sf.register(fs)
-	cf.register(fs)
-	bridge := registerBridge(fs)
-	of.register(fs, "overhead-")
-	bf.register(fs, "bytes-")
-	tf.register(fs, "tokens-")
-	return func(s bench.ServerConfig) (runFunc, error) {
-		scfg, err1 := sf.config(s, c.reqTimeout)
-		ccfg, err2 := cf.config(s, c.reqTimeout)
-		ocfg, err3 := of.config(s, *bridge, c.reqTimeout)
-		bcfg, err4 := bf.config(s, *bridge, c.reqTimeout)
-		tcfg, err5 := tf.config(s, *bridge, c.reqTimeout)
-		for _, err := range []error{err1, err2, err3, err4, err5} {
-			if err != nil {
-				return nil, err
+	if rep.Store != nil {
+		for _, r := range rep.Store.Ingest {
+			if r.ErrorCount > 0 {
+				errs = append(errs, fmt.Errorf("ingest (%s): %d errors, %d of them SQLITE_BUSY/LOCKED", r.Name, r.ErrorCount, r.Busy))
 			}
 		}
-		return func(ctx context.Context, log *slog.Logger, site *bench.Site, rep *bench.Report) (err error) {
-			if rep.Sessions, err = bench.RunSessions(ctx, log, site, scfg); err != nil {
-				return err
-			}
-			if rep.Concurrency, err = bench.RunConcurrency(ctx, log, site, ccfg); err != nil {
-				return err
-			}
-			// Cheap next to the two above (about a minute, half a minute
-			// and a minute).
-			if err := runOverhead(ctx, log, site, rep, ocfg); err != nil {
-				return err
-			}
-			if err := runBytes(ctx, log, site, rep, bcfg); err != nil {
-				return err
-			}
-			return runTokens(ctx, log, site, rep, tcfg)
-		}, nil
 	}
-}
-
-// idleCommand: is one session slower while others sit idle?
-func idleCommand(fs *flag.FlagSet, c *common) prepareFunc {
-	levels := fs.String("idle", "0,10,25,50", "numbers of idle sessions")
-	navs := fs.Int("navigations", 20, "timed navigations (and snapshots) of the active session per level")
-	warm := fs.Int("warm-pool", 1, "PROXY_WARM_POOL")
-	return func(s bench.ServerConfig) (runFunc, error) {
-		ls, err := intList(*levels)
-		if err != nil {
-			return nil, fmt.Errorf("-idle: %w", err)
-		}
-		for _, l := range ls {
-			if l > 200 {
-				return nil, fmt.Errorf("-idle: %d: want at most 200", l)
-			}
-		}
-		if *navs < 1 || *navs > 1000 {
-			return nil, fmt.Errorf("-navigations %d: want 1..1000", *navs)
-		}
-		return func(ctx context.Context, log *slog.Logger, site *bench.Site, rep *bench.Report) (err error) {
-			rep.Idle, err = bench.RunIdle(ctx, log, site, bench.IdleConfig{Server: s, Levels: ls, Navigations: *navs, WarmPool: *warm, RequestTimeout: c.reqTimeout})
-			return err
-		}, nil
-	}
-}
-
-// soakCommand: sessions with mixed traffic and idle suspensions for a long
-// time; is there an upward trend in memory or file descriptors?
-func soakCommand(fs *flag.FlagSet, c *common) prepareFunc {
-	var cfg bench.SoakConfig
-	fs.IntVar(&cfg.Sessions, "sessions", 10, "sessions running traffic")
-	fs.DurationVar(&cfg.Duration, "duration", 30*time.Minute, "measured time after the warm-up")
-	fs.DurationVar(&cfg.Interval, "interval", time.Minute, "time between samples")
-	fs.IntVar(&cfg.Readings, "readings", 6, "readings averaged into each sample after the first, spread over the interval before it (1: one instantaneous reading)")
-	fs.DurationVar(&cfg.WarmUp, "warmup", time.Minute, "traffic before the first sample (which the trend leaves out)")
-	fs.DurationVar(&cfg.IdleTimeout, "idle", 20*time.Second, "PROXY_SESSION_IDLE_TIMEOUT")
-	fs.IntVar(&cfg.MaxSessions, "max-sessions", 0, "PROXY_MAX_SESSIONS (at least max(10, -sessions))")
-	fs.IntVar(&cfg.WarmPool, "warm-pool", 1, "PROXY_WARM_POOL")
-	fs.Float64Var(&cfg.LongPauseProb, "long-pause", 0.2, "probability that the pause after a round is longer than the idle timeout (the session is suspended, then resumed)")
-	pages := fs.String("pages", "catalogue,form,table", "pages the sessions navigate to, at random")
-	fs.Uint64Var(&cfg.Seed, "seed", 1, "seed of the think times")
-	return func(s bench.ServerConfig) (runFunc, error) {
-		switch {
-		case cfg.Sessions < 1 || cfg.Sessions > 100:
-			return nil, fmt.Errorf("-sessions %d: want 1..100", cfg.Sessions)
-		case cfg.Interval <= 0 || cfg.Duration < cfg.Interval || cfg.Duration > 48*time.Hour:
-			return nil, fmt.Errorf("-duration %s, -interval %s: want 0 < interval ≤ duration ≤ 48h", cfg.Duration, cfg.Interval)
-		case cfg.Readings < 1 || cfg.Readings > 60 || cfg.Interval/time.Duration(cfg.Readings) < time.Second:
-			return nil, fmt.Errorf("-readings %d: want 1..60 and readings at least 1s apart (-interval %s)", cfg.Readings, cfg.Interval)
-		case cfg.IdleTimeout < time.Second:
-			return nil, fmt.Errorf("-idle %s: want at least 1s", cfg.IdleTimeout)
-		case cfg.LongPauseProb < 0 || cfg.LongPauseProb > 1:
-			return nil, fmt.Errorf("-long-pause %v: want 0..1", cfg.LongPauseProb)
-		}
-		ps, err := pageList(*pages)
-		if err != nil {
-			return nil, fmt.Errorf("-pages: %w", err)
-		}
-		run := cfg
-		run.Pages, run.Server, run.RequestTimeout = ps, s, c.reqTimeout
-		return func(ctx context.Context, log *slog.Logger, site *bench.Site, rep *bench.Report) (err error) {
-			rep.Soak, err = bench.RunSoak(ctx, log, site, run)
-			return err
-		}, nil
-	}
-}
-
-// liveCommand: what one viewer of a session's live view gets (frames/s,
-// bytes/s, change-to-frame) and costs (CPU).
-func liveCommand(fs *flag.FlagSet, c *common) prepareFunc {
-	window := fs.Duration("window", 10*time.Second, "how long each viewer watches the still and the busy page")
-	changes := fs.Int("changes", 20, "colour flips timed for change-to-frame")
-	return func(s bench.ServerConfig) (runFunc, error) {
-		if *window < time.Second || *window > 10*time.Minute {
-			return nil, fmt.Errorf("-window %s: want 1s..10m", *window)
-		}
-		if *changes < 1 || *changes > 600 {
-			return nil, fmt.Errorf("-changes %d: want 1..600", *changes)
-		}
-		return func(ctx context.Context, log *slog.Logger, site *bench.Site, rep *bench.Report) (err error) {
-			rep.Live, err = bench.RunLive(ctx, log, site, bench.LiveConfig{Server: s, Window: *window, Changes: *changes, RequestTimeout: c.reqTimeout})
-			return err
-		}, nil
-	}
-}
-
-// stdioFlags are the flags of a scenario that compares plain
-// @playwright/mcp with the proxy through mcp-bridge.
-type stdioFlags[C any] interface {
-	register(fs *flag.FlagSet, prefix string)
-	config(s bench.ServerConfig, bridge string, callTimeout time.Duration) (C, error)
-}
-
-// stdioCommand is overhead (what the proxy path adds to a call), bytes
-// (bytes to the model for a scripted task) and tokens (what a scripted
-// agent's tool results weigh on a task suite).
-func stdioCommand[C any](f stdioFlags[C], run func(context.Context, *slog.Logger, *bench.Site, *bench.Report, C) error) setupFunc {
-	return func(fs *flag.FlagSet, c *common) prepareFunc {
-		bridge := registerBridge(fs)
-		f.register(fs, "")
-		return func(s bench.ServerConfig) (runFunc, error) {
-			cfg, err := f.config(s, *bridge, c.reqTimeout)
-			return func(ctx context.Context, log *slog.Logger, site *bench.Site, rep *bench.Report) error {
-				return run(ctx, log, site, rep, cfg)
-			}, err
-		}
-	}
-}
-
-// runOverhead, runBytes and runTokens run a scenario with stdio children
-// into rep; a child left behind fails it.
-func runOverhead(ctx context.Context, log *slog.Logger, site *bench.Site, rep *bench.Report, cfg bench.OverheadConfig) error {
-	res, err := bench.RunOverhead(ctx, log, site, cfg)
-	if rep.Overhead = res; res != nil {
-		err = errors.Join(err, stdioLeakErr(res.Cleanup, res.Stops))
-	}
-	return err
-}
-
-func runBytes(ctx context.Context, log *slog.Logger, site *bench.Site, rep *bench.Report, cfg bench.BytesConfig) error {
-	res, err := bench.RunBytes(ctx, log, site, cfg)
-	if rep.Bytes = res; res != nil {
-		err = errors.Join(err, stdioLeakErr(res.Cleanup, res.Stops))
-	}
-	return err
-}
-
-func runTokens(ctx context.Context, log *slog.Logger, site *bench.Site, rep *bench.Report, cfg bench.TokensConfig) error {
-	res, err := bench.RunTokens(ctx, log, site, cfg)
-	if rep.Tokens = res; res != nil {
-		err = errors.Join(err, stdioLeakErr(res.Cleanup, res.Stops))
-	}
-	return err
-}
-
-// storeCommand is the SQLite record under load, in process (no
-// proxy-server, no browser).
-func (m *Main) storeCommand(ctx context.Context, args []string) error {
-	fs := m.flagSet("store")
-	var cfg bench.StoreConfig
-	jsonPath := fs.String("json", "", "also write the results as JSON to this `file`")
-	verbose := fs.Bool("v", false, "debug progress output")
-	fs.DurationVar(&cfg.Duration, "duration", 20*time.Second, "duration of each ingest run (without readers, then with them)")
-	fs.IntVar(&cfg.Writers, "writers", 4, "goroutines recording calls")
-	fs.IntVar(&cfg.Readers, "readers", 4, "goroutines querying (get_content with search_for, GetResponse) during the second ingest run")
-	fs.IntVar(&cfg.SearchIterations, "n", 200, "get_content search iterations on the large snapshot")
-	snapKB := fs.Int("snapshot-kb", 100, "page snapshot size of each ingested call, KiB")
-	searchKB := fs.Int("search-kb", 1024, "size of the snapshot searched, KiB")
-	fs.StringVar(&cfg.SearchTerm, "term", bench.StoreSearchTerm, "search_for term of the search run (the generated snapshot has it in a handful of lines)")
-	fs.StringVar(&cfg.Dir, "dir", "", "directory for the temporary databases (default: the system temp directory)")
-	fs.BoolVar(&cfg.Keep, "keep", false, "keep the databases")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	switch {
-	case cfg.Duration <= 0 || cfg.Duration > time.Hour:
-		return fmt.Errorf("-duration %s: want (0, 1h]", cfg.Duration)
-	case cfg.Writers < 1 || cfg.Writers > 64:
-		return fmt.Errorf("-writers %d: want 1..64", cfg.Writers)
-	case cfg.Readers < 0 || cfg.Readers > 64:
-		return fmt.Errorf("-readers %d: want 0..64", cfg.Readers)
-	case cfg.SearchIterations < 1 || cfg.SearchIterations > 100000:
-		return fmt.Errorf("-n %d: want 1..100000", cfg.SearchIterations)
-	case *snapKB < 1 || *snapKB > 64<<10 || *searchKB < 1 || *searchKB > 64<<10:
-		return fmt.Errorf("-snapshot-kb and -search-kb: want 1..65536")
-	}
-	cfg.SnapshotBytes, cfg.SearchSnapshotBytes = *snapKB<<10, *searchKB<<10
-	log := newLogger(m.Stderr, *verbose)
-	rep := bench.InProcessReport(ctx, append([]string{"bench", "store"}, args...))
-	res, runErr := bench.RunStore(ctx, log, cfg)
-	rep.Store = res
-	if err := finish(m, log, rep, *jsonPath, runErr); err != nil {
-		return err
-	}
-	for _, r := range res.Ingest {
-		if r.ErrorCount > 0 {
-			return fmt.Errorf("ingest (%s): %d errors, %d of them SQLITE_BUSY/LOCKED", r.Name, r.ErrorCount, r.Busy)
-		}
-	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // chartCommand writes SVG charts from the JSON of `bench concurrency`,
 // `bench soak` and `bench tokens`.
-func (m *Main) chartCommand(args []string) error {
-	fs := m.flagSet("chart")
+func chartCommand(_ context.Context, m *Main, args []string) error {
+	fs := flagSet(m, "chart")
 	sources := []struct {
 		flag   string
-		path   *string
+		path   string
 		charts func(*bench.Report) ([]bench.Chart, error)
 	}{
 		{flag: "concurrency", charts: func(r *bench.Report) ([]bench.Chart, error) { return bench.ConcurrencyCharts(r.Concurrency) }},
@@ -463,147 +348,35 @@ func (m *Main) chartCommand(args []string) error {
 		{flag: "tokens", charts: func(r *bench.Report) ([]bench.Chart, error) { return bench.TokensCharts(r.Tokens) }},
 	}
 	for i := range sources {
-		sources[i].path = fs.String(sources[i].flag, "", "JSON `file` written by bench "+sources[i].flag+" -json")
+		fs.StringVar(&sources[i].path, sources[i].flag, "", "JSON `file` written by bench "+sources[i].flag+" -json")
 	}
 	out := fs.String("out", "docs", "directory the SVG files are written to")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if *sources[0].path == "" && *sources[1].path == "" && *sources[2].path == "" {
-		return fmt.Errorf("give -concurrency FILE, -soak FILE and/or -tokens FILE")
-	}
 	var charts []bench.Chart
 	for _, src := range sources {
-		if *src.path == "" {
+		if src.path == "" {
 			continue
 		}
-		rep, err := bench.ReadReport(*src.path)
+		rep, err := bench.ReadReport(src.path)
 		if err != nil {
 			return err
 		}
 		cs, err := src.charts(rep)
 		if err != nil {
-			return fmt.Errorf("%s: %w", *src.path, err)
+			return fmt.Errorf("%s: %w", src.path, err)
 		}
 		charts = append(charts, cs...)
+	}
+	if len(charts) == 0 {
+		return fmt.Errorf("give -concurrency FILE, -soak FILE and/or -tokens FILE")
 	}
 	paths, err := bench.WriteCharts(*out, charts)
 	for _, p := range paths {
 		fmt.Fprintln(m.Stdout, p)
 	}
 	return err
-}
-
-// sessionsFlags are the sessions scenario's flags.
-type sessionsFlags struct {
-	n          int
-	refillWait time.Duration
-	navPage    string
-	pools      string
-	startup    time.Duration
-	plain      int
-	profile    int
-	origins    int
-	storage    int
-}
-
-func (f *sessionsFlags) register(fs *flag.FlagSet) {
-	fs.IntVar(&f.n, "n", 30, "iterations per measurement")
-	fs.DurationVar(&f.refillWait, "refill-wait", 2*time.Second, "untimed sleep before each create so the warm pool can refill")
-	fs.StringVar(&f.navPage, "nav-page", "table", "page for the navigation timings: form, table or catalogue")
-	fs.StringVar(&f.pools, "warm-pools", "1,0", "PROXY_WARM_POOL values to measure")
-	fs.DurationVar(&f.startup, "startup-wait", 5*time.Second, "untimed pause after the server listens, before the first create")
-	fs.IntVar(&f.plain, "plain-n", 10, "times a plain @playwright/mcp is started and navigated, as the baseline (0: skip)")
-	fs.IntVar(&f.profile, "profile-cookies", 50, "cookies of the login profile whose creates are timed beside plain ones (0: skip)")
-	fs.IntVar(&f.origins, "profile-origins", 10, "sites the profile's cookies are spread over")
-	fs.IntVar(&f.storage, "profile-storage-origins", 0, "of those sites, how many also hold localStorage in the profile (the browser visits each such origin to fill it)")
-}
-
-func (f *sessionsFlags) config(s bench.ServerConfig, reqTimeout time.Duration) (bench.SessionsConfig, error) {
-	pools, err := intList(f.pools)
-	if err != nil {
-		return bench.SessionsConfig{}, fmt.Errorf("-warm-pools: %w", err)
-	}
-	if f.n <= 0 || f.n > 1000 {
-		return bench.SessionsConfig{}, fmt.Errorf("-n %d: want 1..1000", f.n)
-	}
-	if _, ok := bench.Pages[f.navPage]; !ok {
-		return bench.SessionsConfig{}, fmt.Errorf("-nav-page %q: want form, table or catalogue", f.navPage)
-	}
-	return bench.SessionsConfig{Server: s, Iterations: f.n, RefillWait: f.refillWait, WarmPools: pools, NavPage: f.navPage, RequestTimeout: reqTimeout, StartupWait: f.startup,
-		PlainStarts: f.plain, PlainRoot: s.Dir, ProfileCookies: f.profile, ProfileOrigins: f.origins, ProfileStorageOrigins: f.storage}, nil
-}
-
-// concurrencyFlags are the concurrency scenario's flags.
-type concurrencyFlags struct {
-	levels      string
-	duration    time.Duration
-	pages       string
-	maxIter     int
-	warmPool    int
-	maxSessions int
-	minAvailMB  int64
-	createConc  int
-}
-
-func (f *concurrencyFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.levels, "levels", "1,10,25,50,100", "numbers of concurrent sessions")
-	fs.DurationVar(&f.duration, "duration", 60*time.Second, "load duration per level: no call starts after it (the calls in flight finish; the report gives the measured window)")
-	fs.StringVar(&f.pages, "pages", "catalogue,form", "pages the sessions navigate to, in turn: `list` of form, table, catalogue (catalogue,form is the memory scenario on the 1,500-item page; form alone is a light page)")
-	fs.IntVar(&f.maxIter, "max-iterations", 10000, "bound on navigate/snapshot/click rounds per session per level")
-	fs.IntVar(&f.warmPool, "warm-pool", 1, "PROXY_WARM_POOL")
-	fs.IntVar(&f.maxSessions, "max-sessions", 0, "PROXY_MAX_SESSIONS (0: the largest level)")
-	fs.IntVar(&f.createConc, "create-concurrency", 10, "sessions created at once at the start of a level (each starts a worker process)")
-	fs.Int64Var(&f.minAvailMB, "min-available-mb", 2048, "memory guard: stop a level's load early when MemAvailable falls below this (0: off)")
-}
-
-func (f *concurrencyFlags) config(s bench.ServerConfig, reqTimeout time.Duration) (bench.ConcurrencyConfig, error) {
-	levels, err := intList(f.levels)
-	if err != nil {
-		return bench.ConcurrencyConfig{}, fmt.Errorf("-levels: %w", err)
-	}
-	for _, l := range levels {
-		if l < 1 || l > 500 {
-			return bench.ConcurrencyConfig{}, fmt.Errorf("-levels: %d: want 1..500", l)
-		}
-	}
-	if f.duration <= 0 || f.duration > time.Hour {
-		return bench.ConcurrencyConfig{}, fmt.Errorf("-duration %s: want (0, 1h]", f.duration)
-	}
-	pages, err := pageList(f.pages)
-	if err != nil {
-		return bench.ConcurrencyConfig{}, fmt.Errorf("-pages: %w", err)
-	}
-	return bench.ConcurrencyConfig{
-		Server: s, Levels: levels, Duration: f.duration, Pages: pages,
-		MaxIterations: f.maxIter, WarmPool: f.warmPool, MaxSessions: f.maxSessions, RequestTimeout: reqTimeout,
-		MinAvailableKB: f.minAvailMB * 1024, CreateConcurrency: f.createConc,
-	}, nil
-}
-
-// pageList parses a comma-separated list of page names (spaces allowed).
-func pageList(s string) ([]string, error) {
-	var out []string
-	for _, part := range strings.Split(s, ",") {
-		p := strings.TrimSpace(part)
-		if _, ok := bench.Pages[p]; !ok {
-			return nil, fmt.Errorf("%q: want form, table or catalogue", p)
-		}
-		out = append(out, p)
-	}
-	return out, nil
-}
-
-func intList(s string) ([]int, error) {
-	var out []int
-	for _, part := range strings.Split(s, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(part))
-		if err != nil || n < 0 {
-			return nil, fmt.Errorf("%q is not a list of non-negative integers", s)
-		}
-		out = append(out, n)
-	}
-	return out, nil
 }
 
 func parse(fs *flag.FlagSet, args []string) error {
@@ -616,126 +389,10 @@ func parse(fs *flag.FlagSet, args []string) error {
 	return nil
 }
 
-// overheadFlags are the overhead scenario's flags; prefix keeps them apart
-// from other scenarios' flags in `bench all`.
-type overheadFlags struct {
-	n, warmup, settle  int
-	page, otherBridge  string
-	strict, hop, relay bool
-	direct             bool
-}
-
-func (f *overheadFlags) register(fs *flag.FlagSet, prefix string) {
-	fs.IntVar(&f.n, prefix+"n", 200, "overhead: timed A/B pairs per call kind (browser_evaluate, browser_snapshot)")
-	fs.IntVar(&f.warmup, prefix+"warmup", 20, "overhead: untimed A/B rounds before the timed ones")
-	fs.StringVar(&f.page, prefix+"page", "table", "overhead: page both sides sit on: form, table or catalogue")
-	fs.IntVar(&f.settle, prefix+"timeout-settle", 0, "overhead: @playwright/mcp --timeout-settle in ms on both sides (-1: upstream's default, 500 ms)")
-	fs.BoolVar(&f.strict, prefix+"strict-order", false, "overhead: A before B in every pair (default: the order flips every round, AB, BA, …)")
-	fs.BoolVar(&f.hop, prefix+"hop", true, "overhead: also a side C, plain @playwright/mcp on a browser server launched like the proxy's shared browser, splitting B − A into the shared browser's hop and the proxy's own part")
-	fs.BoolVar(&f.direct, prefix+"http", false, "overhead: also a side F, the same client straight to proxy-server's Streamable HTTP endpoint (/mcp) with no mcp-bridge, splitting B − A into what a client that speaks HTTP pays and what the bridge adds")
-	fs.StringVar(&f.otherBridge, prefix+"other-bridge", "", "overhead: also a side E, the proxy path through this other mcp-bridge `binary` on the same server, compared with B call by call in the same rounds")
-	fs.BoolVar(&f.relay, prefix+"relay", true, "overhead: with -hop, also a side D, side C's upstream behind two minimal Go relays (`bench relay`), splitting the proxy's own part into the floor of such a path and the proxy's work above it")
-}
-
-func (f *overheadFlags) config(s bench.ServerConfig, bridge string, callTimeout time.Duration) (bench.OverheadConfig, error) {
-	switch {
-	case f.n < 1 || f.n > 100000:
-		return bench.OverheadConfig{}, fmt.Errorf("-n %d: want 1..100000", f.n)
-	case f.warmup < 0 || f.warmup > 10000:
-		return bench.OverheadConfig{}, fmt.Errorf("-warmup %d: want 0..10000", f.warmup)
-	case f.settle < -1 || f.settle > 60000:
-		return bench.OverheadConfig{}, fmt.Errorf("-timeout-settle %d: want -1..60000", f.settle)
-	}
-	if _, ok := bench.Pages[f.page]; !ok {
-		return bench.OverheadConfig{}, fmt.Errorf("-page %q: want form, table or catalogue", f.page)
-	}
-	var other string
-	if f.otherBridge != "" {
-		other = absUnder(s.Dir, f.otherBridge)
-		if _, err := os.Stat(other); err != nil {
-			return bench.OverheadConfig{}, fmt.Errorf("-other-bridge: %w", err)
-		}
-	}
-	var relay []string
-	if f.hop && f.relay {
-		self, err := os.Executable()
-		if err != nil {
-			return bench.OverheadConfig{}, fmt.Errorf("-relay: this program's path: %w", err)
-		}
-		relay = []string{self, "relay", "--"}
-	}
-	return bench.OverheadConfig{Server: s, Root: s.Dir, Bridge: absUnder(s.Dir, bridge), Iterations: f.n, Warmup: f.warmup,
-		Page: f.page, SettleMS: f.settle, CallTimeout: callTimeout, StrictOrder: f.strict, Hop: f.hop, Relay: relay, OtherBridge: other, Direct: f.direct}, nil
-}
-
-// bytesFlags are the bytes scenario's flags.
-type bytesFlags struct {
-	item int
-	find bool
-}
-
-func (f *bytesFlags) register(fs *flag.FlagSet, prefix string) {
-	fs.IntVar(&f.item, prefix+"item", 742, "bytes: catalogue item whose button the task clicks")
-	fs.BoolVar(&f.find, prefix+"find", true, "bytes: also run the plain side with upstream's browser_find instead of browser_snapshot on the catalogue")
-}
-
-func (f *bytesFlags) config(s bench.ServerConfig, bridge string, callTimeout time.Duration) (bench.BytesConfig, error) {
-	if f.item < 1 || f.item > bench.CatalogueItems {
-		return bench.BytesConfig{}, fmt.Errorf("-item %d: want 1..%d", f.item, bench.CatalogueItems)
-	}
-	return bench.BytesConfig{Server: s, Root: s.Dir, Bridge: absUnder(s.Dir, bridge), Item: f.item, WithFind: f.find, CallTimeout: callTimeout}, nil
-}
-
-func registerBridge(fs *flag.FlagSet) *string {
-	return fs.String("bridge", "bin/mcp-bridge", "mcp-bridge `binary` for the proxy side (build it with make build)")
-}
-
 // absUnder resolves a relative path against root, as -server is.
 func absUnder(root, p string) string {
 	if filepath.IsAbs(p) {
 		return p
 	}
 	return filepath.Join(root, p)
-}
-
-// stdioLeakErr fails a run whose proxy-server or stdio children (plain
-// @playwright/mcp, mcp-bridge) left a process behind.
-func stdioLeakErr(cleanup bench.StopReport, stops []bench.StdioStopReport) error {
-	var errs []error
-	if cleanup.Signal != "" && !cleanup.Clean() {
-		errs = append(errs, fmt.Errorf("unclean proxy-server stop: %s", cleanup.Summary()))
-	}
-	for _, s := range stops {
-		if !s.Clean() {
-			errs = append(errs, fmt.Errorf("unclean stop: %s", s.Summary()))
-		}
-	}
-	return errors.Join(errs...)
-}
-
-// tokensFlags are the tokens scenario's flags.
-type tokensFlags struct {
-	tasks string
-}
-
-func (f *tokensFlags) register(fs *flag.FlagSet, prefix string) {
-	fs.StringVar(&f.tasks, prefix+"tasks", "", "tokens: comma-separated `list` of tasks to run (default all: "+strings.Join(bench.TokensTaskNames(), ",")+")")
-}
-
-func (f *tokensFlags) config(s bench.ServerConfig, bridge string, callTimeout time.Duration) (bench.TokensConfig, error) {
-	var tasks []string
-	if strings.TrimSpace(f.tasks) != "" {
-		for _, t := range strings.Split(f.tasks, ",") {
-			t = strings.TrimSpace(t)
-			if t == "" {
-				return bench.TokensConfig{}, fmt.Errorf("-tasks %q: an empty task name", f.tasks)
-			}
-			tasks = append(tasks, t)
-		}
-	}
-	cfg := bench.TokensConfig{Server: s, Root: s.Dir, Bridge: absUnder(s.Dir, bridge), Tasks: tasks, CallTimeout: callTimeout}
-	if err := cfg.Check(); err != nil {
-		return bench.TokensConfig{}, fmt.Errorf("-tasks: %w", err)
-	}
-	return cfg, nil
 }

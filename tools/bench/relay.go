@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"log/slog"
 	"net"
@@ -17,20 +16,14 @@ import (
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/tools/bench/internal/bench"
 )
 
-// RelayCommand is `bench relay -- CMD ARGS…`: a stdio MCP server (CMD)
+// relayCommand is `bench relay -- CMD ARGS…`: a stdio MCP server (CMD)
 // behind two minimal Go relays, stdio → HTTP → stdio, the shape of
-// mcp-bridge → proxy-server with none of their work. The overhead scenario
-// runs it as side D. Without -serve it is the client relay: it starts
-// `bench relay -serve -- CMD…` as its child (the server relay, which starts
-// CMD) and relays its own stdin and stdout to it over HTTP.
-type RelayCommand struct {
-	Main *Main
-}
-
-// Run parses flags and relays until stdin ends.
-func (cmd *RelayCommand) Run(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("bench relay", flag.ContinueOnError)
-	fs.SetOutput(cmd.Main.Stderr)
+// mcp-bridge → proxy-server with none of their work (the overhead
+// scenario's side D). Without -serve it is the client relay: it starts
+// `bench relay -serve -- CMD…` (the server relay, which starts CMD) and
+// relays its own stdin and stdout to it over HTTP.
+func relayCommand(ctx context.Context, m *Main, args []string) error {
+	fs := flagSet(m, "relay")
 	serve := fs.Bool("serve", false, "be the server relay: start the command and answer POSTs with its replies")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -39,46 +32,19 @@ func (cmd *RelayCommand) Run(ctx context.Context, args []string) error {
 	if len(child) == 0 {
 		return errors.New("bench relay: want -- COMMAND [ARGS…]")
 	}
-	log := slog.New(slog.NewTextHandler(cmd.Main.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	if *serve {
-		return serveRelay(ctx, log, child)
+	if !*serve {
+		child = append([]string{"relay", "-serve", "--"}, child...)
 	}
-	return clientRelay(ctx, child)
-}
-
-// clientRelay starts the server relay and relays stdin/stdout to it.
-func clientRelay(ctx context.Context, child []string) error {
 	self, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("bench relay: %w", err)
 	}
-	srv := exec.Command(self, append([]string{"relay", "-serve", "--"}, child...)...)
-	// Same process group as this one: whoever stops the group stops the
-	// whole chain, the MCP server included.
-	srv.SysProcAttr = bench.KilledWithParent()
-	srv.Stderr = os.Stderr
-	out, err := srv.StdoutPipe()
-	if err != nil {
-		return fmt.Errorf("bench relay: %w", err)
+	c := exec.Command(self, child...)
+	if *serve {
+		c = exec.Command(child[0], child[1:]...)
 	}
-	if err := srv.Start(); err != nil {
-		return fmt.Errorf("bench relay: starting the server relay: %w", err)
-	}
-	defer func() {
-		_ = srv.Process.Signal(syscall.SIGTERM)
-		_ = srv.Wait()
-	}()
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil {
-		return fmt.Errorf("bench relay: the server relay announced no URL: %w", err)
-	}
-	return bench.RelayClient(ctx, strings.TrimSpace(line), os.Stdin, os.Stdout)
-}
-
-// serveRelay starts the MCP server, announces its URL on stdout and serves
-// until the server's output ends or a signal comes.
-func serveRelay(ctx context.Context, log *slog.Logger, child []string) error {
-	c := exec.Command(child[0], child[1:]...)
+	// Killed with this process, and in its process group: whoever stops
+	// the group stops the whole chain, the MCP server included.
 	c.SysProcAttr = bench.KilledWithParent()
 	c.Stderr = os.Stderr
 	in, err := c.StdinPipe()
@@ -89,16 +55,21 @@ func serveRelay(ctx context.Context, log *slog.Logger, child []string) error {
 	if err != nil {
 		return fmt.Errorf("bench relay: %w", err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return fmt.Errorf("bench relay: %w", err)
+	var ln net.Listener
+	if *serve {
+		if ln, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
+			return fmt.Errorf("bench relay: %w", err)
+		}
+		defer ln.Close()
 	}
 	if err := c.Start(); err != nil {
-		ln.Close()
-		return fmt.Errorf("bench relay: starting %s: %w", child[0], err)
+		return fmt.Errorf("bench relay: starting %s: %w", c.Path, err)
 	}
 	defer func() {
 		in.Close() // a stdio MCP server ends at EOF
+		if !*serve {
+			_ = c.Process.Signal(syscall.SIGTERM)
+		}
 		done := make(chan struct{})
 		go func() { _ = c.Wait(); close(done) }()
 		select {
@@ -108,6 +79,14 @@ func serveRelay(ctx context.Context, log *slog.Logger, child []string) error {
 			<-done
 		}
 	}()
-	fmt.Printf("http://%s/\n", ln.Addr())
-	return bench.RelayServer(ctx, log, ln, in, out)
+	if *serve {
+		fmt.Fprintf(m.Stdout, "http://%s/\n", ln.Addr())
+		log := slog.New(slog.NewTextHandler(m.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+		return bench.RelayServer(ctx, log, ln, in, out)
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		return fmt.Errorf("bench relay: the server relay announced no URL: %w", err)
+	}
+	return bench.RelayClient(ctx, strings.TrimSpace(line), os.Stdin, os.Stdout)
 }

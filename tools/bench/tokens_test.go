@@ -24,21 +24,26 @@ func TestTokensFlags(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var f tokensFlags
 			fs := flag.NewFlagSet("test", flag.ContinueOnError)
-			f.register(fs, "")
-			if err := fs.Parse(tt.args); err != nil {
+			var c common
+			c.register(fs, command{stdio: true})
+			var cfg bench.TokensConfig
+			cfg.Flags(fs)
+			if err := fs.Parse(append([]string{"-root", "/root"}, tt.args...)); err != nil {
 				t.Fatal(err)
 			}
-			cfg, err := f.config(bench.ServerConfig{Dir: "/root"}, "bin/mcp-bridge", 0)
-			if err != nil {
+			if err := cfg.Check(); err != nil {
 				t.Fatal(err)
 			}
 			if diff := cmp.Diff(tt.want, cfg.Tasks); diff != "" {
 				t.Errorf("tasks (-want +got):\n%s", diff)
 			}
-			if cfg.Bridge != "/root/bin/mcp-bridge" {
-				t.Errorf("bridge = %q, want it under the project root", cfg.Bridge)
+			e, err := c.resolve()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if e.bridge != "/root/bin/mcp-bridge" {
+				t.Errorf("bridge = %q, want it under the project root", e.bridge)
 			}
 		})
 	}

@@ -56,31 +56,23 @@ func ConcurrencyCharts(res *ConcurrencyResult) ([]Chart, error) {
 	if res == nil || len(res.Levels) == 0 {
 		return nil, fmt.Errorf("the report has no concurrency levels")
 	}
-	levels := make([]float64, len(res.Levels))
-	for i, l := range res.Levels {
-		levels[i] = float64(l.Level)
-	}
-	sub := fmt.Sprintf("bench concurrency: %.0f s of load per level; pages %s", res.DurationMS/1000, strings.Join(res.Pages, ", "))
-	var charts []Chart
-
-	// Pages in the order the run used them, then any other, sorted.
-	var pages []string
-	for _, p := range res.Pages {
-		if !slices.Contains(pages, p) {
-			pages = append(pages, p)
-		}
-	}
-	var extra []string
+	var levels []float64
+	pages := slices.Clone(res.Pages) // the run's order, then any other
 	for _, l := range res.Levels {
+		levels = append(levels, float64(l.Level))
 		for _, t := range l.Tools {
-			if t.Page != "" && !slices.Contains(pages, t.Page) && !slices.Contains(extra, t.Page) {
-				extra = append(extra, t.Page)
+			if t.Page != "" && !slices.Contains(pages, t.Page) {
+				pages = append(pages, t.Page)
 			}
 		}
 	}
-	slices.Sort(extra)
-	pages = append(pages, extra...)
-	for _, page := range pages {
+	sub := fmt.Sprintf("bench concurrency: %.0f s of load per level; pages %s", res.DurationMS/1000, strings.Join(res.Pages, ", "))
+	sessions := func(p panel) panel {
+		p.xLabel, p.xTicks, p.xStep = "concurrent sessions", levels, 1
+		return p
+	}
+	var charts []Chart
+	for _, page := range slices.Compact(pages) {
 		var tools []string
 		for _, l := range res.Levels {
 			for _, t := range l.Tools {
@@ -93,7 +85,7 @@ func ConcurrencyCharts(res *ConcurrencyResult) ([]Chart, error) {
 		var ss []series
 		for i, tool := range tools {
 			p50 := series{name: tool + " p50", color: palette[i%len(palette)]}
-			p95 := series{name: tool + " p95", color: palette[i%len(palette)], dashed: true}
+			p95 := series{name: tool + " p95", color: p50.color, dashed: true}
 			for _, l := range res.Levels {
 				for _, t := range l.Tools {
 					if t.Page == page && t.Tool == tool && t.Latency.N > 0 {
@@ -104,56 +96,41 @@ func ConcurrencyCharts(res *ConcurrencyResult) ([]Chart, error) {
 			}
 			ss = append(ss, p50, p95)
 		}
-		if len(ss) == 0 {
-			continue
-		}
-		svg := figure{
-			title:    fmt.Sprintf("Latency vs concurrent sessions: %s page", page),
+		charts = append(charts, Chart{Name: "concurrency-latency-" + fileSafe(page) + ".svg", SVG: figure{
+			title:    "Latency vs concurrent sessions: " + page + " page",
 			subtitle: sub + "; successful calls; p50 solid, p95 dashed",
-			panels: []panel{{xLabel: "concurrent sessions", yLabel: "latency, ms (log scale)", logY: true,
-				xTicks: levels, xInteger: true, series: ss}},
-		}.render()
-		charts = append(charts, Chart{Name: "concurrency-latency-" + fileSafe(page) + ".svg", SVG: svg})
+			panels:   []panel{sessions(panel{yLabel: "latency, ms (log scale)", logY: true, series: ss})},
+		}.render()})
 	}
 
 	rate := series{name: "successful calls/s, all sessions", color: palette[0]}
 	per := series{name: "successful calls/s per session", color: palette[1], dashed: true}
-	for _, l := range res.Levels {
-		rate.points = append(rate.points, point{float64(l.Level), l.CallsPerSec})
-		if l.Created > 0 {
-			per.points = append(per.points, point{float64(l.Level), l.CallsPerSec / float64(l.Created)})
-		}
-	}
-	charts = append(charts, Chart{Name: "concurrency-throughput.svg", SVG: figure{
-		title:    "Throughput vs concurrent sessions",
-		subtitle: sub + "; calls = POST /call (navigate, snapshot, click)",
-		panels: []panel{{xLabel: "concurrent sessions", yLabel: "calls/s", yFromZero: true, xTicks: levels, xInteger: true,
-			valueLabels: true, series: []series{rate, per}}},
-	}.render()})
-
 	total := series{name: "total PSS, end of load", color: palette[0]}
 	base := series{name: "total PSS, 0 sessions (baseline)", color: palette[6], dashed: true}
 	perPSS := series{name: "PSS per session", color: palette[1]}
 	for _, l := range res.Levels {
 		x := float64(l.Level)
+		rate.points = append(rate.points, point{x, l.CallsPerSec})
 		total.points = append(total.points, point{x, float64(l.End.PSSKB) / 1024})
 		base.points = append(base.points, point{x, float64(l.Baseline.PSSKB) / 1024})
 		if l.Created > 0 {
+			per.points = append(per.points, point{x, l.CallsPerSec / float64(l.Created)})
 			perPSS.points = append(perPSS.points, point{x, l.PerSessionPSSKB / 1024})
 		}
 	}
-	charts = append(charts, Chart{Name: "concurrency-memory.svg", SVG: figure{
+	return append(charts, Chart{Name: "concurrency-throughput.svg", SVG: figure{
+		title:    "Throughput vs concurrent sessions",
+		subtitle: sub + "; calls = POST /call (navigate, snapshot, click)",
+		panels:   []panel{sessions(panel{yLabel: "calls/s", yFromZero: true, valueLabels: true, series: []series{rate, per}})},
+	}.render()}, Chart{Name: "concurrency-memory.svg", SVG: figure{
 		title: "Memory vs concurrent sessions",
 		subtitle: sub + "; PSS of the whole process tree (proxy-server, node workers, browser), " +
 			"per session = (end − baseline) / sessions",
 		panels: []panel{
-			{title: "total", xLabel: "concurrent sessions", yLabel: "PSS, MB", yFromZero: true, xTicks: levels, xInteger: true,
-				valueLabels: true, series: []series{total, base}},
-			{title: "per session", xLabel: "concurrent sessions", yLabel: "PSS per session, MB", yFromZero: true, xTicks: levels, xInteger: true,
-				valueLabels: true, series: []series{perPSS}},
+			sessions(panel{title: "total", yLabel: "PSS, MB", yFromZero: true, valueLabels: true, series: []series{total, base}}),
+			sessions(panel{title: "per session", yLabel: "PSS per session, MB", yFromZero: true, valueLabels: true, series: []series{perPSS}}),
 		},
-	}.render()})
-	return charts, nil
+	}.render()}), nil
 }
 
 // SoakCharts draws the soak samples: memory and descriptors over time, with
@@ -164,8 +141,10 @@ func SoakCharts(res *SoakResult) ([]Chart, error) {
 	}
 	sub := fmt.Sprintf("bench soak: %d sessions, idle timeout %.0f s, sample 0 after warm-up; verdict: %s",
 		res.Sessions, res.IdleTimeoutMS/1000, res.Verdict)
-	line := func(name string, color string, dashed bool, f func(SoakSample) float64) series {
-		s := series{name: name, color: color, dashed: dashed}
+	// line draws f of every sample, leaving out negative values (not
+	// measured).
+	line := func(name string, color int, dashed bool, f func(SoakSample) float64) series {
+		s := series{name: name, color: palette[color], dashed: dashed}
 		for _, x := range res.Samples {
 			if v := f(x); v >= 0 {
 				s.points = append(s.points, point{x.ElapsedS / 60, v})
@@ -173,48 +152,28 @@ func SoakCharts(res *SoakResult) ([]Chart, error) {
 		}
 		return s
 	}
-	const xl = "minutes since the first sample"
-	sessions := panel{title: "sessions", xLabel: xl, yLabel: "sessions", yFromZero: true, yInteger: true, series: []series{
-		line("active", palette[2], false, func(s SoakSample) float64 { return s.activeSessions() }),
-		line("suspended", palette[4], true, func(s SoakSample) float64 { return float64(s.Suspended) }),
-	}}
-	server := []series{line("proxy-server RSS", palette[1], false, func(s SoakSample) float64 { return float64(s.ServerRSSKB) / 1024 })}
-	if heap := line("proxy-server Go heap in use", palette[3], true, func(s SoakSample) float64 {
-		if s.HeapInuseKB < 0 {
-			return -1
-		}
-		return float64(s.HeapInuseKB) / 1024
-	}); len(heap.points) > 0 {
-		server = append(server, heap)
+	over := func(title, yLabel string, yStep float64, ss ...series) panel {
+		return panel{title: title, xLabel: "minutes since the first sample", yLabel: yLabel, yFromZero: true, yStep: yStep, series: ss}
 	}
-	memory := figure{
-		title:    "Soak: memory over time",
-		subtitle: sub,
-		panels: []panel{
-			{title: "process tree", xLabel: xl, yLabel: "MB", yFromZero: true, series: []series{
-				line("tree RSS", palette[0], false, func(s SoakSample) float64 { return float64(s.Memory.RSSKB) / 1024 }),
-				line("tree PSS", palette[5], true, func(s SoakSample) float64 { return float64(s.Memory.PSSKB) / 1024 }),
-			}},
-			{title: "proxy-server", xLabel: xl, yLabel: "MB", yFromZero: true, series: server},
-			sessions,
-		},
-	}
-	fds := figure{
-		title:    "Soak: open file descriptors over time",
-		subtitle: sub,
-		panels: []panel{
-			{title: "process tree", xLabel: xl, yLabel: "descriptors", yFromZero: true, yInteger: true, series: []series{
-				line("tree fds", palette[0], false, func(s SoakSample) float64 { return float64(s.TreeFDs) }),
-			}},
-			{title: "proxy-server", xLabel: xl, yLabel: "descriptors", yFromZero: true, yInteger: true, series: []series{
-				line("proxy-server fds", palette[1], false, func(s SoakSample) float64 { return float64(s.ServerFDs) }),
-			}},
-			sessions,
-		},
+	sessions := over("sessions", "sessions", 1,
+		line("active", 2, false, SoakSample.activeSessions),
+		line("suspended", 4, true, func(s SoakSample) float64 { return float64(s.Suspended) }))
+	server := over("proxy-server", "MB", 0, line("proxy-server RSS", 1, false, func(s SoakSample) float64 { return float64(s.ServerRSSKB) / 1024 }))
+	if heap := line("proxy-server Go heap in use", 3, true, func(s SoakSample) float64 { return float64(s.HeapInuseKB) / 1024 }); len(heap.points) > 0 {
+		server.series = append(server.series, heap)
 	}
 	return []Chart{
-		{Name: "soak-memory.svg", SVG: memory.render()},
-		{Name: "soak-fds.svg", SVG: fds.render()},
+		{Name: "soak-memory.svg", SVG: figure{title: "Soak: memory over time", subtitle: sub, panels: []panel{
+			over("process tree", "MB", 0,
+				line("tree RSS", 0, false, func(s SoakSample) float64 { return float64(s.Memory.RSSKB) / 1024 }),
+				line("tree PSS", 5, true, func(s SoakSample) float64 { return float64(s.Memory.PSSKB) / 1024 })),
+			server, sessions,
+		}}.render()},
+		{Name: "soak-fds.svg", SVG: figure{title: "Soak: open file descriptors over time", subtitle: sub, panels: []panel{
+			over("process tree", "descriptors", 1, line("tree fds", 0, false, func(s SoakSample) float64 { return float64(s.TreeFDs) })),
+			over("proxy-server", "descriptors", 1, line("proxy-server fds", 1, false, func(s SoakSample) float64 { return float64(s.ServerFDs) })),
+			sessions,
+		}}.render()},
 	}, nil
 }
 
@@ -234,34 +193,25 @@ var palette = []string{"#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#
 type point struct{ x, y float64 }
 
 type series struct {
-	name   string
-	color  string
-	dashed bool
-	points []point
+	name, color string
+	dashed      bool
+	points      []point
 }
 
+// panel is a line chart.
 type panel struct {
-	title          string
-	xLabel, yLabel string
-	// logY draws y on a log10 scale (values ≤ 0 are left out).
-	logY bool
-	// yFromZero starts a linear y axis at 0 (honest for amounts).
-	yFromZero bool
-	// xTicks, when set, are extra x values that must be in the domain.
+	title, xLabel, yLabel string
+	// logY draws y on a log10 scale (values ≤ 0 are left out); yFromZero
+	// starts a linear y axis at 0 (honest for amounts).
+	logY, yFromZero bool
+	// xTicks are x values that must be in the domain.
 	xTicks []float64
-	// xInteger and yInteger keep ticks on whole numbers (sessions,
-	// descriptors: 0.5 of one means nothing).
-	xInteger, yInteger bool
+	// xStep and yStep are the least tick steps: 1 keeps ticks on whole
+	// numbers (sessions, descriptors: 0.5 of one means nothing).
+	xStep, yStep float64
 	// valueLabels writes each point's y value next to it.
 	valueLabels bool
 	series      []series
-}
-
-type figure struct {
-	title, subtitle string
-	panels          []panel
-	// bars are bar-chart panels, drawn after panels.
-	bars []barPanel
 }
 
 // barPanel is a grouped bar chart: one group of bars per category, one bar
@@ -277,248 +227,220 @@ type barPanel struct {
 // barSeries is one bar of every category; values[i] goes with
 // categories[i] (a negative value draws no bar).
 type barSeries struct {
-	name   string
-	color  string
-	values []float64
+	name, color string
+	values      []float64
 }
 
-// Layout, in SVG user units.
+type figure struct {
+	title, subtitle string
+	panels          []panel
+	// bars are bar-chart panels, drawn after panels.
+	bars []barPanel
+}
+
+// Layout, in SVG user units: the legend goes right of the plots.
 const (
-	svgWidth     = 900
-	headerHeight = 64
-	panelHeight  = 330
-	plotLeft     = 80
-	plotRight    = svgWidth - 250 // the legend goes on the right
-	panelTop     = 34             // panel title above the plot
-	panelBottom  = 56             // tick labels and the x label below
+	svgWidth, headerHeight, panelHeight = 900, 64, 330
+	plotLeft, plotRight                 = 80, svgWidth - 250
+	panelTop, panelBottom               = 34, 56 // title above a plot; ticks and x label below
 )
 
-// render writes the figure as a standalone SVG document. Output depends
-// only on the figure: no maps, no clocks, fixed number formats.
+// svg is a document being written. Output depends only on what is drawn:
+// no maps, no clocks, fixed number formats.
+type svg struct{ strings.Builder }
+
+func (s *svg) line(x1, y1, x2, y2 float64, attrs string) {
+	fmt.Fprintf(s, "<line x1=\"%s\" y1=\"%s\" x2=\"%s\" y2=\"%s\" %s/>\n", num(x1), num(y1), num(x2), num(y2), attrs)
+}
+
+func (s *svg) text(x, y float64, attrs, text string) {
+	fmt.Fprintf(s, "<text x=\"%s\" y=\"%s\" %s>%s</text>\n", num(x), num(y), attrs, esc(text))
+}
+
+// scale maps data values to positions from a (first tick) to b (last).
+type scale struct {
+	ticks []float64
+	log   bool
+	a, b  float64
+}
+
+func newScale(vals []float64, log, fromZero bool, step, a, b float64) scale {
+	s := scale{log: log, a: a, b: b}
+	if log {
+		vals = slices.DeleteFunc(slices.Clone(vals), func(v float64) bool { return v <= 0 })
+	}
+	switch {
+	case len(vals) == 0 && log:
+		vals = []float64{1, 10}
+	case len(vals) == 0:
+		vals = []float64{0, 1}
+	}
+	lo, hi := slices.Min(vals), slices.Max(vals)
+	if log {
+		s.ticks = logTicks(lo, hi)
+		return s
+	}
+	if fromZero {
+		lo = min(0, lo)
+	}
+	s.ticks = niceTicksStep(lo, hi, 6, step)
+	return s
+}
+
+func (s scale) pos(v float64) float64 {
+	f := func(x float64) float64 {
+		if s.log {
+			return math.Log10(x)
+		}
+		return x
+	}
+	lo, hi := f(s.ticks[0]), f(s.ticks[len(s.ticks)-1])
+	return s.a + (f(v)-lo)/(hi-lo)*(s.b-s.a)
+}
+
+// render writes the figure as a standalone SVG document.
 func (f figure) render() []byte {
 	height := headerHeight + panelHeight*(len(f.panels)+len(f.bars)) + 10
-	var b strings.Builder
-	fmt.Fprintf(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n")
-	fmt.Fprintf(&b, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" font-family=\"Helvetica, Arial, sans-serif\" font-size=\"12\">\n",
-		svgWidth, height, svgWidth, height)
-	fmt.Fprintf(&b, "<title>%s</title>\n", esc(f.title))
-	fmt.Fprintf(&b, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#ffffff\"/>\n", svgWidth, height)
-	fmt.Fprintf(&b, "<text x=\"%d\" y=\"26\" font-size=\"18\" font-weight=\"bold\">%s</text>\n", plotLeft-60, esc(f.title))
-	for i, line := range wrap(f.subtitle, 130) {
-		if i == 2 {
-			break
-		}
-		fmt.Fprintf(&b, "<text x=\"%d\" y=\"%d\" font-size=\"11\" fill=\"#444444\">%s</text>\n", plotLeft-60, 44+14*i, esc(line))
+	var s svg
+	fmt.Fprintf(&s, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %[1]d %[2]d\" font-family=\"Helvetica, Arial, sans-serif\" font-size=\"12\">\n", svgWidth, height)
+	fmt.Fprintf(&s, "<title>%s</title>\n<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#ffffff\"/>\n", esc(f.title), svgWidth, height)
+	s.text(plotLeft-60, 26, `font-size="18" font-weight="bold"`, f.title)
+	for i, line := range wrap(f.subtitle, 130)[:min(2, len(wrap(f.subtitle, 130)))] {
+		s.text(plotLeft-60, float64(44+14*i), `font-size="11" fill="#444444"`, line)
 	}
 	for i, p := range f.panels {
-		p.render(&b, headerHeight+i*panelHeight)
+		p.render(&s, y0(i))
 	}
 	for i, p := range f.bars {
-		p.render(&b, headerHeight+(len(f.panels)+i)*panelHeight)
+		p.render(&s, y0(len(f.panels)+i))
 	}
-	b.WriteString("</svg>\n")
-	return []byte(b.String())
+	s.WriteString("</svg>\n")
+	return []byte(s.String())
 }
 
-func (p panel) render(b *strings.Builder, top int) {
-	x0, x1 := float64(plotLeft), float64(plotRight)
-	y0, y1 := float64(top+panelTop), float64(top+panelHeight-panelBottom) // y0 top, y1 bottom
-	fmt.Fprintf(b, "<g class=\"panel\">\n")
-	panelTitle(b, p.title, x0, y0)
+// y0 is the top of the i-th plot.
+func y0(i int) float64 { return float64(headerHeight + i*panelHeight + panelTop) }
 
-	// Domains.
+func (p panel) render(s *svg, top float64) {
 	var xs, ys []float64
-	xs = append(xs, p.xTicks...)
-	for _, s := range p.series {
-		for _, pt := range s.points {
-			if p.logY && pt.y <= 0 {
-				continue
+	for _, sr := range p.series {
+		for _, pt := range sr.points {
+			if !p.logY || pt.y > 0 {
+				xs, ys = append(xs, pt.x), append(ys, pt.y)
 			}
-			xs = append(xs, pt.x)
-			ys = append(ys, pt.y)
 		}
 	}
-	if len(xs) == 0 {
-		xs = []float64{0, 1}
+	x := newScale(append(xs, p.xTicks...), false, true, p.xStep, plotLeft, plotRight)
+	y := frame(s, "panel", p.title, p.xLabel, p.yLabel, top, newScale(ys, p.logY, p.yFromZero, p.yStep, 0, 0))
+	for _, v := range x.ticks {
+		s.line(x.pos(v), y.a, x.pos(v), y.a+5, `stroke="#333333"`)
+		s.text(x.pos(v), y.a+19, `text-anchor="middle" class="xtick"`, formatTick(v, tickDecimals(x.ticks, false)))
 	}
-	if len(ys) == 0 {
-		ys = []float64{0, 1}
-		if p.logY {
-			ys = []float64{1, 10}
-		}
-	}
-	xt := niceTicksStep(math.Min(0, slices.Min(xs)), slices.Max(xs), 6, stepIf(p.xInteger))
-	xlo, xhi := xt[0], xt[len(xt)-1]
-	var yt []float64
-	var ylo, yhi float64
-	var ypos func(float64) float64
-	if p.logY {
-		yt = logTicks(slices.Min(ys), slices.Max(ys))
-		ylo, yhi = math.Log10(yt[0]), math.Log10(yt[len(yt)-1])
-		ypos = func(v float64) float64 { return y1 - (math.Log10(v)-ylo)/(yhi-ylo)*(y1-y0) }
-	} else {
-		lo := slices.Min(ys)
-		if p.yFromZero {
-			lo = math.Min(0, lo)
-		}
-		yt = niceTicksStep(lo, slices.Max(ys), 6, stepIf(p.yInteger))
-		ylo, yhi = yt[0], yt[len(yt)-1]
-		ypos = func(v float64) float64 { return y1 - (v-ylo)/(yhi-ylo)*(y1-y0) }
-	}
-	xpos := func(v float64) float64 { return x0 + (v-xlo)/(xhi-xlo)*(x1-x0) }
-
-	frame(b, x0, x1, y0, y1, yt, tickDecimals(yt, p.logY), ypos, p.xLabel, p.yLabel, func() {
-		xdec := tickDecimals(xt, false)
-		for _, v := range xt {
-			x := xpos(v)
-			fmt.Fprintf(b, "<line x1=\"%s\" y1=\"%s\" x2=\"%s\" y2=\"%s\" stroke=\"#333333\"/>\n", num(x), num(y1), num(x), num(y1+5))
-			fmt.Fprintf(b, "<text x=\"%s\" y=\"%s\" text-anchor=\"middle\" class=\"xtick\">%s</text>\n", num(x), num(y1+19), formatTick(v, xdec))
-		}
-	})
-
-	// Series.
-	for _, s := range p.series {
+	for i, sr := range p.series {
+		fmt.Fprintf(s, "<g class=\"series\" data-name=\"%s\">\n", esc(sr.name))
 		var pts []string
-		var kept []point
-		for _, pt := range s.points {
+		for _, pt := range sr.points {
+			if !p.logY || pt.y > 0 {
+				pts = append(pts, num(x.pos(pt.x))+","+num(y.pos(pt.y)))
+			}
+		}
+		if len(pts) > 1 {
+			fmt.Fprintf(s, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\"%s points=\"%s\"/>\n", sr.color, dashAttr(sr.dashed), strings.Join(pts, " "))
+		}
+		fill := map[bool]string{false: sr.color, true: "#ffffff"}[sr.dashed]
+		for _, pt := range sr.points {
 			if p.logY && pt.y <= 0 {
 				continue
 			}
-			kept = append(kept, pt)
-			pts = append(pts, num(xpos(pt.x))+","+num(ypos(pt.y)))
-		}
-		fmt.Fprintf(b, "<g class=\"series\" data-name=\"%s\">\n", esc(s.name))
-		if len(pts) > 1 {
-			fmt.Fprintf(b, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\"%s points=\"%s\"/>\n", s.color, dashAttr(s.dashed), strings.Join(pts, " "))
-		}
-		for _, pt := range kept {
-			x, y := xpos(pt.x), ypos(pt.y)
-			fill := s.color
-			if s.dashed {
-				fill = "#ffffff"
-			}
-			fmt.Fprintf(b, "<circle cx=\"%s\" cy=\"%s\" r=\"3\" fill=\"%s\" stroke=\"%s\"><title>%s: x=%s, y=%s</title></circle>\n",
-				num(x), num(y), fill, s.color, esc(s.name), formatValue(pt.x), formatValue(pt.y))
+			cx, cy := x.pos(pt.x), y.pos(pt.y)
+			fmt.Fprintf(s, "<circle cx=\"%s\" cy=\"%s\" r=\"3\" fill=\"%s\" stroke=\"%s\"><title>%s: x=%s, y=%s</title></circle>\n",
+				num(cx), num(cy), fill, sr.color, esc(sr.name), formatValue(pt.x), formatValue(pt.y))
 			if p.valueLabels {
-				fmt.Fprintf(b, "<text x=\"%s\" y=\"%s\" font-size=\"10\" text-anchor=\"middle\" fill=\"%s\">%s</text>\n",
-					num(x), num(y-7), s.color, formatValue(pt.y))
+				s.text(cx, cy-7, `font-size="10" text-anchor="middle" fill="`+sr.color+`"`, formatValue(pt.y))
 			}
 		}
-		b.WriteString("</g>\n")
+		s.WriteString("</g>\n")
+		legend(s, i, top, sr.name, fmt.Sprintf(`<line x1="%[1]s" y1="%[2]s" x2="%[3]s" y2="%[2]s" stroke="%[4]s" stroke-width="2"%[5]s/>`,
+			num(plotRight+20), num(top+8+float64(i)*18), num(plotRight+46), sr.color, dashAttr(sr.dashed)))
 	}
-
-	for i, s := range p.series {
-		legend(b, i, s.name, x1, y0, func(lx, ly float64) string {
-			return fmt.Sprintf("<line x1=\"%s\" y1=\"%s\" x2=\"%s\" y2=\"%s\" stroke=\"%s\" stroke-width=\"2\"%s/>\n", num(lx), num(ly), num(lx+26), num(ly), s.color, dashAttr(s.dashed))
-		})
-	}
-	b.WriteString("</g>\n")
+	s.WriteString("</g>\n")
 }
 
-func (p barPanel) render(b *strings.Builder, top int) {
-	x0, x1 := float64(plotLeft), float64(plotRight)
-	y0, y1 := float64(top+panelTop), float64(top+panelHeight-panelBottom)
-	fmt.Fprintf(b, "<g class=\"bars\">\n")
-	panelTitle(b, p.title, x0, y0)
+func (p barPanel) render(s *svg, top float64) {
 	var ys []float64
-	for _, s := range p.series {
-		for _, v := range s.values {
+	for _, sr := range p.series {
+		for _, v := range sr.values {
 			if v > 0 || (!p.logY && v == 0) {
 				ys = append(ys, v)
 			}
 		}
 	}
-	if len(ys) == 0 {
-		ys = []float64{1}
+	if !p.logY && len(ys) > 0 {
+		ys = []float64{0, slices.Max(ys) * 1.1} // headroom for the tallest bar's label
 	}
-	var yt []float64
-	var ypos func(float64) float64
-	if p.logY {
-		yt = logTicks(slices.Min(ys), slices.Max(ys))
-		lo, hi := math.Log10(yt[0]), math.Log10(yt[len(yt)-1])
-		ypos = func(v float64) float64 { return y1 - (math.Log10(v)-lo)/(hi-lo)*(y1-y0) }
-	} else {
-		// Headroom over the tallest bar for its label.
-		yt = niceTicksStep(0, slices.Max(ys)*1.1, 6, 0)
-		lo, hi := yt[0], yt[len(yt)-1]
-		ypos = func(v float64) float64 { return y1 - (v-lo)/(hi-lo)*(y1-y0) }
-	}
-	frame(b, x0, x1, y0, y1, yt, tickDecimals(yt, p.logY), ypos, p.xLabel, p.yLabel, func() {})
-
+	y := frame(s, "bars", p.title, p.xLabel, p.yLabel, top, newScale(ys, p.logY, true, 0, 0, 0))
 	// Each category gets an equal slot; its bars fill 80 % of it.
-	n := max(1, len(p.categories))
-	slot := (x1 - x0) / float64(n)
+	slot := float64(plotRight-plotLeft) / float64(max(1, len(p.categories)))
 	barW := slot * 0.8 / float64(max(1, len(p.series)))
 	for i, c := range p.categories {
-		cx := x0 + slot*(float64(i)+0.5)
-		fmt.Fprintf(b, "<text x=\"%s\" y=\"%s\" text-anchor=\"middle\" class=\"xtick\">%s</text>\n", num(cx), num(y1+19), esc(c))
+		s.text(plotLeft+slot*(float64(i)+0.5), y.a+19, `text-anchor="middle" class="xtick"`, c)
 	}
-	for k, s := range p.series {
-		fmt.Fprintf(b, "<g class=\"series\" data-name=\"%s\">\n", esc(s.name))
-		for i, v := range s.values {
+	for k, sr := range p.series {
+		fmt.Fprintf(s, "<g class=\"series\" data-name=\"%s\">\n", esc(sr.name))
+		for i, v := range sr.values {
 			if i >= len(p.categories) || v < 0 || (p.logY && v <= 0) {
 				continue
 			}
-			bx := x0 + slot*float64(i) + slot*0.1 + barW*float64(k)
-			top := ypos(v)
-			fmt.Fprintf(b, "<rect x=\"%s\" y=\"%s\" width=\"%s\" height=\"%s\" fill=\"%s\"><title>%s, %s: %s</title></rect>\n",
-				num(bx), num(top), num(barW-1), num(y1-top), s.color, esc(s.name), esc(p.categories[i]), formatValue(v))
-			label, lx, ly := shortValue(v), bx+barW/2, top-3
-			// About 5.5 units a character at this size: a label wider
-			// than its bar runs up the bar's axis instead of into the
-			// next bar's label.
+			bx, by := plotLeft+slot*(float64(i)+0.1)+barW*float64(k), y.pos(v)
+			fmt.Fprintf(s, "<rect x=\"%s\" y=\"%s\" width=\"%s\" height=\"%s\" fill=\"%s\"><title>%s, %s: %s</title></rect>\n",
+				num(bx), num(by), num(barW-1), num(y.a-by), sr.color, esc(sr.name), esc(p.categories[i]), formatValue(v))
+			// About 5.5 units a character at this size: a label wider than
+			// its bar runs up the bar instead of into the next bar's label.
+			label, lx, ly, attrs := shortValue(v), bx+barW/2, by-3, `text-anchor="middle"`
 			if float64(len(label))*5.5 > barW {
-				fmt.Fprintf(b, "<text x=\"%s\" y=\"%s\" font-size=\"9\" text-anchor=\"start\" transform=\"rotate(-90 %s %s)\" fill=\"%s\">%s</text>\n",
-					num(lx+3), num(ly), num(lx+3), num(ly), s.color, label)
-			} else {
-				fmt.Fprintf(b, "<text x=\"%s\" y=\"%s\" font-size=\"9\" text-anchor=\"middle\" fill=\"%s\">%s</text>\n",
-					num(lx), num(ly), s.color, label)
+				lx += 3
+				attrs = fmt.Sprintf(`text-anchor="start" transform="rotate(-90 %s %s)"`, num(lx), num(ly))
 			}
+			s.text(lx, ly, `font-size="9" `+attrs+` fill="`+sr.color+`"`, label)
 		}
-		b.WriteString("</g>\n")
+		s.WriteString("</g>\n")
+		legend(s, k, top, sr.name, fmt.Sprintf(`<rect x="%s" y="%s" width="26" height="10" fill="%s"/>`, num(plotRight+20), num(top+3+float64(k)*18), sr.color))
 	}
-	for i, s := range p.series {
-		legend(b, i, s.name, x1, y0, func(lx, ly float64) string {
-			return fmt.Sprintf("<rect x=\"%s\" y=\"%s\" width=\"26\" height=\"10\" fill=\"%s\"/>\n", num(lx), num(ly-5), s.color)
-		})
-	}
-	b.WriteString("</g>\n")
+	s.WriteString("</g>\n")
 }
 
-func panelTitle(b *strings.Builder, title string, x0, y0 float64) {
+// frame opens a plot's group and draws its title, grid, y ticks, axes and
+// axis labels; it returns y placed on the plot (a is the bottom).
+func frame(s *svg, class, title, xLabel, yLabel string, top float64, y scale) scale {
+	bottom := top + panelHeight - panelTop - panelBottom
+	y.a, y.b = bottom, top
+	fmt.Fprintf(s, "<g class=%q>\n", class)
 	if title != "" {
-		fmt.Fprintf(b, "<text x=\"%s\" y=\"%s\" font-size=\"13\" font-weight=\"bold\">%s</text>\n", num(x0), num(y0-10), esc(title))
+		s.text(plotLeft, top-10, `font-size="13" font-weight="bold"`, title)
 	}
-}
-
-// frame draws a plot's grid and y ticks, its x ticks (xTicks), then its
-// axes and axis labels.
-func frame(b *strings.Builder, x0, x1, y0, y1 float64, yt []float64, ydec int, ypos func(float64) float64, xLabel, yLabel string, xTicks func()) {
-	for _, v := range yt {
-		y := ypos(v)
-		fmt.Fprintf(b, "<line x1=\"%s\" y1=\"%s\" x2=\"%s\" y2=\"%s\" stroke=\"#e3e3e3\"/>\n", num(x0), num(y), num(x1), num(y))
-		fmt.Fprintf(b, "<line x1=\"%s\" y1=\"%s\" x2=\"%s\" y2=\"%s\" stroke=\"#333333\"/>\n", num(x0-5), num(y), num(x0), num(y))
-		fmt.Fprintf(b, "<text x=\"%s\" y=\"%s\" text-anchor=\"end\" class=\"ytick\">%s</text>\n", num(x0-8), num(y+4), formatTick(v, ydec))
+	for _, v := range y.ticks {
+		s.line(plotLeft, y.pos(v), plotRight, y.pos(v), `stroke="#e3e3e3"`)
+		s.line(plotLeft-5, y.pos(v), plotLeft, y.pos(v), `stroke="#333333"`)
+		s.text(plotLeft-8, y.pos(v)+4, `text-anchor="end" class="ytick"`, formatTick(v, tickDecimals(y.ticks, y.log)))
 	}
-	xTicks()
-	fmt.Fprintf(b, "<line x1=\"%s\" y1=\"%s\" x2=\"%s\" y2=\"%s\" stroke=\"#333333\"/>\n", num(x0), num(y0), num(x0), num(y1))
-	fmt.Fprintf(b, "<line x1=\"%s\" y1=\"%s\" x2=\"%s\" y2=\"%s\" stroke=\"#333333\"/>\n", num(x0), num(y1), num(x1), num(y1))
-	fmt.Fprintf(b, "<text x=\"%s\" y=\"%s\" text-anchor=\"middle\" class=\"xlabel\">%s</text>\n", num((x0+x1)/2), num(y1+40), esc(xLabel))
-	fmt.Fprintf(b, "<text x=\"%s\" y=\"%s\" text-anchor=\"middle\" transform=\"rotate(-90 %s %s)\" class=\"ylabel\">%s</text>\n",
-		num(x0-58), num((y0+y1)/2), num(x0-58), num((y0+y1)/2), esc(yLabel))
+	s.line(plotLeft, top, plotLeft, bottom, `stroke="#333333"`)
+	s.line(plotLeft, bottom, plotRight, bottom, `stroke="#333333"`)
+	s.text((plotLeft+plotRight)/2, bottom+40, `text-anchor="middle" class="xlabel"`, xLabel)
+	mid := num((top + bottom) / 2)
+	s.text(plotLeft-58, (top+bottom)/2, `text-anchor="middle" transform="rotate(-90 `+num(plotLeft-58)+` `+mid+`)" class="ylabel"`, yLabel)
+	return y
 }
 
 // legend writes the i-th legend entry right of the plot: its mark, then
 // its name.
-func legend(b *strings.Builder, i int, name string, x1, y0 float64, mark func(lx, ly float64) string) {
-	lx, ly := x1+20, y0+8+float64(i)*18
-	b.WriteString(mark(lx, ly))
-	fmt.Fprintf(b, "<text x=\"%s\" y=\"%s\" class=\"legend\">%s</text>\n", num(lx+32), num(ly+4), esc(name))
+func legend(s *svg, i int, top float64, name, mark string) {
+	s.WriteString(mark + "\n")
+	s.text(plotRight+52, top+12+float64(i)*18, `class="legend"`, name)
 }
 
 func dashAttr(dashed bool) string {
 	if dashed {
-		return " stroke-dasharray=\"7 4\""
+		return ` stroke-dasharray="7 4"`
 	}
 	return ""
 }
@@ -527,69 +449,42 @@ func dashAttr(dashed bool) string {
 // × 10^k) whose first is ≤ lo and last ≥ hi.
 func niceTicks(lo, hi float64, n int) []float64 { return niceTicksStep(lo, hi, n, 0) }
 
-func stepIf(integer bool) float64 {
-	if integer {
-		return 1
-	}
-	return 0
-}
-
 // niceTicksStep is niceTicks with a step of at least minStep.
 func niceTicksStep(lo, hi float64, n int, minStep float64) []float64 {
-	if hi < lo {
-		lo, hi = hi, lo
+	lo, hi = min(lo, hi), max(lo, hi)
+	switch d := math.Abs(lo) * 0.1; {
+	case hi == lo && lo == 0:
+		hi = 1
+	case hi == lo:
+		lo, hi = lo-d, hi+d
 	}
-	if hi == lo {
-		if lo == 0 {
-			hi = 1
-		} else {
-			d := math.Abs(lo) * 0.1
-			lo, hi = lo-d, hi+d
+	// Round x up to 1, 2 or 5 × 10^k.
+	x := (hi - lo) / float64(max(1, n-1))
+	e := math.Pow(10, math.Floor(math.Log10(x)))
+	step := 10 * e
+	for _, f := range []float64{1, 2, 5} {
+		if x <= f*e {
+			step = f * e
+			break
 		}
 	}
-	step := max(minStep, niceStep((hi-lo)/float64(max(1, n-1))))
-	start := math.Floor(lo/step) * step
-	end := math.Ceil(hi/step) * step
+	step = max(step, minStep)
 	var out []float64
-	for i := 0; ; i++ {
-		v := start + float64(i)*step
-		// Round away the float error that i × step accumulates.
-		v = math.Round(v/step) * step
+	for i := 0.0; len(out) <= 100; i++ {
+		v := math.Round(math.Floor(lo/step)+i) * step // no float error accumulated
 		out = append(out, v)
-		if v >= end-step*1e-9 || i > 100 {
+		if v >= math.Ceil(hi/step)*step-step*1e-9 {
 			break
 		}
 	}
 	return out
 }
 
-// niceStep rounds x up to 1, 2 or 5 × 10^k.
-func niceStep(x float64) float64 {
-	if x <= 0 {
-		return 1
-	}
-	e := math.Floor(math.Log10(x))
-	f := x / math.Pow(10, e)
-	switch {
-	case f <= 1:
-		f = 1
-	case f <= 2:
-		f = 2
-	case f <= 5:
-		f = 5
-	default:
-		f = 10
-	}
-	return f * math.Pow(10, e)
-}
-
 // logTicks covers [lo, hi] with whole decades; within each decade 2 and 5
 // are ticks too when the range spans at most three decades.
 func logTicks(lo, hi float64) []float64 {
 	a, z := math.Floor(math.Log10(lo)), math.Ceil(math.Log10(hi))
-	if z <= a {
-		z = a + 1
-	}
+	z = max(z, a+1)
 	var out []float64
 	for e := a; e <= z; e++ {
 		d := math.Pow(10, e)
@@ -606,8 +501,7 @@ func tickDecimals(ticks []float64, logScale bool) int {
 	if logScale || len(ticks) < 2 {
 		return max(0, -int(math.Floor(math.Log10(ticks[0]))))
 	}
-	step := ticks[1] - ticks[0]
-	return max(0, -int(math.Floor(math.Log10(step)+1e-9)))
+	return max(0, -int(math.Floor(math.Log10(ticks[1]-ticks[0])+1e-9)))
 }
 
 func formatTick(v float64, decimals int) string {
@@ -623,8 +517,7 @@ func formatValue(v float64) string {
 	if v == 0 || math.IsNaN(v) || math.IsInf(v, 0) {
 		return strconv.FormatFloat(v, 'f', 0, 64)
 	}
-	dec := max(0, 2-int(math.Floor(math.Log10(math.Abs(v)))))
-	s := strconv.FormatFloat(v, 'f', dec, 64)
+	s := strconv.FormatFloat(v, 'f', max(0, 2-int(math.Floor(math.Log10(math.Abs(v))))), 64)
 	if strings.Contains(s, ".") {
 		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
 	}
@@ -641,9 +534,7 @@ func shortValue(v float64) string {
 }
 
 // num writes a coordinate with at most two decimals.
-func num(v float64) string {
-	return strconv.FormatFloat(math.Round(v*100)/100, 'f', -1, 64)
-}
+func num(v float64) string { return strconv.FormatFloat(math.Round(v*100)/100, 'f', -1, 64) }
 
 func esc(s string) string {
 	var b strings.Builder
@@ -654,22 +545,12 @@ func esc(s string) string {
 // wrap splits s into lines of at most width runes at spaces.
 func wrap(s string, width int) []string {
 	var lines []string
-	var cur []string
-	n := 0
 	for _, w := range strings.Fields(s) {
-		l := len([]rune(w))
-		if n > 0 && n+1+l > width {
-			lines = append(lines, strings.Join(cur, " "))
-			cur, n = nil, 0
+		if n := len(lines); n > 0 && len([]rune(lines[n-1]))+1+len([]rune(w)) <= width {
+			lines[n-1] += " " + w
+		} else {
+			lines = append(lines, w)
 		}
-		if n > 0 {
-			n++
-		}
-		cur = append(cur, w)
-		n += l
-	}
-	if len(cur) > 0 {
-		lines = append(lines, strings.Join(cur, " "))
 	}
 	return lines
 }

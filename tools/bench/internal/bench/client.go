@@ -49,34 +49,21 @@ func NewClient(base string, timeout time.Duration) (*Client, error) {
 
 // get reads a text page outside the API's contract (GET /metrics).
 func (c *Client) get(ctx context.Context, path string) (string, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+path, nil)
-	if err != nil {
-		return "", fmt.Errorf("GET %s: %w", path, err)
-	}
-	if c.token != "" {
-		req.Header.Set("Authorization", "Bearer "+c.token)
-	}
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return "", fmt.Errorf("GET %s: %w", path, err)
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
-	if err != nil {
-		return "", fmt.Errorf("GET %s: reading answer: %w", path, err)
-	}
-	if resp.StatusCode/100 != 2 {
-		return "", fmt.Errorf("GET %s: HTTP %d: %.200s", path, resp.StatusCode, data)
-	}
-	return string(data), nil
+	data, err := c.do(ctx, http.MethodGet, path, nil)
+	return string(data), err
 }
 
 // PutProfile stores a login profile (PUT /profiles/{name}), as the
 // operator: mcp-bridge's client may not.
 func (c *Client) PutProfile(ctx context.Context, name string, state json.RawMessage) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPut, c.base+"/profiles/"+name, bytes.NewReader(state))
+	_, err := c.do(ctx, http.MethodPut, "/profiles/"+name, state)
+	return err
+}
+
+func (c *Client) do(ctx context.Context, method, path string, body []byte) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, bytes.NewReader(body))
 	if err != nil {
-		return fmt.Errorf("PUT /profiles/%s: %w", name, err)
+		return nil, fmt.Errorf("%s %s: %w", method, path, err)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	if c.token != "" {
@@ -84,14 +71,17 @@ func (c *Client) PutProfile(ctx context.Context, name string, state json.RawMess
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return fmt.Errorf("PUT /profiles/%s: %w", name, err)
+		return nil, fmt.Errorf("%s %s: %w", method, path, err)
 	}
 	defer resp.Body.Close()
-	data, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-	if resp.StatusCode/100 != 2 {
-		return fmt.Errorf("PUT /profiles/%s: HTTP %d: %.200s", name, resp.StatusCode, data)
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err == nil && resp.StatusCode/100 != 2 {
+		err = fmt.Errorf("HTTP %d: %.200s", resp.StatusCode, data)
 	}
-	return nil
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", method, path, err)
+	}
+	return data, nil
 }
 
 // CreateSession is POST /sessions.

@@ -64,15 +64,12 @@ func cpuFamily(kind string) (self, reaped string) {
 // markCPU reads the CPU counters now, for root's process tree.
 func markCPU(root int) cpuMark {
 	m := cpuMark{t: time.Now(), family: map[string]uint64{}}
-	if b, err := os.ReadFile("/proc/stat"); err == nil {
-		line, _, _ := strings.Cut(string(b), "\n")
-		f := strings.Fields(line)
-		if len(f) >= 9 && f[0] == "cpu" {
-			v := func(i int) uint64 { n, _ := strconv.ParseUint(f[i], 10, 64); return n }
-			// user nice system idle iowait irq softirq steal
-			m.busy = v(1) + v(2) + v(3) + v(6) + v(7) + v(8)
-			m.steal = v(8)
-		}
+	b, _ := os.ReadFile("/proc/stat")
+	line, _, _ := strings.Cut(string(b), "\n")
+	if f := strings.Fields(line); len(f) >= 9 && f[0] == "cpu" {
+		v := func(i int) uint64 { n, _ := strconv.ParseUint(f[i], 10, 64); return n }
+		// user nice system idle iowait irq softirq steal
+		m.busy, m.steal = v(1)+v(2)+v(3)+v(6)+v(7)+v(8), v(8)
 	}
 	for _, p := range processTree(root) {
 		self, reaped := cpuFamily(procKind(p))
@@ -82,10 +79,9 @@ func markCPU(root int) cpuMark {
 	if p, ok := readProc(os.Getpid()); ok {
 		m.self = p.CPUSelf
 	}
-	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
-		if f := strings.Fields(string(b)); len(f) > 0 {
-			m.load1, _ = strconv.ParseFloat(f[0], 64)
-		}
+	b, _ = os.ReadFile("/proc/loadavg")
+	if f := strings.Fields(string(b)); len(f) > 0 {
+		m.load1, _ = strconv.ParseFloat(f[0], 64)
 	}
 	return m
 }

@@ -1,7 +1,7 @@
 package bench
 
 import (
-	"sort"
+	"slices"
 	"sync"
 )
 
@@ -10,36 +10,30 @@ type ErrorCount struct {
 	Where   string `json:"where"`
 	Message string `json:"message"`
 	Count   int    `json:"count"`
-	// Order is the rank of its first occurrence.
-	Order int `json:"-"`
 }
 
-// errorLog collects errors by (where, message), keeping the first ones.
+// maxDistinctErrors bounds what an errorLog keeps of a failing run.
+const maxDistinctErrors = 50
+
+// errorLog collects errors by (where, message), keeping the first ones in
+// the order they first occurred.
 type errorLog struct {
 	mu    sync.Mutex
-	m     map[[2]string]*ErrorCount
+	errs  []ErrorCount
 	count int
 }
 
-func newErrorLog() *errorLog { return &errorLog{m: map[[2]string]*ErrorCount{}} }
-
-const maxDistinctErrors = 50
+func newErrorLog() *errorLog { return &errorLog{} }
 
 func (l *errorLog) add(where string, err error) {
-	msg := err.Error()
-	if len(msg) > 300 {
-		msg = msg[:300] + "…"
-	}
+	msg := truncate(err.Error(), 300)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.count++
-	k := [2]string{where, msg}
-	if e, ok := l.m[k]; ok {
-		e.Count++
-		return
-	}
-	if len(l.m) < maxDistinctErrors {
-		l.m[k] = &ErrorCount{Where: where, Message: msg, Count: 1, Order: len(l.m)}
+	if i := slices.IndexFunc(l.errs, func(e ErrorCount) bool { return e.Where == where && e.Message == msg }); i >= 0 {
+		l.errs[i].Count++
+	} else if len(l.errs) < maxDistinctErrors {
+		l.errs = append(l.errs, ErrorCount{Where: where, Message: msg, Count: 1})
 	}
 }
 
@@ -53,10 +47,5 @@ func (l *errorLog) total() int {
 func (l *errorLog) list() []ErrorCount {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	out := make([]ErrorCount, 0, len(l.m))
-	for _, e := range l.m {
-		out = append(out, *e)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Order < out[j].Order })
-	return out
+	return slices.Clone(l.errs)
 }

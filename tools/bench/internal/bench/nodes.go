@@ -2,11 +2,11 @@ package bench
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/proctest"
@@ -57,6 +57,21 @@ type NodesResult struct {
 	Runs []*ConcurrencyResult `json:"runs"`
 }
 
+// Flags are the concurrency scenario's, at one level of 6 for 30 s, and
+// -counts.
+func (c *NodesConfig) Flags(fs *flag.FlagSet) {
+	c.Concurrency.Flags(fs)
+	for name, def := range map[string]string{"levels": "6", "duration": "30s"} {
+		_ = fs.Set(name, def)
+		fs.Lookup(name).DefValue = def
+	}
+	c.Counts = []int{0, 1, 2, 3}
+	fs.Var((*IntList)(&c.Counts), "counts", "numbers of browser nodes to compare (0: the server's own browser)")
+}
+
+// Check checks the concurrency flags.
+func (c *NodesConfig) Check() error { return c.Concurrency.Check() }
+
 // RunNodes runs the concurrency scenario at the same load for each count.
 func RunNodes(ctx context.Context, log *slog.Logger, site *Site, cfg NodesConfig) (*NodesResult, error) {
 	res := &NodesResult{}
@@ -76,8 +91,7 @@ func RunNodes(ctx context.Context, log *slog.Logger, site *Site, cfg NodesConfig
 
 func (r *NodesResult) writeText(w io.Writer) {
 	fmt.Fprintln(w, "== nodes: the concurrency loop at the same load on the server's own browser (0) and on 1, 2, 3 browser nodes on this machine; the nodes share its CPUs, so this is the cost of placement and of the remote protocol, not added capacity")
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "nodes\tsessions\tok calls/s\terrors\tnavigate p50 / p95 ms\tsnapshot p50 / p95\tclick p50 / p95\t")
+	tw := newTable(w, "nodes\tsessions\tok calls/s\terrors\tnavigate p50 / p95 ms\tsnapshot p50 / p95\tclick p50 / p95\t")
 	for _, run := range r.Runs {
 		for _, l := range run.Levels {
 			// Latencies on the run's first page (the heavy one by default).

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"text/tabwriter"
 	"time"
 )
 
@@ -62,13 +61,10 @@ func RunPlainStart(ctx context.Context, log *slog.Logger, root, url string, iter
 
 func (r *PlainStartResult) writeText(w io.Writer) {
 	fmt.Fprintf(w, "== baseline: a plain @playwright/mcp per conversation (started %d times, its own Chromium, upstream's default settle)\n", r.Iterations)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "measurement\tn\tmedian ms\tp95 ms\tmax ms\t")
-	for _, row := range []struct {
-		name string
-		x    Summary
-	}{{"start (spawn → initialize)", r.Start}, {"first navigate", r.FirstNav}, {"start + first navigate", r.StartPlusFirstNav}, {"navigate, existing", r.ExistingNav}} {
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t\n", row.name, row.x.N, f0(row.x.Median), f0(row.x.P95), f0(row.x.Max))
+	tw := newTable(w, "measurement\tn\tmedian ms\tp95 ms\tmax ms\t")
+	for i, x := range []Summary{r.Start, r.FirstNav, r.StartPlusFirstNav, r.ExistingNav} {
+		name := []string{"start (spawn → initialize)", "first navigate", "start + first navigate", "navigate, existing"}[i]
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t\n", name, x.N, f0(x.Median), f0(x.P95), f0(x.Max))
 	}
 	tw.Flush()
 	if r.Errors > 0 {

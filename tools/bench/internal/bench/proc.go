@@ -1,12 +1,11 @@
 package bench
 
 import (
-	"bufio"
-	"bytes"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -48,22 +47,16 @@ func alive(p Proc) bool {
 
 // statusKB reads a "Key:   N kB" line of /proc/PID/status or smaps_rollup.
 func statusKB(path, key string) (int64, bool) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return 0, false
-	}
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
-		line := sc.Text()
-		if !strings.HasPrefix(line, key+":") {
-			continue
+	b, _ := os.ReadFile(path)
+	for line := range strings.Lines(string(b)) {
+		if v, ok := strings.CutPrefix(line, key+":"); ok {
+			f := strings.Fields(v)
+			if len(f) == 0 {
+				return 0, false
+			}
+			n, err := strconv.ParseInt(f[0], 10, 64)
+			return n, err == nil
 		}
-		f := strings.Fields(line[len(key)+1:])
-		if len(f) == 0 {
-			return 0, false
-		}
-		n, err := strconv.ParseInt(f[0], 10, 64)
-		return n, err == nil
 	}
 	return 0, false
 }
@@ -146,18 +139,12 @@ func SampleMemory(procs []Proc, withPSS bool) MemSample {
 
 // kinds returns the kind names of samples, sorted.
 func kinds(samples ...MemSample) []string {
-	set := map[string]bool{}
+	var out []string
 	for _, s := range samples {
-		for k := range s.ByKind {
-			set[k] = true
-		}
+		out = append(out, slices.Collect(maps.Keys(s.ByKind))...)
 	}
-	out := make([]string, 0, len(set))
-	for k := range set {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // Prepare readies this process to run benchmarks: it must be Linux (the

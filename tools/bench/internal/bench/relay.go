@@ -121,10 +121,9 @@ func (r *relay) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		http.Error(w, "not a JSON-RPC message: "+err.Error(), http.StatusBadRequest)
 		return
 	}
-	var reply chan []byte
 	key := string(head.ID)
+	reply := make(chan []byte, 1)
 	if key != "" && key != "null" {
-		reply = make(chan []byte, 1)
 		r.mu.Lock()
 		r.pending[key] = reply
 		r.mu.Unlock()
@@ -137,11 +136,11 @@ func (r *relay) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	r.writeMu.Lock()
 	_, err = r.childIn.Write(append(body, '\n'))
 	r.writeMu.Unlock()
-	if err != nil {
+	switch {
+	case err != nil:
 		http.Error(w, "writing to the child: "+err.Error(), http.StatusBadGateway)
 		return
-	}
-	if reply == nil {
+	case key == "" || key == "null":
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}

@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"slices"
 	"strings"
@@ -55,18 +57,14 @@ type Machine struct {
 func DescribeMachine(ctx context.Context, root, serverBin string) Machine {
 	m := hostFacts()
 	m.ProxyServerPath = serverBin
-	browser := os.Getenv("PROXY_BROWSER_EXECUTABLE")
-	if browser == "" {
-		for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-			if p, err := exec.LookPath(name); err == nil {
-				browser = p
-				break
-			}
+	m.BrowserExecPath = os.Getenv("PROXY_BROWSER_EXECUTABLE")
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil && m.BrowserExecPath == "" {
+			m.BrowserExecPath = p
 		}
 	}
-	m.BrowserExecPath = browser
-	if browser != "" {
-		m.Chromium = firstLine(run(ctx, root, browser, "--version"))
+	if m.BrowserExecPath != "" {
+		m.Chromium = firstLine(run(ctx, root, m.BrowserExecPath, "--version"))
 	}
 	m.Node = firstLine(run(ctx, root, "node", "--version"))
 	m.ProxyServer = firstLine(run(ctx, root, serverBin, "version"))
@@ -131,39 +129,21 @@ func (r *Report) WriteText(w io.Writer) {
 	m := r.Machine
 	fmt.Fprintf(w, "machine: %d CPUs (%s), %.1f GiB RAM, Linux %s, %s\n", m.NumCPU, m.CPUModel, float64(m.MemTotalKB)/(1<<20), m.Kernel, m.GoVersion)
 	fmt.Fprintf(w, "software: %s; node %s; @playwright/mcp %s; %s\n\n", m.Chromium, m.Node, m.PlaywrightMCP, m.ProxyServer)
-	if r.Sessions != nil {
-		r.Sessions.writeText(w)
-	}
-	if r.Concurrency != nil {
-		r.Concurrency.writeText(w)
-	}
-	if r.Nodes != nil {
-		r.Nodes.writeText(w)
-	}
-	if r.Idle != nil {
-		r.Idle.writeText(w)
-	}
-	if r.Store != nil {
-		r.Store.writeText(w)
-	}
-	if r.Soak != nil {
-		r.Soak.writeText(w)
-	}
-	if r.Overhead != nil {
-		r.Overhead.writeText(w)
-	}
-	if r.Bytes != nil {
-		r.Bytes.writeText(w)
-	}
-	if r.Tokens != nil {
-		r.Tokens.writeText(w)
-	}
-	if r.Live != nil {
-		r.Live.writeText(w)
+	for _, t := range []interface{ writeText(io.Writer) }{r.Sessions, r.Concurrency, r.Nodes, r.Idle, r.Store, r.Soak, r.Overhead, r.Bytes, r.Tokens, r.Live} {
+		if !reflect.ValueOf(t).IsNil() {
+			t.writeText(w)
+		}
 	}
 	if r.Error != "" {
 		fmt.Fprintf(w, "ERROR: %s\n", r.Error)
 	}
+}
+
+// newTable is a right-aligned table whose first line is header.
+func newTable(w io.Writer, header string) *tabwriter.Writer {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, header)
+	return tw
 }
 
 func f0(x float64) string { return fmt.Sprintf("%.0f", x) }
@@ -171,8 +151,7 @@ func f0(x float64) string { return fmt.Sprintf("%.0f", x) }
 func (s *SessionsResult) writeText(w io.Writer) {
 	fmt.Fprintf(w, "== sessions: %d iterations per row; after startup an untimed %.0f s pause, then an untimed %.0f s sleep before every create (and before the existing-session navigate) lets the warm pool refill (the pool is not observable through the API); DELETE untimed; navigations to the %q page\n",
 		s.Iterations, s.StartupWaitMS/1000, s.RefillWaitMS/1000, s.NavPage)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "warm_pool\tmeasurement\tn\tmedian ms\tp95 ms\tmax ms\tmin ms\t")
+	tw := newTable(w, "warm_pool\tmeasurement\tn\tmedian ms\tp95 ms\tmax ms\tmin ms\t")
 	row := func(pool int, name string, x Summary, extra string) {
 		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", pool, name, x.N, f0(x.Median), f0(x.P95), f0(x.Max), f0(x.Min), extra)
 	}
@@ -236,8 +215,7 @@ func (c *ConcurrencyResult) writeText(w io.Writer) {
 	fmt.Fprintln(w, "No call starts after the deadline; the calls in flight then finish and count: \"load s\" is the measured window, and calls/s are over it. "+
 		"Rounds: completed (every call succeeded) in all, and per session min/median/max; cut: stopped part-way by the deadline. "+
 		"Memory per session: (sample − 0-session baseline) / sessions; tree RSS/session is the whole tree's end-of-load RSS / sessions, baseline included.")
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "level\tsessions\tcreate wall s\tcreate p50 ms\tload s\tok calls/s\tcalls\terrors\trounds\trounds/session min/med/max\tcut\tRSS base MB\tRSS load MB\tload RSS/session MB\tidle RSS/session MB\tend RSS/session MB\tend PSS/session MB\ttree RSS/session MB\tDB MB\tCPU go/node/chromium\tother CPU\tload avg\t")
+	tw := newTable(w, "level\tsessions\tcreate wall s\tcreate p50 ms\tload s\tok calls/s\tcalls\terrors\trounds\trounds/session min/med/max\tcut\tRSS base MB\tRSS load MB\tload RSS/session MB\tidle RSS/session MB\tend RSS/session MB\tend PSS/session MB\ttree RSS/session MB\tDB MB\tCPU go/node/chromium\tother CPU\tload avg\t")
 	for _, l := range c.Levels {
 		fmt.Fprintf(tw, "%d\t%d\t%.1f\t%s\t%.1f\t%.2f\t%d\t%d\t%d\t%s\t%d\t%s\t%s\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%s\t%.2f\t%.1f→%.1f\t\n",
 			l.Level, l.Created, l.CreateWallMS/1000, f0(l.Create.Median), l.WindowMS/1000, l.CallsPerSec, l.Calls, l.ErrorCount, l.Rounds,
@@ -249,8 +227,7 @@ func (c *ConcurrencyResult) writeText(w io.Writer) {
 	}
 	tw.Flush()
 	fmt.Fprintln(w)
-	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "level\ttool\tpage\tok\terrors\tok/s\tp50 ms\tp95 ms\tmax ms\t")
+	tw = newTable(w, "level\ttool\tpage\tok\terrors\tok/s\tp50 ms\tp95 ms\tmax ms\t")
 	for _, l := range c.Levels {
 		for _, t := range l.Tools {
 			fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%d\t%.2f\t%s\t%s\t%s\t\n", l.Level, t.Tool, t.Page, t.OK, t.Errors, t.PerSec,
@@ -259,30 +236,26 @@ func (c *ConcurrencyResult) writeText(w io.Writer) {
 	}
 	tw.Flush()
 	fmt.Fprintln(w)
-	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	var ks []string
-	for _, l := range c.Levels {
-		for k := range l.PerSessionByKind {
-			if !slices.Contains(ks, k) {
-				ks = append(ks, k)
-			}
-		}
-	}
-	slices.Sort(ks)
-	fmt.Fprintf(tw, "level\t%s\t\n", strings.Join(ks, "\t"))
-	for _, l := range c.Levels {
-		cells := make([]string, len(ks))
-		for i, k := range ks {
-			cells[i] = fmt.Sprintf("%.1f", l.PerSessionByKind[k]/1024)
-		}
-		fmt.Fprintf(tw, "%d\t%s\t\n", l.Level, strings.Join(cells, "\t"))
-	}
 	writeBreakdown(w, func(yield func(string, []Breakdown, string)) {
 		for _, l := range c.Levels {
 			yield(fmt.Sprintf("level %d", l.Level), l.Breakdown, l.BreakdownErr)
 		}
 	})
 	fmt.Fprintln(w, "RSS per session by process kind at the end of the load, MB ((end − 0-session baseline) / sessions):")
+	var ks []string
+	for _, l := range c.Levels {
+		ks = append(ks, slices.Collect(maps.Keys(l.PerSessionByKind))...)
+	}
+	slices.Sort(ks)
+	ks = slices.Compact(ks)
+	tw = newTable(w, "level\t"+strings.Join(ks, "\t")+"\t")
+	for _, l := range c.Levels {
+		var cells []string
+		for _, k := range ks {
+			cells = append(cells, fmt.Sprintf("%.1f", l.PerSessionByKind[k]/1024))
+		}
+		fmt.Fprintf(tw, "%d\t%s\t\n", l.Level, strings.Join(cells, "\t"))
+	}
 	tw.Flush()
 	for _, l := range c.Levels {
 		if l.Created < l.Level {
@@ -308,8 +281,7 @@ func (c *ConcurrencyResult) writeText(w io.Writer) {
 // server's record: before the worker is called, in the worker, after it.
 func writeBreakdown(w io.Writer, each func(yield func(string, []Breakdown, string))) {
 	fmt.Fprintln(w, "where the time goes (successful calls, medians in ms; before = HTTP + lock + worker check, upstream = @playwright/mcp call, after = parse + ingest + record + answer):")
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "run\ttool\tpage\tn\tclient\tbefore\tupstream\tafter\tafter p95\t")
+	tw := newTable(w, "run\ttool\tpage\tn\tclient\tbefore\tupstream\tafter\tafter p95\t")
 	each(func(name string, bs []Breakdown, errText string) {
 		if errText != "" {
 			fmt.Fprintf(tw, "%s\t(unavailable: %s)\t\t\t\t\t\t\t\t\n", name, errText)
@@ -326,8 +298,7 @@ func writeBreakdown(w io.Writer, each func(yield func(string, []Breakdown, strin
 func (r *IdleResult) writeText(w io.Writer) {
 	fmt.Fprintf(w, "== idle: one active session alternates browser_navigate (table, form) and browser_snapshot, %d times, while K other sessions sit idle with the form page open; env %v\n",
 		r.Navigations, r.Env)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "idle sessions\topened\tnavigate p50 ms\tp95 ms\tsnapshot p50 ms\tp95 ms\terrors\tmachine busy\tgo/node/chromium\tother CPU\tRSS MB\t")
+	tw := newTable(w, "idle sessions\topened\tnavigate p50 ms\tp95 ms\tsnapshot p50 ms\tp95 ms\terrors\tmachine busy\tgo/node/chromium\tother CPU\tRSS MB\t")
 	for _, l := range r.Levels {
 		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%s\t%s\t%d\t%.2f\t%.2f/%.2f/%.2f\t%.2f\t%s\t\n", l.Idle, l.Opened,
 			f0(l.Navigate.Median), f0(l.Navigate.P95), f0(l.Snapshot.Median), f0(l.Snapshot.P95), l.ErrCount,

@@ -1,16 +1,15 @@
 package bench
 
 import (
-	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"net/url"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -21,27 +20,22 @@ import (
 
 // ServerConfig says how to start one proxy-server child.
 type ServerConfig struct {
-	// Binary is the proxy-server executable (bin/proxy-server).
-	Binary string
-	// Dir is the working directory (the project root, where node_modules is).
-	Dir string
+	// Binary is the proxy-server executable; Dir its working directory
+	// (the project root, where node_modules is).
+	Binary, Dir string
 	// Env holds PROXY_* overrides on top of the inherited environment.
 	Env map[string]string
-	// StartTimeout bounds the wait for "proxy-server listening".
-	StartTimeout time.Duration
-	// StopTimeout bounds the wait for exit after SIGTERM; then the group is
-	// killed.
-	StopTimeout time.Duration
+	// StartTimeout bounds the wait for "proxy-server listening";
+	// StopTimeout the wait for exit after SIGTERM, then the group is killed.
+	StartTimeout, StopTimeout time.Duration
 	// KeepFiles keeps the temp directory (database, server log).
 	KeepFiles bool
 }
 
 // Server is a running proxy-server child process.
 type Server struct {
-	URL     string
-	PID     int
-	LogPath string
-	DBPath  string
+	URL, LogPath, DBPath string
+	PID                  int
 
 	cfg  ServerConfig
 	log  *slog.Logger
@@ -69,11 +63,11 @@ type StopReport struct {
 	// Leftover lists processes still alive after the server exited; they
 	// were then killed by pid.
 	Leftover []string `json:"leftover"`
-	// LogProblems are the first WARN/ERROR lines of the server log.
-	LogProblems []string `json:"log_problems"`
-	// LogProblemCount counts all WARN/ERROR lines.
-	LogProblemCount int    `json:"log_problem_count"`
-	LogPath         string `json:"log_path,omitempty"`
+	// LogProblems are the first WARN/ERROR lines of the server log, of
+	// LogProblemCount in all.
+	LogProblems     []string `json:"log_problems"`
+	LogProblemCount int      `json:"log_problem_count"`
+	LogPath         string   `json:"log_path,omitempty"`
 }
 
 // Clean reports whether nothing was left behind.
@@ -82,10 +76,9 @@ func (r StopReport) Clean() bool { return len(r.Leftover) == 0 && !r.Killed }
 // Summary is the one line the benchmark prints about the cleanup.
 func (r StopReport) Summary() string {
 	var kinds []string
-	for k, n := range r.TrackedByKind {
-		kinds = append(kinds, fmt.Sprintf("%s %d", k, n))
+	for _, k := range slices.Sorted(maps.Keys(r.TrackedByKind)) {
+		kinds = append(kinds, fmt.Sprintf("%s %d", k, r.TrackedByKind[k]))
 	}
-	sort.Strings(kinds)
 	s := fmt.Sprintf("proxy-server stopped with %s in %.0f ms (exit: %s); %d descendant processes seen during the run (%s); ",
 		r.Signal, r.TookMS, r.Exit, r.Tracked, strings.Join(kinds, ", "))
 	if r.Killed {
@@ -94,7 +87,7 @@ func (r StopReport) Summary() string {
 	if len(r.Leftover) == 0 {
 		return s + "no node or chromium process left running"
 	}
-	return s + fmt.Sprintf("LEFT RUNNING (then killed by pid): %s", strings.Join(r.Leftover, " "))
+	return s + "LEFT RUNNING (then killed by pid): " + strings.Join(r.Leftover, " ")
 }
 
 // StartServer starts proxy-server serve on 127.0.0.1, port 0, with its own
@@ -102,36 +95,26 @@ func (r StopReport) Summary() string {
 // Stop (also on error paths); StartServer stops the child itself when it
 // fails.
 func StartServer(ctx context.Context, log *slog.Logger, cfg ServerConfig) (*Server, error) {
-	if cfg.StartTimeout == 0 {
-		cfg.StartTimeout = 90 * time.Second
-	}
-	if cfg.StopTimeout == 0 {
-		cfg.StopTimeout = 30 * time.Second
-	}
+	cfg.StartTimeout = orDefault(cfg.StartTimeout, 90*time.Second)
+	cfg.StopTimeout = orDefault(cfg.StopTimeout, 30*time.Second)
 	dir, err := os.MkdirTemp("", "pwproxy-bench-*")
 	if err != nil {
 		return nil, fmt.Errorf("temp dir: %w", err)
 	}
-	s := &Server{
-		cfg: cfg, log: log, dir: dir,
-		LogPath: filepath.Join(dir, "proxy-server.log"),
-		DBPath:  filepath.Join(dir, "proxy.db"),
-		seen:    map[procKey]Proc{},
-	}
+	s := &Server{cfg: cfg, log: log, dir: dir, LogPath: filepath.Join(dir, "proxy-server.log"), DBPath: filepath.Join(dir, "proxy.db"), seen: map[procKey]Proc{}}
 	logf, err := os.Create(s.LogPath)
-	if err != nil {
-		os.RemoveAll(dir)
-		return nil, fmt.Errorf("server log: %w", err)
+	if err == nil {
+		defer logf.Close()                                   // the child holds its own copy
+		env := map[string]string{"PROXY_LOG_FORMAT": "text"} // the listen line is parsed from it
+		maps.Copy(env, cfg.Env)
+		s.proc, err = proctest.StartServer(proctest.ServerConfig{
+			Binary: cfg.Binary, Args: []string{"-host", "127.0.0.1", "-port", "0", "-db", s.DBPath},
+			Dir: cfg.Dir, Env: childEnv(os.Environ(), env), Log: logf,
+		})
 	}
-	defer logf.Close() // the child holds its own copy
-
-	s.proc, err = proctest.StartServer(proctest.ServerConfig{
-		Binary: cfg.Binary, Args: []string{"-host", "127.0.0.1", "-port", "0", "-db", s.DBPath},
-		Dir: cfg.Dir, Env: serverEnv(os.Environ(), cfg.Env), Log: logf,
-	})
 	if err != nil {
 		os.RemoveAll(dir)
-		return nil, err
+		return nil, fmt.Errorf("starting proxy-server: %w", err)
 	}
 	s.PID = s.proc.PID
 	trackCtx, cancel := context.WithCancel(context.Background())
@@ -140,30 +123,27 @@ func StartServer(ctx context.Context, log *slog.Logger, cfg ServerConfig) (*Serv
 	log.Info("proxy-server started", "pid", s.PID, "log", s.LogPath, "env", cfg.Env)
 
 	addr, err := s.proc.WaitListening(ctx, cfg.StartTimeout)
-	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+	if err != nil && ctx.Err() == nil {
 		err = fmt.Errorf("%w; log:\n%s", err, tailFile(s.LogPath, 20))
 	}
-	if err != nil {
-		rep := s.Stop(context.WithoutCancel(ctx))
-		return nil, fmt.Errorf("%w (%s)", err, rep.Summary())
+	if err == nil {
+		err = loopbackOnly(addr)
 	}
-	if err := loopbackOnly(addr); err != nil {
-		s.Stop(context.WithoutCancel(ctx))
-		return nil, err
+	if err != nil {
+		return nil, fmt.Errorf("%w (%s)", err, s.Stop(context.WithoutCancel(ctx)).Summary())
 	}
 	s.URL = "http://" + addr
 	log.Info("proxy-server listening", "url", s.URL)
 	return s, nil
 }
 
-// serverEnv is env with overrides applied and the log format pinned to text
-// (the listen line is parsed from it).
-func serverEnv(env []string, over map[string]string) []string {
-	over2 := map[string]string{"PROXY_LOG_FORMAT": "text"}
-	for k, v := range over {
-		over2[k] = v
+// orDefault is v, or def when v is zero.
+func orDefault[T comparable](v, def T) T {
+	var zero T
+	if v == zero {
+		return def
 	}
-	return childEnv(env, over2)
+	return v
 }
 
 func loopbackOnly(addr string) error {
@@ -175,6 +155,15 @@ func loopbackOnly(addr string) error {
 		return fmt.Errorf("proxy-server listens on %q, not loopback: refusing to benchmark it", addr)
 	}
 	return nil
+}
+
+// checkURL refuses anything but a loopback http URL.
+func checkURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return err
+	}
+	return loopbackOnly(u.Host)
 }
 
 // track records every descendant of the server once a second, so the leak
@@ -197,32 +186,24 @@ func (s *Server) track(ctx context.Context) {
 // tree that re-parented to this process (Chromium's crashpad handlers
 // daemonise that way): the benchmark starts nothing else while a server runs.
 func (s *Server) Track() {
-	self := os.Getpid()
-	tree := processTree(self)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, p := range tree {
-		if p.PID != s.PID && p.PID != self {
-			if _, ok := s.seen[keyOf(p)]; !ok {
-				p.Comm = procKind(p)
-				s.seen[keyOf(p)] = p
-			}
+	for _, p := range s.tree() {
+		if _, ok := s.seen[keyOf(p)]; !ok && p.PID != s.PID {
+			p.Comm = procKind(p)
+			s.seen[keyOf(p)] = p
 		}
 	}
 }
+
+// tree is every process under this one: the server's tree and its orphans.
+func (s *Server) tree() []Proc { return proctest.Descendants(os.Getpid()) }
 
 // Memory samples the RSS of the server, all its descendants and the orphans
 // of its tree (see Track).
 func (s *Server) Memory(withPSS bool) MemSample {
 	s.Track()
-	self := os.Getpid()
-	var procs []Proc
-	for _, p := range processTree(self) {
-		if p.PID != self {
-			procs = append(procs, p)
-		}
-	}
-	return SampleMemory(procs, withPSS)
+	return SampleMemory(s.tree(), withPSS)
 }
 
 // Exited reports whether the server process has exited.
@@ -238,49 +219,38 @@ func (s *Server) Stop(ctx context.Context) StopReport {
 
 func (s *Server) stop(ctx context.Context) StopReport {
 	s.Track()
-	rep := StopReport{Signal: "SIGTERM", LogPath: s.LogPath}
+	rep := StopReport{Signal: "SIGTERM", LogPath: s.LogPath, Exit: "0", TrackedByKind: map[string]int{}}
 	start := time.Now()
 	if rep.Killed = s.proc.Stop(s.cfg.StopTimeout); rep.Killed {
 		s.log.Error("proxy-server did not exit after SIGTERM: its process group was killed", "pid", s.PID, "waited", s.cfg.StopTimeout)
 	}
 	rep.TookMS = ms(time.Since(start))
-	rep.Exit = "0"
 	if err := s.proc.Err(); err != nil {
 		rep.Exit = err.Error()
 	}
 	s.stopTracking()
 	<-s.trackDone
-
-	s.mu.Lock()
-	seen := make([]Proc, 0, len(s.seen))
 	for _, p := range s.seen {
-		seen = append(seen, p)
-	}
-	s.mu.Unlock()
-	rep.Tracked = len(seen)
-	rep.TrackedByKind = map[string]int{}
-	for _, p := range seen {
 		rep.TrackedByKind[p.Comm]++
 	}
+	rep.Tracked = len(s.seen)
 
-	// Everything the server started must go away on its own.
+	// Everything the server started must go away on its own, and so must
+	// orphans re-parented to us (we are a child subreaper).
 	deadline := time.Now().Add(10 * time.Second)
 	var left []Proc
 	for {
 		proctest.ReapOrphans()
 		left = left[:0]
-		for _, p := range seen {
+		for _, p := range s.seen {
 			if alive(p) {
 				left = append(left, p)
 			}
 		}
-		// Orphans re-parented to us (we are a child subreaper).
-		for _, p := range processTree(os.Getpid()) {
-			if p.PID != os.Getpid() && p.PPID == os.Getpid() {
-				if _, ok := s.seen[keyOf(p)]; !ok {
-					p.Comm = procKind(p)
-					left = append(left, p)
-				}
+		for _, p := range s.tree() {
+			if _, ok := s.seen[keyOf(p)]; !ok && p.PPID == os.Getpid() {
+				p.Comm = procKind(p)
+				left = append(left, p)
 			}
 		}
 		if len(left) == 0 || time.Now().After(deadline) || ctx.Err() != nil {
@@ -298,7 +268,7 @@ func (s *Server) stop(ctx context.Context) StopReport {
 		time.Sleep(200 * time.Millisecond)
 		proctest.ReapOrphans()
 	}
-	rep.LogProblems, rep.LogProblemCount = logProblems(s.LogPath, 8)
+	rep.LogProblems, rep.LogProblemCount = s.LogProblems(8)
 	if !s.cfg.KeepFiles {
 		os.RemoveAll(s.dir)
 		rep.LogPath = ""
@@ -312,10 +282,7 @@ func (s *Server) stop(ctx context.Context) StopReport {
 // go on a loaded machine, and a baseline taken before they are gone is wrong.
 func (s *Server) settle(ctx context.Context, procs int, max time.Duration) (time.Duration, bool, error) {
 	start := time.Now()
-	for {
-		if len(processTree(s.PID)) <= procs {
-			return time.Since(start), true, nil
-		}
+	for len(processTree(s.PID)) > procs {
 		if time.Since(start) > max {
 			return time.Since(start), false, nil
 		}
@@ -323,6 +290,7 @@ func (s *Server) settle(ctx context.Context, procs int, max time.Duration) (time
 			return time.Since(start), false, err
 		}
 	}
+	return time.Since(start), true, nil
 }
 
 // DBBytes is the size of the database, its WAL and shared memory file.
@@ -338,52 +306,32 @@ func (s *Server) DBBytes() int64 {
 
 // LogProblems returns the first max WARN/ERROR lines of the server log so far
 // and how many there are in all.
-func (s *Server) LogProblems(max int) ([]string, int) { return logProblems(s.LogPath, max) }
-
-func logProblems(path string, max int) ([]string, int) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, 0
-	}
-	defer f.Close()
+func (s *Server) LogProblems(max int) ([]string, int) {
+	b, _ := os.ReadFile(s.LogPath)
 	var out []string
 	n := 0
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64*1024), 4*1024*1024)
-	for sc.Scan() {
-		line := sc.Text()
+	for line := range strings.Lines(string(b)) {
 		if strings.Contains(line, "level=WARN") || strings.Contains(line, "level=ERROR") {
-			n++
-			if len(out) < max {
-				if len(line) > 400 {
-					line = line[:400] + "…"
-				}
-				out = append(out, line)
+			if n++; len(out) < max {
+				out = append(out, truncate(strings.TrimRight(line, "\n"), 400))
 			}
 		}
 	}
 	return out, n
 }
 
-func tailFile(path string, n int) string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return ""
+// truncate cuts s to n bytes, marking the cut.
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "…"
 	}
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
+	return s
 }
 
-// checkURL refuses anything but a loopback http URL.
-func checkURL(raw string) error {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return err
-	}
-	return loopbackOnly(u.Host)
+func tailFile(path string, n int) string {
+	b, _ := os.ReadFile(path)
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
 
 // startServer is StartServer for a scenario: stop, which the scenario

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	_ "embed"
 	"errors"
 	"fmt"
 	"html"
@@ -35,6 +36,16 @@ var Pages = map[string]Page{
 		return [...]string{"Sort by name", "Sort by price", "Sort by stock"}[i%3]
 	}},
 }
+
+// The pages' static parts.
+var (
+	//go:embed pages/form.html
+	formBody string
+	//go:embed pages/catalogue.js
+	catalogueJS string
+	//go:embed pages/table.js
+	tableJS string
+)
 
 // Site is the local test site on 127.0.0.1.
 type Site struct {
@@ -101,41 +112,11 @@ func cataloguePage() string {
 		fmt.Fprintf(&b, `<li><a href="/item/%d">Item %d</a> <span>€%d.%02d</span> <button type="button" data-id="%d">Add %d</button></li>`,
 			i, i, 5+i%95, i%100, i, i)
 	}
-	b.WriteString(`</ul></section></main><script>
-let n = 0;
-document.getElementById('items').addEventListener('click', e => {
-  if (e.target.tagName !== 'BUTTON') return;
-  n++;
-  e.target.textContent = 'Added ' + e.target.dataset.id;
-  document.getElementById('cart').textContent = 'Cart: ' + n + ' items';
-});
-</script>`)
+	b.WriteString("</ul></section></main><script>\n" + catalogueJS + `</script>`)
 	return page("Catalogue", b.String())
 }
 
-func formPage() string {
-	return page("Sign up", `<form id="f" action="/form" method="get">
-<p><label>Full name <input name="name" autocomplete="off"></label></p>
-<p><label>Email <input name="email" type="email"></label></p>
-<p><label>Password <input name="password" type="password"></label></p>
-<p><label>Country <select name="country"><option>France</option><option>Japan</option><option>China</option><option>Brazil</option></select></label></p>
-<fieldset><legend>Plan</legend>
-<label><input type="radio" name="plan" value="free" checked> Free</label>
-<label><input type="radio" name="plan" value="pro"> Pro</label></fieldset>
-<p><label><input type="checkbox" name="news"> Send me the newsletter</label></p>
-<p><label>About you <textarea name="about" rows="3"></textarea></label></p>
-<p><button type="button" id="save">Save draft</button> <button type="button" id="validate">Validate</button>
-<button type="button" id="preview">Preview</button> <button type="submit">Submit</button></p>
-<p id="status" role="status">Not saved</p>
-</form><script>
-let clicks = 0;
-for (const id of ['save', 'validate', 'preview'])
-  document.getElementById(id).addEventListener('click', () => {
-    clicks++;
-    document.getElementById('status').textContent = id + ' #' + clicks;
-  });
-</script>`)
-}
+func formPage() string { return page("Sign up", strings.TrimSuffix(formBody, "\n")) }
 
 func tablePage() string {
 	var b strings.Builder
@@ -146,13 +127,6 @@ func tablePage() string {
 		fmt.Fprintf(&b, `<tr><td>%d</td><td>Product %03d</td><td>%d.%02d</td><td>%d</td><td>%s</td></tr>`,
 			i, (i*37)%200, 3+(i*13)%90, (i*7)%100, (i*11)%50, cats[i%len(cats)])
 	}
-	b.WriteString(`</tbody></table><script>
-for (const btn of document.querySelectorAll('button[data-k]'))
-  btn.addEventListener('click', () => {
-    const k = +btn.dataset.k, body = document.querySelector('#t tbody');
-    const rows = [...body.rows].sort((a, b) => a.cells[k].textContent.localeCompare(b.cells[k].textContent, undefined, {numeric: true}));
-    body.replaceChildren(...rows);
-  });
-</script>`)
+	b.WriteString("</tbody></table><script>\n" + tableJS + `</script>`)
 	return page("Inventory", b.String())
 }

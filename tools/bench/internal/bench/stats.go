@@ -2,7 +2,7 @@ package bench
 
 import (
 	"math"
-	"sort"
+	"slices"
 	"time"
 )
 
@@ -14,25 +14,16 @@ func Percentile(xs []float64, p float64) float64 {
 	if len(xs) == 0 {
 		return math.NaN()
 	}
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	return percentileSorted(s, p)
+	return percentileSorted(slices.Sorted(slices.Values(xs)), p)
 }
 
 func percentileSorted(s []float64, p float64) float64 {
-	switch {
-	case p <= 0:
-		return s[0]
-	case p >= 100:
-		return s[len(s)-1]
-	}
-	h := p / 100 * float64(len(s)-1)
-	lo := math.Floor(h)
-	i := int(lo)
+	h := min(max(p/100, 0), 1) * float64(len(s)-1)
+	i := int(h)
 	if i+1 >= len(s) {
 		return s[i]
 	}
-	return s[i] + (h-lo)*(s[i+1]-s[i])
+	return s[i] + (h-float64(i))*(s[i+1]-s[i])
 }
 
 // Summary describes a sample of latencies in milliseconds.
@@ -51,8 +42,7 @@ func Summarize(xs []float64) Summary {
 	if len(xs) == 0 {
 		return Summary{}
 	}
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
+	s := slices.Sorted(slices.Values(xs))
 	var sum float64
 	for _, x := range s {
 		sum += x
