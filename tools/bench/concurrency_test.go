@@ -27,14 +27,13 @@ func TestConcurrencyFlags(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var f concurrencyFlags
+			var cfg bench.ConcurrencyConfig
 			fs := flag.NewFlagSet("test", flag.ContinueOnError)
-			f.register(fs)
+			cfg.Flags(fs)
 			if err := fs.Parse(tt.args); err != nil {
 				t.Fatal(err)
 			}
-			cfg, err := f.config(bench.ServerConfig{}, time.Minute)
-			if err != nil {
+			if err := cfg.Check(); err != nil {
 				t.Fatal(err)
 			}
 			if diff := cmp.Diff(tt.want, cfg.Pages); diff != "" {
