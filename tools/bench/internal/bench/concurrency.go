@@ -5,6 +5,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
 	"log/slog"
 	"math/rand/v2"
 	"slices"
@@ -12,8 +13,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
 )
 
 // ConcurrencyConfig configures the concurrency scenario: at each level, that
@@ -93,24 +92,22 @@ type LevelResult struct {
 	CreateErrors      []ErrorCount `json:"create_errors"`
 	Create            Summary      `json:"create"`
 	CreateWallMS      float64      `json:"create_wall_ms"`
-
-	WindowMS         float64      `json:"window_ms"`
-	Rounds           int          `json:"rounds"`
-	RoundsPerSession RoundSpread  `json:"rounds_per_session"`
-	CutRounds        int          `json:"cut_rounds"`
-	Calls            int          `json:"calls"`
-	OKCalls          int          `json:"ok_calls"`
-	CallsPerSec      float64      `json:"ok_calls_per_s"`
-	ErrorCount       int          `json:"error_count"`
-	Errors           []ErrorCount `json:"errors"`
-	Tools            []ToolStat   `json:"tools"`
-	Breakdown        []Breakdown  `json:"breakdown"`
-	BreakdownErr     string       `json:"breakdown_error,omitempty"`
+	WindowMS          float64      `json:"window_ms"`
+	Rounds            int          `json:"rounds"`
+	RoundsPerSession  RoundSpread  `json:"rounds_per_session"`
+	CutRounds         int          `json:"cut_rounds"`
+	Calls             int          `json:"calls"`
+	OKCalls           int          `json:"ok_calls"`
+	CallsPerSec       float64      `json:"ok_calls_per_s"`
+	ErrorCount        int          `json:"error_count"`
+	Errors            []ErrorCount `json:"errors"`
+	Tools             []ToolStat   `json:"tools"`
+	Breakdown         []Breakdown  `json:"breakdown"`
+	BreakdownErr      string       `json:"breakdown_error,omitempty"`
 	// Settled is false when the previous level's processes had not gone
 	// after SettleMS: the baseline is then too high.
-	SettleMS float64 `json:"settle_ms"`
-	Settled  bool    `json:"settled"`
-
+	SettleMS             float64            `json:"settle_ms"`
+	Settled              bool               `json:"settled"`
 	Baseline             MemSample          `json:"baseline_memory"`
 	Idle                 MemSample          `json:"idle_memory"`
 	End                  MemSample          `json:"end_of_load_memory"`
@@ -230,7 +227,6 @@ func runLevel(ctx context.Context, log *slog.Logger, srv *Server, l *loop, level
 	}
 	lr.Baseline = srv.Memory(true)
 	log.Info("baseline (0 sessions)", "rss_mb", mb(lr.Baseline.RSSKB), "procs", lr.Baseline.Procs)
-
 	createErrs := newErrorLog()
 	sessions, lat := make([]string, level), make([]float64, level)
 	createMark, t0 := markCPU(srv.PID), time.Now()
@@ -275,7 +271,6 @@ func runLevel(ctx context.Context, log *slog.Logger, srv *Server, l *loop, level
 	if lr.Created == 0 {
 		return lr, fmt.Errorf("no session could be created: %v", firstMessage(lr.CreateErrors))
 	}
-
 	l.rec = newRecorder(len(ids))
 	loadCtx, cancel := context.WithTimeout(ctx, cfg.Duration)
 	defer cancel()
@@ -311,7 +306,6 @@ func runLevel(ctx context.Context, log *slog.Logger, srv *Server, l *loop, level
 	<-sampleDone
 	window := time.Since(start)
 	lr.LoadCPU, lr.End, lr.WindowMS = cpuSince(loadMark, markCPU(srv.PID)), srv.Memory(true), ms(window)
-
 	rec := l.rec
 	rec.mu.Lock()
 	lr.Calls, lr.OKCalls, lr.CutRounds = rec.calls, rec.ok, rec.cut

@@ -4,11 +4,10 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	_ "modernc.org/sqlite" // read the server's record (read-only) for the time breakdown
 	"net/url"
 	"slices"
 	"time"
-
-	_ "modernc.org/sqlite" // read the server's record (read-only) for the time breakdown
 )
 
 // callTiming is one successful POST /call as the client saw it.

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/coder/websocket"
 	"image/jpeg"
 	"io"
 	"log/slog"
@@ -15,8 +16,6 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
-
-	"github.com/coder/websocket"
 )
 
 // LiveConfig configures the live view scenario: what one viewer of a

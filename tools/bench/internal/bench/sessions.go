@@ -6,13 +6,12 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
 	"log/slog"
 	"maps"
 	"strconv"
 	"strings"
 	"time"
-
-	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
 )
 
 // SessionsConfig configures the sessions scenario. RefillWait is the
@@ -186,7 +185,6 @@ func runSessionsOnce(ctx context.Context, log *slog.Logger, navURL string, run *
 		}
 	}
 	run.Create = Summarize(create1)
-
 	var timings []callTiming
 	navigate := func(id, tool string) (time.Duration, bool) {
 		t := time.Now()
@@ -223,7 +221,6 @@ func runSessionsOnce(ctx context.Context, log *slog.Logger, navURL string, run *
 	}
 	run.FirstNav, run.FirstNavCreate, run.FirstNavNav = Summarize(first), Summarize(firstCreate), Summarize(firstNav)
 	run.ExistingNav = Summarize(existing)
-
 	if cfg.ProfileCookies > 0 {
 		// The sessions close without writing back, so every create starts
 		// from the same profile.

@@ -177,14 +177,13 @@ const (
 	verdictTooFew = "not enough samples"
 )
 
-// soakRun is the state shared by the sessions of one soak run.
+// soakRun is the state shared by the sessions of one soak run, under
+// rec.mu.
 type soakRun struct {
 	loop
-	cfg                            SoakConfig
-	mu                             sync.Mutex
-	ids                            []string // by index, "" until created
-	longPauses, restoredAfterPause int
-	urlKept, urlLost               int
+	cfg                                              SoakConfig
+	ids                                              []string // by index, "" until created
+	longPauses, restoredAfterPause, urlKept, urlLost int
 }
 
 // RunSoak runs the soak scenario on one proxy-server.
@@ -225,7 +224,6 @@ func RunSoak(ctx context.Context, log *slog.Logger, site *Site, cfg SoakConfig) 
 		res.Trend, res.Verdict, res.VerdictRule = soakTrend(res.Samples)
 		return res, err
 	}
-
 	// Each session starts its traffic as soon as it exists: one created
 	// early would otherwise sit idle, and be suspended, while the others
 	// are created. Two creations at a time: more on 2 CPUs only makes each
@@ -238,9 +236,9 @@ func RunSoak(ctx context.Context, log *slog.Logger, site *Site, cfg SoakConfig) 
 			createErrs.add("POST /sessions", err)
 			return
 		}
-		s.mu.Lock()
+		s.rec.mu.Lock()
 		s.ids[i] = sess.ID
-		s.mu.Unlock()
+		s.rec.mu.Unlock()
 		wg.Go(func() { s.sessionLoop(ctx, loadCtx, sess.ID, i) })
 	})
 	ids := s.sessionIDs()
@@ -258,7 +256,6 @@ func RunSoak(ctx context.Context, log *slog.Logger, site *Site, cfg SoakConfig) 
 	}
 	res.WarmUpTookMS = ms(time.Since(warmStart))
 	log.Info("warm-up done", "took", time.Since(warmStart).Round(time.Second))
-
 	t0 := time.Now()
 	for k := 0; k <= int(cfg.Duration/cfg.Interval); k++ {
 		// Sample 0 is one reading at t0 (the trend leaves it out); sample k
@@ -289,14 +286,12 @@ func RunSoak(ctx context.Context, log *slog.Logger, site *Site, cfg SoakConfig) 
 }
 
 func (s *soakRun) sessionIDs() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.rec.mu.Lock()
+	defer s.rec.mu.Unlock()
 	return slices.DeleteFunc(slices.Clone(s.ids), func(id string) bool { return id == "" })
 }
 
 func (s *soakRun) allRounds() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	s.rec.mu.Lock()
 	defer s.rec.mu.Unlock()
 	for i, id := range s.ids {
@@ -322,7 +317,7 @@ func (s *soakRun) sessionLoop(ctx, loadCtx context.Context, id string, idx int) 
 	for loadCtx.Err() == nil {
 		if afterLong {
 			if snap, err := s.rec.call(ctx, s.c, id, "browser_snapshot", "after long pause", nil); err == nil {
-				s.mu.Lock()
+				s.rec.mu.Lock()
 				if snap.Metadata.Restored {
 					s.restoredAfterPause++
 				}
@@ -332,7 +327,7 @@ func (s *soakRun) sessionLoop(ctx, loadCtx context.Context, id string, idx int) 
 					s.urlLost++
 					s.rec.errlog.add("resume", fmt.Errorf("after a long pause the page is %q, was %q", url, lastURL))
 				}
-				s.mu.Unlock()
+				s.rec.mu.Unlock()
 			}
 			afterLong = false
 			think()
@@ -350,9 +345,9 @@ func (s *soakRun) sessionLoop(ctx, loadCtx context.Context, id string, idx int) 
 		s.rec.record("get_console_content", name, t, err)
 		s.rec.roundEnded(idx, true, false)
 		if afterLong = rng.Float64() < s.cfg.LongPauseProb; afterLong {
-			s.mu.Lock()
+			s.rec.mu.Lock()
 			s.longPauses++
-			s.mu.Unlock()
+			s.rec.mu.Unlock()
 			// The sweep runs every idle/4: by 1.25 × idle the session is
 			// suspended; 1.5–2 × idle leaves room for the suspension itself.
 			pause(s.cfg.IdleTimeout*3/2, s.cfg.IdleTimeout*2)
@@ -386,10 +381,8 @@ func (s *soakRun) pollSuspensions(ctx context.Context) int {
 }
 
 func (s *soakRun) fill(res *SoakResult) {
-	s.mu.Lock()
-	res.LongPauses, res.RestoredAfterPause, res.ResumeURLKept, res.ResumeURLLost = s.longPauses, s.restoredAfterPause, s.urlKept, s.urlLost
-	s.mu.Unlock()
 	s.rec.mu.Lock()
+	res.LongPauses, res.RestoredAfterPause, res.ResumeURLKept, res.ResumeURLLost = s.longPauses, s.restoredAfterPause, s.urlKept, s.urlLost
 	res.Ops, res.Restored = s.rec.ops, s.rec.restored
 	for _, n := range s.rec.rounds {
 		res.Rounds += n
@@ -430,24 +423,24 @@ func (s *soakRun) sample(ctx context.Context, srv *Server, ids []string, t0 time
 		}
 	}
 	if text, err := s.c.get(ctx, "/metrics"); err == nil {
+		// A gauge missing from the exposition is NaN, and stays -1.
 		m := parseMetrics(text)
-		kb := func(p *int64, v float64, ok bool) {
-			if ok {
+		g := func(name string) float64 {
+			if v, ok := m[name]; ok {
+				return v
+			}
+			return math.NaN()
+		}
+		released := g("go_memstats_heap_released_bytes")
+		for p, v := range map[*int64]float64{&smp.HeapInuseKB: g("go_memstats_heap_inuse_bytes"), &smp.HeapRetainedKB: g("go_memstats_heap_idle_bytes") - released,
+			&smp.GoHeldKB: g("go_memstats_sys_bytes") - released, &smp.SQLiteMappedKB: g("pwproxy_sqlite_allocator_mapped_bytes")} {
+			if !math.IsNaN(v) {
 				*p = int64(v / 1024)
 			}
 		}
-		if v, ok := m["go_goroutines"]; ok {
+		if v := g("go_goroutines"); !math.IsNaN(v) {
 			smp.Goroutines = int(v)
 		}
-		inuse, ok1 := m["go_memstats_heap_inuse_bytes"]
-		idle, ok2 := m["go_memstats_heap_idle_bytes"]
-		released, ok3 := m["go_memstats_heap_released_bytes"]
-		sys, ok4 := m["go_memstats_sys_bytes"]
-		sqlite, ok5 := m["pwproxy_sqlite_allocator_mapped_bytes"]
-		kb(&smp.HeapInuseKB, inuse, ok1)
-		kb(&smp.HeapRetainedKB, idle-released, ok2 && ok3)
-		kb(&smp.GoHeldKB, sys-released, ok4 && ok3)
-		kb(&smp.SQLiteMappedKB, sqlite, ok5)
 	}
 	s.rec.mu.Lock()
 	smp.Ops, smp.Restored = s.rec.ops, s.rec.restored
@@ -684,16 +677,13 @@ func fitTrend(t, x, y []float64) (b, c float64, adjusted bool) {
 	return (sty*sxx - sxy*stx) / det, (stt*sxy - stx*sty) / det, true
 }
 
-func (r *SoakResult) readingsText() string {
-	if r.Readings <= 1 {
-		return "one reading each"
-	}
-	return fmt.Sprintf("after the first, each the mean of %d readings %.0f s apart", r.Readings, r.IntervalMS/1000/float64(r.Readings))
-}
-
 func (r *SoakResult) writeText(w io.Writer) {
+	readings := "one reading each"
+	if r.Readings > 1 {
+		readings = fmt.Sprintf("after the first, each the mean of %d readings %.0f s apart", r.Readings, r.IntervalMS/1000/float64(r.Readings))
+	}
 	fmt.Fprintf(w, "== soak: %d sessions (%d created), %.0f min after a warm-up (at least %.0f s and one round per session; took %.0f s), a sample every %.0f s (%s); env %v\n",
-		r.Sessions, r.Created, r.DurationMS/60000, r.WarmUpMS/1000, r.WarmUpTookMS/1000, r.IntervalMS/1000, r.readingsText(), r.Env)
+		r.Sessions, r.Created, r.DurationMS/60000, r.WarmUpMS/1000, r.WarmUpTookMS/1000, r.IntervalMS/1000, readings, r.Env)
 	fmt.Fprintf(w, "   each round: browser_navigate (%s, at random) + get_content(search_for a button) + browser_snapshot + browser_click + get_console_content, 0.2–1.5 s think time before each; "+
 		"then a 1–6 s pause, or with probability %.2f a pause of 1.5–2 × the idle timeout (%.0f s): the session is suspended, and the next round starts with a browser_snapshot that resumes it\n",
 		strings.Join(r.Pages, ", "), r.LongPauseProb, r.IdleTimeoutMS/1000)

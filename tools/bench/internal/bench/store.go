@@ -6,23 +6,21 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/google/uuid"
+	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/content"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/store"
 	"io"
 	"log/slog"
 	"math/rand/v2"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"text/tabwriter"
 	"time"
-
-	"github.com/google/uuid"
-	"modernc.org/sqlite"
-	sqlite3 "modernc.org/sqlite/lib"
-
-	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
-	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/content"
-	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/store"
 )
 
 // The record's targets (docs/BENCHMARKS.md, "Against the targets"): 100 KB
@@ -279,7 +277,6 @@ func runIngest(ctx context.Context, log *slog.Logger, path, name string, readers
 		refs = append(refs, ref)
 	}
 	run.Seeded = len(refs)
-
 	log.Info("ingest run", "writers", cfg.Writers, "readers", readers, "duration", cfg.Duration, "snapshot_bytes", len(snaps[0]))
 	loadCtx, cancel := context.WithTimeout(ctx, cfg.Duration)
 	defer cancel()
@@ -393,12 +390,8 @@ func runStoreSearch(ctx context.Context, log *slog.Logger, path string, cfg Stor
 }
 
 // syntheticItems is how many catalogue items SyntheticSnapshot writes for
-// about n bytes.
-func syntheticItems(n int) int { return max(1, n/syntheticItemBytes) }
-
-// syntheticItemBytes is the approximate size of one catalogue item in
-// SyntheticSnapshot.
-const syntheticItemBytes = 250
+// about n bytes: one is about 250 bytes.
+func syntheticItems(n int) int { return max(1, n/250) }
 
 // SyntheticSnapshot returns an aria snapshot of about n bytes (exactly n
 // when n is larger than the header), shaped like what @playwright/mcp
@@ -410,11 +403,8 @@ const syntheticItemBytes = 250
 func SyntheticSnapshot(n, variant int) string {
 	var b strings.Builder
 	b.Grow(n + 512)
-	ref := 0
-	next := func() string {
-		ref++
-		return fmt.Sprintf("e%d", ref+variant*100000)
-	}
+	ref := variant * 100000
+	next := func() string { ref++; return fmt.Sprintf("e%d", ref) }
 	fmt.Fprintf(&b, "- generic [ref=%s]:\n", next())
 	fmt.Fprintf(&b, "  - banner [ref=%s]:\n    - link \"Bench shop home\" [ref=%s] [cursor=pointer]:\n      - /url: /\n", next(), next())
 	fmt.Fprintf(&b, "    - navigation \"Main\" [ref=%s]:\n      - list [ref=%s]:\n", next(), next())
@@ -436,14 +426,11 @@ func SyntheticSnapshot(n, variant int) string {
 			next(), name, next(), url)
 		fmt.Fprintf(&b, "        - text: €%d.%02d\n        - button \"Add %d\" [ref=%s] [cursor=pointer]\n", 5+(i+variant)%95, (i*7+variant)%100, i, next())
 	}
-	s := b.String()
-	if len(s) > n {
-		// Cut at a line end so that the yaml stays whole lines.
-		if cut := strings.LastIndexByte(s[:n], '\n'); cut > 0 {
-			s = s[:cut+1]
-		}
+	// Cut at a line end so that the yaml stays whole lines.
+	if s := b.String(); len(s) > n && strings.LastIndexByte(s[:n], '\n') > 0 {
+		return s[:strings.LastIndexByte(s[:n], '\n')+1]
 	}
-	return s
+	return b.String()
 }
 
 // hostMachine describes the machine for an in-process benchmark (no
@@ -461,14 +448,8 @@ func InProcessReport(ctx context.Context, command []string) *Report {
 	return &Report{Started: time.Now().UTC(), Command: command, Machine: hostMachine(ctx)}
 }
 
-func metOrNot(ok bool) string {
-	if ok {
-		return "met"
-	}
-	return "NOT MET"
-}
-
 func (s *StoreResult) writeText(w io.Writer) {
+	metOrNot := map[bool]string{true: "met", false: "NOT MET"}
 	fmt.Fprintf(w, "== store: internal/store + internal/content in process on a temp file (WAL, one writer connection + a read pool); "+
 		"each call = 2 commits as the server makes them, InsertRequest then RecordResponse (%d B page snapshot, 2 console entries, the session's activity), %d writers for %.0f s each run; "+
 		"readers loop without pause, alternately content.Get(random ref, search_for \"Add N\", a read only: a search leaves the diff cursor alone) and store.GetResponse(random ref); "+
@@ -478,10 +459,7 @@ func (s *StoreResult) writeText(w io.Writer) {
 	fmt.Fprintln(tw, "run\treaders\tcalls\tcalls/s\tMB/s\twrite p50 ms\tp95 ms\tmax ms\tget_content p50 ms\tp95 ms\tGetResponse p50 ms\tp95 ms\treader ops/s\terrors\tSQLITE_BUSY\tDB MB\tCPU bench/other\t")
 	f2 := func(x float64) string { return fmt.Sprintf("%.2f", x) }
 	for _, r := range s.Ingest {
-		readerRate := 0.0
-		if r.WindowMS > 0 {
-			readerRate = float64(r.ReaderOps) / (r.WindowMS / 1000)
-		}
+		readerRate := float64(r.ReaderOps) / max(r.WindowMS/1000, 1e-9)
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%.0f\t%.1f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.0f\t%d\t%d\t%.0f\t%.2f/%.2f\t\n",
 			r.Name, r.Readers, r.Calls, r.PerSec, r.MBPerSec, f2(r.Write.Median), f2(r.Write.P95), f2(r.Write.Max),
 			f2(r.GetContent.Median), f2(r.GetContent.P95), f2(r.GetResponse.Median), f2(r.GetResponse.P95),
@@ -489,7 +467,7 @@ func (s *StoreResult) writeText(w io.Writer) {
 	}
 	tw.Flush()
 	for _, r := range s.Ingest {
-		fmt.Fprintf(w, "target: ingest ≥ %.0f snapshots/s of %.0f KiB: %s: %.0f/s, %s\n", s.IngestTargetPerSec, float64(s.SnapshotBytes)/1024, r.Name, r.PerSec, metOrNot(r.PerSec >= s.IngestTargetPerSec))
+		fmt.Fprintf(w, "target: ingest ≥ %.0f snapshots/s of %.0f KiB: %s: %.0f/s, %s\n", s.IngestTargetPerSec, float64(s.SnapshotBytes)/1024, r.Name, r.PerSec, metOrNot[r.PerSec >= s.IngestTargetPerSec])
 		if r.Busy > 0 {
 			fmt.Fprintf(w, "%s: %d SQLITE_BUSY/LOCKED errors (must be 0)\n", r.Name, r.Busy)
 		}
@@ -499,7 +477,7 @@ func (s *StoreResult) writeText(w io.Writer) {
 	if q.Get.N > 0 {
 		fmt.Fprintf(w, "search: get_content(ref, search_for %q, reset_cursor) from SQLite on a %.2f MiB snapshot (%d lines, %d matching, %d B answer), %d iterations: median %.2f ms, p95 %.2f ms, max %.2f ms (of which content.Search in memory: median %.2f ms)\n",
 			q.Term, float64(q.SnapshotBytes)/(1<<20), q.SnapshotLines, q.MatchLines, q.ResultBytes, q.Get.N, q.Get.Median, q.Get.P95, q.Get.Max, q.SearchOnly.Median)
-		fmt.Fprintf(w, "target: search on 1 MB ≤ %.0f ms median: %.2f ms, %s\n", s.SearchTargetMS, q.Get.Median, metOrNot(q.Get.Median <= s.SearchTargetMS))
+		fmt.Fprintf(w, "target: search on 1 MB ≤ %.0f ms median: %.2f ms, %s\n", s.SearchTargetMS, q.Get.Median, metOrNot[q.Get.Median <= s.SearchTargetMS])
 	}
 	if q.Error != "" {
 		fmt.Fprintf(w, "search: error: %s\n", q.Error)
