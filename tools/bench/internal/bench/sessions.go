@@ -173,16 +173,21 @@ func runSessionsOnce(ctx context.Context, log *slog.Logger, navURL string, run *
 			errs.add("DELETE /sessions", err)
 		}
 	}
-	var create1, first, firstCreate, firstNav, existing []float64
-	for i := range cfg.Iterations {
-		id, d, err := create(&run.CreateFromPool)
-		if err != nil {
-			return err
-		} else if id != "" {
-			create1 = append(create1, ms(d))
-			log.Info("POST /sessions", "i", fmt.Sprintf("%d/%d", i+1, cfg.Iterations), "took", d.Round(time.Millisecond))
+	// createOnly times a create alone, into lat, and closes the session.
+	createOnly := func(lat *[]float64, fromPool *int, opts ...proxy.BrowserOptions) error {
+		id, d, err := create(fromPool, opts...)
+		if id != "" {
+			*lat = append(*lat, ms(d))
 			closeSession(id)
 		}
+		return err
+	}
+	var create1, first, firstCreate, firstNav, existing []float64
+	for i := range cfg.Iterations {
+		if err := createOnly(&create1, &run.CreateFromPool); err != nil {
+			return err
+		}
+		log.Info("POST /sessions", "i", fmt.Sprintf("%d/%d", i+1, cfg.Iterations))
 	}
 	run.Create = Summarize(create1)
 	var timings []callTiming
@@ -233,17 +238,11 @@ func runSessionsOnce(ctx context.Context, log *slog.Logger, navURL string, run *
 		noWrite, plainFromPool := false, 0
 		var prof, plain []float64
 		for i := range cfg.Iterations {
-			if id, d, err := create(&run.ProfileFromPool, proxy.BrowserOptions{Profile: benchProfile, ProfileWrite: &noWrite}); err != nil {
+			if err := createOnly(&prof, &run.ProfileFromPool, proxy.BrowserOptions{Profile: benchProfile, ProfileWrite: &noWrite}); err != nil {
 				return err
-			} else if id != "" {
-				prof = append(prof, ms(d))
-				closeSession(id)
 			}
-			if id, d, err := create(&plainFromPool); err != nil {
+			if err := createOnly(&plain, &plainFromPool); err != nil {
 				return err
-			} else if id != "" {
-				plain = append(plain, ms(d))
-				closeSession(id)
 			}
 			log.Info("create from a profile / plain", "i", fmt.Sprintf("%d/%d", i+1, cfg.Iterations))
 		}
