@@ -222,11 +222,8 @@ func runLevel(ctx context.Context, log *slog.Logger, srv *Server, l *loop, level
 	if lr.SettleMS, lr.Settled = ms(settle), settled; err != nil {
 		return lr, err
 	}
-	if !settled {
-		log.Warn("the previous level's processes did not all go within 3 minutes: baseline taken anyway", "procs", len(processTree(srv.PID)), "want", startProcs+1)
-	}
 	lr.Baseline = srv.Memory(true)
-	log.Info("baseline (0 sessions)", "rss_mb", mb(lr.Baseline.RSSKB), "procs", lr.Baseline.Procs)
+	log.Info("baseline (0 sessions)", "rss_mb", mb(lr.Baseline.RSSKB), "procs", lr.Baseline.Procs, "settled", settled)
 	createErrs := newErrorLog()
 	sessions, lat := make([]string, level), make([]float64, level)
 	createMark, t0 := markCPU(srv.PID), time.Now()
@@ -261,14 +258,9 @@ func runLevel(ctx context.Context, log *slog.Logger, srv *Server, l *loop, level
 		}
 	}
 	log.Info("sessions created", "ok", lr.Created, "failed", level-lr.Created, "wall", time.Since(t0).Round(time.Millisecond), "median", fmt.Sprintf("%.0fms", lr.Create.Median))
-	for _, e := range lr.CreateErrors {
-		log.Error("create failed", "count", e.Count, "err", e.Message)
-	}
-	if ctx.Err() != nil {
+	if lr.Idle = srv.Memory(false); ctx.Err() != nil {
 		return lr, ctx.Err()
-	}
-	lr.Idle = srv.Memory(false)
-	if lr.Created == 0 {
+	} else if lr.Created == 0 {
 		return lr, fmt.Errorf("no session could be created: %v", firstMessage(lr.CreateErrors))
 	}
 	l.rec = newRecorder(len(ids))
@@ -332,9 +324,6 @@ func runLevel(ctx context.Context, log *slog.Logger, srv *Server, l *loop, level
 	}
 	log.Info("level done", "window", window.Round(time.Millisecond), "ok_calls_per_s", fmt.Sprintf("%.2f", lr.CallsPerSec), "calls", lr.Calls, "errors", lr.ErrorCount,
 		"rounds_per_session_min", lr.RoundsPerSession.Min, "cut_rounds", lr.CutRounds, "pss_per_session_mb", fmt.Sprintf("%.1f", lr.PerSessionPSSKB/1024), "health", lr.HealthAfter)
-	for _, e := range lr.Errors[:min(5, len(lr.Errors))] {
-		log.Warn("error", "where", e.Where, "count", e.Count, "msg", e.Message)
-	}
 	return lr, ctx.Err()
 }
 

@@ -166,16 +166,14 @@ func watch(ctx context.Context, srv *Server, c *Client, id string, d time.Durati
 	dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	conn, resp, err := websocket.Dial(dctx, wsURL, &websocket.DialOptions{HTTPHeader: hdr, HTTPClient: c.http})
 	cancel()
-	if err != nil {
-		if resp != nil {
-			return nil, CPUUsage{}, fmt.Errorf("GET /sessions/%s/live: HTTP %d: %w", id, resp.StatusCode, err)
-		}
+	if err != nil && resp != nil {
+		return nil, CPUUsage{}, fmt.Errorf("GET /sessions/%s/live: HTTP %d: %w", id, resp.StatusCode, err)
+	} else if err != nil {
 		return nil, CPUUsage{}, fmt.Errorf("GET /sessions/%s/live: %w", id, err)
 	}
 	defer conn.CloseNow()
 	conn.SetReadLimit(64 << 20)
-	start := time.Now()
-	mark := markCPU(srv.PID)
+	start, mark := time.Now(), markCPU(srv.PID)
 	wctx, stop := context.WithDeadline(ctx, start.Add(d))
 	defer stop()
 	var frames []liveFrame
@@ -249,10 +247,7 @@ func flipLatencies(frames []liveFrame, changes int) (lat []float64, missed int, 
 	}
 	for k := range changes {
 		s := first.Add(time.Duration(k) * time.Second)
-		want := "red"
-		if s.Unix()%2 == 1 {
-			want = "blue"
-		}
+		want := [2]string{"red", "blue"}[s.Unix()%2]
 		seen := false
 		for i, f := range frames {
 			if f.at.Before(s) || !f.at.Before(s.Add(time.Second)) {

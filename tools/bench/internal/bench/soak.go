@@ -276,9 +276,8 @@ func RunSoak(ctx context.Context, log *slog.Logger, site *Site, cfg SoakConfig) 
 		}
 		smp := meanSample(readings)
 		res.Samples = append(res.Samples, smp)
-		log.Info("sample", "n", k, "elapsed", time.Duration(smp.ElapsedS*float64(time.Second)).Round(time.Second), "readings", smp.Readings,
-			"rss_mb", mb(smp.Memory.RSSKB), "pss_mb", mb(smp.Memory.PSSKB), "server_rss_mb", mb(smp.ServerRSSKB), "server_fds", smp.ServerFDs,
-			"tree_fds", smp.TreeFDs, "active", math.Round(smp.ActiveMean*100)/100, "suspended", smp.Suspended, "ops", smp.Ops, "errors", smp.Errors)
+		log.Info("sample", "n", k, "elapsed_s", math.Round(smp.ElapsedS), "rss_mb", mb(smp.Memory.RSSKB), "pss_mb", mb(smp.Memory.PSSKB), "server_rss_mb", mb(smp.ServerRSSKB),
+			"server_fds", smp.ServerFDs, "tree_fds", smp.TreeFDs, "active", smp.ActiveMean, "ops", smp.Ops, "errors", smp.Errors)
 	}
 	res, err = finish(nil)
 	log.Info("soak done", "verdict", res.Verdict, "ops", res.Ops, "errors", res.ErrorCount, "restored", res.Restored, "long_pauses", res.LongPauses)
@@ -443,9 +442,8 @@ func (s *soakRun) sample(ctx context.Context, srv *Server, ids []string, t0 time
 		}
 	}
 	s.rec.mu.Lock()
-	smp.Ops, smp.Restored = s.rec.ops, s.rec.restored
-	s.rec.mu.Unlock()
-	smp.Errors = s.rec.errlog.total()
+	defer s.rec.mu.Unlock()
+	smp.Ops, smp.Restored, smp.Errors = s.rec.ops, s.rec.restored, s.rec.errlog.total()
 	return smp
 }
 
@@ -700,15 +698,13 @@ func (r *SoakResult) writeText(w io.Writer) {
 		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "metric\tunit\tn\tmean\tfirst\tlast\tlast − first\tslope/h raw\tslope/h adjusted\tper active session\tprojected over window\tband\tverdict\tslope/h 1st half → 2nd half\t")
 		for _, t := range r.Trend {
-			adj, per := "—", "—"
+			adj, per, band, verdict, halves := "—", "—", t.BandRule, "(shown only)", "—"
 			if t.Adjusted {
 				adj, per = fmt.Sprintf("%.2f", t.SlopePerHour), fmt.Sprintf("%.2f", t.PerActive)
 			}
-			band, verdict := t.BandRule, "(shown only)"
 			if t.Checked {
 				band, verdict = fmt.Sprintf("%.2f (%s)", t.Band, t.BandRule), t.Verdict
 			}
-			halves := "—"
 			if len(t.HalfSlopesPerHour) == 2 {
 				halves = fmt.Sprintf("%.2f → %.2f", t.HalfSlopesPerHour[0], t.HalfSlopesPerHour[1])
 			}
