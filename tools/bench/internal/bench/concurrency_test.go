@@ -157,8 +157,9 @@ func TestSessionLoopStartsNoCallAfterTheDeadline(t *testing.T) {
 				t.Fatal(err)
 			}
 			rec := newRecorder(1)
-			cfg := ConcurrencyConfig{MaxIterations: tt.maxIterations, ErrorBackoff: time.Millisecond}
-			sessionLoop(context.Background(), loadCtx, c, &Site{URL: "http://127.0.0.1:1"}, []Page{Pages["form"]}, "target", "session-1", 0, rec, cfg)
+			cfg := ConcurrencyConfig{MaxIterations: tt.maxIterations, ErrorBackoff: time.Millisecond, Pages: []string{"form"}}
+			l := &loop{c: c, site: &Site{URL: "http://127.0.0.1:1"}, clickParam: "target", rec: rec}
+			l.sessionLoop(context.Background(), loadCtx, "session-1", 0, cfg)
 
 			var want []string
 			for len(want) < tt.wantRequests {

@@ -4,11 +4,10 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	_ "modernc.org/sqlite" // read the server's record (read-only) for the time breakdown
 	"net/url"
 	"slices"
 	"time"
-
-	_ "modernc.org/sqlite" // read the server's record (read-only) for the time breakdown
 )
 
 // callTiming is one successful POST /call as the client saw it.
@@ -18,16 +17,12 @@ type callTiming struct {
 }
 
 // Breakdown splits the client-side latency of one tool on one page with the
-// two timestamps proxy-server records per call: requests.timestamp (taken
-// just before the request is recorded and the worker is called) and
-// responses.timestamp (taken when the worker answered, before the answer is
-// parsed, its files ingested and it is recorded). So
-//
-//	Before   = request received … worker called (HTTP, validation, session lock, worker check)
-//	Upstream = request row insert + the @playwright/mcp call itself
-//	After    = parse, ingest the snapshot/console files, record the response, answer
-//
-// All in ms; the clocks are the same machine's.
+// two timestamps proxy-server records per call: requests.timestamp (just
+// before the request is recorded and the worker is called) and
+// responses.timestamp (when the worker answered). So Before is HTTP,
+// validation, session lock and worker check; Upstream the request row and
+// the @playwright/mcp call; After parsing, ingesting the snapshot and
+// console files, recording and answering. In ms, on one machine's clock.
 type Breakdown struct {
 	Tool     string  `json:"tool"`
 	Page     string  `json:"page"`
@@ -38,15 +33,14 @@ type Breakdown struct {
 	After    Summary `json:"after_worker"`
 }
 
-// timeBreakdown reads the server's database read-only and joins it with
-// the client timings. It depends only on the requests and responses tables
-// (migrations/) and their RFC 3339 timestamps.
+// timeBreakdown reads the server's database read-only and joins it with the
+// client timings. It depends only on the requests and responses tables and
+// their RFC 3339 timestamps.
 func timeBreakdown(ctx context.Context, dbPath string, calls []callTiming) ([]Breakdown, error) {
 	if len(calls) == 0 {
 		return nil, nil
 	}
-	dsn := "file:" + (&url.URL{Path: dbPath}).EscapedPath() + "?mode=ro&_pragma=busy_timeout(5000)"
-	db, err := sql.Open("sqlite", dsn)
+	db, err := sql.Open("sqlite", "file:"+(&url.URL{Path: dbPath}).EscapedPath()+"?mode=ro&_pragma=busy_timeout(5000)")
 	if err != nil {
 		return nil, fmt.Errorf("opening %s: %w", dbPath, err)
 	}
@@ -56,8 +50,7 @@ func timeBreakdown(ctx context.Context, dbPath string, calls []callTiming) ([]Br
 		return nil, fmt.Errorf("reading the record: %w", err)
 	}
 	defer rows.Close()
-	type span struct{ started, finished time.Time }
-	spans := map[string]span{}
+	spans := map[string][2]time.Time{}
 	for rows.Next() {
 		var ref, a, b string
 		if err := rows.Scan(&ref, &a, &b); err != nil {
@@ -66,34 +59,29 @@ func timeBreakdown(ctx context.Context, dbPath string, calls []callTiming) ([]Br
 		ta, err1 := time.Parse(time.RFC3339Nano, a)
 		tb, err2 := time.Parse(time.RFC3339Nano, b)
 		if err1 == nil && err2 == nil {
-			spans[ref] = span{ta, tb}
+			spans[ref] = [2]time.Time{ta, tb}
 		}
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("reading the record: %w", err)
 	}
-	type acc struct{ client, before, upstream, after []float64 }
-	by := map[[2]string]*acc{}
+	by := map[[2]string]*[4][]float64{} // client, before, upstream, after
 	for _, c := range calls {
 		sp, ok := spans[c.ref]
 		if !ok {
 			continue
 		}
 		k := [2]string{c.tool, c.page}
-		a := by[k]
-		if a == nil {
-			a = &acc{}
-			by[k] = a
+		if by[k] == nil {
+			by[k] = &[4][]float64{}
 		}
-		a.client = append(a.client, ms(c.received.Sub(c.sent)))
-		a.before = append(a.before, ms(sp.started.Sub(c.sent)))
-		a.upstream = append(a.upstream, ms(sp.finished.Sub(sp.started)))
-		a.after = append(a.after, ms(c.received.Sub(sp.finished)))
+		for i, d := range []time.Duration{c.received.Sub(c.sent), sp[0].Sub(c.sent), sp[1].Sub(sp[0]), c.received.Sub(sp[1])} {
+			by[k][i] = append(by[k][i], ms(d))
+		}
 	}
 	out := make([]Breakdown, 0, len(by))
 	for k, a := range by {
-		out = append(out, Breakdown{Tool: k[0], Page: k[1], N: len(a.client), Client: Summarize(a.client),
-			Before: Summarize(a.before), Upstream: Summarize(a.upstream), After: Summarize(a.after)})
+		out = append(out, Breakdown{Tool: k[0], Page: k[1], N: len(a[0]), Client: Summarize(a[0]), Before: Summarize(a[1]), Upstream: Summarize(a[2]), After: Summarize(a[3])})
 	}
 	slices.SortFunc(out, func(a, b Breakdown) int { return byToolPage(a.Tool, a.Page, b.Tool, b.Page) })
 	return out, nil

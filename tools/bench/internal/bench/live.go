@@ -6,7 +6,9 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
+	"github.com/coder/websocket"
 	"image/jpeg"
 	"io"
 	"log/slog"
@@ -14,74 +16,74 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
-
-	"github.com/coder/websocket"
 )
 
 // LiveConfig configures the live view scenario: what one viewer of a
-// session's live view (GET /sessions/{id}/live) gets and costs, on a still
-// page, a busy page, and a page that flips colour at each whole second.
+// session's live view (GET /sessions/{id}/live) gets and costs over Window
+// on a still page and a busy page, and the latency of Changes colour flips.
 type LiveConfig struct {
-	Server ServerConfig
-	// Window is how long each viewer watches (default 10 s); its frames
-	// are counted in 1 s windows.
-	Window time.Duration
-	// Changes is the number of colour flips timed (default 20).
-	Changes int
-	// Settle is the pause after the sessions opened their pages.
-	Settle         time.Duration
+	Server         ServerConfig
+	Window         time.Duration
+	Changes        int
 	RequestTimeout time.Duration
 }
 
-// LiveResult is the result of the live view scenario.
-type LiveResult struct {
-	Env   map[string]string `json:"env"`
-	Still LiveWatch         `json:"still"`
-	Busy  LiveWatch         `json:"busy"`
-	// Baseline is the CPU over a window with the busy page open and no
-	// viewer; Busy.CPU the same with one viewer.
-	Baseline CPUUsage `json:"baseline_cpu"`
-	// ViewerCores is what the viewer of the busy page costs: proxy-server,
-	// node and Chromium cores with it minus without.
-	ViewerCores float64 `json:"viewer_cores"`
-	// Latency is change-to-frame: from the whole second at which the page
-	// flips its colour to the arrival of the first frame showing the new
-	// colour, over the flips that were seen.
-	Latency Summary `json:"change_to_frame"`
-	// Missed are flips no frame showed before the next flip.
-	Missed      int        `json:"missed_changes"`
-	Cleanup     StopReport `json:"cleanup"`
-	Interrupted bool       `json:"interrupted,omitempty"`
+// Flags registers the scenario's flags with their defaults.
+func (c *LiveConfig) Flags(fs *flag.FlagSet) {
+	fs.DurationVar(&c.Window, "window", 10*time.Second, "how long each viewer watches the still and the busy page")
+	fs.IntVar(&c.Changes, "changes", 20, "colour flips timed for change-to-frame")
 }
 
-// LiveWatch is one viewer's window on one page.
+// Check refuses bad flags before anything starts.
+func (c *LiveConfig) Check() error {
+	if c.Window < time.Second || c.Window > 10*time.Minute {
+		return fmt.Errorf("-window %s: want 1s..10m", c.Window)
+	}
+	if c.Changes < 1 || c.Changes > 600 {
+		return fmt.Errorf("-changes %d: want 1..600", c.Changes)
+	}
+	return nil
+}
+
+// LiveResult is the result of the live view scenario. Baseline is the CPU
+// over a window with the busy page open and no viewer; ViewerCores what the
+// viewer of the busy page costs (server tree cores with it minus without).
+// Latency is change-to-frame: from the whole second at which the page flips
+// its colour to the first frame showing the new one; Missed the flips no
+// frame showed before the next.
+type LiveResult struct {
+	Env         map[string]string `json:"env"`
+	Still       LiveWatch         `json:"still"`
+	Busy        LiveWatch         `json:"busy"`
+	Baseline    CPUUsage          `json:"baseline_cpu"`
+	ViewerCores float64           `json:"viewer_cores"`
+	Latency     Summary           `json:"change_to_frame"`
+	Missed      int               `json:"missed_changes"`
+	Cleanup     StopReport        `json:"cleanup"`
+	Interrupted bool              `json:"interrupted,omitempty"`
+}
+
+// LiveWatch is one viewer's window on one page; FPS and BytesPerSec are the
+// medians of its 1 s windows.
 type LiveWatch struct {
-	Seconds float64 `json:"seconds"`
-	Frames  int     `json:"frames"`
-	Bytes   int64   `json:"bytes"`
-	// FPS and BytesPerSec are the medians of the 1 s windows.
+	Seconds     float64  `json:"seconds"`
+	Frames      int      `json:"frames"`
+	Bytes       int64    `json:"bytes"`
 	FPS         float64  `json:"fps_median"`
 	BytesPerSec float64  `json:"bytes_per_s_median"`
 	CPU         CPUUsage `json:"cpu"`
 }
 
-const (
-	liveStillPath = "/live/still"
-	liveBusyPath  = "/live/busy"
-	liveFlipPath  = "/live/flip"
-)
-
 // registerLivePages serves the scenario's pages: one that does not change,
-// one that changes all the time (an animation and a counter), and one
-// whose whole viewport flips between red and blue at each whole second of
-// the wall clock, red on even seconds.
+// one that changes all the time (an animation and a counter), and one whose
+// whole viewport is red on even seconds of the wall clock, blue on odd ones.
 func registerLivePages(mux *http.ServeMux, serve func(string) http.HandlerFunc) {
-	mux.HandleFunc("GET "+liveStillPath, serve(page("Still", `<p>Nothing here moves.</p>`)))
-	mux.HandleFunc("GET "+liveBusyPath, serve(page("Busy",
+	mux.HandleFunc("GET /live/still", serve(page("Still", `<p>Nothing here moves.</p>`)))
+	mux.HandleFunc("GET /live/busy", serve(page("Busy",
 		`<style>@keyframes spin{to{transform:rotate(360deg)}}#box{width:240px;height:240px;background:#2e6bd1;animation:spin 2s linear infinite}</style>`+
 			`<div id="box"></div><p id="n">0</p>`+
 			`<script>let n=0;setInterval(()=>{document.getElementById('n').textContent=String(++n)},50)</script>`)))
-	mux.HandleFunc("GET "+liveFlipPath, serve(page("Flip",
+	mux.HandleFunc("GET /live/flip", serve(page("Flip",
 		`<div id="b" style="position:fixed;inset:0"></div>`+
 			`<script>const b=document.getElementById('b');`+
 			`function paint(){const s=Math.floor(Date.now()/1000);b.style.background=s%2?'rgb(0,0,255)':'rgb(255,0,0)';setTimeout(paint,1000-Date.now()%1000)}paint()</script>`)))
@@ -89,83 +91,52 @@ func registerLivePages(mux *http.ServeMux, serve func(string) http.HandlerFunc) 
 
 // RunLive runs the live view scenario on one proxy-server.
 func RunLive(ctx context.Context, log *slog.Logger, site *Site, cfg LiveConfig) (res *LiveResult, err error) {
-	if cfg.Window <= 0 {
-		cfg.Window = 10 * time.Second
-	}
-	if cfg.Changes <= 0 {
-		cfg.Changes = 20
-	}
-	if cfg.Settle <= 0 {
-		cfg.Settle = 3 * time.Second
+	if err := cfg.Check(); err != nil {
+		return nil, err
 	}
 	scfg := cfg.Server
 	scfg.Env = copyEnv(scfg.Env)
 	res = &LiveResult{Env: scfg.Env}
-	srv, stop, err := startServer(ctx, log, scfg, &res.Cleanup, &res.Interrupted)
+	srv, c, stop, err := serve(ctx, log, scfg, cfg.RequestTimeout, &res.Cleanup, &res.Interrupted)
 	if err != nil {
 		return res, err
 	}
 	defer stop()
-	c, err := NewClient(srv.URL, cfg.RequestTimeout)
-	if err != nil {
-		return res, err
-	}
-	open := func(path string) (string, error) {
+	var ids []string
+	defer func() { closeAll(ctx, log, c, ids) }()
+	for _, p := range []string{"still", "busy", "flip"} {
 		s, err := c.CreateSession(ctx)
 		if err != nil {
-			return "", fmt.Errorf("POST /sessions: %w", err)
+			return res, fmt.Errorf("POST /sessions: %w", err)
 		}
-		if _, err := c.Call(ctx, s.ID, "browser_navigate", map[string]any{"url": site.URL + path}); err != nil {
-			return s.ID, fmt.Errorf("browser_navigate %s: %w", path, err)
+		ids = append(ids, s.ID)
+		if _, err := c.Call(ctx, s.ID, "browser_navigate", map[string]any{"url": site.URL + "/live/" + p}); err != nil {
+			return res, fmt.Errorf("browser_navigate /live/%s: %w", p, err)
 		}
-		return s.ID, nil
 	}
-	var ids []string
-	defer func() {
-		for _, id := range ids {
-			_ = c.DeleteSession(context.WithoutCancel(ctx), id)
-		}
-	}()
-	pages := map[string]string{}
-	for _, p := range []string{liveStillPath, liveBusyPath, liveFlipPath} {
-		id, err := open(p)
-		if id != "" {
-			ids = append(ids, id)
-		}
-		if err != nil {
-			return res, err
-		}
-		pages[p] = id
-	}
-	if err := sleepCtx(ctx, cfg.Settle); err != nil {
+	if err := sleepCtx(ctx, 3*time.Second); err != nil {
 		return res, err
 	}
-
 	mark := markCPU(srv.PID)
 	if err := sleepCtx(ctx, cfg.Window); err != nil {
 		return res, err
 	}
 	res.Baseline = cpuSince(mark, markCPU(srv.PID))
 	log.Info("no viewer", "cpu", res.Baseline.String())
-
-	for _, w := range []struct {
-		path string
-		into *LiveWatch
-	}{{liveStillPath, &res.Still}, {liveBusyPath, &res.Busy}} {
-		frames, cpu, err := watch(ctx, srv, c, pages[w.path], cfg.Window)
+	for i, into := range []*LiveWatch{&res.Still, &res.Busy} {
+		frames, cpu, err := watch(ctx, srv, c, ids[i], cfg.Window)
 		if err != nil {
-			return res, fmt.Errorf("watching %s: %w", w.path, err)
+			return res, fmt.Errorf("watching the %s page: %w", []string{"still", "busy"}[i], err)
 		}
-		*w.into = summarizeWatch(frames, cfg.Window, cpu)
-		log.Info("watched", "page", w.path, "frames", w.into.Frames, "fps", w.into.FPS, "bytes_per_s", w.into.BytesPerSec, "cpu", cpu.String())
+		*into = summarizeWatch(frames, cfg.Window, cpu)
+		log.Info("watched", "page", []string{"still", "busy"}[i], "frames", into.Frames, "fps", into.FPS, "bytes_per_s", into.BytesPerSec, "cpu", cpu.String())
 	}
 	res.ViewerCores = res.Busy.CPU.ServerCores - res.Baseline.ServerCores
-
 	// Whole seconds from the next but one on, so that the screencast has
 	// started; one more second so the last flip has its own second.
-	frames, _, err := watch(ctx, srv, c, pages[liveFlipPath], time.Duration(cfg.Changes+3)*time.Second)
+	frames, _, err := watch(ctx, srv, c, ids[2], time.Duration(cfg.Changes+3)*time.Second)
 	if err != nil {
-		return res, fmt.Errorf("watching %s: %w", liveFlipPath, err)
+		return res, fmt.Errorf("watching the flip page: %w", err)
 	}
 	lat, missed, err := flipLatencies(frames, cfg.Changes)
 	if err != nil {
@@ -195,16 +166,14 @@ func watch(ctx context.Context, srv *Server, c *Client, id string, d time.Durati
 	dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	conn, resp, err := websocket.Dial(dctx, wsURL, &websocket.DialOptions{HTTPHeader: hdr, HTTPClient: c.http})
 	cancel()
-	if err != nil {
-		if resp != nil {
-			return nil, CPUUsage{}, fmt.Errorf("GET /sessions/%s/live: HTTP %d: %w", id, resp.StatusCode, err)
-		}
+	if err != nil && resp != nil {
+		return nil, CPUUsage{}, fmt.Errorf("GET /sessions/%s/live: HTTP %d: %w", id, resp.StatusCode, err)
+	} else if err != nil {
 		return nil, CPUUsage{}, fmt.Errorf("GET /sessions/%s/live: %w", id, err)
 	}
 	defer conn.CloseNow()
 	conn.SetReadLimit(64 << 20)
-	start := time.Now()
-	mark := markCPU(srv.PID)
+	start, mark := time.Now(), markCPU(srv.PID)
 	wctx, stop := context.WithDeadline(ctx, start.Add(d))
 	defer stop()
 	var frames []liveFrame
@@ -278,10 +247,7 @@ func flipLatencies(frames []liveFrame, changes int) (lat []float64, missed int, 
 	}
 	for k := range changes {
 		s := first.Add(time.Duration(k) * time.Second)
-		want := "red"
-		if s.Unix()%2 == 1 {
-			want = "blue"
-		}
+		want := [2]string{"red", "blue"}[s.Unix()%2]
 		seen := false
 		for i, f := range frames {
 			if f.at.Before(s) || !f.at.Before(s.Add(time.Second)) {

@@ -4,36 +4,30 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
+	"github.com/google/uuid"
+	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/content"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/store"
 	"io"
 	"log/slog"
 	"math/rand/v2"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"text/tabwriter"
 	"time"
-
-	"github.com/google/uuid"
-	"modernc.org/sqlite"
-	sqlite3 "modernc.org/sqlite/lib"
-
-	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
-	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/content"
-	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/store"
 )
 
-// The record's targets (docs/BENCHMARKS.md, "Against the targets"),
-// printed next to the results.
+// The record's targets (docs/BENCHMARKS.md, "Against the targets"): 100 KB
+// snapshots ingested per second, and the median get_content search on 1 MB.
 const (
-	// IngestTargetPerSec is the ingest rate the record must sustain:
-	// 100 KB page snapshots per second.
 	IngestTargetPerSec = 200
-	// SearchTargetMS is the median get_content search latency allowed on a
-	// 1 MB snapshot.
-	SearchTargetMS = 20
+	SearchTargetMS     = 20
 )
 
 // StoreSearchTerm is what the 1 MB search looks for: SyntheticSnapshot puts
@@ -42,113 +36,100 @@ const StoreSearchTerm = "espresso"
 
 // StoreConfig configures the store scenario: the SQLite record used in
 // process (internal/store and internal/content, no server, no browser).
+// Writers default to 4, the server's admission of 2 × CPUs on 2 CPUs.
 type StoreConfig struct {
-	// Dir is where the temporary databases go (default: the system temp
-	// directory). Each ingest run writes Duration × rate × SnapshotBytes.
-	Dir string
-	// Keep keeps the databases.
-	Keep bool
-	// Duration of each ingest run (default 20 s).
-	Duration time.Duration
-	// Writers record calls concurrently (default 4, the server's default
-	// admission of 2 × CPUs on a 2-CPU machine).
-	Writers int
-	// Readers query while the writers write (default 4); the comparison run
-	// has none.
-	Readers int
-	// SnapshotBytes is the page snapshot of each ingested call (100 KiB).
-	SnapshotBytes int
-	// SearchSnapshotBytes is the snapshot searched by the search run (1 MiB).
-	SearchSnapshotBytes int
-	// SearchIterations of get_content with search_for (default 200).
-	SearchIterations int
-	// SearchTerm for the search run (default StoreSearchTerm).
-	SearchTerm string
+	Dir                  string // for the temporary databases ("": the system's)
+	Keep                 bool
+	Duration             time.Duration // of each ingest run
+	Writers, Readers     int
+	SnapshotKB, SearchKB int // the ingested snapshots and the searched one
+	SearchIterations     int
+	SearchTerm           string
+}
+
+// Flags registers the scenario's flags with their defaults.
+func (c *StoreConfig) Flags(fs *flag.FlagSet) {
+	fs.DurationVar(&c.Duration, "duration", 20*time.Second, "duration of each ingest run (without readers, then with them)")
+	fs.IntVar(&c.Writers, "writers", 4, "goroutines recording calls")
+	fs.IntVar(&c.Readers, "readers", 4, "goroutines querying (get_content with search_for, GetResponse) during the second ingest run")
+	fs.IntVar(&c.SearchIterations, "n", 200, "get_content search iterations on the large snapshot")
+	fs.IntVar(&c.SnapshotKB, "snapshot-kb", 100, "page snapshot size of each ingested call, KiB")
+	fs.IntVar(&c.SearchKB, "search-kb", 1024, "size of the snapshot searched, KiB")
+	fs.StringVar(&c.SearchTerm, "term", StoreSearchTerm, "search_for term of the search run (the generated snapshot has it in a handful of lines)")
+	fs.StringVar(&c.Dir, "dir", "", "directory for the temporary databases (default: the system temp directory)")
+	fs.BoolVar(&c.Keep, "keep", false, "keep the databases")
+}
+
+// Check refuses bad flags before anything starts.
+func (c *StoreConfig) Check() error {
+	switch {
+	case c.Duration <= 0 || c.Duration > time.Hour:
+		return fmt.Errorf("-duration %s: want (0, 1h]", c.Duration)
+	case c.Writers < 1 || c.Writers > 64:
+		return fmt.Errorf("-writers %d: want 1..64", c.Writers)
+	case c.Readers < 0 || c.Readers > 64:
+		return fmt.Errorf("-readers %d: want 0..64", c.Readers)
+	case c.SearchIterations < 1 || c.SearchIterations > 100000:
+		return fmt.Errorf("-n %d: want 1..100000", c.SearchIterations)
+	case c.SnapshotKB < 1 || c.SnapshotKB > 64<<10 || c.SearchKB < 1 || c.SearchKB > 64<<10:
+		return fmt.Errorf("-snapshot-kb and -search-kb: want 1..65536")
+	}
+	return nil
 }
 
 // StoreResult is the result of the store scenario.
 type StoreResult struct {
-	DurationMS    float64     `json:"duration_ms"`
-	Writers       int         `json:"writers"`
-	SnapshotBytes int         `json:"snapshot_bytes"`
-	Ingest        []IngestRun `json:"ingest"`
-	Search        StoreSearch `json:"search"`
-	// Targets as printed: ingest rows/s and search median ms.
-	IngestTargetPerSec float64 `json:"ingest_target_per_s"`
-	SearchTargetMS     float64 `json:"search_target_median_ms"`
-	Interrupted        bool    `json:"interrupted,omitempty"`
+	DurationMS         float64     `json:"duration_ms"`
+	Writers            int         `json:"writers"`
+	SnapshotBytes      int         `json:"snapshot_bytes"`
+	Ingest             []IngestRun `json:"ingest"`
+	Search             StoreSearch `json:"search"`
+	IngestTargetPerSec float64     `json:"ingest_target_per_s"`
+	SearchTargetMS     float64     `json:"search_target_median_ms"`
+	Interrupted        bool        `json:"interrupted,omitempty"`
 }
 
-// IngestRun is one ingest run: writers recording calls for a fixed time,
-// with or without readers.
+// IngestRun is writers recording calls for a fixed time, with or without
+// readers. Seeded calls are recorded untimed before the window; MBPerSec is
+// snapshot + result bytes in 10^6 bytes; GetContent is content.Service.Get
+// with search_for on a random recorded ref (a search neither reads nor
+// moves the diff cursor); Busy counts SQLITE_BUSY/LOCKED (must be 0).
 type IngestRun struct {
-	Name    string `json:"name"`
-	Readers int    `json:"readers"`
-	// Calls counts calls fully recorded (request, then response with the
-	// session's activity); Seeded the untimed ones recorded before the window.
-	Calls    int     `json:"calls"`
-	Seeded   int     `json:"seeded"`
-	WindowMS float64 `json:"window_ms"`
-	PerSec   float64 `json:"calls_per_s"`
-	// MBPerSec is page snapshot + result bytes recorded per second, in
-	// 10^6 bytes (as go test's MB/s).
-	MBPerSec float64 `json:"mb_per_s"`
-	// Write is the latency of recording one call.
-	Write Summary `json:"write"`
-	// GetContent is content.Service.Get with search_for on a random
-	// recorded ref (a search neither reads nor moves the diff cursor);
-	// GetResponse is
-	// store.GetResponse on a random recorded ref.
-	GetContent  Summary `json:"get_content_search"`
-	GetResponse Summary `json:"get_response"`
-	ReaderOps   int     `json:"reader_ops"`
-	// ErrorCount counts every failed operation; Busy those that were
-	// SQLITE_BUSY or SQLITE_LOCKED (must be 0).
-	ErrorCount int          `json:"error_count"`
-	Busy       int          `json:"sqlite_busy"`
-	Errors     []ErrorCount `json:"errors"`
-	DBBytes    int64        `json:"db_bytes"`
-	CPU        CPUUsage     `json:"cpu"`
+	Name        string       `json:"name"`
+	Readers     int          `json:"readers"`
+	Calls       int          `json:"calls"`
+	Seeded      int          `json:"seeded"`
+	WindowMS    float64      `json:"window_ms"`
+	PerSec      float64      `json:"calls_per_s"`
+	MBPerSec    float64      `json:"mb_per_s"`
+	Write       Summary      `json:"write"`
+	GetContent  Summary      `json:"get_content_search"`
+	GetResponse Summary      `json:"get_response"`
+	ReaderOps   int          `json:"reader_ops"`
+	ErrorCount  int          `json:"error_count"`
+	Busy        int          `json:"sqlite_busy"`
+	Errors      []ErrorCount `json:"errors"`
+	DBBytes     int64        `json:"db_bytes"`
+	CPU         CPUUsage     `json:"cpu"`
 }
 
-// StoreSearch is get_content with search_for on one large snapshot.
+// StoreSearch is get_content with search_for on one large snapshot: Get
+// from SQLite (reset_cursor), SearchOnly content.Search on the same text in
+// memory (the CPU part). ResultBytes is the answer (matches and ancestors).
 type StoreSearch struct {
-	SnapshotBytes int    `json:"snapshot_bytes"`
-	SnapshotLines int    `json:"snapshot_lines"`
-	Term          string `json:"term"`
-	// MatchLines is how many lines of the snapshot contain the term;
-	// ResultBytes the size of the answer (matches and their ancestors).
-	MatchLines  int `json:"match_lines"`
-	ResultBytes int `json:"result_bytes"`
-	// Get is content.Service.Get(ref, term, reset_cursor=true) from SQLite;
-	// SearchOnly is content.Search on the same text in memory (the CPU part).
-	Get        Summary `json:"get_content"`
-	SearchOnly Summary `json:"search_only"`
-	Error      string  `json:"error,omitempty"`
+	SnapshotBytes int     `json:"snapshot_bytes"`
+	SnapshotLines int     `json:"snapshot_lines"`
+	Term          string  `json:"term"`
+	MatchLines    int     `json:"match_lines"`
+	ResultBytes   int     `json:"result_bytes"`
+	Get           Summary `json:"get_content"`
+	SearchOnly    Summary `json:"search_only"`
+	Error         string  `json:"error,omitempty"`
 }
 
-// RunStore runs the store scenario: ingest without readers, ingest with
-// readers, then the search latency on a large snapshot. Each run gets its
-// own fresh database.
+// RunStore runs ingest without readers, ingest with readers, then the
+// search on a large snapshot, each on a fresh database.
 func RunStore(ctx context.Context, log *slog.Logger, cfg StoreConfig) (res *StoreResult, err error) {
-	if cfg.Duration <= 0 {
-		cfg.Duration = 20 * time.Second
-	}
-	if cfg.Writers <= 0 {
-		cfg.Writers = 4
-	}
-	if cfg.Readers < 0 {
-		cfg.Readers = 0
-	}
-	if cfg.SnapshotBytes <= 0 {
-		cfg.SnapshotBytes = 100 << 10
-	}
-	if cfg.SearchSnapshotBytes <= 0 {
-		cfg.SearchSnapshotBytes = 1 << 20
-	}
-	if cfg.SearchIterations <= 0 {
-		cfg.SearchIterations = 200
-	}
 	if cfg.SearchTerm == "" {
 		cfg.SearchTerm = StoreSearchTerm
 	}
@@ -162,113 +143,82 @@ func RunStore(ctx context.Context, log *slog.Logger, cfg StoreConfig) (res *Stor
 		defer os.RemoveAll(dir)
 	}
 	// The generator cuts at a line end: report the size actually stored.
-	res = &StoreResult{DurationMS: ms(cfg.Duration), Writers: cfg.Writers, SnapshotBytes: len(SyntheticSnapshot(cfg.SnapshotBytes, 0)),
+	res = &StoreResult{DurationMS: ms(cfg.Duration), Writers: cfg.Writers, SnapshotBytes: len(SyntheticSnapshot(cfg.SnapshotKB<<10, 0)),
 		IngestTargetPerSec: IngestTargetPerSec, SearchTargetMS: SearchTargetMS}
 	defer func() { res.Interrupted = ctx.Err() != nil }()
-
-	runs := []struct {
-		name    string
-		readers int
-	}{{"writers only", 0}}
-	if cfg.Readers > 0 {
-		runs = append(runs, struct {
-			name    string
-			readers int
-		}{fmt.Sprintf("writers + %d readers", cfg.Readers), cfg.Readers})
-	}
-	for i, r := range runs {
-		path := filepath.Join(dir, fmt.Sprintf("ingest-%d.db", i))
-		run, err := runIngest(ctx, log.With("run", r.name), path, r.name, r.readers, cfg)
-		res.Ingest = append(res.Ingest, run)
-		if !cfg.Keep {
-			removeDB(path)
+	for i, readers := range []int{0, cfg.Readers}[:min(2, 1+cfg.Readers)] {
+		name := "writers only"
+		if readers > 0 {
+			name = fmt.Sprintf("writers + %d readers", readers)
 		}
-		if err != nil {
-			return res, fmt.Errorf("ingest (%s): %w", r.name, err)
+		run, err := runIngest(ctx, log.With("run", name), filepath.Join(dir, fmt.Sprintf("ingest-%d.db", i)), name, readers, cfg)
+		if res.Ingest = append(res.Ingest, run); err != nil {
+			return res, fmt.Errorf("ingest (%s): %w", name, err)
 		}
 	}
-	res.Search, err = runStoreSearch(ctx, log, filepath.Join(dir, "search.db"), cfg)
-	if err != nil {
+	if res.Search, err = runStoreSearch(ctx, log, filepath.Join(dir, "search.db"), cfg); err != nil {
 		res.Search.Error = err.Error()
 		return res, fmt.Errorf("search: %w", err)
 	}
 	return res, nil
 }
 
-func removeDB(path string) {
-	for _, suffix := range []string{"", "-wal", "-shm"} {
-		_ = os.Remove(path + suffix)
-	}
+// storeDB is a fresh record with a session per writer, as both runs start.
+type storeDB struct {
+	*store.DB
+	path     string
+	sessions []string
+	keep     bool
 }
 
-func fileBytes(path string) int64 {
-	var n int64
-	for _, suffix := range []string{"", "-wal", "-shm"} {
-		if fi, err := os.Stat(path + suffix); err == nil {
-			n += fi.Size()
+func openStore(ctx context.Context, path string, keep bool, sessions int) (*storeDB, error) {
+	db, err := store.Open(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	s := &storeDB{DB: db, path: path, keep: keep}
+	for range sessions {
+		now := time.Now().UTC()
+		s.sessions = append(s.sessions, uuid.NewString())
+		if err := db.CreateSession(ctx, &proxy.Session{ID: s.sessions[len(s.sessions)-1], State: proxy.SessionActive, CreatedAt: now, LastActivity: now}); err != nil {
+			_, _ = s.close()
+			return nil, err
 		}
 	}
-	return n
+	return s, nil
 }
 
-// isBusy reports whether err is SQLite refusing for a lock: the store's
-// design (one writer connection, readers in WAL) says it never happens.
-func isBusy(err error) bool {
-	var e *sqlite.Error
-	if !errors.As(err, &e) {
-		return strings.Contains(err.Error(), "SQLITE_BUSY") || strings.Contains(err.Error(), "database is locked")
+// close closes the database and returns the size of its files (with the WAL
+// and shared memory), removed unless kept.
+func (s *storeDB) close() (int64, error) {
+	err := s.DB.Close()
+	var n int64
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		if fi, err := os.Stat(s.path + suffix); err == nil {
+			n += fi.Size()
+		}
+		if !s.keep {
+			_ = os.Remove(s.path + suffix)
+		}
 	}
-	switch e.Code() & 0xff {
-	case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
-		return true
-	}
-	return false
+	return n, err
 }
 
-// refList is the refs recorded so far, for the readers to pick from.
-type refList struct {
-	mu   sync.RWMutex
-	refs []string
-}
-
-func (l *refList) add(ref string) {
-	l.mu.Lock()
-	l.refs = append(l.refs, ref)
-	l.mu.Unlock()
-}
-
-func (l *refList) pick(rng *rand.Rand) string {
-	l.mu.RLock()
-	defer l.mu.RUnlock()
-	return l.refs[rng.IntN(len(l.refs))]
-}
-
-// ingestCall is what one recorded browser_navigate writes, as the server's
-// session manager does per call: two commits, the request row before the
-// worker is called, then the response with its page snapshot and console
-// entries together with the session's last activity.
-type ingestCall struct {
-	session  string
-	snapshot string
-	result   string
-	console  []proxy.ConsoleEntry
-}
-
-func (c *ingestCall) record(ctx context.Context, db *store.DB, ref string) error {
-	now := time.Now().UTC()
-	if err := db.InsertRequest(ctx, &proxy.Request{RefID: ref, SessionID: c.session, ToolName: "browser_navigate",
+// record writes one browser_navigate as the server's session manager does
+// per call: two commits, the request row before the worker is called, then
+// the response with its snapshot and console entries together with the
+// session's last activity.
+func (s *storeDB) record(ctx context.Context, w int, ref, snapshot string) error {
+	now, session := time.Now().UTC(), s.sessions[w%len(s.sessions)]
+	if err := s.InsertRequest(ctx, &proxy.Request{RefID: ref, SessionID: session, ToolName: "browser_navigate",
 		Params: json.RawMessage(`{"url":"http://127.0.0.1:8080/catalogue"}`), Timestamp: now}); err != nil {
 		return err
 	}
 	done := time.Now().UTC()
-	console := make([]proxy.ConsoleEntry, len(c.console))
-	for i, e := range c.console {
-		e.Timestamp = done
-		console[i] = e
-	}
-	return db.RecordResponse(ctx, &proxy.Response{RefID: ref, Status: proxy.StatusSuccess, Result: c.result,
-		PageSnapshot: c.snapshot, ConsoleLogs: "[ERROR] boom @ app.js:1\n[LOG] ready @ app.js:2\n", Timestamp: done}, console, nil, nil,
-		&proxy.SessionActivity{SessionID: c.session, At: done})
+	console := []proxy.ConsoleEntry{{Level: proxy.LevelError, Message: "boom", Timestamp: done}, {Level: proxy.LevelInfo, Message: "ready", Timestamp: done}}
+	return s.RecordResponse(ctx, &proxy.Response{RefID: ref, Status: proxy.StatusSuccess, Result: navigateResult,
+		PageSnapshot: snapshot, ConsoleLogs: "[ERROR] boom @ app.js:1\n[LOG] ready @ app.js:2\n", Timestamp: done}, console, nil, nil,
+		&proxy.SessionActivity{SessionID: session, At: done})
 }
 
 // navigateResult is a navigate answer as @playwright/mcp 0.0.83 gives it
@@ -276,244 +226,172 @@ func (c *ingestCall) record(ctx context.Context, db *store.DB, ref string) error
 const navigateResult = `{"content":[{"type":"text","text":"### Ran Playwright code\n` + "```js\\nawait page.goto('http://127.0.0.1:8080/catalogue');\\n```" +
 	`\n### Page\n- Page URL: http://127.0.0.1:8080/catalogue\n- Page Title: Catalogue\n- Console: 1 errors, 0 warnings\n### Snapshot\n- [Snapshot](/tmp/pw/page-2026-01-01T00-00-00-000Z.yml)\n"}]}`
 
+// isBusy reports whether err is SQLite refusing for a lock, which the
+// store's design (one writer connection, readers in WAL) rules out.
+func isBusy(err error) bool {
+	var e *sqlite.Error
+	if errors.As(err, &e) {
+		return e.Code()&0xff == sqlite3.SQLITE_BUSY || e.Code()&0xff == sqlite3.SQLITE_LOCKED
+	}
+	return strings.Contains(err.Error(), "SQLITE_BUSY") || strings.Contains(err.Error(), "database is locked")
+}
+
 func runIngest(ctx context.Context, log *slog.Logger, path, name string, readers int, cfg StoreConfig) (run IngestRun, err error) {
 	run.Name, run.Readers = name, readers
-	db, err := store.Open(ctx, path)
+	db, err := openStore(ctx, path, cfg.Keep, cfg.Writers)
 	if err != nil {
 		return run, err
 	}
 	defer func() {
-		run.DBBytes = fileBytes(path)
-		if cerr := db.Close(); cerr != nil && err == nil {
-			err = cerr
-		}
+		var cerr error
+		run.DBBytes, cerr = db.close()
+		err = errors.Join(err, cerr)
 	}()
-	svc := content.New(db)
+	svc := content.New(db.DB)
 	errs := newErrorLog()
-	var busy, failed int
-	var errMu sync.Mutex
-	fail := func(where string, err error) {
-		errs.add(where, err)
-		errMu.Lock()
-		failed++
-		if isBusy(err) {
-			busy++
-		}
-		errMu.Unlock()
-	}
-
 	// A few distinct snapshots, so that not every row is the same bytes.
 	snaps := make([]string, 8)
 	for i := range snaps {
-		snaps[i] = SyntheticSnapshot(cfg.SnapshotBytes, i)
+		snaps[i] = SyntheticSnapshot(cfg.SnapshotKB<<10, i)
 	}
-	console := []proxy.ConsoleEntry{{Level: proxy.LevelError, Message: "boom"}, {Level: proxy.LevelInfo, Message: "ready"}}
-	calls := make([]*ingestCall, cfg.Writers)
-	for w := range calls {
-		id := uuid.NewString()
-		if err := db.CreateSession(ctx, &proxy.Session{ID: id, State: proxy.SessionActive, CreatedAt: time.Now().UTC(), LastActivity: time.Now().UTC()}); err != nil {
-			return run, err
+	var (
+		mu                        sync.Mutex
+		refs                      []string
+		writeLat, getLat, respLat []float64
+		written                   int64
+	)
+	done := func(lat *[]float64, t time.Time, ref string, bytes int) {
+		mu.Lock()
+		defer mu.Unlock()
+		*lat = append(*lat, ms(time.Since(t)))
+		if ref != "" {
+			refs, written = append(refs, ref), written+int64(bytes)
 		}
-		calls[w] = &ingestCall{session: id, snapshot: snaps[w%len(snaps)], result: navigateResult, console: console}
 	}
 	// Untimed seed: the readers need refs from their first query on.
-	refs := &refList{}
 	for i := range 2 * cfg.Writers {
-		c := *calls[i%len(calls)]
-		c.snapshot = snaps[i%len(snaps)]
 		ref := uuid.NewString()
-		if err := c.record(ctx, db, ref); err != nil {
+		if err := db.record(ctx, i, ref, snaps[i%len(snaps)]); err != nil {
 			return run, fmt.Errorf("seeding: %w", err)
 		}
-		refs.add(ref)
+		refs = append(refs, ref)
 	}
-	run.Seeded = 2 * cfg.Writers
-
+	run.Seeded = len(refs)
+	log.Info("ingest run", "writers", cfg.Writers, "readers", readers, "duration", cfg.Duration, "snapshot_bytes", len(snaps[0]))
 	loadCtx, cancel := context.WithTimeout(ctx, cfg.Duration)
 	defer cancel()
-	var (
-		mu              sync.Mutex
-		writeLat        []float64
-		written         int64 // snapshot + result bytes
-		getLat, respLat []float64
-		// Progress counters, read by the progress line only.
-		recorded, readerOps atomic.Int64
-	)
-	progressDone := make(chan struct{})
-	go func() {
-		defer close(progressDone)
-		t := time.NewTicker(5 * time.Second)
-		defer t.Stop()
-		start := time.Now()
-		for {
-			select {
-			case <-loadCtx.Done():
-				return
-			case <-t.C:
-				n, r := recorded.Load(), readerOps.Load()
-				errMu.Lock()
-				e := failed
-				errMu.Unlock()
-				el := time.Since(start)
-				log.Info("ingest", "elapsed", el.Round(time.Second), "calls", n, "calls_per_s", fmt.Sprintf("%.0f", float64(n)/el.Seconds()),
-					"reader_ops", r, "errors", e)
-			}
-		}
-	}()
-
-	log.Info("ingest run", "writers", cfg.Writers, "readers", readers, "duration", cfg.Duration, "snapshot_bytes", len(snaps[0]))
 	mark := markCPU(-1) // no server: the bench process is the one measured
 	start := time.Now()
-	var wg sync.WaitGroup
-	for w := range cfg.Writers {
-		wg.Go(func() {
-			c := *calls[w]
-			var lat []float64
-			var bytes int64
-			// ctx, not loadCtx: a write in progress at the end completes.
-			for i := 0; loadCtx.Err() == nil; i++ {
-				c.snapshot = snaps[(w+i)%len(snaps)]
-				ref := uuid.NewString()
-				t := time.Now()
-				if err := c.record(ctx, db, ref); err != nil {
-					fail("record call", err)
-					_ = sleepCtx(loadCtx, 10*time.Millisecond) // no hot loop on a broken database
-					continue
+	// ctx, not loadCtx, for the operations: one in progress at the end
+	// completes. A failure pauses its loop: no hot loop on a broken database.
+	parallel(cfg.Writers+readers, cfg.Writers+readers, func(w int) {
+		rng := rand.New(rand.NewPCG(uint64(w), 7))
+		for i := 0; loadCtx.Err() == nil; i++ {
+			t := time.Now()
+			var where string
+			var err error
+			switch {
+			case w < cfg.Writers:
+				ref, snap := uuid.NewString(), snaps[(w+i)%len(snaps)]
+				if where, err = "record call", db.record(ctx, w, ref, snap); err == nil {
+					done(&writeLat, t, ref, len(snap)+len(navigateResult))
 				}
-				lat = append(lat, ms(time.Since(t)))
-				bytes += int64(len(c.snapshot) + len(c.result))
-				refs.add(ref)
-				recorded.Add(1)
-			}
-			mu.Lock()
-			writeLat = append(writeLat, lat...)
-			written += bytes
-			mu.Unlock()
-		})
-	}
-	for r := range readers {
-		wg.Go(func() {
-			rng := rand.New(rand.NewPCG(uint64(r), 7))
-			var gl, rl []float64
-			for i := 0; loadCtx.Err() == nil; i++ {
-				ref := refs.pick(rng)
-				t := time.Now()
-				if i%2 == 0 {
-					// A button label as the model would search for it.
-					term := fmt.Sprintf("Add %d", rng.IntN(syntheticItems(cfg.SnapshotBytes))+1)
-					if _, err := svc.Content(ctx, ref, proxy.Query{Text: term}, false); err != nil {
-						fail("content.Get (search_for)", err)
-						_ = sleepCtx(loadCtx, 10*time.Millisecond)
-						continue
-					}
-					gl = append(gl, ms(time.Since(t)))
-					readerOps.Add(1)
-				} else {
-					if _, err := db.GetResponse(ctx, ref); err != nil {
-						fail("store.GetResponse", err)
-						_ = sleepCtx(loadCtx, 10*time.Millisecond)
-						continue
-					}
-					rl = append(rl, ms(time.Since(t)))
-					readerOps.Add(1)
+			case i%2 == 0:
+				// A button label as the model would search for it.
+				q := proxy.Query{Text: fmt.Sprintf("Add %d", rng.IntN(syntheticItems(cfg.SnapshotKB<<10))+1)}
+				if _, err = svc.Content(ctx, pick(&mu, refs, rng), q, false); err == nil {
+					done(&getLat, t, "", 0)
 				}
+				where = "content.Get (search_for)"
+			default:
+				if _, err = db.GetResponse(ctx, pick(&mu, refs, rng)); err == nil {
+					done(&respLat, t, "", 0)
+				}
+				where = "store.GetResponse"
 			}
-			mu.Lock()
-			getLat = append(getLat, gl...)
-			respLat = append(respLat, rl...)
-			mu.Unlock()
-		})
-	}
-	wg.Wait()
+			if err != nil {
+				errs.add(where, err)
+				if isBusy(err) {
+					mu.Lock()
+					run.Busy++
+					mu.Unlock()
+				}
+				_ = sleepCtx(loadCtx, 10*time.Millisecond)
+			}
+		}
+	})
 	window := time.Since(start)
 	run.CPU = cpuSince(mark, markCPU(-1))
-	cancel()
-	<-progressDone
-
-	run.WindowMS = ms(window)
-	run.Calls = len(writeLat)
-	run.PerSec = float64(run.Calls) / window.Seconds()
-	run.MBPerSec = float64(written) / 1e6 / window.Seconds()
+	run.WindowMS, run.Calls = ms(window), len(writeLat)
+	run.PerSec, run.MBPerSec = float64(run.Calls)/window.Seconds(), float64(written)/1e6/window.Seconds()
 	run.Write, run.GetContent, run.GetResponse = Summarize(writeLat), Summarize(getLat), Summarize(respLat)
 	run.ReaderOps = len(getLat) + len(respLat)
-	run.ErrorCount, run.Busy, run.Errors = failed, busy, errs.list()
+	run.ErrorCount, run.Errors = errs.total(), errs.list()
 	log.Info("ingest run done", "calls_per_s", fmt.Sprintf("%.0f", run.PerSec), "mb_per_s", fmt.Sprintf("%.1f", run.MBPerSec),
-		"write_p50_ms", fmt.Sprintf("%.2f", run.Write.Median), "write_p95_ms", fmt.Sprintf("%.2f", run.Write.P95),
-		"reader_ops", run.ReaderOps, "errors", run.ErrorCount, "sqlite_busy", run.Busy)
+		"write_p50_ms", fmt.Sprintf("%.2f", run.Write.Median), "reader_ops", run.ReaderOps, "errors", run.ErrorCount, "sqlite_busy", run.Busy)
 	return run, ctx.Err()
 }
 
+// pick is a random ref recorded so far.
+func pick(mu *sync.Mutex, refs []string, rng *rand.Rand) string {
+	mu.Lock()
+	defer mu.Unlock()
+	return refs[rng.IntN(len(refs))]
+}
+
 func runStoreSearch(ctx context.Context, log *slog.Logger, path string, cfg StoreConfig) (s StoreSearch, err error) {
-	snap := SyntheticSnapshot(cfg.SearchSnapshotBytes, 0)
+	snap := SyntheticSnapshot(cfg.SearchKB<<10, 0)
 	s.SnapshotBytes, s.SnapshotLines, s.Term = len(snap), strings.Count(snap, "\n"), cfg.SearchTerm
-	lterm := strings.ToLower(cfg.SearchTerm)
 	for line := range strings.Lines(snap) {
-		if strings.Contains(strings.ToLower(line), lterm) {
+		if strings.Contains(strings.ToLower(line), strings.ToLower(cfg.SearchTerm)) {
 			s.MatchLines++
 		}
 	}
-	db, err := store.Open(ctx, path)
+	db, err := openStore(ctx, path, cfg.Keep, 1)
 	if err != nil {
 		return s, err
 	}
 	defer func() {
-		if cerr := db.Close(); cerr != nil && err == nil {
-			err = cerr
-		}
-		if !cfg.Keep {
-			removeDB(path)
-		}
+		_, cerr := db.close()
+		err = errors.Join(err, cerr)
 	}()
-	c := &ingestCall{session: uuid.NewString(), snapshot: snap, result: navigateResult}
-	if err := db.CreateSession(ctx, &proxy.Session{ID: c.session, State: proxy.SessionActive}); err != nil {
-		return s, err
-	}
 	ref := uuid.NewString()
-	if err := c.record(ctx, db, ref); err != nil {
+	if err := db.record(ctx, 0, ref, snap); err != nil {
 		return s, err
 	}
-	svc := content.New(db)
+	svc, q := content.New(db.DB), proxy.Query{Text: cfg.SearchTerm}
 	log.Info("search run", "snapshot_bytes", len(snap), "term", cfg.SearchTerm, "match_lines", s.MatchLines, "iterations", cfg.SearchIterations)
-	// One untimed read: the first read of a fresh database pays for
-	// opening pages that every later read finds in the cache.
-	q := proxy.Query{Text: cfg.SearchTerm}
+	// One untimed read: the first read of a fresh database pays for opening
+	// pages that every later read finds in the cache.
 	first, err := svc.Content(ctx, ref, q, true)
 	if err != nil {
 		return s, err
 	}
 	s.ResultBytes = len(first.Text)
-	lat := make([]float64, 0, cfg.SearchIterations)
-	for range cfg.SearchIterations {
-		t := time.Now()
-		if _, err := svc.Content(ctx, ref, q, true); err != nil {
-			return s, err
+	for _, f := range []struct {
+		into *Summary
+		op   func() error
+	}{
+		{&s.Get, func() error { _, err := svc.Content(ctx, ref, q, true); return err }},
+		{&s.SearchOnly, func() error { _, err := content.Search(snap, q); return err }},
+	} {
+		lat := make([]float64, 0, cfg.SearchIterations)
+		for range cfg.SearchIterations {
+			t := time.Now()
+			if err := f.op(); err != nil {
+				return s, err
+			}
+			lat = append(lat, ms(time.Since(t)))
 		}
-		lat = append(lat, ms(time.Since(t)))
-		if ctx.Err() != nil {
-			return s, ctx.Err()
-		}
+		*f.into = Summarize(lat)
 	}
-	s.Get = Summarize(lat)
-	lat = lat[:0]
-	for range cfg.SearchIterations {
-		t := time.Now()
-		if _, err := content.Search(snap, q); err != nil {
-			return s, err
-		}
-		lat = append(lat, ms(time.Since(t)))
-	}
-	s.SearchOnly = Summarize(lat)
 	log.Info("search run done", "median_ms", fmt.Sprintf("%.2f", s.Get.Median), "p95_ms", fmt.Sprintf("%.2f", s.Get.P95))
 	return s, nil
 }
 
 // syntheticItems is how many catalogue items SyntheticSnapshot writes for
-// about n bytes.
-func syntheticItems(n int) int { return max(1, n/syntheticItemBytes) }
-
-// syntheticItemBytes is the approximate size of one catalogue item in
-// SyntheticSnapshot.
-const syntheticItemBytes = 250
+// about n bytes: one is about 250 bytes.
+func syntheticItems(n int) int { return max(1, n/250) }
 
 // SyntheticSnapshot returns an aria snapshot of about n bytes (exactly n
 // when n is larger than the header), shaped like what @playwright/mcp
@@ -525,11 +403,8 @@ const syntheticItemBytes = 250
 func SyntheticSnapshot(n, variant int) string {
 	var b strings.Builder
 	b.Grow(n + 512)
-	ref := 0
-	next := func() string {
-		ref++
-		return fmt.Sprintf("e%d", ref+variant*100000)
-	}
+	ref := variant * 100000
+	next := func() string { ref++; return fmt.Sprintf("e%d", ref) }
 	fmt.Fprintf(&b, "- generic [ref=%s]:\n", next())
 	fmt.Fprintf(&b, "  - banner [ref=%s]:\n    - link \"Bench shop home\" [ref=%s] [cursor=pointer]:\n      - /url: /\n", next(), next())
 	fmt.Fprintf(&b, "    - navigation \"Main\" [ref=%s]:\n      - list [ref=%s]:\n", next(), next())
@@ -551,14 +426,11 @@ func SyntheticSnapshot(n, variant int) string {
 			next(), name, next(), url)
 		fmt.Fprintf(&b, "        - text: €%d.%02d\n        - button \"Add %d\" [ref=%s] [cursor=pointer]\n", 5+(i+variant)%95, (i*7+variant)%100, i, next())
 	}
-	s := b.String()
-	if len(s) > n {
-		// Cut at a line end so that the yaml stays whole lines.
-		if cut := strings.LastIndexByte(s[:n], '\n'); cut > 0 {
-			s = s[:cut+1]
-		}
+	// Cut at a line end so that the yaml stays whole lines.
+	if s := b.String(); len(s) > n && strings.LastIndexByte(s[:n], '\n') > 0 {
+		return s[:strings.LastIndexByte(s[:n], '\n')+1]
 	}
-	return s
+	return b.String()
 }
 
 // hostMachine describes the machine for an in-process benchmark (no
@@ -576,14 +448,8 @@ func InProcessReport(ctx context.Context, command []string) *Report {
 	return &Report{Started: time.Now().UTC(), Command: command, Machine: hostMachine(ctx)}
 }
 
-func metOrNot(ok bool) string {
-	if ok {
-		return "met"
-	}
-	return "NOT MET"
-}
-
 func (s *StoreResult) writeText(w io.Writer) {
+	metOrNot := map[bool]string{true: "met", false: "NOT MET"}
 	fmt.Fprintf(w, "== store: internal/store + internal/content in process on a temp file (WAL, one writer connection + a read pool); "+
 		"each call = 2 commits as the server makes them, InsertRequest then RecordResponse (%d B page snapshot, 2 console entries, the session's activity), %d writers for %.0f s each run; "+
 		"readers loop without pause, alternately content.Get(random ref, search_for \"Add N\", a read only: a search leaves the diff cursor alone) and store.GetResponse(random ref); "+
@@ -593,10 +459,7 @@ func (s *StoreResult) writeText(w io.Writer) {
 	fmt.Fprintln(tw, "run\treaders\tcalls\tcalls/s\tMB/s\twrite p50 ms\tp95 ms\tmax ms\tget_content p50 ms\tp95 ms\tGetResponse p50 ms\tp95 ms\treader ops/s\terrors\tSQLITE_BUSY\tDB MB\tCPU bench/other\t")
 	f2 := func(x float64) string { return fmt.Sprintf("%.2f", x) }
 	for _, r := range s.Ingest {
-		readerRate := 0.0
-		if r.WindowMS > 0 {
-			readerRate = float64(r.ReaderOps) / (r.WindowMS / 1000)
-		}
+		readerRate := float64(r.ReaderOps) / max(r.WindowMS/1000, 1e-9)
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%.0f\t%.1f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.0f\t%d\t%d\t%.0f\t%.2f/%.2f\t\n",
 			r.Name, r.Readers, r.Calls, r.PerSec, r.MBPerSec, f2(r.Write.Median), f2(r.Write.P95), f2(r.Write.Max),
 			f2(r.GetContent.Median), f2(r.GetContent.P95), f2(r.GetResponse.Median), f2(r.GetResponse.P95),
@@ -604,7 +467,7 @@ func (s *StoreResult) writeText(w io.Writer) {
 	}
 	tw.Flush()
 	for _, r := range s.Ingest {
-		fmt.Fprintf(w, "target: ingest ≥ %.0f snapshots/s of %.0f KiB: %s: %.0f/s, %s\n", s.IngestTargetPerSec, float64(s.SnapshotBytes)/1024, r.Name, r.PerSec, metOrNot(r.PerSec >= s.IngestTargetPerSec))
+		fmt.Fprintf(w, "target: ingest ≥ %.0f snapshots/s of %.0f KiB: %s: %.0f/s, %s\n", s.IngestTargetPerSec, float64(s.SnapshotBytes)/1024, r.Name, r.PerSec, metOrNot[r.PerSec >= s.IngestTargetPerSec])
 		if r.Busy > 0 {
 			fmt.Fprintf(w, "%s: %d SQLITE_BUSY/LOCKED errors (must be 0)\n", r.Name, r.Busy)
 		}
@@ -614,7 +477,7 @@ func (s *StoreResult) writeText(w io.Writer) {
 	if q.Get.N > 0 {
 		fmt.Fprintf(w, "search: get_content(ref, search_for %q, reset_cursor) from SQLite on a %.2f MiB snapshot (%d lines, %d matching, %d B answer), %d iterations: median %.2f ms, p95 %.2f ms, max %.2f ms (of which content.Search in memory: median %.2f ms)\n",
 			q.Term, float64(q.SnapshotBytes)/(1<<20), q.SnapshotLines, q.MatchLines, q.ResultBytes, q.Get.N, q.Get.Median, q.Get.P95, q.Get.Max, q.SearchOnly.Median)
-		fmt.Fprintf(w, "target: search on 1 MB ≤ %.0f ms median: %.2f ms, %s\n", s.SearchTargetMS, q.Get.Median, metOrNot(q.Get.Median <= s.SearchTargetMS))
+		fmt.Fprintf(w, "target: search on 1 MB ≤ %.0f ms median: %.2f ms, %s\n", s.SearchTargetMS, q.Get.Median, metOrNot[q.Get.Median <= s.SearchTargetMS])
 	}
 	if q.Error != "" {
 		fmt.Fprintf(w, "search: error: %s\n", q.Error)

@@ -72,7 +72,7 @@ func TestRunStore(t *testing.T) {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	res, err := RunStore(context.Background(), log, StoreConfig{
 		Dir: t.TempDir(), Duration: 300 * time.Millisecond, Writers: 2, Readers: 2,
-		SnapshotBytes: 8 << 10, SearchSnapshotBytes: 64 << 10, SearchIterations: 3,
+		SnapshotKB: 8, SearchKB: 64, SearchIterations: 3,
 	})
 	if err != nil {
 		t.Fatal(err)
