@@ -227,26 +227,22 @@ func allCommand(fs *flag.FlagSet, c *common) prepareFunc {
 	var (
 		sf sessionsFlags
 		cf concurrencyFlags
-		of overheadFlags
-		bf bytesFlags
-		tf tokensFlags
 	)
 	sf.register(fs)
 	cf.register(fs)
-	bridge := registerBridge(fs)
-	of.register(fs, "overhead-")
-	bf.register(fs, "bytes-")
-	tf.register(fs, "tokens-")
+	ocfg := bench.OverheadConfig{StdioCommon: bench.StdioCommon{FlagPrefix: "overhead-"}}
+	bcfg := bench.BytesConfig{StdioCommon: bench.StdioCommon{FlagPrefix: "bytes-"}}
+	tcfg := bench.TokensConfig{StdioCommon: bench.StdioCommon{FlagPrefix: "tokens-"}}
+	ocfg.Flags(fs)
+	bcfg.Flags(fs)
+	tcfg.Flags(fs)
 	return func(s bench.ServerConfig) (runFunc, error) {
 		scfg, err1 := sf.config(s, c.reqTimeout)
 		ccfg, err2 := cf.config(s, c.reqTimeout)
-		ocfg, err3 := of.config(s, *bridge, c.reqTimeout)
-		bcfg, err4 := bf.config(s, *bridge, c.reqTimeout)
-		tcfg, err5 := tf.config(s, *bridge, c.reqTimeout)
-		for _, err := range []error{err1, err2, err3, err4, err5} {
-			if err != nil {
-				return nil, err
-			}
+		ocfg.Server, bcfg.Server, tcfg.Server = s, s, s
+		ocfg.CallTimeout, bcfg.CallTimeout, tcfg.CallTimeout = c.reqTimeout, c.reqTimeout, c.reqTimeout
+		if err := errors.Join(err1, err2, ocfg.Check(), bcfg.Check(), tcfg.Check()); err != nil {
+			return nil, err
 		}
 		return func(ctx context.Context, log *slog.Logger, site *bench.Site, rep *bench.Report) (err error) {
 			if rep.Sessions, err = bench.RunSessions(ctx, log, site, scfg); err != nil {
@@ -257,13 +253,14 @@ func allCommand(fs *flag.FlagSet, c *common) prepareFunc {
 			}
 			// Cheap next to the two above (about a minute, half a minute
 			// and a minute).
-			if err := runOverhead(ctx, log, site, rep, ocfg); err != nil {
+			if rep.Overhead, err = bench.RunOverhead(ctx, log, site, ocfg); err != nil {
 				return err
 			}
-			if err := runBytes(ctx, log, site, rep, bcfg); err != nil {
+			if rep.Bytes, err = bench.RunBytes(ctx, log, site, bcfg); err != nil {
 				return err
 			}
-			return runTokens(ctx, log, site, rep, tcfg)
+			rep.Tokens, err = bench.RunTokens(ctx, log, site, tcfg)
+			return err
 		}, nil
 	}
 }
@@ -353,52 +350,45 @@ func liveCommand(fs *flag.FlagSet, c *common) prepareFunc {
 	}
 }
 
-// stdioFlags are the flags of a scenario that compares plain
-// @playwright/mcp with the proxy through mcp-bridge.
-type stdioFlags[C any] interface {
-	register(fs *flag.FlagSet, prefix string)
-	config(s bench.ServerConfig, bridge string, callTimeout time.Duration) (C, error)
+// stdioScenario is the config of a scenario with stdio children, which
+// registers and checks its own flags.
+type stdioScenario interface {
+	Flags(*flag.FlagSet)
+	Check() error
+	Common() *bench.StdioCommon
 }
 
 // stdioCommand is overhead (what the proxy path adds to a call), bytes
 // (bytes to the model for a scripted task) and tokens (what a scripted
 // agent's tool results weigh on a task suite).
-func stdioCommand[C any](f stdioFlags[C], run func(context.Context, *slog.Logger, *bench.Site, *bench.Report, C) error) setupFunc {
+func stdioCommand[C any, P interface {
+	*C
+	stdioScenario
+}](run func(context.Context, *slog.Logger, *bench.Site, *bench.Report, C) error) setupFunc {
 	return func(fs *flag.FlagSet, c *common) prepareFunc {
-		bridge := registerBridge(fs)
-		f.register(fs, "")
+		var cfg C
+		P(&cfg).Flags(fs)
 		return func(s bench.ServerConfig) (runFunc, error) {
-			cfg, err := f.config(s, *bridge, c.reqTimeout)
+			P(&cfg).Common().Server, P(&cfg).Common().CallTimeout = s, c.reqTimeout
 			return func(ctx context.Context, log *slog.Logger, site *bench.Site, rep *bench.Report) error {
 				return run(ctx, log, site, rep, cfg)
-			}, err
+			}, P(&cfg).Check()
 		}
 	}
 }
 
-// runOverhead, runBytes and runTokens run a scenario with stdio children
-// into rep; a child left behind fails it.
-func runOverhead(ctx context.Context, log *slog.Logger, site *bench.Site, rep *bench.Report, cfg bench.OverheadConfig) error {
-	res, err := bench.RunOverhead(ctx, log, site, cfg)
-	if rep.Overhead = res; res != nil {
-		err = errors.Join(err, stdioLeakErr(res.Cleanup, res.Stops))
-	}
+func runOverhead(ctx context.Context, log *slog.Logger, site *bench.Site, rep *bench.Report, cfg bench.OverheadConfig) (err error) {
+	rep.Overhead, err = bench.RunOverhead(ctx, log, site, cfg)
 	return err
 }
 
-func runBytes(ctx context.Context, log *slog.Logger, site *bench.Site, rep *bench.Report, cfg bench.BytesConfig) error {
-	res, err := bench.RunBytes(ctx, log, site, cfg)
-	if rep.Bytes = res; res != nil {
-		err = errors.Join(err, stdioLeakErr(res.Cleanup, res.Stops))
-	}
+func runBytes(ctx context.Context, log *slog.Logger, site *bench.Site, rep *bench.Report, cfg bench.BytesConfig) (err error) {
+	rep.Bytes, err = bench.RunBytes(ctx, log, site, cfg)
 	return err
 }
 
-func runTokens(ctx context.Context, log *slog.Logger, site *bench.Site, rep *bench.Report, cfg bench.TokensConfig) error {
-	res, err := bench.RunTokens(ctx, log, site, cfg)
-	if rep.Tokens = res; res != nil {
-		err = errors.Join(err, stdioLeakErr(res.Cleanup, res.Stops))
-	}
+func runTokens(ctx context.Context, log *slog.Logger, site *bench.Site, rep *bench.Report, cfg bench.TokensConfig) (err error) {
+	rep.Tokens, err = bench.RunTokens(ctx, log, site, cfg)
 	return err
 }
 
@@ -616,126 +606,10 @@ func parse(fs *flag.FlagSet, args []string) error {
 	return nil
 }
 
-// overheadFlags are the overhead scenario's flags; prefix keeps them apart
-// from other scenarios' flags in `bench all`.
-type overheadFlags struct {
-	n, warmup, settle  int
-	page, otherBridge  string
-	strict, hop, relay bool
-	direct             bool
-}
-
-func (f *overheadFlags) register(fs *flag.FlagSet, prefix string) {
-	fs.IntVar(&f.n, prefix+"n", 200, "overhead: timed A/B pairs per call kind (browser_evaluate, browser_snapshot)")
-	fs.IntVar(&f.warmup, prefix+"warmup", 20, "overhead: untimed A/B rounds before the timed ones")
-	fs.StringVar(&f.page, prefix+"page", "table", "overhead: page both sides sit on: form, table or catalogue")
-	fs.IntVar(&f.settle, prefix+"timeout-settle", 0, "overhead: @playwright/mcp --timeout-settle in ms on both sides (-1: upstream's default, 500 ms)")
-	fs.BoolVar(&f.strict, prefix+"strict-order", false, "overhead: A before B in every pair (default: the order flips every round, AB, BA, …)")
-	fs.BoolVar(&f.hop, prefix+"hop", true, "overhead: also a side C, plain @playwright/mcp on a browser server launched like the proxy's shared browser, splitting B − A into the shared browser's hop and the proxy's own part")
-	fs.BoolVar(&f.direct, prefix+"http", false, "overhead: also a side F, the same client straight to proxy-server's Streamable HTTP endpoint (/mcp) with no mcp-bridge, splitting B − A into what a client that speaks HTTP pays and what the bridge adds")
-	fs.StringVar(&f.otherBridge, prefix+"other-bridge", "", "overhead: also a side E, the proxy path through this other mcp-bridge `binary` on the same server, compared with B call by call in the same rounds")
-	fs.BoolVar(&f.relay, prefix+"relay", true, "overhead: with -hop, also a side D, side C's upstream behind two minimal Go relays (`bench relay`), splitting the proxy's own part into the floor of such a path and the proxy's work above it")
-}
-
-func (f *overheadFlags) config(s bench.ServerConfig, bridge string, callTimeout time.Duration) (bench.OverheadConfig, error) {
-	switch {
-	case f.n < 1 || f.n > 100000:
-		return bench.OverheadConfig{}, fmt.Errorf("-n %d: want 1..100000", f.n)
-	case f.warmup < 0 || f.warmup > 10000:
-		return bench.OverheadConfig{}, fmt.Errorf("-warmup %d: want 0..10000", f.warmup)
-	case f.settle < -1 || f.settle > 60000:
-		return bench.OverheadConfig{}, fmt.Errorf("-timeout-settle %d: want -1..60000", f.settle)
-	}
-	if _, ok := bench.Pages[f.page]; !ok {
-		return bench.OverheadConfig{}, fmt.Errorf("-page %q: want form, table or catalogue", f.page)
-	}
-	var other string
-	if f.otherBridge != "" {
-		other = absUnder(s.Dir, f.otherBridge)
-		if _, err := os.Stat(other); err != nil {
-			return bench.OverheadConfig{}, fmt.Errorf("-other-bridge: %w", err)
-		}
-	}
-	var relay []string
-	if f.hop && f.relay {
-		self, err := os.Executable()
-		if err != nil {
-			return bench.OverheadConfig{}, fmt.Errorf("-relay: this program's path: %w", err)
-		}
-		relay = []string{self, "relay", "--"}
-	}
-	return bench.OverheadConfig{Server: s, Root: s.Dir, Bridge: absUnder(s.Dir, bridge), Iterations: f.n, Warmup: f.warmup,
-		Page: f.page, SettleMS: f.settle, CallTimeout: callTimeout, StrictOrder: f.strict, Hop: f.hop, Relay: relay, OtherBridge: other, Direct: f.direct}, nil
-}
-
-// bytesFlags are the bytes scenario's flags.
-type bytesFlags struct {
-	item int
-	find bool
-}
-
-func (f *bytesFlags) register(fs *flag.FlagSet, prefix string) {
-	fs.IntVar(&f.item, prefix+"item", 742, "bytes: catalogue item whose button the task clicks")
-	fs.BoolVar(&f.find, prefix+"find", true, "bytes: also run the plain side with upstream's browser_find instead of browser_snapshot on the catalogue")
-}
-
-func (f *bytesFlags) config(s bench.ServerConfig, bridge string, callTimeout time.Duration) (bench.BytesConfig, error) {
-	if f.item < 1 || f.item > bench.CatalogueItems {
-		return bench.BytesConfig{}, fmt.Errorf("-item %d: want 1..%d", f.item, bench.CatalogueItems)
-	}
-	return bench.BytesConfig{Server: s, Root: s.Dir, Bridge: absUnder(s.Dir, bridge), Item: f.item, WithFind: f.find, CallTimeout: callTimeout}, nil
-}
-
-func registerBridge(fs *flag.FlagSet) *string {
-	return fs.String("bridge", "bin/mcp-bridge", "mcp-bridge `binary` for the proxy side (build it with make build)")
-}
-
 // absUnder resolves a relative path against root, as -server is.
 func absUnder(root, p string) string {
 	if filepath.IsAbs(p) {
 		return p
 	}
 	return filepath.Join(root, p)
-}
-
-// stdioLeakErr fails a run whose proxy-server or stdio children (plain
-// @playwright/mcp, mcp-bridge) left a process behind.
-func stdioLeakErr(cleanup bench.StopReport, stops []bench.StdioStopReport) error {
-	var errs []error
-	if cleanup.Signal != "" && !cleanup.Clean() {
-		errs = append(errs, fmt.Errorf("unclean proxy-server stop: %s", cleanup.Summary()))
-	}
-	for _, s := range stops {
-		if !s.Clean() {
-			errs = append(errs, fmt.Errorf("unclean stop: %s", s.Summary()))
-		}
-	}
-	return errors.Join(errs...)
-}
-
-// tokensFlags are the tokens scenario's flags.
-type tokensFlags struct {
-	tasks string
-}
-
-func (f *tokensFlags) register(fs *flag.FlagSet, prefix string) {
-	fs.StringVar(&f.tasks, prefix+"tasks", "", "tokens: comma-separated `list` of tasks to run (default all: "+strings.Join(bench.TokensTaskNames(), ",")+")")
-}
-
-func (f *tokensFlags) config(s bench.ServerConfig, bridge string, callTimeout time.Duration) (bench.TokensConfig, error) {
-	var tasks []string
-	if strings.TrimSpace(f.tasks) != "" {
-		for _, t := range strings.Split(f.tasks, ",") {
-			t = strings.TrimSpace(t)
-			if t == "" {
-				return bench.TokensConfig{}, fmt.Errorf("-tasks %q: an empty task name", f.tasks)
-			}
-			tasks = append(tasks, t)
-		}
-	}
-	cfg := bench.TokensConfig{Server: s, Root: s.Dir, Bridge: absUnder(s.Dir, bridge), Tasks: tasks, CallTimeout: callTimeout}
-	if err := cfg.Check(); err != nil {
-		return bench.TokensConfig{}, fmt.Errorf("-tasks: %w", err)
-	}
-	return cfg, nil
 }

@@ -65,8 +65,8 @@ func (m *Main) Run(ctx context.Context, args []string) error {
 	}
 	servers := map[string]setupFunc{
 		"sessions": sessionsCommand, "concurrency": concurrencyCommand, "nodes": nodesCommand, "all": allCommand,
-		"idle": idleCommand, "overhead": stdioCommand(&overheadFlags{}, runOverhead), "bytes": stdioCommand(&bytesFlags{}, runBytes),
-		"tokens": stdioCommand(&tokensFlags{}, runTokens),
+		"idle": idleCommand, "overhead": stdioCommand(runOverhead), "bytes": stdioCommand(runBytes),
+		"tokens": stdioCommand(runTokens),
 		"soak":   soakCommand, "live": liveCommand,
 	}
 	if setup, ok := servers[cmd]; ok {

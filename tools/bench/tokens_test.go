@@ -3,46 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
-	"flag"
 	"strings"
 	"testing"
-
-	"github.com/google/go-cmp/cmp"
-
-	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/tools/bench/internal/bench"
 )
-
-// TestTokensFlags: -tasks picks tasks in the order given; none means all.
-func TestTokensFlags(t *testing.T) {
-	tests := []struct {
-		name string
-		args []string
-		want []string
-	}{
-		{"default: every task", nil, nil},
-		{"two tasks, spaces trimmed", []string{"-tasks", "link, shop"}, []string{"link", "shop"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var f tokensFlags
-			fs := flag.NewFlagSet("test", flag.ContinueOnError)
-			f.register(fs, "")
-			if err := fs.Parse(tt.args); err != nil {
-				t.Fatal(err)
-			}
-			cfg, err := f.config(bench.ServerConfig{Dir: "/root"}, "bin/mcp-bridge", 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(tt.want, cfg.Tasks); diff != "" {
-				t.Errorf("tasks (-want +got):\n%s", diff)
-			}
-			if cfg.Bridge != "/root/bin/mcp-bridge" {
-				t.Errorf("bridge = %q, want it under the project root", cfg.Bridge)
-			}
-		})
-	}
-}
 
 // TestTokensFlagErrors: bad task lists are refused before anything starts,
 // in `bench tokens` and in `bench all`.

@@ -3,7 +3,6 @@ package bench
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -30,21 +29,18 @@ import (
 // @playwright/mcp process, and mcp-bridge in front of the benchmark's
 // proxy-server. This file starts, calls and stops such children.
 
-// StdioConfig says how to start one stdio MCP server as a child process.
+// StdioConfig says how to start one stdio MCP server as a child process:
+// Name labels it in progress lines and reports ("plain", "proxy"), Env
+// overrides the inherited environment, StartTimeout bounds start,
+// initialize and tools/list (default 60 s), and Stop removes the
+// RemoveOnStop directories once the child is gone.
 type StdioConfig struct {
-	// Name labels the child in progress lines and reports ("plain",
-	// "proxy").
-	Name    string
-	Command string
-	Args    []string
-	// Env holds overrides on top of the inherited environment.
-	Env map[string]string
-	// Dir is the child's working directory.
-	Dir string
-	// StartTimeout bounds start, initialize and tools/list (default 60 s).
-	StartTimeout time.Duration
-	// RemoveOnStop are directories Stop removes once the child is gone.
-	RemoveOnStop []string
+	Name, Command string
+	Args          []string
+	Env           map[string]string
+	Dir           string
+	StartTimeout  time.Duration
+	RemoveOnStop  []string
 }
 
 // StdioServer is a running stdio MCP server child with a connected mcp-go
@@ -54,10 +50,10 @@ type StdioConfig struct {
 type StdioServer struct {
 	Name string
 	PID  int
-	// Tools is what tools/list answered at start.
-	Tools []mcp.Tool
-	// ToolsListBytes is the size of that tools/list result as received:
-	// what a client hands the model on every turn.
+	// Tools is what tools/list answered at start; ToolsListBytes the size
+	// of that result as received: what a client hands the model on every
+	// turn.
+	Tools          []mcp.Tool
 	ToolsListBytes int
 
 	cfg    StdioConfig
@@ -74,36 +70,37 @@ type StdioServer struct {
 }
 
 // countingTransport is the stdio transport, plus the size of the last
-// JSON-RPC result exactly as it came off the wire: that is what the client
-// (and so the model) receives, before any decoding.
+// JSON-RPC result exactly as it came off the wire: what the client (and so
+// the model) receives, before any decoding. countingHTTP is the same for
+// Streamable HTTP: not one type embedding transport.Interface for both, as
+// mcp-go's client looks for optional methods on the concrete transport
+// (HTTPConnection, a connection-lost setter) that an embedded interface
+// would hide.
 type countingTransport struct {
 	*transport.Stdio
 	lastResult atomic.Int64
 }
 
 func (t *countingTransport) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
-	resp, err := t.Stdio.SendRequest(ctx, req)
-	if resp != nil {
-		t.lastResult.Store(int64(len(resp.Result)))
-	}
-	return resp, err
+	return counted(&t.lastResult)(t.Stdio.SendRequest(ctx, req))
 }
 
-// countingHTTP is countingTransport for Streamable HTTP. Not one type
-// embedding transport.Interface for both: mcp-go's client looks for
-// optional methods on the concrete transport (HTTPConnection, a
-// connection-lost setter), and an embedded interface would hide them.
 type countingHTTP struct {
 	*transport.StreamableHTTP
 	lastResult atomic.Int64
 }
 
 func (t *countingHTTP) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
-	resp, err := t.StreamableHTTP.SendRequest(ctx, req)
-	if resp != nil {
-		t.lastResult.Store(int64(len(resp.Result)))
+	return counted(&t.lastResult)(t.StreamableHTTP.SendRequest(ctx, req))
+}
+
+func counted(last *atomic.Int64) func(*transport.JSONRPCResponse, error) (*transport.JSONRPCResponse, error) {
+	return func(resp *transport.JSONRPCResponse, err error) (*transport.JSONRPCResponse, error) {
+		if resp != nil {
+			last.Store(int64(len(resp.Result)))
+		}
+		return resp, err
 	}
-	return resp, err
 }
 
 // tailWriter keeps the last max bytes written (a child's stderr, for error
@@ -589,13 +586,7 @@ func StartBridge(ctx context.Context, log *slog.Logger, bridge, proxyURL string)
 	return StartStdio(ctx, log, StdioConfig{Name: "proxy", Command: bridge, Env: env})
 }
 
-// errorsJoinStops turns unclean stops into an error.
-func errorsJoinStops(reps ...StdioStopReport) error {
-	var errs []error
-	for _, r := range reps {
-		if r.Name != "" && !r.Clean() {
-			errs = append(errs, fmt.Errorf("unclean stop: %s", r.Summary()))
-		}
-	}
-	return errors.Join(errs...)
+// CommandLine is the child's command line, for the report.
+func (s *StdioServer) CommandLine() string {
+	return strings.Join(append([]string{s.cfg.Command}, s.cfg.Args...), " ")
 }
