@@ -299,12 +299,7 @@ func fillFormTargetParam(s *StdioServer) (string, error) {
 	fields, _ := t.InputSchema.Properties["fields"].(map[string]any)
 	items, _ := fields["items"].(map[string]any)
 	props, _ := items["properties"].(map[string]any)
-	for _, p := range []string{"target", "ref"} {
-		if _, ok := props[p]; ok {
-			return p, nil
-		}
-	}
-	return "", fmt.Errorf("%s: browser_fill_form fields have neither a target nor a ref", s.Name)
+	return targetParam(s.Name, "browser_fill_form's fields", props)
 }
 
 // formSubmitted checks the query string the form page was submitted with.
