@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -37,32 +38,22 @@ var tokensSides = []struct{ name, run string }{{SideSnapshot, "snap"}, {SideFind
 // plain+find's, on the suite and on each task.
 const TokensBytesTargetPct = 50.0
 
-// StdioCommon is what the scenarios with stdio children (overhead, bytes,
-// tokens) share: the server, the project root and mcp-bridge.
+// StdioCommon is what the scenarios with stdio children share: Root is the
+// project root for the plain upstream (default Server.Dir), Bridge the
+// mcp-bridge binary (relative to Root), CallTimeout bounds every tool call
+// (default 3 min), FlagPrefix keeps the flags apart in `bench all`.
 type StdioCommon struct {
-	Server ServerConfig
-	// Root is the project root (node_modules) for the plain upstream;
-	// empty means Server.Dir.
-	Root string
-	// Bridge is the mcp-bridge binary, relative to Root unless absolute.
-	Bridge string
-	// CallTimeout bounds every tool call (default 3 min).
-	CallTimeout time.Duration
-	// FlagPrefix keeps the scenario's flags apart in `bench all`.
-	FlagPrefix string
+	Server                   ServerConfig
+	Root, Bridge, FlagPrefix string
+	CallTimeout              time.Duration
 }
 
 func (c *StdioCommon) defaults() {
 	if c.Root == "" {
 		c.Root = c.Server.Dir
 	}
-	if c.Bridge == "" {
-		c.Bridge = "bin/mcp-bridge"
-	}
-	c.Bridge = underRoot(c.Root, c.Bridge)
-	if c.CallTimeout <= 0 {
-		c.CallTimeout = 3 * time.Minute
-	}
+	c.Bridge = underRoot(c.Root, cmp.Or(c.Bridge, "bin/mcp-bridge"))
+	c.CallTimeout = cmp.Or(c.CallTimeout, 3*time.Minute)
 	c.Server.Env = copyEnv(c.Server.Env)
 }
 
@@ -134,13 +125,12 @@ func (c *TokensConfig) Check() error {
 	return nil
 }
 
-// TokensResult is the result of the tokens scenario.
+// TokensResult is the result of the tokens scenario. Verdicts are the
+// targets judged on this run; empty when a side failed.
 type TokensResult struct {
-	Env   map[string]string `json:"env"`
-	Tasks []TokensTaskInfo  `json:"tasks"`
-	Sides []TokensSide      `json:"sides"` // in the order of tokensSides
-	// Verdicts are the targets judged on this run; empty when a side
-	// failed (a failed run is not judged).
+	Env         map[string]string `json:"env"`
+	Tasks       []TokensTaskInfo  `json:"tasks"`
+	Sides       []TokensSide      `json:"sides"` // in the order of tokensSides
 	Verdicts    []TokensVerdict   `json:"verdicts,omitempty"`
 	TargetPct   float64           `json:"target_pct"`
 	Stops       []StdioStopReport `json:"stdio_stops"`
@@ -366,34 +356,25 @@ func (s *TokensSide) task(name string) *TokensTaskRun {
 }
 
 // agent is the scripted model on one side (SideSnapshot, SideFind or
-// SideProxy): it calls tools and counts what every result weighs.
+// SideProxy): it calls tools and counts what every result weighs. last is
+// the answer of the last action (navigate, click, tabs): on the proxy,
+// what the next read is about. clickArg and fillArg are the element
+// arguments of browser_click and browser_fill_form's fields.
 type agent struct {
-	log     *slog.Logger
-	s       *StdioServer
-	side    string
-	site    *Site
-	run     string
-	timeout time.Duration
-	phase   string
-	steps   []BytesStep
-	// last is the answer of the last action (navigate, click, tabs): on
-	// the proxy, what the next read is about.
-	last string
-	// clickArg and fillArg are the element arguments of browser_click and
-	// of browser_fill_form's fields, read from the tools' schemas.
-	clickArg, fillArg string
+	log                                       *slog.Logger
+	s                                         *StdioServer
+	site                                      *Site
+	timeout                                   time.Duration
+	steps                                     []BytesStep
+	side, run, phase, last, clickArg, fillArg string
 }
 
 func newAgent(log *slog.Logger, s *StdioServer, side string, site *Site, run string, timeout time.Duration) (*agent, error) {
 	a := &agent{log: log, s: s, side: side, site: site, run: run, timeout: timeout}
-	var err error
-	if a.clickArg, err = s.TargetParam("browser_click"); err != nil {
-		return nil, err
-	}
-	if a.fillArg, err = fillFormTargetParam(s); err != nil {
-		return nil, err
-	}
-	return a, nil
+	var err1, err2 error
+	a.clickArg, err1 = s.TargetParam("browser_click")
+	a.fillArg, err2 = fillFormTargetParam(s)
+	return a, errors.Join(err1, err2)
 }
 
 // call makes one counted tool call and returns its text; an isError result
@@ -464,6 +445,11 @@ func (a *agent) look(ctx context.Context, query, detail string) (string, error) 
 	case SideFind:
 		return a.find(ctx, query)
 	}
+	return a.proxyRead(ctx, func(ref string) (string, error) { return a.search(ctx, ref, query) })
+}
+
+// proxyRead is the last answer's page when it came inline, else read.
+func (a *agent) proxyRead(ctx context.Context, read func(ref string) (string, error)) (string, error) {
 	p, err := proxyAnswer(a.last)
 	if err != nil {
 		return "", err
@@ -471,7 +457,7 @@ func (a *agent) look(ctx context.Context, query, detail string) (string, error) 
 	if yaml, ok := inlineSnapshot(p); ok {
 		return yaml, nil
 	}
-	return a.search(ctx, p.RefID, query)
+	return read(p.RefID)
 }
 
 // page reads the page whole, as for a form that is filled from all its
@@ -481,14 +467,9 @@ func (a *agent) page(ctx context.Context, detail string) (string, error) {
 	if a.side != SideProxy {
 		return a.snapshot(ctx, detail, map[string]any{})
 	}
-	p, err := proxyAnswer(a.last)
-	if err != nil {
-		return "", err
-	}
-	if yaml, ok := inlineSnapshot(p); ok {
-		return yaml, nil
-	}
-	return a.call(ctx, "get_content", "whole snapshot", map[string]any{"ref_id": p.RefID})
+	return a.proxyRead(ctx, func(ref string) (string, error) {
+		return a.call(ctx, "get_content", "whole snapshot", map[string]any{"ref_id": ref})
+	})
 }
 
 // confirm checks that the last action led to want: the proxy's answer

@@ -4,10 +4,12 @@ import (
 	_ "embed"
 	"fmt"
 	"html"
+	"maps"
 	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,41 +20,27 @@ import (
 // The tokens scenario's pages live under /t/{run}/: each side of a run gets
 // its own run id, so what the site records (a cart POST, a sign-in, a form
 // submission, a page fetched) is that side's alone and is the uncounted
-// ground truth its task is verified against. Every page is deterministic:
-// the same run id gives the same bytes.
+// ground truth its task is verified against. Every page is deterministic.
 
-// Sizes and targets of the tokens pages.
+// Sizes and targets of the tokens pages: the shop task clicks ShopTarget's
+// "Add to cart", the orders task reads OrderTarget's total after signing in,
+// ArticleKeyword occurs in the article only in ArticleTarget, the link task
+// reads ParcelTracking, the evaluate task StockTarget's values, and the tabs
+// task confirms DeliveryWindow.
 const (
-	ShopProducts = 600
-	OrderRows    = 400
-	// ShopTarget is the product whose "Add to cart" the shop task clicks.
-	ShopTarget = 417
-	// OrderTarget is the order whose total the orders task reads.
-	OrderTarget = 10277
-	// SignInUser and SignInPassword are the credentials the sign-in page
-	// accepts.
-	SignInUser     = "ada"
-	SignInPassword = "correct-horse-7"
-	// ArticleKeyword occurs in the article only in ArticleTarget, which
-	// holds ArticleCode.
-	ArticleKeyword = "lighthouse"
-	ArticleCode    = "AMBER-HERON-5821"
-	// ParcelTracking is the value the second page of the link task shows.
-	ParcelTracking = "NW-48213-7730"
-	// StockProducts are the stock page's product cards; StockTarget the
-	// one whose values the evaluate task reads.
-	StockProducts = 300
-	StockTarget   = 233
-	// DeliveryWindow is the window the carrier's page shows, which the
-	// tabs task confirms on the delivery page.
-	DeliveryWindow = "14:00-16:00"
+	ShopProducts, ShopTarget    = 600, 417
+	OrderRows, OrderTarget      = 400, 10277
+	SignInUser, SignInPassword  = "ada", "correct-horse-7"
+	ArticleKeyword, ArticleCode = "lighthouse", "AMBER-HERON-5821"
+	ParcelTracking              = "NW-48213-7730"
+	StockProducts, StockTarget  = 300, 233
+	DeliveryWindow              = "14:00-16:00"
 )
 
 // DeliverySlots are the delivery page's windows, one button each.
 var DeliverySlots = []string{"08:00-10:00", "10:00-12:00", "12:00-14:00", DeliveryWindow, "16:00-18:00", "18:00-20:00"}
 
-// StockValues are the price, the count in stock and the SKU of product n
-// of the stock page.
+// StockValues are the price, the count in stock and the SKU of product n.
 func StockValues(n int) (price, stock, sku string) {
 	return ProductPrice(n), strconv.Itoa((n * 7) % 50), fmt.Sprintf("SK-%05d", (n*97)%100000)
 }
@@ -60,8 +48,8 @@ func StockValues(n int) (price, stock, sku string) {
 // ArticleTarget is the article's target sentence.
 var ArticleTarget = "According to the harbour ledger, the " + ArticleKeyword + " keeper's passphrase is " + ArticleCode + "."
 
-// ConsoleErrors are the messages the dashboard page logs with
-// console.error, beside info and warn noise.
+// ConsoleErrors are what the dashboard logs with console.error, beside
+// info and warn noise.
 var ConsoleErrors = []string{
 	"Failed to load /api/widgets: 503 Service Unavailable",
 	"TypeError: Cannot read properties of undefined (reading 'total') at renderSummary (dashboard.js:88)",
@@ -75,26 +63,16 @@ var ContactValues = map[string]string{
 }
 
 // Order is one row of the orders table.
-type Order struct {
-	ID, Date, Customer, Total, Status string
-}
-
-var orderCustomers = []string{"Ada Lovelace", "Alan Turing", "Grace Hopper", "Edsger Dijkstra", "Barbara Liskov",
-	"Donald Knuth", "Frances Allen", "John Backus", "Margaret Hamilton", "Ken Thompson", "Radia Perlman"}
-
-var orderStatuses = []string{"Paid", "Shipped", "Pending", "Delivered", "Refunded"}
+type Order struct{ ID, Date, Customer, Total, Status string }
 
 // OrderAt is the order with the given number (10001 … 10000+OrderRows).
 func OrderAt(n int) Order {
 	i := n - 10000
-	day := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).AddDate(0, 0, (i*7)%300)
-	return Order{
-		ID:       fmt.Sprintf("ORD-%d", n),
-		Date:     day.Format("2006-01-02"),
-		Customer: orderCustomers[(i*13)%len(orderCustomers)],
-		Total:    fmt.Sprintf("€%d.%02d", 12+(i*37)%480, (i*53)%100),
-		Status:   orderStatuses[(i*3)%len(orderStatuses)],
-	}
+	customers := []string{"Ada Lovelace", "Alan Turing", "Grace Hopper", "Edsger Dijkstra", "Barbara Liskov",
+		"Donald Knuth", "Frances Allen", "John Backus", "Margaret Hamilton", "Ken Thompson", "Radia Perlman"}
+	statuses := []string{"Paid", "Shipped", "Pending", "Delivered", "Refunded"}
+	return Order{ID: fmt.Sprintf("ORD-%d", n), Date: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).AddDate(0, 0, (i*7)%300).Format("2006-01-02"),
+		Customer: customers[(i*13)%len(customers)], Total: fmt.Sprintf("€%d.%02d", 12+(i*37)%480, (i*53)%100), Status: statuses[(i*3)%len(statuses)]}
 }
 
 // ProductPrice is the shown price of product n.
@@ -106,22 +84,18 @@ type tokenRecord struct {
 	runs map[string]*RunRecord
 }
 
-// RunRecord is what the site recorded for one run id.
+// RunRecord is what the site recorded for one run id: the product ids the
+// shop's buttons posted, the user names of the sign-in attempts and whether
+// one succeeded, the orders pages served signed in, the last contact form,
+// GETs by page name and the delivery window last confirmed.
 type RunRecord struct {
-	// Cart holds the product ids the shop's buttons posted, in order.
-	Cart []int
-	// SignIns are the user names of the sign-in attempts; SignedIn is set
-	// by a successful one.
-	SignIns  []string
-	SignedIn bool
-	// OrdersServed counts the orders pages served to a signed-in client.
+	Cart         []int
+	SignIns      []string
+	SignedIn     bool
 	OrdersServed int
-	// Contact is the last contact form submitted.
-	Contact url.Values
-	// Fetched counts GETs by page name.
-	Fetched map[string]int
-	// Slot is the delivery window last confirmed.
-	Slot string
+	Contact      url.Values
+	Fetched      map[string]int
+	Slot         string
 }
 
 func (t *tokenRecord) update(run string, f func(*RunRecord)) {
@@ -130,12 +104,10 @@ func (t *tokenRecord) update(run string, f func(*RunRecord)) {
 	if t.runs == nil {
 		t.runs = map[string]*RunRecord{}
 	}
-	r := t.runs[run]
-	if r == nil {
-		r = &RunRecord{Fetched: map[string]int{}}
-		t.runs[run] = r
+	if t.runs[run] == nil {
+		t.runs[run] = &RunRecord{Fetched: map[string]int{}}
 	}
-	f(r)
+	f(t.runs[run])
 }
 
 // Record returns a copy of what the site recorded for run.
@@ -143,24 +115,18 @@ func (s *Site) Record(run string) RunRecord {
 	var out RunRecord
 	s.tokens.update(run, func(r *RunRecord) {
 		out = *r
-		out.Cart = append([]int(nil), r.Cart...)
-		out.SignIns = append([]string(nil), r.SignIns...)
-		out.Fetched = make(map[string]int, len(r.Fetched))
-		for k, v := range r.Fetched {
-			out.Fetched[k] = v
-		}
+		out.Cart, out.SignIns, out.Fetched = slices.Clone(r.Cart), slices.Clone(r.SignIns), maps.Clone(r.Fetched)
 		if r.Contact != nil {
 			out.Contact = url.Values{}
 			for k, v := range r.Contact {
-				out.Contact[k] = append([]string(nil), v...)
+				out.Contact[k] = slices.Clone(v)
 			}
 		}
 	})
 	return out
 }
 
-// TokenURL is the URL of a tokens page for run: shop, signin, orders,
-// contact, article, account, parcel, dashboard.
+// TokenURL is the URL of a tokens page for run.
 func (s *Site) TokenURL(run, page string) string { return s.URL + "/t/" + run + "/" + page }
 
 // runIDRE keeps run ids to short tokens: they appear in URLs and cookie
@@ -169,15 +135,12 @@ var runIDRE = regexp.MustCompile(`^[a-z0-9]{1,16}$`)
 
 // registerTokenPages adds the tokens pages to mux.
 func registerTokenPages(mux *http.ServeMux, rec *tokenRecord) {
-	shop, signin, contact, article, account, parcel, dashboard :=
-		shopPage(), signInPage(""), contactPage(), articlePage(), accountPage(), parcelPage(), dashboardPage()
-	orders := ordersPage()
 	write := func(w http.ResponseWriter, body string) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		w.Header().Set("Cache-Control", "no-store")
 		fmt.Fprint(w, body)
 	}
-	// handle wraps a page handler: it checks the run id and counts the GET.
+	// handle checks the run id and counts the GETs of a named page.
 	handle := func(pattern, name string, h func(w http.ResponseWriter, r *http.Request, run string)) {
 		mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 			run := r.PathValue("run")
@@ -191,10 +154,11 @@ func registerTokenPages(mux *http.ServeMux, rec *tokenRecord) {
 			h(w, r, run)
 		})
 	}
-	static := func(body string) func(http.ResponseWriter, *http.Request, string) {
-		return func(w http.ResponseWriter, _ *http.Request, _ string) { write(w, body) }
+	for name, body := range map[string]string{"shop": shopPage(), "signin": signInPage(""), "contact": contactPage(), "article": articlePage(),
+		"account": accountPage(), "parcel": parcelPage(), "dashboard": dashboardPage(), "stock": stockPage(), "carrier": carrierPage(), "delivery": deliveryPage()} {
+		handle("GET /t/{run}/"+name, name, func(w http.ResponseWriter, _ *http.Request, _ string) { write(w, body) })
 	}
-	handle("GET /t/{run}/shop", "shop", static(shop))
+	orders := ordersPage()
 	handle("POST /t/{run}/cart", "", func(w http.ResponseWriter, r *http.Request, run string) {
 		id, err := strconv.Atoi(r.URL.Query().Get("id"))
 		if err != nil || id < 1 || id > ShopProducts {
@@ -204,14 +168,10 @@ func registerTokenPages(mux *http.ServeMux, rec *tokenRecord) {
 		rec.update(run, func(rr *RunRecord) { rr.Cart = append(rr.Cart, id) })
 		w.WriteHeader(http.StatusNoContent)
 	})
-	handle("GET /t/{run}/signin", "signin", static(signin))
 	handle("POST /t/{run}/signin", "", func(w http.ResponseWriter, r *http.Request, run string) {
 		user, pass := r.PostFormValue("username"), r.PostFormValue("password")
 		ok := user == SignInUser && pass == SignInPassword
-		rec.update(run, func(rr *RunRecord) {
-			rr.SignIns = append(rr.SignIns, user)
-			rr.SignedIn = rr.SignedIn || ok
-		})
+		rec.update(run, func(rr *RunRecord) { rr.SignIns, rr.SignedIn = append(rr.SignIns, user), rr.SignedIn || ok })
 		if !ok {
 			w.WriteHeader(http.StatusUnauthorized)
 			write(w, signInPage("Wrong user name or password."))
@@ -228,23 +188,14 @@ func registerTokenPages(mux *http.ServeMux, rec *tokenRecord) {
 		rec.update(run, func(rr *RunRecord) { rr.OrdersServed++ })
 		write(w, orders)
 	})
-	handle("GET /t/{run}/contact", "contact", static(contact))
 	handle("POST /t/{run}/contact", "", func(w http.ResponseWriter, r *http.Request, run string) {
 		if err := r.ParseForm(); err != nil {
 			http.Error(w, "bad form", http.StatusBadRequest)
 			return
 		}
-		form := r.PostForm
-		rec.update(run, func(rr *RunRecord) { rr.Contact = form })
-		write(w, contactConfirmation(form))
+		rec.update(run, func(rr *RunRecord) { rr.Contact = r.PostForm })
+		write(w, contactConfirmation(r.PostForm))
 	})
-	handle("GET /t/{run}/article", "article", static(article))
-	handle("GET /t/{run}/account", "account", static(account))
-	handle("GET /t/{run}/parcel", "parcel", static(parcel))
-	handle("GET /t/{run}/dashboard", "dashboard", static(dashboard))
-	handle("GET /t/{run}/stock", "stock", static(stockPage()))
-	handle("GET /t/{run}/carrier", "carrier", static(carrierPage()))
-	handle("GET /t/{run}/delivery", "delivery", static(deliveryPage()))
 	handle("POST /t/{run}/delivery", "", func(w http.ResponseWriter, r *http.Request, run string) {
 		slot := r.PostFormValue("slot")
 		rec.update(run, func(rr *RunRecord) { rr.Slot = slot })
