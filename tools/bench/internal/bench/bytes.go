@@ -24,12 +24,11 @@ const BytesTargetPct = 5.0
 
 // BytesConfig configures the bytes scenario: how many bytes reach the model
 // for one scripted task, plain @playwright/mcp against the proxy path.
+// Item is the catalogue item to add to the cart (default 742); WithFind
+// also runs the plain side reading the catalogue with browser_find.
 type BytesConfig struct {
 	StdioCommon
-	// Item is the catalogue item to add to the cart (default 742).
-	Item int
-	// WithFind also runs the plain side with browser_find instead of
-	// browser_snapshot for the catalogue, when upstream offers it.
+	Item     int
 	WithFind bool
 }
 
@@ -48,9 +47,8 @@ func (c *BytesConfig) Check() error {
 	return nil
 }
 
-// Ways the scripted model reads the page: browser_snapshot with the yaml
-// inline, browser_find on the catalogue (0.0.83+), and the proxy's
-// metadata-only answers read with get_content(ref_id, search_for).
+// Ways the scripted model reads the page: browser_snapshot, browser_find
+// on the catalogue, get_content(ref_id, search_for) on the proxy.
 const (
 	ReadSnapshot = "plain"
 	ReadFind     = "plain+browser_find"
@@ -122,9 +120,8 @@ func RunBytes(ctx context.Context, log *slog.Logger, site *Site, cfg BytesConfig
 	if err != nil {
 		return res, err
 	}
-	// Deferred in this order so that they run bridge, plain, server: the
-	// server's stop reaps any child of this process.
-	defer stop()
+	defer stop() // last: it reaps any child of this process
+
 	plain, err := StartPlain(ctx, log, PlainConfig{Root: cfg.Root, SettleMS: -1})
 	if err != nil {
 		return res, err
@@ -179,7 +176,6 @@ func runBytesTask(ctx context.Context, log *slog.Logger, s *StdioServer, read st
 			run.Total += st.Bytes
 		}
 	}()
-	// metadata is the proxy's browser_snapshot: its ref_id.
 	metadata := func() (string, error) {
 		text, err := a.call(ctx, "browser_snapshot", "metadata", map[string]any{})
 		if err != nil {
@@ -250,8 +246,7 @@ func runBytesTask(ctx context.Context, log *slog.Logger, s *StdioServer, read st
 		return run, fmt.Errorf("after the click: %w", err)
 	}
 
-	// (2) The form: small (snapshot_bytes in the metadata says so), so the
-	// model on the proxy reads it whole.
+	// (2) The form: small (the metadata says so), read whole on the proxy.
 	a.phase = "form"
 	if _, err := a.call(ctx, "browser_navigate", "", map[string]any{"url": site.PageURL(Pages["form"])}); err != nil {
 		return run, err
@@ -318,9 +313,7 @@ func formSubmitted(search string) error {
 
 // verifyPage evaluates fn in the page (untimed, not counted) until ok
 // accepts the value or a few seconds pass: an action's effect (a
-// navigation after a submit) may land just after the action answered. Over
-// the proxy the evaluate answer is metadata only: the value is read with
-// get_content.
+// navigation after a submit) may land just after the action answered.
 func verifyPage(ctx context.Context, s *StdioServer, viaContent bool, fn string, ok func(string) bool, timeout time.Duration) (string, error) {
 	var last string
 	var err error

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -26,37 +27,21 @@ const OverheadTargetMS = 3.0
 // OverheadConfig configures the overhead scenario: the same calls, A/B
 // alternated, to a plain @playwright/mcp over stdio (A) and through
 // mcp-bridge → proxy-server (B), with the same mcp-go client.
+//
+// The extra sides split B − A, each paired within the same rounds: C, a
+// plain @playwright/mcp on a browser server launched like the proxy's
+// shared browser (Hop); D, C's upstream behind two minimal Go relays, the
+// floor of any path of mcp-bridge → proxy-server's shape (Relay, with
+// Hop); E, the proxy path through another mcp-bridge, without the drift
+// between runs (OtherBridge); F, the client straight to /mcp (Direct).
 type OverheadConfig struct {
 	StdioCommon
-	// Iterations is the number of timed A/B pairs per call kind; Warmup
-	// the untimed rounds first.
-	Iterations, Warmup int
-	// Page is the test page both sides sit on.
-	Page string
-	// SettleMS is --timeout-settle on both sides (negative: upstream's
-	// default on both).
-	SettleMS int
+	Iterations, Warmup, SettleMS int // SettleMS < 0: upstream's default
+	Page, OtherBridge            string
 	// StrictOrder runs A before B in every pair. By default the order
-	// flips every round (AB, BA, …): strictly A-first, B always runs right
-	// after A's call of the same kind, so a heavy call (a snapshot) leaves
-	// its CPU work (GC, Chromium) to B alone.
-	StrictOrder bool
-	// Hop adds side C: a plain @playwright/mcp on a Playwright browser
-	// server launched like the proxy's shared browser, splitting B − A into
-	// the shared browser's hop (C − A) and the proxy's own part (B − C).
-	Hop bool
-	// Relay, with Hop, adds side D: C's upstream behind two minimal Go
-	// relays (`bench relay`: stdio → HTTP → stdio, the shape of mcp-bridge
-	// → proxy-server without their work). D − C is the floor of any such
-	// path on this machine, B − D the proxy's work above it.
-	Relay bool
-	// OtherBridge, when set, adds side E: the proxy path through this other
-	// mcp-bridge on the same proxy-server. B − E, paired within the same
-	// rounds, compares two bridges without the drift between runs.
-	OtherBridge string
-	// Direct adds side F: the same client straight to proxy-server's
-	// Streamable HTTP endpoint (/mcp), no mcp-bridge.
-	Direct bool
+	// flips every round: strictly A-first, a heavy call (a snapshot) would
+	// leave its CPU work (GC, Chromium) to B alone.
+	StrictOrder, Hop, Relay, Direct bool
 }
 
 // Flags registers the overhead flags.
@@ -97,14 +82,12 @@ func (c *OverheadConfig) Check() error {
 
 // OverheadResult is the result of the overhead scenario.
 type OverheadResult struct {
-	Iterations int    `json:"iterations"`
-	Warmup     int    `json:"warmup_rounds"`
-	Page       string `json:"page"`
-	SettleMS   int    `json:"timeout_settle_ms"`
-	// Order is "AB" (strict) or "AB/BA" (flipped every round).
-	Order string            `json:"order"`
-	Env   map[string]string `json:"env"`
-	// How sides A, C, D were started, side E's bridge and side F's URL.
+	Iterations     int                  `json:"iterations"`
+	Warmup         int                  `json:"warmup_rounds"`
+	Page           string               `json:"page"`
+	SettleMS       int                  `json:"timeout_settle_ms"`
+	Order          string               `json:"order"` // "AB" or "AB/BA"
+	Env            map[string]string    `json:"env"`
 	PlainCommand   string               `json:"plain_command"`
 	ViaCommand     string               `json:"via_browser_server_command,omitempty"`
 	RelayedCommand string               `json:"relayed_command,omitempty"`
@@ -112,16 +95,13 @@ type OverheadResult struct {
 	DirectURL      string               `json:"direct_http_url,omitempty"`
 	Kinds          []OverheadKindResult `json:"kinds"`
 	TargetMS       float64              `json:"target_added_ms"`
-	// Breakdown splits the proxy side's calls with the server's record:
-	// before = client → bridge → HTTP → worker called, upstream = the
-	// worker call, after = record + answer → bridge → client.
-	Breakdown    []Breakdown       `json:"proxy_breakdown"`
-	BreakdownErr string            `json:"breakdown_error,omitempty"`
-	Errors       []ErrorCount      `json:"errors"`
-	ErrorCount   int               `json:"error_count"`
-	Stops        []StdioStopReport `json:"stdio_stops"`
-	Cleanup      StopReport        `json:"cleanup"`
-	Interrupted  bool              `json:"interrupted,omitempty"`
+	Breakdown      []Breakdown          `json:"proxy_breakdown"`
+	BreakdownErr   string               `json:"breakdown_error,omitempty"`
+	Errors         []ErrorCount         `json:"errors"`
+	ErrorCount     int                  `json:"error_count"`
+	Stops          []StdioStopReport    `json:"stdio_stops"`
+	Cleanup        StopReport           `json:"cleanup"`
+	Interrupted    bool                 `json:"interrupted,omitempty"`
 }
 
 // OverheadKindResult is one call kind: A is plain, B is the proxy path.
@@ -131,21 +111,18 @@ type OverheadKindResult struct {
 	Pairs int     `json:"pairs"`
 	Plain Summary `json:"plain"`
 	Proxy Summary `json:"proxy"`
-	// Diff summarises the paired differences B − A; AddedMS is their
-	// median, with a distribution-free 95 % confidence interval.
-	Diff        Summary `json:"paired_diff"`
-	AddedMS     float64 `json:"added_ms"`
-	AddedCILow  float64 `json:"added_ms_ci95_low"`
-	AddedCIHigh float64 `json:"added_ms_ci95_high"`
-	AddedCIOK   bool    `json:"added_ms_ci95_ok"`
-	// DiffOfMediansMS is median(B) − median(A), Ratio median(B) / median(A).
+	// Diff summarises the paired B − A; AddedMS is their median.
+	Diff            Summary   `json:"paired_diff"`
+	AddedMS         float64   `json:"added_ms"`
+	AddedCILow      float64   `json:"added_ms_ci95_low"`
+	AddedCIHigh     float64   `json:"added_ms_ci95_high"`
+	AddedCIOK       bool      `json:"added_ms_ci95_ok"`
 	DiffOfMediansMS float64   `json:"diff_of_medians_ms"`
 	Ratio           float64   `json:"ratio"`
 	PlainBytes      ByteStats `json:"plain_bytes"`
 	ProxyBytes      ByteStats `json:"proxy_bytes"`
-	// The extra sides that ran: Hop splits B − A at C (C − A, B − C),
-	// Floor B − C at D (D − C, B − D), Other and Direct B − A at E and F
-	// (side − A, B − side).
+	// The extra sides: Hop splits B − A at C, Floor B − C at D, Other and
+	// Direct B − A at E and F.
 	Hop    *SplitResult `json:"hop,omitempty"`
 	Floor  *SplitResult `json:"relay_floor,omitempty"`
 	Other  *SplitResult `json:"other_bridge,omitempty"`
@@ -174,7 +151,6 @@ func paired(d []float64) Paired {
 	return p
 }
 
-// splitAt is nil when the rounds do not pair up.
 func splitAt(x, y, z []float64) *SplitResult {
 	d1, d2 := pairedDiffs(x, y), pairedDiffs(y, z)
 	if len(d1) == 0 || len(d2) == 0 {
@@ -183,7 +159,7 @@ func splitAt(x, y, z []float64) *SplitResult {
 	return &SplitResult{Side: Summarize(y), First: paired(d1), Second: paired(d2)}
 }
 
-// ByteStats describes the sizes of the results of one call kind.
+// ByteStats are the sizes of the results of one call kind.
 type ByteStats struct {
 	Min    int `json:"min"`
 	Median int `json:"median"`
@@ -241,8 +217,6 @@ func medianCI(xs []float64, conf float64) (lo, hi float64, ok bool) {
 	return s[k-1], s[n-k], true
 }
 
-// summarizeKind computes a kind's result from its timed pairs (ms) and
-// result sizes.
 func summarizeKind(tool string, args map[string]any, plain, proxy []float64, plainBytes, proxyBytes []int) OverheadKindResult {
 	var a strings.Builder
 	enc := json.NewEncoder(&a)
@@ -266,20 +240,15 @@ func summarizeKind(tool string, args map[string]any, plain, proxy []float64, pla
 
 // overheadSide is one side of the rounds and its timed calls per kind.
 type overheadSide struct {
-	key, name string // "A" … "F"
-	s         *StdioServer
-	took      [][]float64
-	bytes     [][]int
+	name  string
+	s     *StdioServer
+	took  [][]float64
+	bytes [][]int
 }
 
 // RunOverhead runs the overhead scenario.
 func RunOverhead(ctx context.Context, log *slog.Logger, site *Site, cfg OverheadConfig) (res *OverheadResult, err error) {
-	if cfg.Iterations == 0 {
-		cfg.Iterations = 200
-	}
-	if cfg.Page == "" {
-		cfg.Page = "table"
-	}
+	cfg.Iterations, cfg.Page = cmp.Or(cfg.Iterations, 200), cmp.Or(cfg.Page, "table")
 	if err := cfg.Check(); err != nil {
 		return nil, err
 	}
@@ -313,12 +282,11 @@ func RunOverhead(ctx context.Context, log *slog.Logger, site *Site, cfg Overhead
 	at := map[string]*overheadSide{}
 	add := func(key, name string) func(*StdioServer, error) error {
 		return func(s *StdioServer, err error) error {
-			if err != nil {
-				return fmt.Errorf("side %s: %w", key, err)
+			if err == nil {
+				at[key] = &overheadSide{name: name, s: s, took: make([][]float64, len(kinds)), bytes: make([][]int, len(kinds))}
+				sides = append(sides, at[key])
 			}
-			x := &overheadSide{key: key, name: name, s: s, took: make([][]float64, len(kinds)), bytes: make([][]int, len(kinds))}
-			sides, at[key] = append(sides, x), x
-			return nil
+			return err
 		}
 	}
 	stopBrowser := func() {}
@@ -374,26 +342,16 @@ func RunOverhead(ctx context.Context, log *slog.Logger, site *Site, cfg Overhead
 	// Also on errors and Ctrl-C: partial results are still results. The
 	// server's record is read before its stop removes the database.
 	defer func() {
-		took := func(key string, k int) []float64 {
-			if x := at[key]; x != nil {
-				return x.took[k]
-			}
-			return nil
-		}
 		for k, kind := range kinds {
 			a, b := at["A"], at["B"]
 			kr := summarizeKind(kind.tool, kind.args, a.took[k], b.took[k], a.bytes[k], b.bytes[k])
-			if at["C"] != nil {
-				kr.Hop = splitAt(a.took[k], took("C", k), b.took[k])
-			}
-			if at["D"] != nil {
-				kr.Floor = splitAt(took("C", k), took("D", k), b.took[k])
-			}
-			if at["E"] != nil {
-				kr.Other = splitAt(a.took[k], took("E", k), b.took[k])
-			}
-			if at["F"] != nil {
-				kr.Direct = splitAt(a.took[k], took("F", k), b.took[k])
+			for _, sp := range []struct {
+				dst     **SplitResult
+				x, y, z string
+			}{{&kr.Hop, "A", "C", "B"}, {&kr.Floor, "C", "D", "B"}, {&kr.Other, "A", "E", "B"}, {&kr.Direct, "A", "F", "B"}} {
+				if at[sp.y] != nil {
+					*sp.dst = splitAt(at[sp.x].took[k], at[sp.y].took[k], at[sp.z].took[k])
+				}
 			}
 			res.Kinds = append(res.Kinds, kr)
 		}
@@ -407,7 +365,6 @@ func RunOverhead(ctx context.Context, log *slog.Logger, site *Site, cfg Overhead
 	}()
 
 	rounds := cfg.Warmup + cfg.Iterations
-	// A broken side fails every call: stop early rather than run for hours.
 	maxErrors := 10 + rounds*len(kinds)/20
 	log.Info("overhead: A/B alternated calls", "warmup_rounds", cfg.Warmup, "timed_pairs_per_kind", cfg.Iterations, "order", res.Order, "page", cfg.Page, "timeout_settle_ms", cfg.SettleMS)
 	for i := range rounds {
@@ -461,11 +418,9 @@ func RunOverhead(ctx context.Context, log *slog.Logger, site *Site, cfg Overhead
 	return res, nil
 }
 
-// startVia launches a Playwright browser server the way proxy-server
-// launches its shared browser (same flags, V8 size optimisation on, as by
-// default) and side C, a plain @playwright/mcp connected to it; with
-// cfg.Relay, also side D, another one behind the relays. stop ends the
-// browser server.
+// startVia launches a browser server the way proxy-server launches its
+// shared browser (same flags, V8 size optimisation on) and sides C and D on
+// it; stop ends the browser server.
 func startVia(ctx context.Context, log *slog.Logger, cfg OverheadConfig, add func(key, name string) func(*StdioServer, error) error) (stop func(), err error) {
 	from, err := upstream.PlaywrightFrom(upstream.DefaultCommand(cfg.Root))
 	if err != nil {

@@ -11,18 +11,9 @@ import (
 	"time"
 )
 
-// The tasks of the tokens suite. One strategy per task serves the three
-// sides through the agent's reads (look, page, confirm): on plain+snapshot
-// the agent reads pages with browser_snapshot (of one element when it
-// already holds that element's ref); on plain+find it locates with
-// browser_find and reads a small form whole; on the proxy it reads what
-// each answer says (a small new page inline, what an action changed) and
-// searches with get_content. Every value the agent uses comes from an
-// answer it received.
-
-// tokensTask is one task: what the agent does (returning what it found)
-// and the uncounted check of the result, which may wait briefly for a
-// record the page sends after the action answered.
+// tokensTask is one task of the suite: what the agent does, on every side
+// through its reads (look, page, confirm), returning what it found; and the
+// uncounted check of the result.
 type tokensTask struct {
 	name, goal string
 	do         func(ctx context.Context, a *agent) (string, error)
@@ -53,14 +44,13 @@ var contactForm = []formField{
 	{"checkbox", "Send me a copy", "true"},
 }
 
-// stockFunction is what every side evaluates for the evaluate task: the
-// three values of the target's card, by their labels.
+// stockFunction is the evaluate task's function, as a model that knows
+// what it wants writes it.
 var stockFunction = fmt.Sprintf(`() => { const card = [...document.querySelectorAll('article')].find(a => a.querySelector('h3').textContent === 'Product %d'); `+
 	`const v = l => [...card.querySelectorAll('dt')].find(d => d.textContent === l).nextElementSibling.textContent; `+
 	`return { price: v('Price'), stock: v('In stock'), sku: v('SKU') }; }`, StockTarget)
 
-// steps runs fs in turn, each given what the one before read; it stops at
-// the first error.
+// steps runs fs in turn, each given what the one before returned.
 func steps(s string, fs ...func(string) (string, error)) (string, error) {
 	var err error
 	for _, f := range fs {
@@ -240,9 +230,9 @@ func tokensSuite() []tokensTask {
 	}
 }
 
-// tabsTask reads a value in a second tab, comes back and acts on it. The
-// proxy reads the delivery page's buttons off its navigate answer and
-// keeps them: the refs it read on the first tab still hold there.
+// tabsTask reads a value in a second tab and acts on it in the first. The
+// proxy keeps the delivery page read off its navigate answer: the refs it
+// read on the first tab still hold there.
 func tabsTask(ctx context.Context, a *agent) (string, error) {
 	if _, err := a.open(ctx, "delivery"); err != nil {
 		return "", err
@@ -319,8 +309,8 @@ func passphrase(text string) (string, error) {
 	return m[1], nil
 }
 
-// answerErrorRE is one console error of a proxy answer: "! message", or
-// "! message @ url:line" when another script logged it.
+// answerErrorRE is one console error of a proxy answer: "! message" and
+// perhaps " @ url:line".
 var answerErrorRE = regexp.MustCompile(`(?m)^! (.*?)(?: @ \S+:\d+)?$`)
 
 // answerErrors are the console errors a proxy answer shows, without where
@@ -336,8 +326,7 @@ func answerErrors(text string) []string {
 	return out
 }
 
-// consoleLineRE is one error of a console listing: "[ERROR] message @
-// url:line" (upstream's format, which the proxy keeps).
+// consoleLineRE is one error of upstream's console listing.
 var consoleLineRE = regexp.MustCompile(`(?m)^\[ERROR\] (.*?)(?: @ \S+)?$`)
 
 // consoleErrors returns the error messages of a console listing, one a line.
@@ -363,23 +352,17 @@ func confirmed(text, want string) (string, error) {
 // snapNode is one element or text line of an aria snapshot, with the text
 // after its colon.
 type snapNode struct {
-	indent  int
-	role    string
-	name    string
-	hasName bool
-	ref     string
-	text    string
+	indent                int
+	role, name, ref, text string
+	hasName               bool
 }
 
 // snapNodeRE: indentation, "- ", role, optional quoted name, attributes in
 // brackets, then optionally ": text".
-//
-//   - button "Add 17" [ref=e57]
-//   - link "Item 742" [ref=e2232] [cursor=pointer]:
 var snapNodeRE = regexp.MustCompile(`^( *)- ([A-Za-z/][\w/-]*)(?: ("(?:[^"\\]|\\.)*"))?((?: \[[^\]]*\])*)(?::(?: (.*))?)?$`)
 
-// snapRefRE finds the element ref among a line's attributes (after the
-// name, which may itself contain "[ref=…]" as text).
+// snapRefRE finds the element ref among a line's attributes, not in its
+// name, which may contain "[ref=…]" as text.
 var snapRefRE = regexp.MustCompile(`\[ref=([A-Za-z0-9_-]+)\]`)
 
 // parseNodes parses the element lines of a snapshot, skipping anything else
