@@ -192,20 +192,13 @@ func runBytesTask(ctx context.Context, log *slog.Logger, s *StdioServer, read st
 		return run, err
 	}
 	var button string
-	switch read {
-	case ReadSnapshot:
-		yaml, err := a.snapshot(ctx, "inline yaml", map[string]any{})
-		if err != nil {
-			return run, err
-		}
-		button, _ = ButtonNear(yaml, item)
-	case ReadFind:
-		text, err := a.find(ctx, item)
+	if !contentMode {
+		text, err := a.look(ctx, item, "inline yaml")
 		if err != nil {
 			return run, err
 		}
 		button, _ = ButtonNear(text, item)
-	case ReadContent:
+	} else {
 		ref, err := metadata()
 		if err != nil {
 			return run, err
@@ -395,9 +388,7 @@ func (r *BytesResult) writeText(w io.Writer) {
 	fmt.Fprintln(tw, "side\tphase\ttool\tdetail\tbytes\tms\t")
 	var plainTotal int
 	for _, run := range r.Runs {
-		for _, s := range run.Steps {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%.0f\t\n", run.Side, s.Phase, s.Tool, s.Detail, s.Bytes, s.MS)
-		}
+		writeSteps(tw, run.Side, run.Steps, func(s BytesStep) string { return s.Phase })
 		if run.Side == ReadSnapshot {
 			plainTotal = run.Total
 		}
@@ -428,6 +419,13 @@ func (r *BytesResult) writeText(w io.Writer) {
 		fmt.Fprintf(w, "result: proxy / plain = %.1f %% of the bytes (target ≤ %.0f %%: %s)\n", r.RatioPct, r.TargetPct, verdict(r.RatioPct <= r.TargetPct))
 	}
 	writeStdioEnd(w, r.Stops, r.Cleanup)
+}
+
+// writeSteps writes one row per counted call.
+func writeSteps(w io.Writer, side string, steps []BytesStep, group func(BytesStep) string) {
+	for _, s := range steps {
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%d\t%.0f\t\n", side, group(s), s.Tool, s.Detail, s.Bytes, s.MS)
+	}
 }
 
 // writeStdioEnd writes how the children and the server stopped.

@@ -66,25 +66,17 @@ func tokensSuite() []tokensTask {
 	return []tokensTask{
 		{name: "shop", goal: fmt.Sprintf("add Product %d to the cart (%d products, every button \"Add to cart\") and confirm the cart says 1 item", ShopTarget, ShopProducts),
 			do: func(ctx context.Context, a *agent) (string, error) {
-				if _, err := a.open(ctx, "shop"); err != nil {
-					return "", err
-				}
-				text, err := a.look(ctx, shopProduct, "whole page")
-				if err != nil {
-					return "", err
-				}
-				btn, ok := ButtonNear(text, shopProduct)
-				if !ok {
-					return "", fmt.Errorf("no button beside %q in what the agent read", shopProduct)
-				}
-				cart, ok := firstRef(text, "status")
-				if !ok && a.side == SideSnapshot {
-					return "", fmt.Errorf("no cart status in the snapshot")
-				}
-				if _, err := a.click(ctx, btn, "Add to cart of "+shopProduct); err != nil {
-					return "", err
-				}
-				return a.confirm(ctx, "Cart:", shopConfirm, "the cart line", cart)
+				var cart string // plain+snapshot reads the cart line alone after the click
+				return steps("shop", func(p string) (string, error) { return a.open(ctx, p) },
+					func(string) (string, error) { return a.look(ctx, shopProduct, "whole page") },
+					func(text string) (string, error) {
+						btn, ok := ButtonNear(text, shopProduct)
+						if cart, _ = firstRef(text, "status"); !ok || (cart == "" && a.side == SideSnapshot) {
+							return "", fmt.Errorf("no button beside %q or no cart status in what the agent read", shopProduct)
+						}
+						return a.click(ctx, btn, "Add to cart of "+shopProduct)
+					},
+					func(string) (string, error) { return a.confirm(ctx, "Cart:", shopConfirm, "the cart line", cart) })
 			},
 			verify: func(ctx context.Context, site *Site, run, found string) (string, error) {
 				var rec RunRecord
@@ -198,10 +190,9 @@ func tokensSuite() []tokensTask {
 			}},
 		{name: "evaluate", goal: fmt.Sprintf("read the price, the count in stock and the SKU of Product %d on a stock list of %d cards, with browser_evaluate", StockTarget, StockProducts),
 			do: func(ctx context.Context, a *agent) (string, error) {
-				if _, err := a.open(ctx, "stock"); err != nil {
-					return "", err
-				}
-				text, err := a.call(ctx, "browser_evaluate", "three values", map[string]any{"function": stockFunction})
+				text, err := steps("stock", func(p string) (string, error) { return a.open(ctx, p) }, func(string) (string, error) {
+					return a.call(ctx, "browser_evaluate", "three values", map[string]any{"function": stockFunction})
+				})
 				if err != nil {
 					return "", err
 				}
@@ -234,20 +225,18 @@ func tokensSuite() []tokensTask {
 // proxy keeps the delivery page read off its navigate answer: the refs it
 // read on the first tab still hold there.
 func tabsTask(ctx context.Context, a *agent) (string, error) {
-	if _, err := a.open(ctx, "delivery"); err != nil {
-		return "", err
-	}
 	var delivery string
-	if a.side == SideProxy {
-		var err error
-		if delivery, err = a.page(ctx, ""); err != nil {
+	window, err := steps("delivery", func(p string) (string, error) { return a.open(ctx, p) },
+		func(string) (_ string, err error) {
+			if a.side == SideProxy {
+				delivery, err = a.page(ctx, "")
+			}
 			return "", err
-		}
-	}
-	if _, err := a.act(ctx, "browser_tabs", "new: the carrier's page", map[string]any{"action": "new", "url": a.site.TokenURL(a.run, "carrier")}); err != nil {
-		return "", err
-	}
-	window, err := steps("", func(string) (string, error) { return a.look(ctx, windowLabel, "the carrier's page") },
+		},
+		func(string) (string, error) {
+			return a.act(ctx, "browser_tabs", "new: the carrier's page", map[string]any{"action": "new", "url": a.site.TokenURL(a.run, "carrier")})
+		},
+		func(string) (string, error) { return a.look(ctx, windowLabel, "the carrier's page") },
 		func(text string) (string, error) { return valueAfter(text, windowLabel) })
 	if err != nil {
 		return "", err
