@@ -26,10 +26,6 @@ import (
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/upstream"
 )
 
-// The stdio scenarios talk MCP to plain @playwright/mcp and to mcp-bridge
-// in front of the benchmark's proxy-server with the same mcp-go client, so
-// that the client-side cost is identical.
-
 // StdioConfig says how to start one stdio MCP server as a child process:
 // Name labels it in reports, Env overrides the inherited environment,
 // StartTimeout bounds start, initialize and tools/list (default 60 s), and
@@ -43,11 +39,11 @@ type StdioConfig struct {
 	RemoveOnStop  []string
 }
 
-// StdioServer is a running stdio MCP server child with a connected mcp-go
-// client (or, from StartHTTP, a client of an endpoint the benchmark did not
-// start: PID 0). Calls are serialised: the byte count is taken per call.
-// ToolsListBytes is the size of the tools/list result as received: what a
-// client hands the model on every turn.
+// StdioServer is a stdio MCP server child with a connected mcp-go client,
+// the same for every side so that the client-side cost is identical (from
+// StartHTTP: a client of an endpoint, PID 0). Calls are serialised: the
+// byte count is taken per call. ToolsListBytes is what a client hands the
+// model on every turn.
 type StdioServer struct {
 	Name           string
 	PID            int
@@ -96,8 +92,7 @@ func counted(last *atomic.Int64) func(*transport.JSONRPCResponse, error) (*trans
 	}
 }
 
-// tailWriter keeps the last max bytes written (a child's stderr, for error
-// messages) so that a chatty child cannot grow the benchmark's memory.
+// tailWriter keeps the last max bytes of a child's stderr, for errors.
 type tailWriter struct {
 	mu  sync.Mutex
 	buf []byte
@@ -241,9 +236,7 @@ func lastLines(s string, n int) string {
 }
 
 // ToolCall is one tools/call as the client saw it: Bytes is the size of the
-// JSON-RPC result as received (what the model is given), Start when the
-// request was handed to the client and Took until the decoded result was
-// back.
+// JSON-RPC result as received (what the model is given).
 type ToolCall struct {
 	Tool   string
 	Result *mcp.CallToolResult
@@ -406,12 +399,9 @@ func (s *StdioServer) stop(ctx context.Context) StdioStopReport {
 }
 
 // PlainConfig says how to start a plain @playwright/mcp, configured like the
-// proxy's workers but launching its own browser: Root is the project root
-// (node_modules), Browser the Chromium ("": PROXY_BROWSER_EXECUTABLE or the
-// one the proxy would find), SettleMS --timeout-settle (negative:
-// upstream's default). Endpoint, when set, is a Playwright browser server
-// to connect to instead (as the proxy's workers do in shared mode); Relay a
-// command prefix that runs the process behind relays.
+// proxy's workers: Browser "" is PROXY_BROWSER_EXECUTABLE or the one the
+// proxy would find, SettleMS < 0 upstream's default; Endpoint a browser
+// server to use instead of its own browser; Relay a command prefix.
 type PlainConfig struct {
 	Root, Browser string
 	SettleMS      int

@@ -15,13 +15,12 @@ import (
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/mcpserver"
 )
 
-// The tokens scenario: what a conversation costs the model's context on a
-// suite of everyday browser tasks, on three sides in one run. A scripted
-// agent (no LLM) does each task with the cheapest honest strategy a capable
-// model would use with that side's tools: it only uses what the answers it
-// received say, and every tool result it receives is counted. Whether a
-// task worked is checked apart, uncounted, against what the bench's own
-// site recorded or the values it is known to show.
+// The tokens scenario: what a suite of everyday browser tasks costs the
+// model's context, three sides in one run. A scripted agent (no LLM) does
+// each task with the cheapest honest strategy a capable model would use
+// with that side's tools, using only what its answers say; every result is
+// counted. Whether a task worked is checked apart, uncounted, against the
+// site's own record or the values it is known to show.
 
 // Sides of the tokens scenario.
 const (
@@ -57,8 +56,7 @@ func (c *StdioCommon) defaults() {
 	c.Server.Env = copyEnv(c.Server.Env)
 }
 
-// underRoot resolves a relative path against the project root, as -server
-// is.
+// underRoot resolves a relative path against the project root.
 func underRoot(root, p string) string {
 	if p == "" || filepath.IsAbs(p) {
 		return p
@@ -95,10 +93,10 @@ func (c *StdioCommon) bridgeFlag(fs *flag.FlagSet) {
 	fs.Var(&sharedString{&c.Bridge}, "bridge", "mcp-bridge `binary` for the proxy side (build it with make build)")
 }
 
-// TokensConfig configures the tokens scenario.
+// TokensConfig configures the tokens scenario: Tasks are the names of the
+// tasks to run (empty: all, in suite order).
 type TokensConfig struct {
 	StdioCommon
-	// Tasks are the names of the tasks to run (empty: all, in suite order).
 	Tasks []string
 }
 
@@ -377,8 +375,7 @@ func newAgent(log *slog.Logger, s *StdioServer, side string, site *Site, run str
 	return a, errors.Join(err1, err2)
 }
 
-// call makes one counted tool call and returns its text; an isError result
-// is an error (its bytes still count).
+// call makes one counted tool call (an isError result counts too).
 func (a *agent) call(ctx context.Context, tool, detail string, args map[string]any) (string, error) {
 	if !a.s.HasTool(tool) {
 		return "", fmt.Errorf("%s offers no %s", a.s.Name, tool)
@@ -419,8 +416,8 @@ func (a *agent) snapshot(ctx context.Context, detail string, args map[string]any
 	return SnapshotYAML(text), err
 }
 
-// find is browser_find of a plain text, its argument read from the tool's
-// schema (a version without it is an error, not a guess).
+// find is browser_find of a plain text, checked against the tool's schema
+// (a version without it is an error, not a guess).
 func (a *agent) find(ctx context.Context, text string) (string, error) {
 	if t, ok := a.s.tool("browser_find"); ok {
 		if _, ok := t.InputSchema.Properties["text"]; !ok {
@@ -517,8 +514,8 @@ func (a *agent) fillAndClick(ctx context.Context, yaml string, fields []formFiel
 	return a.click(ctx, ref, button)
 }
 
-// formField is one field the agent fills, by the role and name it reads in
-// the snapshot (the role is also browser_fill_form's type).
+// formField is a field to fill, by the role (also browser_fill_form's type)
+// and the name it has in the snapshot.
 type formField struct{ role, name, value string }
 
 // proxyAnswer parses a proxy answer; an error answer is an error.
