@@ -52,7 +52,7 @@ var commands = []command{
 		var c allConfig
 		c.Flags(fs)
 		runs := []runFunc{result(&c.Sessions, bench.RunSessions), result(&c.Concurrency, bench.RunConcurrency),
-			result(&c.Overhead, runOverhead), result(&c.Bytes, bench.RunBytes), result(&c.Tokens, bench.RunTokens)}
+			result(&c.Overhead, bench.RunOverhead), result(&c.Bytes, bench.RunBytes), result(&c.Tokens, bench.RunTokens)}
 		return &c, func(ctx context.Context, e *env, rep *bench.Report) error {
 			for _, run := range runs {
 				if err := run(ctx, e, rep); err != nil {
@@ -63,7 +63,7 @@ var commands = []command{
 		}
 	}},
 	{name: "idle", summary: "one active session while 0, 10, 25, 50 others sit idle", setup: with(bench.RunIdle)},
-	{name: "overhead", summary: "per-call latency, mcp-bridge → proxy-server vs plain @playwright/mcp (A/B)", stdio: true, setup: with(runOverhead)},
+	{name: "overhead", summary: "per-call latency, mcp-bridge → proxy-server vs plain @playwright/mcp (A/B)", stdio: true, setup: with(bench.RunOverhead)},
 	{name: "bytes", summary: "bytes to the model for a scripted task, plain @playwright/mcp vs the proxy", stdio: true, setup: with(bench.RunBytes)},
 	{name: "tokens", summary: "result bytes and calls of an 8-task suite: plain (snapshot), plain (find), the proxy", stdio: true, setup: with(bench.RunTokens)},
 	{name: "store", summary: "the SQLite record in process: ingest with and without readers, search on 1 MB", local: true, setup: with(
@@ -116,25 +116,6 @@ func (e *env) fill(v reflect.Value) {
 			e.fill(f)
 		}
 	}
-}
-
-// runOverhead resolves -other-bridge like -server, and runs side D's relays
-// with this program.
-func runOverhead(ctx context.Context, log *slog.Logger, site *bench.Site, c bench.OverheadConfig) (*bench.OverheadResult, error) {
-	if c.OtherBridge != "" {
-		c.OtherBridge = absUnder(c.Root, c.OtherBridge)
-	}
-	if !c.Hop {
-		c.Relay = nil
-	}
-	if c.Relay != nil {
-		self, err := os.Executable()
-		if err != nil {
-			return nil, fmt.Errorf("-relay: this program's path: %w", err)
-		}
-		c.Relay = append([]string{self}, c.Relay...)
-	}
-	return bench.RunOverhead(ctx, log, site, c)
 }
 
 // allConfig is `bench all`: sessions' and concurrency's flags as they are,

@@ -124,25 +124,22 @@ func TestSummarizeProxyPath(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := summarizeProxyPath(plain, proxy, tt.side)
+			r := splitAt(plain, tt.side, proxy)
 			if r == nil {
 				t.Fatal("no result for three sides of five rounds")
 			}
-			got := []float64{r.Side.Median, r.AddedMS, r.VsSideMS}
+			got := []float64{r.Side.Median, r.First.MS, r.Second.MS}
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("side median, side − A, B − side (-want +got):\n%s", diff)
 			}
-			held := r.AddedCILow <= r.AddedMS && r.AddedMS <= r.AddedCIHigh && r.VsSideCILow <= r.VsSideMS && r.VsSideMS <= r.VsSideCIHigh
-			if r.CIOK && !held {
+			held := r.First.Low <= r.First.MS && r.First.MS <= r.First.High && r.Second.Low <= r.Second.MS && r.Second.MS <= r.Second.High
+			if r.First.CIOK && r.Second.CIOK && !held {
 				t.Errorf("intervals do not hold their medians: %+v", r)
 			}
 		})
 	}
-	if summarizeProxyPath(nil, nil, nil) != nil {
+	if splitAt(nil, nil, nil) != nil {
 		t.Error("a result from no rounds")
-	}
-	if _, _, _, ok := (*ProxyPathResult)(nil).split(); ok {
-		t.Error("split of a side that did not run reports one")
 	}
 }
 
@@ -404,31 +401,31 @@ func TestSummarizeSides(t *testing.T) {
 	}
 	type split struct {
 		Side          float64 // the extra side's median
-		First, Second pairedMedian
+		First, Second Paired
 	}
 	// Each summary as a split, nil when it has none.
-	asSplit := func(side Summary, first, second pairedMedian, ok bool) *split {
-		if !ok {
+	asSplit := func(r *SplitResult) *split {
+		if r == nil {
 			return nil
 		}
-		return &split{side.Median, first, second}
+		return &split{r.Side.Median, r.First, r.Second}
 	}
-	hop := func(cs []float64) *split { return asSplit(summarizeHop(a, b, cs).split()) }
-	floor := func(ds []float64) *split { return asSplit(summarizeFloor(b, c, ds).split()) }
+	hop := func(cs []float64) *split { return asSplit(splitAt(a, cs, b)) }
+	floor := func(ds []float64) *split { return asSplit(splitAt(c, ds, b)) }
 	for _, tc := range []struct {
 		name       string
 		got, short *split // all ten rounds; the extra side's first three only
 		want       split
 	}{
 		// C is 13..22: median interpolated.
-		{"hop: C − A and B − C", hop(c), hop(c[:3]), split{17.5, pairedMedian{3, 3, 3, true}, pairedMedian{1, 1, 1, true}}},
-		{"floor: D − C and B − D", floor(d), floor(d[:3]), split{18, pairedMedian{0.5, 0.5, 0.5, true}, pairedMedian{0.5, 0.5, 0.5, true}}},
+		{"hop: C − A and B − C", hop(c), hop(c[:3]), split{17.5, Paired{3, 3, 3, true}, Paired{1, 1, 1, true}}},
+		{"floor: D − C and B − D", floor(d), floor(d[:3]), split{18, Paired{0.5, 0.5, 0.5, true}, Paired{0.5, 0.5, 0.5, true}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.got == nil {
 				t.Fatal("no result")
 			}
-			if diff := cmp.Diff(tc.want, *tc.got, cmp.AllowUnexported(pairedMedian{})); diff != "" {
+			if diff := cmp.Diff(tc.want, *tc.got); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
 			if tc.short != nil {

@@ -1,10 +1,13 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -12,69 +15,125 @@ import (
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/mcpserver"
 )
 
-// The tokens scenario: what a conversation costs the model's context on a
-// suite of everyday browser tasks, on three sides in one run. A scripted
-// agent (no LLM) does each task with the cheapest honest strategy a capable
-// model would use with that side's tools: it only uses what the answers it
-// received say (element refs are parsed out of them), and every tool result
-// it receives is counted. Whether a task really worked is checked apart,
-// uncounted, against what the bench's own site recorded (a cart POST, a
-// sign-in, a submitted form, a page fetched) or against the values the site
-// is known to show.
+// The tokens scenario: what a suite of everyday browser tasks costs the
+// model's context, three sides in one run. A scripted agent (no LLM) does
+// each task with the cheapest honest strategy a capable model would use
+// with that side's tools, using only what its answers say; every result is
+// counted. Whether a task worked is checked apart, uncounted, against the
+// site's own record or the values it is known to show.
 
 // Sides of the tokens scenario.
 const (
-	// SideSnapshot is plain @playwright/mcp, reading with browser_snapshot.
-	SideSnapshot = "plain+snapshot"
-	// SideFind is plain @playwright/mcp, locating with browser_find.
-	SideFind = "plain+find"
-	// SideProxy is mcp-bridge → proxy-server: compact answers that show an
-	// action's effect, get_content(ref_id, search_for), get_console_content.
-	SideProxy = "proxy"
+	SideSnapshot = "plain+snapshot" // plain @playwright/mcp, reading with browser_snapshot
+	SideFind     = "plain+find"     // plain @playwright/mcp, locating with browser_find
+	SideProxy    = "proxy"          // mcp-bridge → proxy-server
 )
 
 // tokensSides are the sides in run order, with the run id each uses on the
 // site (one length, so that URLs weigh the same on every side).
-var tokensSides = []struct{ name, run string }{
-	{SideSnapshot, "snap"},
-	{SideFind, "find"},
-	{SideProxy, "prox"},
+var tokensSides = []struct{ name, run string }{{SideSnapshot, "snap"}, {SideFind, "find"}, {SideProxy, "prox"}}
+
+// TokensBytesTargetPct: the proxy's result bytes are at most this share of
+// plain+find's, on the suite and on each task.
+const TokensBytesTargetPct = 50.0
+
+// StdioCommon is what the scenarios with stdio children share: Root is the
+// project root for the plain upstream (default Server.Dir), Bridge the
+// mcp-bridge binary (relative to Root), CallTimeout bounds every tool call
+// (default 3 min), FlagPrefix keeps the flags apart in `bench all`.
+type StdioCommon struct {
+	Server                   ServerConfig
+	Root, Bridge, FlagPrefix string
+	CallTimeout              time.Duration
 }
 
-// Targets of the tokens scenario.
-const (
-	// TokensBytesTargetPct: the proxy's result bytes are at most this share
-	// of plain+find's, on the suite and on each task.
-	TokensBytesTargetPct = 50.0
-)
+func (c *StdioCommon) defaults() {
+	if c.Root == "" {
+		c.Root = c.Server.Dir
+	}
+	c.Bridge = underRoot(c.Root, cmp.Or(c.Bridge, "bin/mcp-bridge"))
+	c.CallTimeout = cmp.Or(c.CallTimeout, 3*time.Minute)
+	c.Server.Env = copyEnv(c.Server.Env)
+}
 
-// TokensConfig configures the tokens scenario.
+// underRoot resolves a relative path against the project root.
+func underRoot(root, p string) string {
+	if p == "" || filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(root, p)
+}
+
+// sharedString is a flag that several configs of one command share: -bridge
+// is registered once in `bench all` and given to each scenario.
+type sharedString []*string
+
+func (s *sharedString) String() string {
+	if s == nil || len(*s) == 0 {
+		return ""
+	}
+	return *(*s)[0]
+}
+
+func (s *sharedString) Set(v string) error {
+	for _, p := range *s {
+		*p = v
+	}
+	return nil
+}
+
+func (c *StdioCommon) bridgeFlag(fs *flag.FlagSet) {
+	c.Bridge = "bin/mcp-bridge"
+	if f := fs.Lookup("bridge"); f != nil {
+		if s, ok := f.Value.(*sharedString); ok {
+			*s = append(*s, &c.Bridge)
+		}
+		return
+	}
+	fs.Var(&sharedString{&c.Bridge}, "bridge", "mcp-bridge `binary` for the proxy side (build it with make build)")
+}
+
+// TokensConfig configures the tokens scenario: Tasks are the names of the
+// tasks to run (empty: all, in suite order).
 type TokensConfig struct {
-	Server ServerConfig
-	// Root is the project root (node_modules) for the plain upstream.
-	Root string
-	// Bridge is the mcp-bridge binary.
-	Bridge string
-	// Tasks are the names of the tasks to run (empty: all, in suite order).
+	StdioCommon
 	Tasks []string
-	// CallTimeout bounds every tool call.
-	CallTimeout time.Duration
 }
 
-// TokensResult is the result of the tokens scenario.
+// Flags registers the tokens flags.
+func (c *TokensConfig) Flags(fs *flag.FlagSet) {
+	c.bridgeFlag(fs)
+	fs.Func(c.FlagPrefix+"tasks", "tokens: comma-separated `list` of tasks to run (default all: "+strings.Join(TokensTaskNames(), ",")+")", func(s string) error {
+		c.Tasks = nil
+		for _, t := range strings.Split(s, ",") {
+			if t = strings.TrimSpace(t); t == "" {
+				return fmt.Errorf("%q: an empty task name", s)
+			}
+			c.Tasks = append(c.Tasks, t)
+		}
+		return nil
+	})
+}
+
+// Check validates the configuration that needs no running process.
+func (c *TokensConfig) Check() error {
+	if _, err := selectTasks(c.Tasks); err != nil {
+		return fmt.Errorf("-%stasks: %w", c.FlagPrefix, err)
+	}
+	return nil
+}
+
+// TokensResult is the result of the tokens scenario. Verdicts are the
+// targets judged on this run; empty when a side failed.
 type TokensResult struct {
-	Env   map[string]string `json:"env"`
-	Tasks []TokensTaskInfo  `json:"tasks"`
-	// Sides are the runs, in the order of tokensSides.
-	Sides []TokensSide `json:"sides"`
-	// Verdicts are the targets, judged on this run; empty when a side
-	// failed (a failed run is not judged).
-	Verdicts  []TokensVerdict   `json:"verdicts,omitempty"`
-	TargetPct float64           `json:"target_pct"`
-	Stops     []StdioStopReport `json:"stdio_stops"`
-	Cleanup   StopReport        `json:"cleanup"`
-	// Interrupted is set when the run was cut short (Ctrl-C).
-	Interrupted bool `json:"interrupted,omitempty"`
+	Env         map[string]string `json:"env"`
+	Tasks       []TokensTaskInfo  `json:"tasks"`
+	Sides       []TokensSide      `json:"sides"` // in the order of tokensSides
+	Verdicts    []TokensVerdict   `json:"verdicts,omitempty"`
+	TargetPct   float64           `json:"target_pct"`
+	Stops       []StdioStopReport `json:"stdio_stops"`
+	Cleanup     StopReport        `json:"cleanup"`
+	Interrupted bool              `json:"interrupted,omitempty"`
 }
 
 // TokensTaskInfo names one task of the suite and says what it asks.
@@ -83,33 +142,29 @@ type TokensTaskInfo struct {
 	Goal string `json:"goal"`
 }
 
-// TokensSide is the suite on one side.
+// TokensSide is the suite on one side; Bytes and Calls are its totals
+// (tools/list, paid on every turn, not included).
 type TokensSide struct {
-	Side string `json:"side"`
-	// Tools and ToolsListBytes are what its tools/list answered.
-	Tools          int `json:"tools"`
-	ToolsListBytes int `json:"tools_list_bytes"`
-	// Bytes and Calls are the suite's totals (tools/list not included).
-	Bytes int             `json:"bytes"`
-	Calls int             `json:"calls"`
-	Tasks []TokensTaskRun `json:"tasks"`
-	Error string          `json:"error,omitempty"`
+	Side           string          `json:"side"`
+	Tools          int             `json:"tools"`
+	ToolsListBytes int             `json:"tools_list_bytes"`
+	Bytes          int             `json:"bytes"`
+	Calls          int             `json:"calls"`
+	Tasks          []TokensTaskRun `json:"tasks"`
+	Error          string          `json:"error,omitempty"`
 }
 
-// TokensTaskRun is one task on one side.
+// TokensTaskRun is one task on one side. Found is what the agent read off
+// its answers; Verified says the uncounted ground-truth check passed.
 type TokensTaskRun struct {
-	Task  string      `json:"task"`
-	Steps []BytesStep `json:"steps"`
-	Bytes int         `json:"bytes"`
-	Calls int         `json:"calls"`
-	// Found is what the agent read off its answers (the value asked for,
-	// or the confirmation it saw).
-	Found string `json:"found"`
-	// Verified says the uncounted ground-truth check passed; Verification
-	// says what it saw.
-	Verified     bool   `json:"verified"`
-	Verification string `json:"verification"`
-	Error        string `json:"error,omitempty"`
+	Task         string      `json:"task"`
+	Steps        []BytesStep `json:"steps"`
+	Bytes        int         `json:"bytes"`
+	Calls        int         `json:"calls"`
+	Found        string      `json:"found"`
+	Verified     bool        `json:"verified"`
+	Verification string      `json:"verification"`
+	Error        string      `json:"error,omitempty"`
 }
 
 // TokensVerdict is one target judged on the run.
@@ -119,37 +174,13 @@ type TokensVerdict struct {
 	Met      bool   `json:"met"`
 }
 
-// tokensTask is one task of the suite: one strategy per side, each
-// returning what the agent found, and the uncounted check of the result.
-type tokensTask interface {
-	Name() string
-	Goal() string
-	Snapshot(ctx context.Context, a *agent) (string, error)
-	Find(ctx context.Context, a *agent) (string, error)
-	Proxy(ctx context.Context, a *agent) (string, error)
-	// Verify checks found and what the site recorded for the run; it may
-	// wait briefly for a record the page sends after the action answered.
-	Verify(ctx context.Context, site *Site, run, found string) (string, error)
-}
-
-// tokensSuite is every task, in suite order.
-func tokensSuite() []tokensTask {
-	return []tokensTask{shopTask{}, ordersTask{}, contactTask{}, articleTask{}, linkTask{}, consoleTask{}, evaluateTask{}, tabsTask{}}
-}
-
 // TokensTaskNames lists the suite's task names, in order.
 func TokensTaskNames() []string {
 	var out []string
 	for _, t := range tokensSuite() {
-		out = append(out, t.Name())
+		out = append(out, t.name)
 	}
 	return out
-}
-
-// Check validates the configuration that needs no running process.
-func (c TokensConfig) Check() error {
-	_, err := selectTasks(c.Tasks)
-	return err
 }
 
 func selectTasks(names []string) ([]tokensTask, error) {
@@ -159,11 +190,11 @@ func selectTasks(names []string) ([]tokensTask, error) {
 	}
 	var out []tokensTask
 	for _, n := range names {
-		i := slices.IndexFunc(all, func(t tokensTask) bool { return t.Name() == n })
+		i := slices.IndexFunc(all, func(t tokensTask) bool { return t.name == n })
 		if i < 0 {
 			return nil, fmt.Errorf("unknown task %q (tasks: %s)", n, strings.Join(TokensTaskNames(), ", "))
 		}
-		if slices.ContainsFunc(out, func(t tokensTask) bool { return t.Name() == n }) {
+		if slices.ContainsFunc(out, func(t tokensTask) bool { return t.name == n }) {
 			return nil, fmt.Errorf("task %q given twice", n)
 		}
 		out = append(out, all[i])
@@ -173,28 +204,24 @@ func selectTasks(names []string) ([]tokensTask, error) {
 
 // RunTokens runs the selected tasks on the three sides: two plain
 // @playwright/mcp processes (one per reading, so that no browser state
-// carries over) and mcp-bridge → proxy-server. Any task that fails or
-// does not verify fails the run.
+// carries over) and mcp-bridge → proxy-server. Any task that fails or does
+// not verify fails the run, and so does a child left behind.
 func RunTokens(ctx context.Context, log *slog.Logger, site *Site, cfg TokensConfig) (res *TokensResult, err error) {
 	tasks, err := selectTasks(cfg.Tasks)
 	if err != nil {
 		return nil, err
 	}
-	if cfg.CallTimeout <= 0 {
-		cfg.CallTimeout = 3 * time.Minute
-	}
-	scfg := cfg.Server
-	scfg.Env = copyEnv(scfg.Env)
-	res = &TokensResult{Env: scfg.Env, TargetPct: TokensBytesTargetPct}
+	cfg.defaults()
+	res = &TokensResult{Env: cfg.Server.Env, TargetPct: TokensBytesTargetPct}
 	for _, t := range tasks {
-		res.Tasks = append(res.Tasks, TokensTaskInfo{Name: t.Name(), Goal: t.Goal()})
+		res.Tasks = append(res.Tasks, TokensTaskInfo{Name: t.name, Goal: t.goal})
 	}
-	srv, stop, err := startServer(ctx, log, scfg, &res.Cleanup, &res.Interrupted)
+	defer func() { err = errors.Join(err, stdioLeaks(res.Cleanup, res.Stops)) }()
+	srv, stop, err := startServer(ctx, log, cfg.Server, &res.Cleanup, &res.Interrupted)
 	if err != nil {
 		return res, err
 	}
-	// The server's stop comes last: it reaps any child of this process.
-	defer stop()
+	defer stop() // last: it reaps any child of this process
 	var errs []error
 	for _, side := range tokensSides {
 		var s *StdioServer
@@ -222,46 +249,49 @@ func RunTokens(ctx context.Context, log *slog.Logger, site *Site, cfg TokensConf
 	return res, errors.Join(errs...)
 }
 
+// stdioLeaks fails a run whose proxy-server or stdio children left a
+// process behind.
+func stdioLeaks(cleanup StopReport, stops []StdioStopReport) error {
+	var errs []error
+	if cleanup.Signal != "" && !cleanup.Clean() {
+		errs = append(errs, fmt.Errorf("unclean proxy-server stop: %s", cleanup.Summary()))
+	}
+	for _, s := range stops {
+		if !s.Clean() {
+			errs = append(errs, fmt.Errorf("unclean stop: %s", s.Summary()))
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // runTokensSide runs every task on one side, stopping at the first that
 // fails: a later task on a broken side would only measure the breakage.
 func runTokensSide(ctx context.Context, log *slog.Logger, s *StdioServer, name, run string, site *Site, tasks []tokensTask, timeout time.Duration) TokensSide {
 	side := TokensSide{Side: name, Tools: len(s.Tools), ToolsListBytes: s.ToolsListBytes}
-	a, err := newAgent(log.With("side", name), s, site, run, timeout)
+	a, err := newAgent(log.With("side", name), s, name, site, run, timeout)
 	if err != nil {
 		side.Error = err.Error()
 		return side
 	}
 	for _, t := range tasks {
-		a.steps = nil
-		var found string
-		var err error
-		switch name {
-		case SideSnapshot:
-			found, err = t.Snapshot(ctx, a)
-		case SideFind:
-			found, err = t.Find(ctx, a)
-		case SideProxy:
-			found, err = t.Proxy(ctx, a)
-		default:
-			err = fmt.Errorf("unknown side %q", name)
-		}
-		tr := TokensTaskRun{Task: t.Name(), Steps: a.steps, Found: found}
+		a.steps, a.last = nil, ""
+		found, err := t.do(ctx, a)
+		tr := TokensTaskRun{Task: t.name, Steps: a.steps, Found: found, Calls: len(a.steps)}
 		for _, st := range a.steps {
 			tr.Bytes += st.Bytes
 		}
-		tr.Calls = len(a.steps)
 		if err == nil {
-			tr.Verification, err = t.Verify(ctx, site, run, found)
+			tr.Verification, err = t.verify(ctx, site, run, found)
 			tr.Verified = err == nil
 		}
 		if err != nil {
 			tr.Error = err.Error()
-			side.Error = fmt.Sprintf("task %s: %v", t.Name(), err)
+			side.Error = fmt.Sprintf("task %s: %v", t.name, err)
 		}
 		side.Tasks = append(side.Tasks, tr)
 		side.Bytes += tr.Bytes
 		side.Calls += tr.Calls
-		log.Info("tokens: task done", "side", name, "task", t.Name(), "bytes", tr.Bytes, "calls", tr.Calls, "verified", tr.Verified)
+		log.Info("tokens: task done", "side", name, "task", t.name, "bytes", tr.Bytes, "calls", tr.Calls, "verified", tr.Verified)
 		if err != nil || ctx.Err() != nil {
 			break
 		}
@@ -275,52 +305,34 @@ func (r *TokensResult) judge() []TokensVerdict {
 	if find == nil || proxy == nil {
 		return nil
 	}
-	var out []TokensVerdict
-	pct := func(a, b int) float64 {
-		if b == 0 {
-			return 0
+	bytesVerdict := func(what string, p, f int) TokensVerdict {
+		pct := 0.0
+		if f > 0 {
+			pct = 100 * float64(p) / float64(f)
 		}
-		return 100 * float64(a) / float64(b)
+		return TokensVerdict{Target: fmt.Sprintf("proxy bytes ≤ %.0f %% of plain+find, %s", r.TargetPct, what),
+			Measured: fmt.Sprintf("%.1f %% (%d vs %d B)", pct, p, f), Met: f > 0 && pct <= r.TargetPct}
 	}
-	suite := pct(proxy.Bytes, find.Bytes)
-	out = append(out, TokensVerdict{
-		Target:   fmt.Sprintf("proxy bytes ≤ %.0f %% of plain+find, suite", r.TargetPct),
-		Measured: fmt.Sprintf("%.1f %% (%d vs %d B)", suite, proxy.Bytes, find.Bytes),
-		Met:      find.Bytes > 0 && suite <= r.TargetPct,
-	})
+	out := []TokensVerdict{bytesVerdict("suite", proxy.Bytes, find.Bytes)}
+	var calls []TokensVerdict
 	for _, t := range r.Tasks {
 		pt, ft := proxy.task(t.Name), find.task(t.Name)
 		if pt == nil || ft == nil {
 			continue
 		}
-		p := pct(pt.Bytes, ft.Bytes)
-		out = append(out, TokensVerdict{
-			Target:   fmt.Sprintf("proxy bytes ≤ %.0f %% of plain+find, %s", r.TargetPct, t.Name),
-			Measured: fmt.Sprintf("%.1f %% (%d vs %d B)", p, pt.Bytes, ft.Bytes),
-			Met:      ft.Bytes > 0 && p <= r.TargetPct,
-		})
-	}
-	for _, t := range r.Tasks {
-		pt, ft := proxy.task(t.Name), find.task(t.Name)
-		if pt == nil || ft == nil {
-			continue
-		}
-		out = append(out, TokensVerdict{
-			Target:   "proxy calls ≤ plain+find's, " + t.Name,
-			Measured: fmt.Sprintf("%d vs %d", pt.Calls, ft.Calls),
-			Met:      pt.Calls <= ft.Calls,
-		})
+		out = append(out, bytesVerdict(t.Name, pt.Bytes, ft.Bytes))
+		calls = append(calls, TokensVerdict{Target: "proxy calls ≤ plain+find's, " + t.Name,
+			Measured: fmt.Sprintf("%d vs %d", pt.Calls, ft.Calls), Met: pt.Calls <= ft.Calls})
 	}
 	plain := r.side(SideSnapshot)
 	if plain == nil {
 		plain = find
 	}
-	out = append(out, TokensVerdict{
+	return append(append(out, calls...), TokensVerdict{
 		Target:   "default tools/list bytes ≤ plain's",
 		Measured: fmt.Sprintf("%d B (%d tools) vs %d B (%d tools)", proxy.ToolsListBytes, proxy.Tools, plain.ToolsListBytes, plain.Tools),
 		Met:      proxy.ToolsListBytes > 0 && proxy.ToolsListBytes <= plain.ToolsListBytes,
 	})
-	return out
 }
 
 func (r *TokensResult) side(name string) *TokensSide {
@@ -341,34 +353,29 @@ func (s *TokensSide) task(name string) *TokensTaskRun {
 	return nil
 }
 
-// agent is the scripted model on one side: it calls tools, counts what
-// every result weighs, and knows the site's URLs for its run.
+// agent is the scripted model on one side (SideSnapshot, SideFind or
+// SideProxy): it calls tools and counts what every result weighs. last is
+// the answer of the last action (navigate, click, tabs): on the proxy,
+// what the next read is about. clickArg and fillArg are the element
+// arguments of browser_click and browser_fill_form's fields.
 type agent struct {
-	log     *slog.Logger
-	s       *StdioServer
-	site    *Site
-	run     string
-	timeout time.Duration
-	steps   []BytesStep
-	// clickArg and fillArg are the element arguments of browser_click and
-	// of browser_fill_form's fields, read from the tools' schemas.
-	clickArg, fillArg string
+	log                                       *slog.Logger
+	s                                         *StdioServer
+	site                                      *Site
+	timeout                                   time.Duration
+	steps                                     []BytesStep
+	side, run, phase, last, clickArg, fillArg string
 }
 
-func newAgent(log *slog.Logger, s *StdioServer, site *Site, run string, timeout time.Duration) (*agent, error) {
-	a := &agent{log: log, s: s, site: site, run: run, timeout: timeout}
-	var err error
-	if a.clickArg, err = s.TargetParam("browser_click"); err != nil {
-		return nil, err
-	}
-	if a.fillArg, err = fillFormTargetParam(s); err != nil {
-		return nil, err
-	}
-	return a, nil
+func newAgent(log *slog.Logger, s *StdioServer, side string, site *Site, run string, timeout time.Duration) (*agent, error) {
+	a := &agent{log: log, s: s, side: side, site: site, run: run, timeout: timeout}
+	var err1, err2 error
+	a.clickArg, err1 = s.TargetParam("browser_click")
+	a.fillArg, err2 = fillFormTargetParam(s)
+	return a, errors.Join(err1, err2)
 }
 
-// call makes one counted tool call and returns its text; an isError result
-// is an error (its bytes still count).
+// call makes one counted tool call (an isError result counts too).
 func (a *agent) call(ctx context.Context, tool, detail string, args map[string]any) (string, error) {
 	if !a.s.HasTool(tool) {
 		return "", fmt.Errorf("%s offers no %s", a.s.Name, tool)
@@ -376,54 +383,110 @@ func (a *agent) call(ctx context.Context, tool, detail string, args map[string]a
 	cctx, cancel := context.WithTimeout(ctx, a.timeout)
 	defer cancel()
 	c, err := a.s.Call(cctx, tool, args)
-	a.steps = append(a.steps, BytesStep{Tool: tool, Detail: detail, Bytes: c.Bytes, MS: ms(c.Took)})
+	a.steps = append(a.steps, BytesStep{Phase: a.phase, Tool: tool, Detail: detail, Bytes: c.Bytes, MS: ms(c.Took)})
 	text := c.Text()
-	if a.log.Enabled(ctx, slog.LevelDebug) {
-		shown := text
-		if len(shown) > 1500 {
-			shown = shown[:1500] + "…"
-		}
-		a.log.Debug("tokens: answer", "tool", tool, "detail", detail, "bytes", c.Bytes, "text", shown)
-	}
+	a.log.Debug("tokens: answer", "tool", tool, "detail", detail, "bytes", c.Bytes, "text", clip(text, 1500))
 	return text, err
 }
 
-func (a *agent) navigate(ctx context.Context, page string) (string, error) {
-	return a.call(ctx, "browser_navigate", page, map[string]any{"url": a.site.TokenURL(a.run, page)})
-}
-
-func (a *agent) snapshot(ctx context.Context, detail string) (string, error) {
-	text, err := a.call(ctx, "browser_snapshot", detail, map[string]any{})
-	return SnapshotYAML(text), err
-}
-
-// snapshotOf is browser_snapshot of one element's subtree.
-func (a *agent) snapshotOf(ctx context.Context, ref, detail string) (string, error) {
-	text, err := a.call(ctx, "browser_snapshot", detail, map[string]any{"target": ref})
-	return SnapshotYAML(text), err
-}
-
-// find is browser_find of a plain text, its argument read from the
-// tool's schema (a version without it is an error, not a guess).
-func (a *agent) find(ctx context.Context, text string) (string, error) {
-	t, ok := a.s.tool("browser_find")
-	if !ok {
-		return "", fmt.Errorf("%s offers no browser_find", a.s.Name)
+func clip(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "…"
 	}
-	if _, ok := t.InputSchema.Properties["text"]; !ok {
-		return "", fmt.Errorf("%s: browser_find has no text argument", a.s.Name)
+	return s
+}
+
+// act is a call whose answer is about the page it leaves.
+func (a *agent) act(ctx context.Context, tool, detail string, args map[string]any) (string, error) {
+	text, err := a.call(ctx, tool, detail, args)
+	a.last = text
+	return text, err
+}
+
+func (a *agent) open(ctx context.Context, page string) (string, error) {
+	return a.act(ctx, "browser_navigate", page, map[string]any{"url": a.site.TokenURL(a.run, page)})
+}
+
+func (a *agent) click(ctx context.Context, ref, element string) (string, error) {
+	return a.act(ctx, "browser_click", element, map[string]any{a.clickArg: ref, "element": element})
+}
+
+func (a *agent) snapshot(ctx context.Context, detail string, args map[string]any) (string, error) {
+	text, err := a.call(ctx, "browser_snapshot", detail, args)
+	return SnapshotYAML(text), err
+}
+
+// find is browser_find of a plain text, checked against the tool's schema
+// (a version without it is an error, not a guess).
+func (a *agent) find(ctx context.Context, text string) (string, error) {
+	if t, ok := a.s.tool("browser_find"); ok {
+		if _, ok := t.InputSchema.Properties["text"]; !ok {
+			return "", fmt.Errorf("%s: browser_find has no text argument", a.s.Name)
+		}
 	}
 	return a.call(ctx, "browser_find", fmt.Sprintf("text %q", text), map[string]any{"text": text})
 }
 
-func (a *agent) click(ctx context.Context, ref, element string) (string, error) {
-	return a.call(ctx, "browser_click", element, map[string]any{a.clickArg: ref, "element": element})
+// search is get_content(ref_id, search_for).
+func (a *agent) search(ctx context.Context, ref, q string) (string, error) {
+	return a.call(ctx, "get_content", fmt.Sprintf("search_for %q", q), map[string]any{"ref_id": ref, "search_for": q})
 }
 
-// formField is one field the agent fills, by the role and name it reads
-// in the snapshot.
-type formField struct {
-	role, name, kind, value string
+// look reads what the agent needs about query off the page it is on: the
+// whole page (plain+snapshot), browser_find (plain+find), or the last
+// answer's page when it came inline, else a search of it (the proxy).
+func (a *agent) look(ctx context.Context, query, detail string) (string, error) {
+	switch a.side {
+	case SideSnapshot:
+		return a.snapshot(ctx, detail, map[string]any{})
+	case SideFind:
+		return a.find(ctx, query)
+	}
+	return a.proxyRead(ctx, func(ref string) (string, error) { return a.search(ctx, ref, query) })
+}
+
+// proxyRead is the last answer's page when it came inline, else read.
+func (a *agent) proxyRead(ctx context.Context, read func(ref string) (string, error)) (string, error) {
+	p, err := proxyAnswer(a.last)
+	if err != nil {
+		return "", err
+	}
+	if yaml, ok := inlineSnapshot(p); ok {
+		return yaml, nil
+	}
+	return read(p.RefID)
+}
+
+// page reads the page whole, as for a form that is filled from all its
+// fields: browser_snapshot, or on the proxy the last answer's page (inline,
+// or read with get_content: the answer said how large it is).
+func (a *agent) page(ctx context.Context, detail string) (string, error) {
+	if a.side != SideProxy {
+		return a.snapshot(ctx, detail, map[string]any{})
+	}
+	return a.proxyRead(ctx, func(ref string) (string, error) {
+		return a.call(ctx, "get_content", "whole snapshot", map[string]any{"ref_id": ref})
+	})
+}
+
+// confirm checks that the last action led to want: the proxy's answer
+// shows what changed, else the agent looks for query (plain+snapshot reads
+// element ref alone when it holds one).
+func (a *agent) confirm(ctx context.Context, query, want, detail, ref string) (string, error) {
+	if a.side == SideProxy && strings.Contains(a.last, want) {
+		return want, nil
+	}
+	var text string
+	var err error
+	if a.side == SideSnapshot && ref != "" {
+		text, err = a.snapshot(ctx, detail, map[string]any{"target": ref})
+	} else {
+		text, err = a.look(ctx, query, detail)
+	}
+	if err != nil {
+		return "", err
+	}
+	return confirmed(text, want)
 }
 
 // fill fills fields with browser_fill_form, the refs read off yaml.
@@ -434,43 +497,45 @@ func (a *agent) fill(ctx context.Context, yaml string, fields []formField) (stri
 		if !ok {
 			return "", fmt.Errorf("no %s %q in what the agent read", f.role, f.name)
 		}
-		list = append(list, map[string]any{"name": f.name, "type": f.kind, a.fillArg: ref, "value": f.value})
+		list = append(list, map[string]any{"name": f.name, "type": f.role, a.fillArg: ref, "value": f.value})
 	}
 	return a.call(ctx, "browser_fill_form", fmt.Sprintf("%d fields", len(list)), map[string]any{"fields": list})
 }
 
-// proxyAnswer parses a proxy answer.
+// fillAndClick fills the form read off yaml and clicks its button.
+func (a *agent) fillAndClick(ctx context.Context, yaml string, fields []formField, button string) (string, error) {
+	if _, err := a.fill(ctx, yaml, fields); err != nil {
+		return "", err
+	}
+	ref, ok := ButtonRef(yaml, button)
+	if !ok {
+		return "", fmt.Errorf("no button %q in what the agent read", button)
+	}
+	return a.click(ctx, ref, button)
+}
+
+// formField is a field to fill, by the role (also browser_fill_form's type)
+// and the name it has in the snapshot.
+type formField struct{ role, name, value string }
+
+// proxyAnswer parses a proxy answer; an error answer is an error.
 func proxyAnswer(text string) (mcpserver.Parsed, error) {
 	p, err := mcpserver.ParseAnswer(text)
-	if err != nil {
-		return p, err
+	if err == nil && p.Error != "" {
+		err = fmt.Errorf("the answer is an error: %s", p.Error)
 	}
-	if p.Error != "" {
-		return p, fmt.Errorf("the answer is an error: %s", p.Error)
-	}
-	return p, nil
+	return p, err
 }
 
 // inlineSnapshot is the yaml of a proxy answer that carries its new page
 // whole ("snapshot:" then the yaml).
 func inlineSnapshot(p mcpserver.Parsed) (string, bool) {
-	if yaml, ok := strings.CutPrefix(p.Body, "snapshot:\n"); ok {
-		return yaml, true
+	yaml, ok := strings.CutPrefix(p.Body, "snapshot:\n")
+	if !ok {
+		return "", false
 	}
-	return "", false
+	return yaml, true
 }
 
-// proxyPage returns the yaml of the page a proxy answer is about: inline
-// when the answer carries it, else read whole with get_content (the answer
-// said how large it is).
-func (a *agent) proxyPage(ctx context.Context, p mcpserver.Parsed) (string, error) {
-	if yaml, ok := inlineSnapshot(p); ok {
-		return yaml, nil
-	}
-	return a.call(ctx, "get_content", "whole snapshot", map[string]any{"ref_id": p.RefID})
-}
-
-// search is get_content(ref_id, search_for).
-func (a *agent) search(ctx context.Context, ref, q string) (string, error) {
-	return a.call(ctx, "get_content", fmt.Sprintf("search_for %q", q), map[string]any{"ref_id": ref, "search_for": q})
-}
+// Common is the part every stdio scenario's config shares.
+func (c *StdioCommon) Common() *StdioCommon { return c }

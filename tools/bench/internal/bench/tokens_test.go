@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/xml"
 	"errors"
+	"flag"
 	"io"
 	"log/slog"
 	"net/http"
@@ -203,7 +204,7 @@ func TestSelectTasks(t *testing.T) {
 			}
 			var names []string
 			for _, task := range got {
-				names = append(names, task.Name())
+				names = append(names, task.name)
 			}
 			if diff := cmp.Diff(tt.want, names); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
@@ -390,16 +391,16 @@ func TestTokenSite(t *testing.T) {
 		t.Errorf("the record of r2: %+v", r2)
 	}
 	for _, task := range tokensSuite() {
-		if task.Name() == "shop" {
-			if _, err := task.Verify(context.Background(), site, "r1", shopConfirm); err != nil {
+		if task.name == "shop" {
+			if _, err := task.verify(context.Background(), site, "r1", shopConfirm); err != nil {
 				t.Errorf("shop verification of r1: %v", err)
 			}
 		}
-		if task.Name() == "contact" {
-			if _, err := task.Verify(context.Background(), site, "r1", contactConfirm); err != nil {
+		if task.name == "contact" {
+			if _, err := task.verify(context.Background(), site, "r1", contactConfirm); err != nil {
 				t.Errorf("contact verification of r1: %v", err)
 			}
-			if _, err := task.Verify(context.Background(), site, "r2", contactConfirm); err == nil {
+			if _, err := task.verify(context.Background(), site, "r2", contactConfirm); err == nil {
 				t.Error("contact verified for r2, which submitted nothing")
 			}
 		}
@@ -420,7 +421,7 @@ func TestTokensE2E(t *testing.T) {
 	defer site.Close()
 	ctx := context.Background()
 	res, err := RunTokens(ctx, slog.New(slog.DiscardHandler), site, TokensConfig{
-		Server: ServerConfig{Binary: server, Dir: root}, Root: root, Bridge: bridge, Tasks: []string{"shop", "link"},
+		StdioCommon: StdioCommon{Server: ServerConfig{Binary: server, Dir: root}, Root: root, Bridge: bridge}, Tasks: []string{"shop", "link"},
 	})
 	if err != nil {
 		t.Fatalf("RunTokens: %v", err)
@@ -498,5 +499,55 @@ func TestAnswerErrors(t *testing.T) {
 		if diff := cmp.Diff(tt.want, answerErrors(tt.text)); diff != "" {
 			t.Errorf("answerErrors(%q) (-want +got):\n%s", tt.text, diff)
 		}
+	}
+}
+
+// TestTokensFlags: -tasks picks tasks in the order given; none means all;
+// -bridge is resolved under the project root.
+func TestTokensFlags(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"default: every task", nil, nil},
+		{"two tasks, spaces trimmed", []string{"-tasks", "link, shop"}, []string{"link", "shop"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var cfg TokensConfig
+			fs := flag.NewFlagSet("test", flag.ContinueOnError)
+			cfg.Flags(fs)
+			if err := fs.Parse(tt.args); err != nil {
+				t.Fatal(err)
+			}
+			if err := cfg.Check(); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, cfg.Tasks); diff != "" {
+				t.Errorf("tasks (-want +got):\n%s", diff)
+			}
+			cfg.Server.Dir = "/root"
+			cfg.defaults()
+			if cfg.Bridge != "/root/bin/mcp-bridge" {
+				t.Errorf("bridge = %q, want it under the project root", cfg.Bridge)
+			}
+		})
+	}
+}
+
+// TestSharedBridgeFlag: in `bench all` one -bridge reaches every scenario.
+func TestSharedBridgeFlag(t *testing.T) {
+	fs := flag.NewFlagSet("all", flag.ContinueOnError)
+	o := OverheadConfig{StdioCommon: StdioCommon{FlagPrefix: "overhead-"}}
+	b := BytesConfig{StdioCommon: StdioCommon{FlagPrefix: "bytes-"}}
+	o.Flags(fs)
+	b.Flags(fs)
+	if err := fs.Parse([]string{"-bridge", "/x/bridge", "-overhead-n", "3", "-bytes-item", "5"}); err != nil {
+		t.Fatal(err)
+	}
+	got := []any{o.Bridge, b.Bridge, o.Iterations, b.Item, o.Page, o.Hop}
+	if diff := cmp.Diff([]any{"/x/bridge", "/x/bridge", 3, 5, "table", true}, got); diff != "" {
+		t.Errorf("bridge, bridge, -overhead-n, -bytes-item, page default, hop default (-want +got):\n%s", diff)
 	}
 }

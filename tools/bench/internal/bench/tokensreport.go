@@ -20,9 +20,7 @@ func (r *TokensResult) writeText(w io.Writer) {
 	fmt.Fprintln(tw, "side\ttask\ttool\tdetail\tbytes\tms\t")
 	for _, s := range r.Sides {
 		for _, t := range s.Tasks {
-			for _, st := range t.Steps {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%.0f\t\n", s.Side, t.Task, st.Tool, st.Detail, st.Bytes, st.MS)
-			}
+			writeSteps(tw, s.Side, t.Steps, func(BytesStep) string { return t.Task })
 		}
 	}
 	tw.Flush()
@@ -121,30 +119,22 @@ func TokensCharts(res *TokensResult) ([]Chart, error) {
 		tasks = append(tasks, t.Name)
 	}
 	var bytesSeries, callSeries []barSeries
-	for i, s := range res.Sides {
-		color := palette[i%len(palette)]
-		bs := barSeries{name: s.Side, color: color}
-		cs := barSeries{name: s.Side, color: color}
-		for _, t := range tasks {
-			if tr := s.task(t); tr != nil {
-				bs.values = append(bs.values, float64(tr.Bytes))
-				cs.values = append(cs.values, float64(tr.Calls))
-			} else {
-				bs.values = append(bs.values, -1)
-				cs.values = append(cs.values, -1)
-			}
-		}
-		bs.values = append(bs.values, float64(s.Bytes), float64(s.ToolsListBytes))
-		bytesSeries = append(bytesSeries, bs)
-		callSeries = append(callSeries, cs)
-	}
 	verified := "every task verified on every side"
-	for _, s := range res.Sides {
-		for _, t := range s.Tasks {
-			if !t.Verified {
+	for i, s := range res.Sides {
+		bs := barSeries{name: s.Side, color: palette[i%len(palette)]}
+		cs := bs
+		for _, t := range tasks {
+			tr := s.task(t)
+			if tr == nil {
+				tr = &TokensTaskRun{Bytes: -1, Calls: -1, Verified: true}
+			}
+			bs.values, cs.values = append(bs.values, float64(tr.Bytes)), append(cs.values, float64(tr.Calls))
+			if !tr.Verified {
 				verified = "NOT every task verified"
 			}
 		}
+		bytesSeries, callSeries = append(bytesSeries, bs), append(callSeries, cs)
+		bytesSeries[i].values = append(bs.values, float64(s.Bytes), float64(s.ToolsListBytes))
 		if len(s.Tasks) < len(tasks) {
 			verified = "NOT every task ran"
 		}

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"slices"
@@ -10,347 +11,281 @@ import (
 	"time"
 )
 
-// The tasks of the tokens suite. Each writes out its three strategies: on
-// plain+snapshot the agent reads pages with browser_snapshot (of one
-// element when it already holds that element's ref); on plain+find it
-// locates with browser_find and reads a small form whole with
-// browser_snapshot (a form is filled from all its fields); on the proxy it
-// reads what each answer says (a small new page inline, a large one's
-// size, what an action changed) and searches with get_content. Every value
-// the agent uses comes from an answer it received.
-
-// shopTask: a list of products whose buttons all say "Add to cart".
-type shopTask struct{}
-
-func (shopTask) Name() string { return "shop" }
-func (shopTask) Goal() string {
-	return fmt.Sprintf("add Product %d to the cart (%d products, every button \"Add to cart\") and confirm the cart says 1 item", ShopTarget, ShopProducts)
+// tokensTask is one task of the suite: what the agent does, on every side
+// through its reads (look, page, confirm), returning what it found; and the
+// uncounted check of the result.
+type tokensTask struct {
+	name, goal string
+	do         func(ctx context.Context, a *agent) (string, error)
+	verify     func(ctx context.Context, site *Site, run, found string) (string, error)
 }
 
-var shopProduct = fmt.Sprintf("Product %d", ShopTarget)
+var (
+	shopProduct = fmt.Sprintf("Product %d", ShopTarget)
+	orderID     = fmt.Sprintf("ORD-%d", OrderTarget)
+)
 
-const shopConfirm = "Cart: 1 item"
+const (
+	shopConfirm    = "Cart: 1 item"
+	contactConfirm = "we received your message"
+	linkWord       = "parcel"
+	valueLabel     = "Tracking number"
+	windowLabel    = "Delivery window"
+)
 
-func (shopTask) Snapshot(ctx context.Context, a *agent) (string, error) {
-	if _, err := a.navigate(ctx, "shop"); err != nil {
-		return "", err
-	}
-	yaml, err := a.snapshot(ctx, "whole page")
-	if err != nil {
-		return "", err
-	}
-	btn, ok := ButtonNear(yaml, shopProduct)
-	if !ok {
-		return "", fmt.Errorf("no button beside %q in the snapshot", shopProduct)
-	}
-	cart, ok := firstRef(yaml, "status")
-	if !ok {
-		return "", fmt.Errorf("no cart status in the snapshot")
-	}
-	if _, err := a.click(ctx, btn, "Add to cart of "+shopProduct); err != nil {
-		return "", err
-	}
-	text, err := a.snapshotOf(ctx, cart, "the cart line")
-	if err != nil {
-		return "", err
-	}
-	return confirmed(text, shopConfirm)
+var signInFields = []formField{{"textbox", "Username", SignInUser}, {"textbox", "Password", SignInPassword}}
+
+var contactForm = []formField{
+	{"textbox", "Full name", ContactValues["name"]},
+	{"textbox", "Email", ContactValues["email"]},
+	{"combobox", "Topic", ContactValues["topic"]},
+	{"textbox", "Order number", ContactValues["order"]},
+	{"textbox", "Message", ContactValues["message"]},
+	{"checkbox", "Send me a copy", "true"},
 }
 
-func (shopTask) Find(ctx context.Context, a *agent) (string, error) {
-	if _, err := a.navigate(ctx, "shop"); err != nil {
-		return "", err
-	}
-	text, err := a.find(ctx, shopProduct)
-	if err != nil {
-		return "", err
-	}
-	btn, ok := ButtonNear(text, shopProduct)
-	if !ok {
-		return "", fmt.Errorf("no button beside %q in what browser_find returned", shopProduct)
-	}
-	if _, err := a.click(ctx, btn, "Add to cart of "+shopProduct); err != nil {
-		return "", err
-	}
-	if text, err = a.find(ctx, "Cart:"); err != nil {
-		return "", err
-	}
-	return confirmed(text, shopConfirm)
-}
+// stockFunction is the evaluate task's function, as a model that knows
+// what it wants writes it.
+var stockFunction = fmt.Sprintf(`() => { const card = [...document.querySelectorAll('article')].find(a => a.querySelector('h3').textContent === 'Product %d'); `+
+	`const v = l => [...card.querySelectorAll('dt')].find(d => d.textContent === l).nextElementSibling.textContent; `+
+	`return { price: v('Price'), stock: v('In stock'), sku: v('SKU') }; }`, StockTarget)
 
-func (shopTask) Proxy(ctx context.Context, a *agent) (string, error) {
-	text, err := a.navigate(ctx, "shop")
-	if err != nil {
-		return "", err
-	}
-	p, err := proxyAnswer(text)
-	if err != nil {
-		return "", err
-	}
-	found, err := a.search(ctx, p.RefID, shopProduct)
-	if err != nil {
-		return "", err
-	}
-	// The search shows the product with its neighbourhood: its button.
-	btn, ok := ButtonNear(found, shopProduct)
-	if !ok {
-		return "", fmt.Errorf("no button beside %q in the search answer", shopProduct)
-	}
-	if text, err = a.click(ctx, btn, "Add to cart of "+shopProduct); err != nil {
-		return "", err
-	}
-	if strings.Contains(text, shopConfirm) {
-		return shopConfirm, nil
-	}
-	// The answer did not show the cart line: search for it.
-	if p, err = proxyAnswer(text); err != nil {
-		return "", err
-	}
-	if text, err = a.search(ctx, p.RefID, "Cart:"); err != nil {
-		return "", err
-	}
-	return confirmed(text, shopConfirm)
-}
-
-func (shopTask) Verify(ctx context.Context, site *Site, run, found string) (string, error) {
-	var rec RunRecord
-	// The page posts the cart after the click answered: wait for it a
-	// little (the site's record, not a tool call).
-	for i := 0; i < 40; i++ {
-		if rec = site.Record(run); len(rec.Cart) > 0 {
-			break
-		}
-		if err := sleepCtx(ctx, 100*time.Millisecond); err != nil {
+// steps runs fs in turn, each given what the one before returned.
+func steps(s string, fs ...func(string) (string, error)) (string, error) {
+	var err error
+	for _, f := range fs {
+		if s, err = f(s); err != nil {
 			return "", err
 		}
 	}
-	got := fmt.Sprintf("the site's cart: %v; the agent saw %q", rec.Cart, found)
-	if !slices.Equal(rec.Cart, []int{ShopTarget}) {
-		return got, fmt.Errorf("the cart holds %v, want [%d]", rec.Cart, ShopTarget)
+	return s, nil
+}
+
+// tokensSuite is every task, in suite order.
+func tokensSuite() []tokensTask {
+	return []tokensTask{
+		{name: "shop", goal: fmt.Sprintf("add Product %d to the cart (%d products, every button \"Add to cart\") and confirm the cart says 1 item", ShopTarget, ShopProducts),
+			do: func(ctx context.Context, a *agent) (string, error) {
+				var cart string // plain+snapshot reads the cart line alone after the click
+				return steps("shop", func(p string) (string, error) { return a.open(ctx, p) },
+					func(string) (string, error) { return a.look(ctx, shopProduct, "whole page") },
+					func(text string) (string, error) {
+						btn, ok := ButtonNear(text, shopProduct)
+						if cart, _ = firstRef(text, "status"); !ok || (cart == "" && a.side == SideSnapshot) {
+							return "", fmt.Errorf("no button beside %q or no cart status in what the agent read", shopProduct)
+						}
+						return a.click(ctx, btn, "Add to cart of "+shopProduct)
+					},
+					func(string) (string, error) { return a.confirm(ctx, "Cart:", shopConfirm, "the cart line", cart) })
+			},
+			verify: func(ctx context.Context, site *Site, run, found string) (string, error) {
+				var rec RunRecord
+				// The page posts the cart after the click answered.
+				for i := 0; i < 40; i++ {
+					if rec = site.Record(run); len(rec.Cart) > 0 {
+						break
+					}
+					if err := sleepCtx(ctx, 100*time.Millisecond); err != nil {
+						return "", err
+					}
+				}
+				return check(fmt.Sprintf("the site's cart: %v; the agent saw %q", rec.Cart, found),
+					slices.Equal(rec.Cart, []int{ShopTarget}), "the cart holds %v, want [%d]", rec.Cart, ShopTarget)
+			}},
+		{name: "orders", goal: fmt.Sprintf("sign in as %s, then read the total of order ORD-%d in a %d-row table", SignInUser, OrderTarget, OrderRows),
+			do: func(ctx context.Context, a *agent) (string, error) {
+				return steps("signin", func(p string) (string, error) { return a.open(ctx, p) },
+					func(string) (string, error) { return a.page(ctx, "the sign-in form") },
+					func(yaml string) (string, error) { return a.fillAndClick(ctx, yaml, signInFields, "Sign in") },
+					func(string) (string, error) { return a.look(ctx, orderID, "the orders page") },
+					func(text string) (string, error) { return rowTotal(text, orderID) })
+			},
+			verify: func(_ context.Context, site *Site, run, found string) (string, error) {
+				rec, want := site.Record(run), OrderAt(OrderTarget).Total
+				got := fmt.Sprintf("sign-ins %v, signed in %v, orders pages served %d; the agent read %q (the table says %q)", rec.SignIns, rec.SignedIn, rec.OrdersServed, found, want)
+				if !rec.SignedIn || rec.OrdersServed == 0 {
+					return got, fmt.Errorf("the site saw no successful sign-in followed by the orders page")
+				}
+				return check(got, found == want, "the agent read %q, the table says %q", found, want)
+			}},
+		{name: "contact", goal: fmt.Sprintf("fill the contact form's %d fields, submit, and confirm the confirmation page", len(contactForm)),
+			do: func(ctx context.Context, a *agent) (string, error) {
+				return steps("contact", func(p string) (string, error) { return a.open(ctx, p) },
+					func(string) (string, error) { return a.page(ctx, "the form") },
+					func(yaml string) (string, error) { return a.fillAndClick(ctx, yaml, contactForm, "Send message") },
+					func(string) (string, error) {
+						return a.confirm(ctx, contactConfirm, contactConfirm, "the confirmation", "")
+					})
+			},
+			verify: func(_ context.Context, site *Site, run, found string) (string, error) {
+				rec := site.Record(run)
+				got := fmt.Sprintf("the site received %v; the agent saw %q", rec.Contact, found)
+				if rec.Contact == nil {
+					return got, fmt.Errorf("the site received no contact form")
+				}
+				for k, want := range ContactValues {
+					if v := rec.Contact.Get(k); v != want {
+						return got, fmt.Errorf("field %s = %q, want %q", k, v, want)
+					}
+				}
+				return got, nil
+			}},
+		{name: "article", goal: fmt.Sprintf("find the %s keeper's passphrase in a long article (one sentence mentions it)", ArticleKeyword),
+			do: func(ctx context.Context, a *agent) (string, error) {
+				return steps("article", func(p string) (string, error) { return a.open(ctx, p) },
+					func(string) (string, error) { return a.look(ctx, ArticleKeyword, "whole page") }, passphrase)
+			},
+			verify: equals("the article says", ArticleCode)},
+		{name: "link", goal: fmt.Sprintf("on the account page (%d links), follow the link to the parcel page and read the tracking number", len(accountLinks)),
+			do: func(ctx context.Context, a *agent) (string, error) {
+				return steps("account", func(p string) (string, error) { return a.open(ctx, p) },
+					func(string) (string, error) { return a.look(ctx, linkWord, "whole page") },
+					func(text string) (string, error) {
+						link, ok := refByNameContains(text, "link", linkWord)
+						if !ok {
+							return "", fmt.Errorf("no link about %q in what the agent read", linkWord)
+						}
+						return a.click(ctx, link, "the parcel link")
+					},
+					func(string) (string, error) { return a.look(ctx, valueLabel, "the parcel page") },
+					func(text string) (string, error) { return valueAfter(text, valueLabel) })
+			},
+			verify: func(_ context.Context, site *Site, run, found string) (string, error) {
+				n := site.Record(run).Fetched["parcel"]
+				got := fmt.Sprintf("parcel page fetched %d time(s); the agent read %q (the page says %q)", n, found, ParcelTracking)
+				if n == 0 {
+					return got, fmt.Errorf("the site never served the parcel page")
+				}
+				return check(got, found == ParcelTracking, "the agent read %q, want %q", found, ParcelTracking)
+			}},
+		{name: "console", goal: "open the dashboard and report its console errors (among info and warning noise)",
+			do: func(ctx context.Context, a *agent) (string, error) {
+				text, err := a.open(ctx, "dashboard")
+				if err != nil {
+					return "", err
+				}
+				args := map[string]any{"level": "error"}
+				tool := "browser_console_messages" // the console has no snapshot: both plain sides read it so
+				if a.side == SideProxy {
+					p, err := proxyAnswer(text)
+					if err != nil {
+						return "", err
+					}
+					// The answer carries a few errors itself; only more
+					// than it shows need a read.
+					if errs := answerErrors(text); len(errs) > 0 && len(errs) == p.ConsoleErrors {
+						return strings.Join(errs, "\n"), nil
+					}
+					tool, args["ref_id"] = "get_console_content", p.RefID
+				}
+				if text, err = a.call(ctx, tool, "level error", args); err != nil {
+					return "", err
+				}
+				return consoleErrors(text)
+			},
+			verify: func(_ context.Context, _ *Site, _, found string) (string, error) {
+				got := strings.Split(found, "\n")
+				return check(fmt.Sprintf("the agent reported %d error(s): %q", len(got), got),
+					slices.Equal(got, ConsoleErrors), "the agent reported %q, want %q", got, ConsoleErrors)
+			}},
+		{name: "evaluate", goal: fmt.Sprintf("read the price, the count in stock and the SKU of Product %d on a stock list of %d cards, with browser_evaluate", StockTarget, StockProducts),
+			do: func(ctx context.Context, a *agent) (string, error) {
+				text, err := steps("stock", func(p string) (string, error) { return a.open(ctx, p) }, func(string) (string, error) {
+					return a.call(ctx, "browser_evaluate", "three values", map[string]any{"function": stockFunction})
+				})
+				if err != nil {
+					return "", err
+				}
+				js, err := EvaluateResult(text)
+				if a.side == SideProxy {
+					p, perr := proxyAnswer(text)
+					if js, err = p.Result, perr; err == nil && js == "" {
+						err = fmt.Errorf("the answer carries no result: %q", text)
+					}
+				}
+				if err != nil {
+					return "", err
+				}
+				var v struct{ Price, Stock, SKU string }
+				if err := json.Unmarshal([]byte(js), &v); err != nil {
+					return "", fmt.Errorf("the evaluated value %q: %w", js, err)
+				}
+				return v.Price + " " + v.Stock + " " + v.SKU, nil
+			},
+			verify: func(ctx context.Context, site *Site, run, found string) (string, error) {
+				price, stock, sku := StockValues(StockTarget)
+				return equals("the page says", price+" "+stock+" "+sku)(ctx, site, run, found)
+			}},
+		{name: "tabs", goal: "on the delivery page, open the carrier's tracking page in a second tab, read the delivery window there, go back to the first tab and confirm that window",
+			do: tabsTask, verify: verifyTabs},
 	}
-	return got, nil
 }
 
-// ordersTask: sign in, then one cell of a large table.
-type ordersTask struct{}
-
-func (ordersTask) Name() string { return "orders" }
-func (ordersTask) Goal() string {
-	return fmt.Sprintf("sign in as %s, then read the total of order ORD-%d in a %d-row table", SignInUser, OrderTarget, OrderRows)
-}
-
-var signInFields = []formField{
-	{"textbox", "Username", "textbox", SignInUser},
-	{"textbox", "Password", "textbox", SignInPassword},
-}
-
-var orderID = fmt.Sprintf("ORD-%d", OrderTarget)
-
-// signIn fills and submits the sign-in form read off yaml and returns the
-// submit's answer.
-func signIn(ctx context.Context, a *agent, yaml string) (string, error) {
-	if _, err := a.fill(ctx, yaml, signInFields); err != nil {
+// tabsTask reads a value in a second tab and acts on it in the first. The
+// proxy keeps the delivery page read off its navigate answer: the refs it
+// read on the first tab still hold there.
+func tabsTask(ctx context.Context, a *agent) (string, error) {
+	var delivery string
+	window, err := steps("delivery", func(p string) (string, error) { return a.open(ctx, p) },
+		func(string) (_ string, err error) {
+			if a.side == SideProxy {
+				delivery, err = a.page(ctx, "")
+			}
+			return "", err
+		},
+		func(string) (string, error) {
+			return a.act(ctx, "browser_tabs", "new: the carrier's page", map[string]any{"action": "new", "url": a.site.TokenURL(a.run, "carrier")})
+		},
+		func(string) (string, error) { return a.look(ctx, windowLabel, "the carrier's page") },
+		func(text string) (string, error) { return valueAfter(text, windowLabel) })
+	if err != nil {
 		return "", err
 	}
-	submit, ok := ElementRef(yaml, "button", "Sign in")
+	text, err := a.act(ctx, "browser_tabs", "select the first tab", map[string]any{"action": "select", "index": 0})
+	if err != nil {
+		return "", err
+	}
+	button := "Confirm " + window
+	if a.side != SideProxy {
+		delivery, err = a.look(ctx, button, "the delivery page")
+	} else if p, perr := proxyAnswer(text); perr != nil {
+		err = perr
+	} else if yaml, ok := inlineSnapshot(p); ok {
+		delivery = yaml // the tab as it is now
+	}
+	if err != nil {
+		return "", err
+	}
+	ref, ok := refByNameContains(delivery, "button", button)
 	if !ok {
-		return "", fmt.Errorf(`no button "Sign in" in what the agent read`)
+		return "", fmt.Errorf("no button %q in what the agent read", button)
 	}
-	return a.click(ctx, submit, "Sign in")
+	_, err = a.click(ctx, ref, button)
+	return window, err
 }
 
-func (ordersTask) Snapshot(ctx context.Context, a *agent) (string, error) {
-	if _, err := a.navigate(ctx, "signin"); err != nil {
-		return "", err
-	}
-	yaml, err := a.snapshot(ctx, "the sign-in form")
-	if err != nil {
-		return "", err
-	}
-	if _, err := signIn(ctx, a, yaml); err != nil {
-		return "", err
-	}
-	if yaml, err = a.snapshot(ctx, "the orders page"); err != nil {
-		return "", err
-	}
-	return rowTotal(yaml, orderID)
-}
-
-func (ordersTask) Find(ctx context.Context, a *agent) (string, error) {
-	if _, err := a.navigate(ctx, "signin"); err != nil {
-		return "", err
-	}
-	yaml, err := a.snapshot(ctx, "the sign-in form")
-	if err != nil {
-		return "", err
-	}
-	if _, err := signIn(ctx, a, yaml); err != nil {
-		return "", err
-	}
-	text, err := a.find(ctx, orderID)
-	if err != nil {
-		return "", err
-	}
-	return rowTotal(text, orderID)
-}
-
-func (ordersTask) Proxy(ctx context.Context, a *agent) (string, error) {
-	text, err := a.navigate(ctx, "signin")
-	if err != nil {
-		return "", err
-	}
-	p, err := proxyAnswer(text)
-	if err != nil {
-		return "", err
-	}
-	yaml, err := a.proxyPage(ctx, p)
-	if err != nil {
-		return "", err
-	}
-	if text, err = signIn(ctx, a, yaml); err != nil {
-		return "", err
-	}
-	if p, err = proxyAnswer(text); err != nil {
-		return "", err
-	}
-	if yaml, ok := inlineSnapshot(p); ok {
-		return rowTotal(yaml, orderID)
-	}
-	found, err := a.search(ctx, p.RefID, orderID)
-	if err != nil {
-		return "", err
-	}
-	return rowTotal(found, orderID) // the search shows the row's cells
-}
-
-func (ordersTask) Verify(_ context.Context, site *Site, run, found string) (string, error) {
+func verifyTabs(_ context.Context, site *Site, run, found string) (string, error) {
 	rec := site.Record(run)
-	want := OrderAt(OrderTarget).Total
-	got := fmt.Sprintf("sign-ins %v, signed in %v, orders pages served %d; the agent read %q (the table says %q)",
-		rec.SignIns, rec.SignedIn, rec.OrdersServed, found, want)
-	switch {
-	case !rec.SignedIn || rec.OrdersServed == 0:
-		return got, fmt.Errorf("the site saw no successful sign-in followed by the orders page")
-	case found != want:
-		return got, fmt.Errorf("the agent read %q, the table says %q", found, want)
+	got := fmt.Sprintf("carrier page fetched %d time(s); the agent read %q; the site recorded the window %q", rec.Fetched["carrier"], found, rec.Slot)
+	if rec.Fetched["carrier"] == 0 {
+		return got, fmt.Errorf("the site never served the carrier's page")
 	}
-	return got, nil
+	return check(got, found == DeliveryWindow && strings.EqualFold(rec.Slot, DeliveryWindow), "confirmed %q after reading %q, want %q", rec.Slot, found, DeliveryWindow)
 }
 
-// contactTask: fill a form, submit, confirm.
-type contactTask struct{}
-
-func (contactTask) Name() string { return "contact" }
-func (contactTask) Goal() string {
-	return fmt.Sprintf("fill the contact form's %d fields, submit, and confirm the confirmation page", len(contactForm))
-}
-
-var contactForm = []formField{
-	{"textbox", "Full name", "textbox", ContactValues["name"]},
-	{"textbox", "Email", "textbox", ContactValues["email"]},
-	{"combobox", "Topic", "combobox", ContactValues["topic"]},
-	{"textbox", "Order number", "textbox", ContactValues["order"]},
-	{"textbox", "Message", "textbox", ContactValues["message"]},
-	{"checkbox", "Send me a copy", "checkbox", "true"},
-}
-
-const contactConfirm = "we received your message"
-
-// submitContact fills the form read off yaml and submits it.
-func submitContact(ctx context.Context, a *agent, yaml string) (string, error) {
-	if _, err := a.fill(ctx, yaml, contactForm); err != nil {
-		return "", err
-	}
-	submit, ok := ElementRef(yaml, "button", "Send message")
+// check is a verification's answer: what it saw, and an error unless ok.
+func check(got string, ok bool, format string, args ...any) (string, error) {
 	if !ok {
-		return "", fmt.Errorf(`no button "Send message" in what the agent read`)
-	}
-	return a.click(ctx, submit, "Send message")
-}
-
-func (contactTask) Snapshot(ctx context.Context, a *agent) (string, error) {
-	if _, err := a.navigate(ctx, "contact"); err != nil {
-		return "", err
-	}
-	yaml, err := a.snapshot(ctx, "the form")
-	if err != nil {
-		return "", err
-	}
-	if _, err := submitContact(ctx, a, yaml); err != nil {
-		return "", err
-	}
-	if yaml, err = a.snapshot(ctx, "the confirmation"); err != nil {
-		return "", err
-	}
-	return confirmed(yaml, contactConfirm)
-}
-
-func (contactTask) Find(ctx context.Context, a *agent) (string, error) {
-	if _, err := a.navigate(ctx, "contact"); err != nil {
-		return "", err
-	}
-	yaml, err := a.snapshot(ctx, "the form")
-	if err != nil {
-		return "", err
-	}
-	if _, err := submitContact(ctx, a, yaml); err != nil {
-		return "", err
-	}
-	text, err := a.find(ctx, contactConfirm)
-	if err != nil {
-		return "", err
-	}
-	return confirmed(text, contactConfirm)
-}
-
-func (contactTask) Proxy(ctx context.Context, a *agent) (string, error) {
-	text, err := a.navigate(ctx, "contact")
-	if err != nil {
-		return "", err
-	}
-	p, err := proxyAnswer(text)
-	if err != nil {
-		return "", err
-	}
-	yaml, err := a.proxyPage(ctx, p)
-	if err != nil {
-		return "", err
-	}
-	if text, err = submitContact(ctx, a, yaml); err != nil {
-		return "", err
-	}
-	if strings.Contains(text, contactConfirm) {
-		return contactConfirm, nil
-	}
-	if p, err = proxyAnswer(text); err != nil {
-		return "", err
-	}
-	if text, err = a.search(ctx, p.RefID, contactConfirm); err != nil {
-		return "", err
-	}
-	return confirmed(text, contactConfirm)
-}
-
-func (contactTask) Verify(_ context.Context, site *Site, run, found string) (string, error) {
-	rec := site.Record(run)
-	got := fmt.Sprintf("the site received %v; the agent saw %q", rec.Contact, found)
-	if rec.Contact == nil {
-		return got, fmt.Errorf("the site received no contact form")
-	}
-	for k, want := range ContactValues {
-		if v := rec.Contact.Get(k); v != want {
-			return got, fmt.Errorf("field %s = %q, want %q", k, v, want)
-		}
+		return got, fmt.Errorf(format, args...)
 	}
 	return got, nil
 }
 
-// articleTask: one sentence in a long article.
-type articleTask struct{}
-
-func (articleTask) Name() string { return "article" }
-func (articleTask) Goal() string {
-	return fmt.Sprintf("find the %s keeper's passphrase in a long article (one sentence mentions it)", ArticleKeyword)
+// equals verifies that the agent found want.
+func equals(source, want string) func(context.Context, *Site, string, string) (string, error) {
+	return func(_ context.Context, _ *Site, _, found string) (string, error) {
+		return check(fmt.Sprintf("the agent read %q (%s %q)", found, source, want), found == want, "the agent read %q, want %q", found, want)
+	}
 }
 
 var passphraseRE = regexp.MustCompile(`passphrase is ([A-Z0-9][A-Z0-9-]*[A-Z0-9])`)
@@ -363,204 +298,8 @@ func passphrase(text string) (string, error) {
 	return m[1], nil
 }
 
-func (articleTask) Snapshot(ctx context.Context, a *agent) (string, error) {
-	if _, err := a.navigate(ctx, "article"); err != nil {
-		return "", err
-	}
-	yaml, err := a.snapshot(ctx, "whole page")
-	if err != nil {
-		return "", err
-	}
-	return passphrase(yaml)
-}
-
-func (articleTask) Find(ctx context.Context, a *agent) (string, error) {
-	if _, err := a.navigate(ctx, "article"); err != nil {
-		return "", err
-	}
-	text, err := a.find(ctx, ArticleKeyword)
-	if err != nil {
-		return "", err
-	}
-	return passphrase(text)
-}
-
-func (articleTask) Proxy(ctx context.Context, a *agent) (string, error) {
-	text, err := a.navigate(ctx, "article")
-	if err != nil {
-		return "", err
-	}
-	p, err := proxyAnswer(text)
-	if err != nil {
-		return "", err
-	}
-	if yaml, ok := inlineSnapshot(p); ok {
-		return passphrase(yaml)
-	}
-	if text, err = a.search(ctx, p.RefID, ArticleKeyword); err != nil {
-		return "", err
-	}
-	return passphrase(text)
-}
-
-func (articleTask) Verify(_ context.Context, _ *Site, _, found string) (string, error) {
-	got := fmt.Sprintf("the agent read %q (the article says %q)", found, ArticleCode)
-	if found != ArticleCode {
-		return got, fmt.Errorf("the agent read %q, want %q", found, ArticleCode)
-	}
-	return got, nil
-}
-
-// linkTask: follow a link to a second page and read a value there.
-type linkTask struct{}
-
-func (linkTask) Name() string { return "link" }
-func (linkTask) Goal() string {
-	return fmt.Sprintf("on the account page (%d links), follow the link to the parcel page and read the tracking number", len(accountLinks))
-}
-
-const (
-	linkWord   = "parcel"
-	valueLabel = "Tracking number"
-)
-
-func (linkTask) Snapshot(ctx context.Context, a *agent) (string, error) {
-	if _, err := a.navigate(ctx, "account"); err != nil {
-		return "", err
-	}
-	yaml, err := a.snapshot(ctx, "whole page")
-	if err != nil {
-		return "", err
-	}
-	link, ok := refByNameContains(yaml, "link", linkWord)
-	if !ok {
-		return "", fmt.Errorf("no link about %q in the snapshot", linkWord)
-	}
-	if _, err := a.click(ctx, link, "the parcel link"); err != nil {
-		return "", err
-	}
-	if yaml, err = a.snapshot(ctx, "the parcel page"); err != nil {
-		return "", err
-	}
-	return valueAfter(yaml, valueLabel)
-}
-
-func (linkTask) Find(ctx context.Context, a *agent) (string, error) {
-	if _, err := a.navigate(ctx, "account"); err != nil {
-		return "", err
-	}
-	text, err := a.find(ctx, linkWord)
-	if err != nil {
-		return "", err
-	}
-	link, ok := refByNameContains(text, "link", linkWord)
-	if !ok {
-		return "", fmt.Errorf("no link about %q in what browser_find returned", linkWord)
-	}
-	if _, err := a.click(ctx, link, "the parcel link"); err != nil {
-		return "", err
-	}
-	if text, err = a.find(ctx, valueLabel); err != nil {
-		return "", err
-	}
-	return valueAfter(text, valueLabel)
-}
-
-func (linkTask) Proxy(ctx context.Context, a *agent) (string, error) {
-	text, err := a.navigate(ctx, "account")
-	if err != nil {
-		return "", err
-	}
-	p, err := proxyAnswer(text)
-	if err != nil {
-		return "", err
-	}
-	var page string
-	if yaml, ok := inlineSnapshot(p); ok {
-		page = yaml
-	} else if page, err = a.search(ctx, p.RefID, linkWord); err != nil {
-		return "", err
-	}
-	link, ok := refByNameContains(page, "link", linkWord)
-	if !ok {
-		return "", fmt.Errorf("no link about %q in what the agent read", linkWord)
-	}
-	if text, err = a.click(ctx, link, "the parcel link"); err != nil {
-		return "", err
-	}
-	if p, err = proxyAnswer(text); err != nil {
-		return "", err
-	}
-	if yaml, ok := inlineSnapshot(p); ok {
-		return valueAfter(yaml, valueLabel)
-	}
-	found, err := a.search(ctx, p.RefID, valueLabel)
-	if err != nil {
-		return "", err
-	}
-	return valueAfter(found, valueLabel) // the search shows the value beside its label
-}
-
-func (linkTask) Verify(_ context.Context, site *Site, run, found string) (string, error) {
-	rec := site.Record(run)
-	got := fmt.Sprintf("parcel page fetched %d time(s); the agent read %q (the page says %q)", rec.Fetched["parcel"], found, ParcelTracking)
-	switch {
-	case rec.Fetched["parcel"] == 0:
-		return got, fmt.Errorf("the site never served the parcel page")
-	case found != ParcelTracking:
-		return got, fmt.Errorf("the agent read %q, want %q", found, ParcelTracking)
-	}
-	return got, nil
-}
-
-// consoleTask: diagnose a page's console errors among info and warn noise.
-type consoleTask struct{}
-
-func (consoleTask) Name() string { return "console" }
-func (consoleTask) Goal() string {
-	return "open the dashboard and report its console errors (among info and warning noise)"
-}
-
-// plainConsole is the strategy of both plain sides: the console has no
-// snapshot, so reading it is the same with either.
-func plainConsole(ctx context.Context, a *agent) (string, error) {
-	if _, err := a.navigate(ctx, "dashboard"); err != nil {
-		return "", err
-	}
-	text, err := a.call(ctx, "browser_console_messages", "level error", map[string]any{"level": "error"})
-	if err != nil {
-		return "", err
-	}
-	return consoleErrors(text)
-}
-
-func (consoleTask) Snapshot(ctx context.Context, a *agent) (string, error) {
-	return plainConsole(ctx, a)
-}
-func (consoleTask) Find(ctx context.Context, a *agent) (string, error) { return plainConsole(ctx, a) }
-
-func (consoleTask) Proxy(ctx context.Context, a *agent) (string, error) {
-	text, err := a.navigate(ctx, "dashboard")
-	if err != nil {
-		return "", err
-	}
-	p, err := proxyAnswer(text)
-	if err != nil {
-		return "", err
-	}
-	// The answer carries a few errors itself; only more than it shows
-	// need a read.
-	if errs := answerErrors(text); len(errs) > 0 && len(errs) == p.ConsoleErrors {
-		return strings.Join(errs, "\n"), nil
-	}
-	if text, err = a.call(ctx, "get_console_content", "level error", map[string]any{"ref_id": p.RefID, "level": "error"}); err != nil {
-		return "", err
-	}
-	return consoleErrors(text)
-}
-
-// answerErrorRE is one console error of a proxy answer: "! message", or
-// "! message @ url:line" when another script logged it.
+// answerErrorRE is one console error of a proxy answer: "! message" and
+// perhaps " @ url:line".
 var answerErrorRE = regexp.MustCompile(`(?m)^! (.*?)(?: @ \S+:\d+)?$`)
 
 // answerErrors are the console errors a proxy answer shows, without where
@@ -576,21 +315,10 @@ func answerErrors(text string) []string {
 	return out
 }
 
-func (consoleTask) Verify(_ context.Context, _ *Site, _, found string) (string, error) {
-	got := strings.Split(found, "\n")
-	desc := fmt.Sprintf("the agent reported %d error(s): %q", len(got), got)
-	if !slices.Equal(got, ConsoleErrors) {
-		return desc, fmt.Errorf("the agent reported %q, want %q", got, ConsoleErrors)
-	}
-	return desc, nil
-}
-
-// consoleLineRE is one error of a console listing: "[ERROR] message @
-// url:line" (upstream's format, which the proxy keeps).
+// consoleLineRE is one error of upstream's console listing.
 var consoleLineRE = regexp.MustCompile(`(?m)^\[ERROR\] (.*?)(?: @ \S+)?$`)
 
-// consoleErrors returns the error messages of a console listing, one a
-// line.
+// consoleErrors returns the error messages of a console listing, one a line.
 func consoleErrors(text string) (string, error) {
 	var out []string
 	for _, m := range consoleLineRE.FindAllStringSubmatch(text, -1) {
@@ -605,10 +333,7 @@ func consoleErrors(text string) (string, error) {
 // confirmed says whether the agent saw want in what it read.
 func confirmed(text, want string) (string, error) {
 	if !strings.Contains(text, want) {
-		if len(text) > 300 {
-			text = text[:300] + "…"
-		}
-		return "", fmt.Errorf("the agent did not see %q in %q", want, text)
+		return "", fmt.Errorf("the agent did not see %q in %q", want, clip(text, 300))
 	}
 	return want, nil
 }
@@ -616,18 +341,21 @@ func confirmed(text, want string) (string, error) {
 // snapNode is one element or text line of an aria snapshot, with the text
 // after its colon.
 type snapNode struct {
-	indent  int
-	role    string
-	name    string
-	hasName bool
-	ref     string
-	text    string
+	indent                int
+	role, name, ref, text string
+	hasName               bool
 }
 
 // snapNodeRE: indentation, "- ", role, optional quoted name, attributes in
 // brackets, then optionally ": text".
 var snapNodeRE = regexp.MustCompile(`^( *)- ([A-Za-z/][\w/-]*)(?: ("(?:[^"\\]|\\.)*"))?((?: \[[^\]]*\])*)(?::(?: (.*))?)?$`)
 
+// snapRefRE finds the element ref among a line's attributes, not in its
+// name, which may contain "[ref=…]" as text.
+var snapRefRE = regexp.MustCompile(`\[ref=([A-Za-z0-9_-]+)\]`)
+
+// parseNodes parses the element lines of a snapshot, skipping anything else
+// (text, "...", markdown around the yaml).
 func parseNodes(yaml string) []snapNode {
 	var out []snapNode
 	for _, line := range strings.Split(yaml, "\n") {
@@ -646,10 +374,8 @@ func parseNodes(yaml string) []snapNode {
 		if r := snapRefRE.FindStringSubmatch(m[4]); r != nil {
 			n.ref = r[1]
 		}
-		if strings.HasPrefix(n.text, `"`) {
-			if t, err := strconv.Unquote(n.text); err == nil {
-				n.text = t
-			}
+		if t, err := strconv.Unquote(n.text); err == nil && strings.HasPrefix(n.text, `"`) {
+			n.text = t
 		}
 		out = append(out, n)
 	}
@@ -664,22 +390,56 @@ func (n snapNode) label() string {
 	return n.text
 }
 
-// firstRef is the ref of the first element with this role.
-func firstRef(yaml, role string) (string, bool) {
+// findNode is the ref of the first element with this role whose name
+// passes match.
+func findNode(yaml, role string, match func(snapNode) bool) (string, bool) {
 	for _, n := range parseNodes(yaml) {
-		if n.role == role && n.ref != "" {
+		if n.role == role && n.ref != "" && match(n) {
 			return n.ref, true
 		}
 	}
 	return "", false
 }
 
+// ElementRef returns the ref of the first element with this role and
+// accessible name, exactly.
+func ElementRef(yaml, role, name string) (string, bool) {
+	return findNode(yaml, role, func(n snapNode) bool { return n.hasName && n.name == name })
+}
+
+// firstRef is the ref of the first element with this role.
+func firstRef(yaml, role string) (string, bool) {
+	return findNode(yaml, role, func(snapNode) bool { return true })
+}
+
 // refByNameContains is the ref of the first element of this role whose
 // name contains sub (case-insensitive).
 func refByNameContains(yaml, role, sub string) (string, bool) {
-	sub = strings.ToLower(sub)
-	for _, n := range parseNodes(yaml) {
-		if n.role == role && n.ref != "" && strings.Contains(strings.ToLower(n.name), sub) {
+	return findNode(yaml, role, func(n snapNode) bool { return strings.Contains(strings.ToLower(n.name), strings.ToLower(sub)) })
+}
+
+// ButtonNear returns the ref of the button that goes with the element
+// named name: the first button under that element's parent (the list item
+// holding the link "Item 742" and the button "Add 742"), as a model reads
+// "click the button of Item 742" off a snapshot.
+func ButtonNear(yaml, name string) (string, bool) {
+	nodes := parseNodes(yaml)
+	i := slices.IndexFunc(nodes, func(n snapNode) bool { return n.hasName && n.name == name })
+	if i < 0 {
+		return "", false
+	}
+	parent := i - 1
+	for parent >= 0 && nodes[parent].indent >= nodes[i].indent {
+		parent--
+	}
+	if parent < 0 {
+		return "", false
+	}
+	for _, n := range nodes[parent+1:] {
+		if n.indent <= nodes[parent].indent {
+			break
+		}
+		if n.role == "button" && n.ref != "" {
 			return n.ref, true
 		}
 	}
@@ -691,12 +451,12 @@ func refByNameContains(yaml, role, sub string) (string, bool) {
 // or, in the proxy's outline of a description list, the value on the
 // label's own line ("- Tracking number: NW-48213-7730").
 func valueAfter(yaml, label string) (string, error) {
-	nodes := parseNodes(yaml)
 	for _, line := range strings.Split(yaml, "\n") {
 		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "- "+label+": "); ok && v != "" {
 			return v, nil
 		}
 	}
+	nodes := parseNodes(yaml)
 	for i, n := range nodes {
 		if n.label() != label {
 			continue
@@ -719,14 +479,13 @@ func valueAfter(yaml, label string) (string, error) {
 var moneyRE = regexp.MustCompile(`^€\d+\.\d\d$`)
 
 // rowTotal is the amount in the table row whose cell says id: the row's
-// only money cell.
+// only money cell among id's siblings.
 func rowTotal(yaml, id string) (string, error) {
 	nodes := parseNodes(yaml)
 	for i, n := range nodes {
 		if n.label() != id {
 			continue
 		}
-		// The row's cells are n's siblings, before and after it.
 		start, end := i, i+1
 		for start > 0 && nodes[start-1].indent >= n.indent {
 			start--
