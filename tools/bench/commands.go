@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"strings"
 	"time"
 
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/tools/bench/internal/bench"
@@ -22,12 +21,11 @@ type scenario interface {
 	Check() error
 }
 
-// env is what a scenario gets besides its own flags: the common flags
-// resolved, and the test site.
+// env is what a scenario gets besides its own flags.
 type env struct {
 	server  bench.ServerConfig
-	timeout time.Duration // -request-timeout
-	bridge  string        // -bridge, absolute
+	timeout time.Duration
+	bridge  string
 	log     *slog.Logger
 	site    *bench.Site
 }
@@ -88,8 +86,8 @@ func with[C any, P interface {
 	}
 }
 
-// result runs a scenario on c, once the common flags are set into it, and
-// puts what it returns into the Report's field of that type.
+// result runs a scenario on c, once the common settings are set into it,
+// and puts what it returns into the Report's field of that type.
 func result[C, R any](c *C, run func(context.Context, *slog.Logger, *bench.Site, C) (*R, error)) runFunc {
 	return func(ctx context.Context, e *env, rep *bench.Report) error {
 		e.fill(reflect.ValueOf(c).Elem())
@@ -103,8 +101,9 @@ func result[C, R any](c *C, run func(context.Context, *slog.Logger, *bench.Site,
 	}
 }
 
-// fill sets the fields every scenario configuration has, by name, from
-// the common flags (nested configurations too, as the nodes scenario's).
+// fill sets the fields every scenario configuration has, by name (nested
+// configurations too, as the nodes scenario's): one place for what would
+// otherwise be a flag in every scenario.
 func (e *env) fill(v reflect.Value) {
 	common := map[string]any{"Server": e.server, "RequestTimeout": e.timeout, "CallTimeout": e.timeout,
 		"Root": e.server.Dir, "PlainRoot": e.server.Dir, "Bridge": e.bridge}
@@ -139,56 +138,32 @@ func (a *allConfig) Flags(fs *flag.FlagSet) {
 }
 
 func (a *allConfig) Check() error {
-	for _, s := range []scenario{&a.Sessions, &a.Concurrency, &a.Overhead, &a.Bytes, &a.Tokens} {
-		if err := s.Check(); err != nil {
-			return err
-		}
-	}
-	return nil
+	return errors.Join(a.Sessions.Check(), a.Concurrency.Check(), a.Overhead.Check(), a.Bytes.Check(), a.Tokens.Check())
 }
 
 // common are the flags every scenario has (a local one only -json and -v).
 type common struct {
-	server, root, jsonPath, bridge string
-	verbose, keep                  bool
-	timeout                        time.Duration
-	env                            map[string]string
+	root, jsonPath string
+	verbose        bool
 }
 
 func (c *common) register(fs *flag.FlagSet, cmd command) {
 	fs.StringVar(&c.jsonPath, "json", "", "also write the results as JSON to this `file`")
 	fs.BoolVar(&c.verbose, "v", false, "debug progress output")
-	if cmd.local {
-		return
-	}
-	fs.StringVar(&c.server, "server", "bin/proxy-server", "proxy-server binary to start (build it with `make build`)")
-	fs.StringVar(&c.root, "root", ".", "project root: the server's working directory, where node_modules is")
-	fs.BoolVar(&c.keep, "keep", false, "keep the server's temp directory (database, log)")
-	fs.DurationVar(&c.timeout, "request-timeout", 3*time.Minute, "bound on every HTTP request to proxy-server")
-	fs.Func("env", "extra `KEY=VALUE` for proxy-server (repeatable), e.g. -env PROXY_CALL_TIMEOUT=60s", func(s string) error {
-		k, v, ok := strings.Cut(s, "=")
-		if !ok || k == "" {
-			return fmt.Errorf("want KEY=VALUE, got %q", s)
-		}
-		if c.env == nil {
-			c.env = map[string]string{}
-		}
-		c.env[k] = v
-		return nil
-	})
-	if cmd.stdio {
-		fs.StringVar(&c.bridge, "bridge", "bin/mcp-bridge", "mcp-bridge `binary` for the proxy side (build it with make build)")
+	if !cmd.local {
+		fs.StringVar(&c.root, "root", ".", "project root, where bin/proxy-server, bin/mcp-bridge and node_modules are")
 	}
 }
 
-// resolve resolves the common flags against the project root.
+// resolve makes the environment of the binaries `make build` puts under the
+// project root.
 func (c *common) resolve() (*env, error) {
 	root, err := filepath.Abs(c.root)
 	if err != nil {
 		return nil, fmt.Errorf("project root: %w", err)
 	}
-	return &env{server: bench.ServerConfig{Binary: absUnder(root, c.server), Dir: root, Env: c.env, KeepFiles: c.keep},
-		timeout: c.timeout, bridge: absUnder(root, c.bridge)}, nil
+	return &env{server: bench.ServerConfig{Binary: filepath.Join(root, "bin/proxy-server"), Dir: root},
+		timeout: 3 * time.Minute, bridge: filepath.Join(root, "bin/mcp-bridge")}, nil
 }
 
 func flagSet(m *Main, name string) *flag.FlagSet {
@@ -235,83 +210,70 @@ func (m *Main) run(ctx context.Context, cmd command, args []string) error {
 			return err
 		}
 		defer e.site.Close()
-		log.Info("test site", "url", e.site.URL)
 		e.log = log
 		rep = &bench.Report{Started: time.Now().UTC(), Command: command, Machine: bench.DescribeMachine(ctx, e.server.Dir, e.server.Binary)}
 		if runErr = run(ctx, e, rep); runErr != nil && ctx.Err() != nil {
 			runErr = fmt.Errorf("interrupted, the results above are partial: %w", runErr)
 		}
 	}
-	if err := finish(m, log, rep, c.jsonPath, runErr); err != nil {
-		return err
-	}
-	return failed(rep)
-}
-
-// finish prints the report and writes its JSON; the run's error comes
-// first.
-func finish(m *Main, log *slog.Logger, rep *bench.Report, jsonPath string, runErr error) error {
 	rep.Finished = time.Now().UTC()
 	if runErr != nil {
 		rep.Error = runErr.Error()
 	}
 	rep.WriteText(m.Stdout)
-	if jsonPath != "" {
-		if err := rep.WriteJSON(jsonPath); err != nil {
+	if c.jsonPath != "" {
+		if err := rep.WriteJSON(c.jsonPath); err != nil {
 			return errors.Join(runErr, err)
 		}
-		log.Info("results written", "json", jsonPath)
 	}
-	return runErr
+	if runErr != nil {
+		return runErr
+	}
+	return failed(rep)
 }
 
 // failed fails a run that completed but whose results say it went wrong:
 // a proxy-server or a stdio child (plain @playwright/mcp, mcp-bridge) that
 // left a process behind or had to be killed, store ingest errors.
 func failed(rep *bench.Report) error {
-	var servers []bench.StopReport
-	var stdio []bench.StdioStopReport
-	if rep.Sessions != nil {
-		for _, r := range rep.Sessions.Runs {
-			servers = append(servers, r.Cleanup)
-		}
-	}
-	if r := rep.Concurrency; r != nil {
-		servers = append(servers, r.Cleanup)
-	}
-	if r := rep.Idle; r != nil {
-		servers = append(servers, r.Cleanup)
-	}
-	if r := rep.Soak; r != nil {
-		servers = append(servers, r.Cleanup)
-	}
-	if r := rep.Overhead; r != nil {
-		servers, stdio = append(servers, r.Cleanup), append(stdio, r.Stops...)
-	}
-	if r := rep.Bytes; r != nil {
-		servers, stdio = append(servers, r.Cleanup), append(stdio, r.Stops...)
-	}
-	if r := rep.Tokens; r != nil {
-		servers, stdio = append(servers, r.Cleanup), append(stdio, r.Stops...)
-	}
 	var errs []error
-	for _, r := range servers {
-		if r.Signal != "" && !r.Clean() {
-			errs = append(errs, fmt.Errorf("unclean proxy-server stop: %s", r.Summary()))
+	var walk func(v reflect.Value)
+	walk = func(v reflect.Value) {
+		switch x := v.Interface().(type) {
+		case bench.StopReport:
+			if x.Signal != "" && !x.Clean() {
+				errs = append(errs, fmt.Errorf("unclean proxy-server stop: %s", x.Summary()))
+			}
+			return
+		case bench.StdioStopReport:
+			if !x.Clean() {
+				errs = append(errs, fmt.Errorf("unclean stop: %s", x.Summary()))
+			}
+			return
+		case bench.IngestRun:
+			if x.ErrorCount > 0 {
+				errs = append(errs, fmt.Errorf("ingest (%s): %d errors, %d of them SQLITE_BUSY/LOCKED", x.Name, x.ErrorCount, x.Busy))
+			}
+			return
 		}
-	}
-	for _, s := range stdio {
-		if !s.Clean() {
-			errs = append(errs, fmt.Errorf("unclean stop: %s", s.Summary()))
-		}
-	}
-	if rep.Store != nil {
-		for _, r := range rep.Store.Ingest {
-			if r.ErrorCount > 0 {
-				errs = append(errs, fmt.Errorf("ingest (%s): %d errors, %d of them SQLITE_BUSY/LOCKED", r.Name, r.ErrorCount, r.Busy))
+		switch v.Kind() {
+		case reflect.Pointer:
+			if !v.IsNil() {
+				walk(v.Elem())
+			}
+		case reflect.Slice:
+			for i := range v.Len() {
+				walk(v.Index(i))
+			}
+		case reflect.Struct:
+			for i := range v.NumField() {
+				if v.Type().Field(i).IsExported() {
+					walk(v.Field(i))
+				}
 			}
 		}
 	}
+	walk(reflect.ValueOf(rep).Elem())
 	return errors.Join(errs...)
 }
 
@@ -319,42 +281,39 @@ func failed(rep *bench.Report) error {
 // `bench soak` and `bench tokens`.
 func chartCommand(_ context.Context, m *Main, args []string) error {
 	fs := flagSet(m, "chart")
-	sources := []struct {
-		flag   string
-		path   string
-		charts func(*bench.Report) ([]bench.Chart, error)
-	}{
-		{flag: "concurrency", charts: func(r *bench.Report) ([]bench.Chart, error) { return bench.ConcurrencyCharts(r.Concurrency) }},
-		{flag: "soak", charts: func(r *bench.Report) ([]bench.Chart, error) { return bench.SoakCharts(r.Soak) }},
-		{flag: "tokens", charts: func(r *bench.Report) ([]bench.Chart, error) { return bench.TokensCharts(r.Tokens) }},
+	sources := map[string]func(*bench.Report) ([]bench.Chart, error){
+		"concurrency": func(r *bench.Report) ([]bench.Chart, error) { return bench.ConcurrencyCharts(r.Concurrency) },
+		"soak":        func(r *bench.Report) ([]bench.Chart, error) { return bench.SoakCharts(r.Soak) },
+		"tokens":      func(r *bench.Report) ([]bench.Chart, error) { return bench.TokensCharts(r.Tokens) },
 	}
-	for i := range sources {
-		fs.StringVar(&sources[i].path, sources[i].flag, "", "JSON `file` written by bench "+sources[i].flag+" -json")
+	paths := map[string]*string{}
+	for name := range sources {
+		paths[name] = fs.String(name, "", "JSON `file` written by bench "+name+" -json")
 	}
 	out := fs.String("out", "docs", "directory the SVG files are written to")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	var charts []bench.Chart
-	for _, src := range sources {
-		if src.path == "" {
+	for _, name := range []string{"concurrency", "soak", "tokens"} {
+		if *paths[name] == "" {
 			continue
 		}
-		rep, err := bench.ReadReport(src.path)
+		rep, err := bench.ReadReport(*paths[name])
 		if err != nil {
 			return err
 		}
-		cs, err := src.charts(rep)
+		cs, err := sources[name](rep)
 		if err != nil {
-			return fmt.Errorf("%s: %w", src.path, err)
+			return fmt.Errorf("%s: %w", *paths[name], err)
 		}
 		charts = append(charts, cs...)
 	}
 	if len(charts) == 0 {
 		return fmt.Errorf("give -concurrency FILE, -soak FILE and/or -tokens FILE")
 	}
-	paths, err := bench.WriteCharts(*out, charts)
-	for _, p := range paths {
+	written, err := bench.WriteCharts(*out, charts)
+	for _, p := range written {
 		fmt.Fprintln(m.Stdout, p)
 	}
 	return err
@@ -368,12 +327,4 @@ func parse(fs *flag.FlagSet, args []string) error {
 		return fmt.Errorf("%s takes no arguments, got %q", fs.Name(), fs.Args())
 	}
 	return nil
-}
-
-// absUnder resolves a relative path against root, as -server is.
-func absUnder(root, p string) string {
-	if filepath.IsAbs(p) {
-		return p
-	}
-	return filepath.Join(root, p)
 }

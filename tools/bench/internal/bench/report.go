@@ -52,22 +52,21 @@ type Machine struct {
 	SubreaperEnabled bool   `json:"subreaper"`
 }
 
-// DescribeMachine collects the machine facts (versions by running the
-// tools with a short timeout).
+// DescribeMachine collects the machine facts, the versions by running the
+// tools.
 func DescribeMachine(ctx context.Context, root, serverBin string) Machine {
 	m := hostFacts()
-	m.ProxyServerPath = serverBin
-	m.BrowserExecPath = os.Getenv("PROXY_BROWSER_EXECUTABLE")
+	m.ProxyServerPath, m.BrowserExecPath = serverBin, os.Getenv("PROXY_BROWSER_EXECUTABLE")
 	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
 		if p, err := exec.LookPath(name); err == nil && m.BrowserExecPath == "" {
 			m.BrowserExecPath = p
 		}
 	}
+	version := func(name, arg string) string { return firstLine(run(ctx, root, name, arg)) }
 	if m.BrowserExecPath != "" {
-		m.Chromium = firstLine(run(ctx, root, m.BrowserExecPath, "--version"))
+		m.Chromium = version(m.BrowserExecPath, "--version")
 	}
-	m.Node = firstLine(run(ctx, root, "node", "--version"))
-	m.ProxyServer = firstLine(run(ctx, root, serverBin, "version"))
+	m.Node, m.ProxyServer = version("node", "--version"), version(serverBin, "version")
 	var pkg struct {
 		Version string `json:"version"`
 	}
@@ -80,18 +79,16 @@ func DescribeMachine(ctx context.Context, root, serverBin string) Machine {
 // hostFacts are the CPUs, memory, kernel and Go of this machine.
 func hostFacts() Machine {
 	m := Machine{NumCPU: runtime.NumCPU(), GoVersion: runtime.Version()}
-	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
-		for line := range strings.Lines(string(b)) {
-			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
-				m.CPUModel = strings.TrimSpace(v)
-				break
-			}
+	b, _ := os.ReadFile("/proc/cpuinfo")
+	for line := range strings.Lines(string(b)) {
+		if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+			m.CPUModel = strings.TrimSpace(v)
+			break
 		}
 	}
 	m.MemTotalKB, _ = statusKB("/proc/meminfo", "MemTotal")
-	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
-		m.Kernel = strings.TrimSpace(string(b))
-	}
+	b, _ = os.ReadFile("/proc/sys/kernel/osrelease")
+	m.Kernel = strings.TrimSpace(string(b))
 	return m
 }
 
@@ -151,15 +148,15 @@ func f0(x float64) string { return fmt.Sprintf("%.0f", x) }
 func (s *SessionsResult) writeText(w io.Writer) {
 	fmt.Fprintf(w, "== sessions: %d iterations per row; after startup an untimed %.0f s pause, then an untimed %.0f s sleep before every create (and before the existing-session navigate) lets the warm pool refill (the pool is not observable through the API); DELETE untimed; navigations to the %q page\n",
 		s.Iterations, s.StartupWaitMS/1000, s.RefillWaitMS/1000, s.NavPage)
-	tw := newTable(w, "warm_pool\tmeasurement\tn\tmedian ms\tp95 ms\tmax ms\tmin ms\t")
+	tw := newTable(w, "warm_pool\tmeasurement\tn\tmedian ms\tp95 ms\tmax ms\t")
 	row := func(pool int, name string, x Summary, extra string) {
-		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", pool, name, x.N, f0(x.Median), f0(x.P95), f0(x.Max), f0(x.Min), extra)
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\t%s\t%s\n", pool, name, x.N, f0(x.Median), f0(x.P95), f0(x.Max), extra)
 	}
+	byPool := map[int]SessionsRun{}
 	for _, run := range s.Runs {
+		byPool[run.WarmPool] = run
 		row(run.WarmPool, "POST /sessions", run.Create, fmt.Sprintf("\t%d/%d got a pre-started worker", run.CreateFromPool, run.Create.N))
 		row(run.WarmPool, "POST /sessions + first navigate", run.FirstNav, "\t")
-		row(run.WarmPool, "  of which POST /sessions", run.FirstNavCreate, fmt.Sprintf("\t%d/%d got a pre-started worker", run.FirstNavFromPool, run.FirstNavCreate.N))
-		row(run.WarmPool, "  of which first navigate", run.FirstNavNav, "\t")
 		row(run.WarmPool, "navigate, existing session", run.ExistingNav, "\t")
 		if run.ProfileCookies > 0 {
 			row(run.WarmPool, fmt.Sprintf("POST /sessions from a profile (%d cookies over %d sites, localStorage on %d)", run.ProfileCookies, run.ProfileOrigins, run.ProfileStorage), run.ProfileCreate,
@@ -168,41 +165,28 @@ func (s *SessionsResult) writeText(w io.Writer) {
 		}
 	}
 	tw.Flush()
-	byPool := map[int]SessionsRun{}
-	for _, run := range s.Runs {
-		byPool[run.WarmPool] = run
-	}
-	if warm, ok := byPool[1]; ok {
-		if cold, ok := byPool[0]; ok && warm.Create.Median > 0 {
-			fmt.Fprintf(w, "ratio: POST /sessions median without / with warm pool = %.1f×\n", cold.Create.Median/warm.Create.Median)
-		}
+	warm, hasWarm := byPool[1]
+	if cold, ok := byPool[0]; ok && hasWarm && warm.Create.Median > 0 {
+		fmt.Fprintf(w, "ratio: POST /sessions median without / with warm pool = %.1f×\n", cold.Create.Median/warm.Create.Median)
 	}
 	for _, run := range s.Runs {
 		if run.ProfileCreate.N > 0 && run.ProfilePlainCreate.N > 0 {
 			fmt.Fprintf(w, "difference (warm_pool=%d): POST /sessions from a profile − plain, medians = %+.0f ms\n",
 				run.WarmPool, run.ProfileCreate.Median-run.ProfilePlainCreate.Median)
 		}
-	}
-	for _, run := range s.Runs {
 		if run.ExistingNav.Median > 0 {
 			fmt.Fprintf(w, "ratio (warm_pool=%d): create + first navigate / navigate in an existing session = %.1f×\n",
 				run.WarmPool, run.FirstNav.Median/run.ExistingNav.Median)
 		}
 	}
-	writeBreakdown(w, func(yield func(string, []Breakdown, string)) {
-		for _, run := range s.Runs {
-			yield(fmt.Sprintf("warm_pool=%d", run.WarmPool), run.Breakdown, run.BreakdownErr)
-		}
-	})
 	if s.Plain != nil {
 		fmt.Fprintln(w)
 		s.Plain.writeText(w)
-		if warm, ok := byPool[1]; ok && s.Plain.StartPlusFirstNav.Median > 0 {
+		if hasWarm && s.Plain.StartPlusFirstNav.Median > 0 {
 			fmt.Fprintf(w, "ratio: plain @playwright/mcp start + first navigate / proxy create (warm pool) + first navigate = %.1f×\n", s.Plain.StartPlusFirstNav.Median/warm.FirstNav.Median)
 		}
 	}
 	for _, run := range s.Runs {
-		fmt.Fprintf(w, "warm_pool=%d: CPU during the run: %s\n", run.WarmPool, run.CPU)
 		writeErrors(w, fmt.Sprintf("warm_pool=%d errors", run.WarmPool), run.ErrorCount, run.Errors)
 		writeCleanup(w, run.Cleanup)
 	}
@@ -236,11 +220,21 @@ func (c *ConcurrencyResult) writeText(w io.Writer) {
 	}
 	tw.Flush()
 	fmt.Fprintln(w)
-	writeBreakdown(w, func(yield func(string, []Breakdown, string)) {
-		for _, l := range c.Levels {
-			yield(fmt.Sprintf("level %d", l.Level), l.Breakdown, l.BreakdownErr)
+	// Where the time of successful calls goes, from the server's record:
+	// the admission queue shows in "before".
+	fmt.Fprintln(w, "where the time goes (successful calls, medians in ms; before = HTTP + lock + worker check, upstream = @playwright/mcp call, after = parse + ingest + record + answer):")
+	tw = newTable(w, "run\ttool\tpage\tn\tclient\tbefore\tupstream\tafter\tafter p95\t")
+	for _, l := range c.Levels {
+		if l.BreakdownErr != "" {
+			fmt.Fprintf(tw, "level %d\t(unavailable: %s)\t\t\t\t\t\t\t\t\n", l.Level, l.BreakdownErr)
 		}
-	})
+		for _, b := range l.Breakdown {
+			fmt.Fprintf(tw, "level %d\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t\n", l.Level, b.Tool, b.Page, b.N,
+				f0(b.Client.Median), f0(b.Before.Median), f0(b.Upstream.Median), f0(b.After.Median), f0(b.After.P95))
+		}
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
 	fmt.Fprintln(w, "RSS per session by process kind at the end of the load, MB ((end − 0-session baseline) / sessions):")
 	var ks []string
 	for _, l := range c.Levels {
@@ -277,40 +271,15 @@ func (c *ConcurrencyResult) writeText(w io.Writer) {
 	fmt.Fprintln(w)
 }
 
-// writeBreakdown prints where the time of successful calls goes, from the
-// server's record: before the worker is called, in the worker, after it.
-func writeBreakdown(w io.Writer, each func(yield func(string, []Breakdown, string))) {
-	fmt.Fprintln(w, "where the time goes (successful calls, medians in ms; before = HTTP + lock + worker check, upstream = @playwright/mcp call, after = parse + ingest + record + answer):")
-	tw := newTable(w, "run\ttool\tpage\tn\tclient\tbefore\tupstream\tafter\tafter p95\t")
-	each(func(name string, bs []Breakdown, errText string) {
-		if errText != "" {
-			fmt.Fprintf(tw, "%s\t(unavailable: %s)\t\t\t\t\t\t\t\t\n", name, errText)
-		}
-		for _, b := range bs {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t\n", name, b.Tool, b.Page, b.N,
-				f0(b.Client.Median), f0(b.Before.Median), f0(b.Upstream.Median), f0(b.After.Median), f0(b.After.P95))
-		}
-	})
-	tw.Flush()
-	fmt.Fprintln(w)
-}
-
 func (r *IdleResult) writeText(w io.Writer) {
 	fmt.Fprintf(w, "== idle: one active session alternates browser_navigate (table, form) and browser_snapshot, %d times, while K other sessions sit idle with the form page open; env %v\n",
 		r.Navigations, r.Env)
-	tw := newTable(w, "idle sessions\topened\tnavigate p50 ms\tp95 ms\tsnapshot p50 ms\tp95 ms\terrors\tmachine busy\tgo/node/chromium\tother CPU\tRSS MB\t")
+	tw := newTable(w, "idle sessions\topened\tnavigate p50 ms\tp95 ms\tsnapshot p50 ms\tp95 ms\terrors\tmachine busy\tRSS MB\t")
 	for _, l := range r.Levels {
-		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%s\t%s\t%d\t%.2f\t%.2f/%.2f/%.2f\t%.2f\t%s\t\n", l.Idle, l.Opened,
-			f0(l.Navigate.Median), f0(l.Navigate.P95), f0(l.Snapshot.Median), f0(l.Snapshot.P95), l.ErrCount,
-			l.CPU.MachineBusyCores, l.CPU.ServerByFamily["proxy-server"], l.CPU.ServerByFamily["node"], l.CPU.ServerByFamily["chromium"],
-			l.CPU.OtherCores, mb(l.Memory.RSSKB))
+		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%s\t%s\t%d\t%.2f\t%s\t\n", l.Idle, l.Opened, f0(l.Navigate.Median), f0(l.Navigate.P95),
+			f0(l.Snapshot.Median), f0(l.Snapshot.P95), l.ErrCount, l.CPU.MachineBusyCores, mb(l.Memory.RSSKB))
 	}
 	tw.Flush()
-	writeBreakdown(w, func(yield func(string, []Breakdown, string)) {
-		for _, l := range r.Levels {
-			yield(fmt.Sprintf("%d idle", l.Idle), l.Breakdown, l.BreakdownErr)
-		}
-	})
 	for _, l := range r.Levels {
 		writeErrors(w, fmt.Sprintf("%d idle: errors", l.Idle), l.ErrCount, l.Errors)
 	}

@@ -9,7 +9,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -18,18 +17,12 @@ import (
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/proctest"
 )
 
-// ServerConfig says how to start one proxy-server child.
+// ServerConfig says how to start one proxy-server child: Binary in Dir
+// (the project root, where node_modules is), with Env's PROXY_* overrides
+// on top of the inherited environment.
 type ServerConfig struct {
-	// Binary is the proxy-server executable; Dir its working directory
-	// (the project root, where node_modules is).
 	Binary, Dir string
-	// Env holds PROXY_* overrides on top of the inherited environment.
-	Env map[string]string
-	// StartTimeout bounds the wait for "proxy-server listening";
-	// StopTimeout the wait for exit after SIGTERM, then the group is killed.
-	StartTimeout, StopTimeout time.Duration
-	// KeepFiles keeps the temp directory (database, server log).
-	KeepFiles bool
+	Env         map[string]string
 }
 
 // Server is a running proxy-server child process.
@@ -37,7 +30,6 @@ type Server struct {
 	URL, LogPath, DBPath string
 	PID                  int
 
-	cfg  ServerConfig
 	log  *slog.Logger
 	proc *proctest.Server
 	dir  string
@@ -58,8 +50,6 @@ type StopReport struct {
 	TookMS  float64 `json:"took_ms"`
 	Killed  bool    `json:"killed_after_timeout"`
 	Tracked int     `json:"descendants_seen"`
-	// TrackedByKind counts the descendants seen, by kind.
-	TrackedByKind map[string]int `json:"descendants_seen_by_kind"`
 	// Leftover lists processes still alive after the server exited; they
 	// were then killed by pid.
 	Leftover []string `json:"leftover"`
@@ -67,7 +57,6 @@ type StopReport struct {
 	// LogProblemCount in all.
 	LogProblems     []string `json:"log_problems"`
 	LogProblemCount int      `json:"log_problem_count"`
-	LogPath         string   `json:"log_path,omitempty"`
 }
 
 // Clean reports whether nothing was left behind.
@@ -75,12 +64,7 @@ func (r StopReport) Clean() bool { return len(r.Leftover) == 0 && !r.Killed }
 
 // Summary is the one line the benchmark prints about the cleanup.
 func (r StopReport) Summary() string {
-	var kinds []string
-	for _, k := range slices.Sorted(maps.Keys(r.TrackedByKind)) {
-		kinds = append(kinds, fmt.Sprintf("%s %d", k, r.TrackedByKind[k]))
-	}
-	s := fmt.Sprintf("proxy-server stopped with %s in %.0f ms (exit: %s); %d descendant processes seen during the run (%s); ",
-		r.Signal, r.TookMS, r.Exit, r.Tracked, strings.Join(kinds, ", "))
+	s := fmt.Sprintf("proxy-server stopped with %s in %.0f ms (exit: %s); %d descendant processes seen during the run; ", r.Signal, r.TookMS, r.Exit, r.Tracked)
 	if r.Killed {
 		s += "it did NOT exit in time and its process group was killed; "
 	}
@@ -92,16 +76,13 @@ func (r StopReport) Summary() string {
 
 // StartServer starts proxy-server serve on 127.0.0.1, port 0, with its own
 // temp database and log, and waits until it listens. The caller must call
-// Stop (also on error paths); StartServer stops the child itself when it
-// fails.
+// Stop; StartServer stops the child itself when it fails.
 func StartServer(ctx context.Context, log *slog.Logger, cfg ServerConfig) (*Server, error) {
-	cfg.StartTimeout = orDefault(cfg.StartTimeout, 90*time.Second)
-	cfg.StopTimeout = orDefault(cfg.StopTimeout, 30*time.Second)
 	dir, err := os.MkdirTemp("", "pwproxy-bench-*")
 	if err != nil {
 		return nil, fmt.Errorf("temp dir: %w", err)
 	}
-	s := &Server{cfg: cfg, log: log, dir: dir, LogPath: filepath.Join(dir, "proxy-server.log"), DBPath: filepath.Join(dir, "proxy.db"), seen: map[procKey]Proc{}}
+	s := &Server{log: log, dir: dir, LogPath: filepath.Join(dir, "proxy-server.log"), DBPath: filepath.Join(dir, "proxy.db"), seen: map[procKey]Proc{}}
 	logf, err := os.Create(s.LogPath)
 	if err == nil {
 		defer logf.Close()                                   // the child holds its own copy
@@ -120,9 +101,7 @@ func StartServer(ctx context.Context, log *slog.Logger, cfg ServerConfig) (*Serv
 	trackCtx, cancel := context.WithCancel(context.Background())
 	s.stopTracking, s.trackDone = cancel, make(chan struct{})
 	go s.track(trackCtx)
-	log.Info("proxy-server started", "pid", s.PID, "log", s.LogPath, "env", cfg.Env)
-
-	addr, err := s.proc.WaitListening(ctx, cfg.StartTimeout)
+	addr, err := s.proc.WaitListening(ctx, 90*time.Second)
 	if err != nil && ctx.Err() == nil {
 		err = fmt.Errorf("%w; log:\n%s", err, tailFile(s.LogPath, 20))
 	}
@@ -133,17 +112,8 @@ func StartServer(ctx context.Context, log *slog.Logger, cfg ServerConfig) (*Serv
 		return nil, fmt.Errorf("%w (%s)", err, s.Stop(context.WithoutCancel(ctx)).Summary())
 	}
 	s.URL = "http://" + addr
-	log.Info("proxy-server listening", "url", s.URL)
+	log.Info("proxy-server listening", "url", s.URL, "pid", s.PID, "env", cfg.Env)
 	return s, nil
-}
-
-// orDefault is v, or def when v is zero.
-func orDefault[T comparable](v, def T) T {
-	var zero T
-	if v == zero {
-		return def
-	}
-	return v
 }
 
 func loopbackOnly(addr string) error {
@@ -196,11 +166,9 @@ func (s *Server) Track() {
 	}
 }
 
-// tree is every process under this one: the server's tree and its orphans.
 func (s *Server) tree() []Proc { return proctest.Descendants(os.Getpid()) }
 
-// Memory samples the RSS of the server, all its descendants and the orphans
-// of its tree (see Track).
+// Memory samples the RSS of the server's whole tree (see Track).
 func (s *Server) Memory(withPSS bool) MemSample {
 	s.Track()
 	return SampleMemory(s.tree(), withPSS)
@@ -210,8 +178,8 @@ func (s *Server) Memory(withPSS bool) MemSample {
 func (s *Server) Exited() bool { return s.proc.Exited() }
 
 // Stop sends SIGTERM, waits for the exit (killing the process group after
-// StopTimeout), reaps it, then checks that every descendant seen during the
-// run is gone, killing by pid any that is not. It is safe to call twice.
+// 30 s), reaps it, then checks that every descendant seen during the run is
+// gone, killing by pid any that is not. It is safe to call twice.
 func (s *Server) Stop(ctx context.Context) StopReport {
 	s.stopOnce.Do(func() { s.stopReport = s.stop(ctx) })
 	return s.stopReport
@@ -219,22 +187,15 @@ func (s *Server) Stop(ctx context.Context) StopReport {
 
 func (s *Server) stop(ctx context.Context) StopReport {
 	s.Track()
-	rep := StopReport{Signal: "SIGTERM", LogPath: s.LogPath, Exit: "0", TrackedByKind: map[string]int{}}
-	start := time.Now()
-	if rep.Killed = s.proc.Stop(s.cfg.StopTimeout); rep.Killed {
-		s.log.Error("proxy-server did not exit after SIGTERM: its process group was killed", "pid", s.PID, "waited", s.cfg.StopTimeout)
-	}
+	rep, start := StopReport{Signal: "SIGTERM", Exit: "0"}, time.Now()
+	rep.Killed = s.proc.Stop(30 * time.Second)
 	rep.TookMS = ms(time.Since(start))
 	if err := s.proc.Err(); err != nil {
 		rep.Exit = err.Error()
 	}
 	s.stopTracking()
 	<-s.trackDone
-	for _, p := range s.seen {
-		rep.TrackedByKind[p.Comm]++
-	}
 	rep.Tracked = len(s.seen)
-
 	// Everything the server started must go away on its own, and so must
 	// orphans re-parented to us (we are a child subreaper).
 	deadline := time.Now().Add(10 * time.Second)
@@ -259,20 +220,22 @@ func (s *Server) stop(ctx context.Context) StopReport {
 		time.Sleep(100 * time.Millisecond)
 	}
 	for _, p := range left {
-		rep.Leftover = append(rep.Leftover, procName(p))
-		if alive(p) {
-			_ = syscall.Kill(p.PID, syscall.SIGKILL)
-		}
+		rep.Leftover = append(rep.Leftover, fmt.Sprintf("%d(%s)", p.PID, p.Comm))
+		_ = syscall.Kill(p.PID, syscall.SIGKILL)
 	}
 	if len(left) > 0 {
 		time.Sleep(200 * time.Millisecond)
 		proctest.ReapOrphans()
 	}
-	rep.LogProblems, rep.LogProblemCount = s.LogProblems(8)
-	if !s.cfg.KeepFiles {
-		os.RemoveAll(s.dir)
-		rep.LogPath = ""
+	b, _ := os.ReadFile(s.LogPath)
+	for line := range strings.Lines(string(b)) {
+		if strings.Contains(line, "level=WARN") || strings.Contains(line, "level=ERROR") {
+			if rep.LogProblemCount++; len(rep.LogProblems) < 8 {
+				rep.LogProblems = append(rep.LogProblems, truncate(strings.TrimRight(line, "\n"), 400))
+			}
+		}
 	}
+	os.RemoveAll(s.dir)
 	s.log.Info("cleanup", "result", rep.Summary())
 	return rep
 }
@@ -302,22 +265,6 @@ func (s *Server) DBBytes() int64 {
 		}
 	}
 	return n
-}
-
-// LogProblems returns the first max WARN/ERROR lines of the server log so far
-// and how many there are in all.
-func (s *Server) LogProblems(max int) ([]string, int) {
-	b, _ := os.ReadFile(s.LogPath)
-	var out []string
-	n := 0
-	for line := range strings.Lines(string(b)) {
-		if strings.Contains(line, "level=WARN") || strings.Contains(line, "level=ERROR") {
-			if n++; len(out) < max {
-				out = append(out, truncate(strings.TrimRight(line, "\n"), 400))
-			}
-		}
-	}
-	return out, n
 }
 
 // truncate cuts s to n bytes, marking the cut.
