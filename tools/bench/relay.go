@@ -22,7 +22,12 @@ import (
 // scenario's side D). Without -serve it is the client relay: it starts
 // `bench relay -serve -- CMD…` (the server relay, which starts CMD) and
 // relays its own stdin and stdout to it over HTTP.
-func relayCommand(ctx context.Context, m *Main, args []string) error {
+func relayCommand(ctx context.Context, m *Main, args []string) (err error) {
+	defer func() {
+		if err != nil {
+			err = fmt.Errorf("bench relay: %w", err)
+		}
+	}()
 	fs := flagSet(m, "relay")
 	serve := fs.Bool("serve", false, "be the server relay: start the command and answer POSTs with its replies")
 	if err := fs.Parse(args); err != nil {
@@ -30,40 +35,29 @@ func relayCommand(ctx context.Context, m *Main, args []string) error {
 	}
 	child := fs.Args()
 	if len(child) == 0 {
-		return errors.New("bench relay: want -- COMMAND [ARGS…]")
-	}
-	if !*serve {
-		child = append([]string{"relay", "-serve", "--"}, child...)
+		return errors.New("want -- COMMAND [ARGS…]")
 	}
 	self, err := os.Executable()
 	if err != nil {
-		return fmt.Errorf("bench relay: %w", err)
+		return err
 	}
-	c := exec.Command(self, child...)
+	c := exec.Command(self, append([]string{"relay", "-serve", "--"}, child...)...)
 	if *serve {
 		c = exec.Command(child[0], child[1:]...)
 	}
 	// Killed with this process, and in its process group: whoever stops
 	// the group stops the whole chain, the MCP server included.
-	c.SysProcAttr = bench.KilledWithParent()
-	c.Stderr = os.Stderr
+	c.SysProcAttr, c.Stderr = bench.KilledWithParent(), os.Stderr
 	in, err := c.StdinPipe()
 	if err != nil {
-		return fmt.Errorf("bench relay: %w", err)
+		return err
 	}
 	out, err := c.StdoutPipe()
 	if err != nil {
-		return fmt.Errorf("bench relay: %w", err)
-	}
-	var ln net.Listener
-	if *serve {
-		if ln, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
-			return fmt.Errorf("bench relay: %w", err)
-		}
-		defer ln.Close()
+		return err
 	}
 	if err := c.Start(); err != nil {
-		return fmt.Errorf("bench relay: starting %s: %w", c.Path, err)
+		return fmt.Errorf("starting %s: %w", c.Path, err)
 	}
 	defer func() {
 		in.Close() // a stdio MCP server ends at EOF
@@ -80,13 +74,17 @@ func relayCommand(ctx context.Context, m *Main, args []string) error {
 		}
 	}()
 	if *serve {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return err
+		}
+		defer ln.Close()
 		fmt.Fprintf(m.Stdout, "http://%s/\n", ln.Addr())
-		log := slog.New(slog.NewTextHandler(m.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-		return bench.RelayServer(ctx, log, ln, in, out)
+		return bench.RelayServer(ctx, slog.New(slog.NewTextHandler(m.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})), ln, in, out)
 	}
 	line, err := bufio.NewReader(out).ReadString('\n')
 	if err != nil {
-		return fmt.Errorf("bench relay: the server relay announced no URL: %w", err)
+		return fmt.Errorf("the server relay announced no URL: %w", err)
 	}
 	return bench.RelayClient(ctx, strings.TrimSpace(line), os.Stdin, os.Stdout)
 }

@@ -12,14 +12,12 @@ import (
 	"strings"
 )
 
-// Chart is one generated SVG file.
+// Chart is one generated SVG file, Name its file name.
 type Chart struct {
-	// Name is the file name, e.g. "concurrency-memory.svg".
 	Name string
 	SVG  []byte
 }
 
-// ReadReport reads a report written by -json.
 func ReadReport(path string) (*Report, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -32,8 +30,7 @@ func ReadReport(path string) (*Report, error) {
 	return &r, nil
 }
 
-// WriteCharts writes every chart into dir (created if missing) and returns
-// the paths written.
+// WriteCharts writes every chart into dir and returns the paths written.
 func WriteCharts(dir string, charts []Chart) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("chart directory: %w", err)
@@ -141,8 +138,7 @@ func SoakCharts(res *SoakResult) ([]Chart, error) {
 	}
 	sub := fmt.Sprintf("bench soak: %d sessions, idle timeout %.0f s, sample 0 after warm-up; verdict: %s",
 		res.Sessions, res.IdleTimeoutMS/1000, res.Verdict)
-	// line draws f of every sample, leaving out negative values (not
-	// measured).
+	// Negative values were not measured.
 	line := func(name string, color int, dashed bool, f func(SoakSample) float64) series {
 		s := series{name: name, color: palette[color], dashed: dashed}
 		for _, x := range res.Samples {
@@ -198,44 +194,38 @@ type series struct {
 	points      []point
 }
 
-// panel is a line chart.
+// panel is a line chart. yFromZero starts a linear y axis at 0 (honest for
+// amounts); xStep and yStep are the least tick steps: 1 keeps ticks on
+// whole numbers (sessions, descriptors: 0.5 of one means nothing); xTicks
+// must be in the domain.
 type panel struct {
 	title, xLabel, yLabel string
-	// logY draws y on a log10 scale (values ≤ 0 are left out); yFromZero
-	// starts a linear y axis at 0 (honest for amounts).
-	logY, yFromZero bool
-	// xTicks are x values that must be in the domain.
-	xTicks []float64
-	// xStep and yStep are the least tick steps: 1 keeps ticks on whole
-	// numbers (sessions, descriptors: 0.5 of one means nothing).
-	xStep, yStep float64
-	// valueLabels writes each point's y value next to it.
-	valueLabels bool
-	series      []series
+	logY, yFromZero       bool
+	xTicks                []float64
+	xStep, yStep          float64
+	valueLabels           bool
+	series                []series
 }
 
-// barPanel is a grouped bar chart: one group of bars per category, one bar
-// per series in each group.
+// barPanel is a grouped bar chart: one group per category, one bar per
+// series in each; a negative value draws no bar.
 type barPanel struct {
 	title, xLabel, yLabel string
-	// logY draws y on a log10 scale; bars then start at the lowest tick.
-	logY       bool
-	categories []string
-	series     []barSeries
+	logY                  bool
+	categories            []string
+	series                []barSeries
 }
 
-// barSeries is one bar of every category; values[i] goes with
-// categories[i] (a negative value draws no bar).
 type barSeries struct {
 	name, color string
 	values      []float64
 }
 
+// figure is panels, then bar panels, one under the other.
 type figure struct {
 	title, subtitle string
 	panels          []panel
-	// bars are bar-chart panels, drawn after panels.
-	bars []barPanel
+	bars            []barPanel
 }
 
 // Layout, in SVG user units: the legend goes right of the plots.
@@ -269,11 +259,8 @@ func newScale(vals []float64, log, fromZero bool, step, a, b float64) scale {
 	if log {
 		vals = slices.DeleteFunc(slices.Clone(vals), func(v float64) bool { return v <= 0 })
 	}
-	switch {
-	case len(vals) == 0 && log:
-		vals = []float64{1, 10}
-	case len(vals) == 0:
-		vals = []float64{0, 1}
+	if len(vals) == 0 {
+		vals = map[bool][]float64{true: {1, 10}, false: {0, 1}}[log]
 	}
 	lo, hi := slices.Min(vals), slices.Max(vals)
 	if log {
@@ -298,7 +285,6 @@ func (s scale) pos(v float64) float64 {
 	return s.a + (f(v)-lo)/(hi-lo)*(s.b-s.a)
 }
 
-// render writes the figure as a standalone SVG document.
 func (f figure) render() []byte {
 	height := headerHeight + panelHeight*(len(f.panels)+len(f.bars)) + 10
 	var s svg
@@ -318,7 +304,6 @@ func (f figure) render() []byte {
 	return []byte(s.String())
 }
 
-// y0 is the top of the i-th plot.
 func y0(i int) float64 { return float64(headerHeight + i*panelHeight + panelTop) }
 
 func (p panel) render(s *svg, top float64) {
@@ -431,8 +416,6 @@ func frame(s *svg, class, title, xLabel, yLabel string, top float64, y scale) sc
 	return y
 }
 
-// legend writes the i-th legend entry right of the plot: its mark, then
-// its name.
 func legend(s *svg, i int, top float64, name, mark string) {
 	s.WriteString(mark + "\n")
 	s.text(plotRight+52, top+12+float64(i)*18, `class="legend"`, name)
@@ -449,7 +432,6 @@ func dashAttr(dashed bool) string {
 // × 10^k) whose first is ≤ lo and last ≥ hi.
 func niceTicks(lo, hi float64, n int) []float64 { return niceTicksStep(lo, hi, n, 0) }
 
-// niceTicksStep is niceTicks with a step of at least minStep.
 func niceTicksStep(lo, hi float64, n int, minStep float64) []float64 {
 	lo, hi = min(lo, hi), max(lo, hi)
 	switch d := math.Abs(lo) * 0.1; {
@@ -458,7 +440,6 @@ func niceTicksStep(lo, hi float64, n int, minStep float64) []float64 {
 	case hi == lo:
 		lo, hi = lo-d, hi+d
 	}
-	// Round x up to 1, 2 or 5 × 10^k.
 	x := (hi - lo) / float64(max(1, n-1))
 	e := math.Pow(10, math.Floor(math.Log10(x)))
 	step := 10 * e
@@ -496,7 +477,6 @@ func logTicks(lo, hi float64) []float64 {
 	return out
 }
 
-// tickDecimals is the number of decimals that tells ticks apart.
 func tickDecimals(ticks []float64, logScale bool) int {
 	if logScale || len(ticks) < 2 {
 		return max(0, -int(math.Floor(math.Log10(ticks[0]))))
@@ -533,7 +513,6 @@ func shortValue(v float64) string {
 	return formatValue(v)
 }
 
-// num writes a coordinate with at most two decimals.
 func num(v float64) string { return strconv.FormatFloat(math.Round(v*100)/100, 'f', -1, 64) }
 
 func esc(s string) string {
@@ -542,7 +521,6 @@ func esc(s string) string {
 	return b.String()
 }
 
-// wrap splits s into lines of at most width runes at spaces.
 func wrap(s string, width int) []string {
 	var lines []string
 	for _, w := range strings.Fields(s) {

@@ -14,22 +14,18 @@ const clockTicks = 100
 
 // CPUUsage is how the machine's CPU was used during a measurement window,
 // so a result taken on a busy shared machine says so. Cores are in units of
-// one fully busy CPU.
+// one fully busy CPU. ServerCores is proxy-server and everything it
+// started, split by family in ServerByFamily; BenchCores this process;
+// OtherCores the rest of the machine.
 type CPUUsage struct {
-	Seconds float64 `json:"seconds"`
-	// MachineBusyCores is all non-idle CPU time (steal included) / Seconds.
-	MachineBusyCores float64 `json:"machine_busy_cores"`
-	StealCores       float64 `json:"steal_cores"`
-	// ServerCores is the CPU of proxy-server and everything it started;
-	// ServerByFamily splits it into proxy-server (the Go process itself),
-	// node (the @playwright/mcp workers, exited ones included) and chromium.
-	ServerCores    float64            `json:"server_cores"`
-	ServerByFamily map[string]float64 `json:"server_cores_by_family"`
-	// BenchCores is this benchmark process itself.
-	BenchCores float64 `json:"bench_cores"`
-	// OtherCores is the rest: other processes on the machine.
-	OtherCores float64    `json:"other_cores"`
-	LoadAvg1   [2]float64 `json:"loadavg1_start_end"`
+	Seconds          float64            `json:"seconds"`
+	MachineBusyCores float64            `json:"machine_busy_cores"` // steal included
+	StealCores       float64            `json:"steal_cores"`
+	ServerCores      float64            `json:"server_cores"`
+	ServerByFamily   map[string]float64 `json:"server_cores_by_family"`
+	BenchCores       float64            `json:"bench_cores"`
+	OtherCores       float64            `json:"other_cores"`
+	LoadAvg1         [2]float64         `json:"loadavg1_start_end"`
 }
 
 func (u CPUUsage) String() string {
@@ -39,26 +35,10 @@ func (u CPUUsage) String() string {
 }
 
 type cpuMark struct {
-	t           time.Time
-	busy, steal uint64
-	family      map[string]uint64
-	self        uint64
-	load1       float64
-}
-
-// cpuFamily is the family a process's own CPU counts in, and the family of
-// the children it reaped: proxy-server reaps workers (node); Chromium reaps
-// its own processes.
-func cpuFamily(kind string) (self, reaped string) {
-	switch {
-	case kind == "proxy-server":
-		return "proxy-server", "node"
-	case kind == "node":
-		return "node", "node"
-	case strings.HasPrefix(kind, "chromium"):
-		return "chromium", "chromium"
-	}
-	return "other", "other"
+	t                 time.Time
+	busy, steal, self uint64
+	family            map[string]uint64
+	load1             float64
 }
 
 // markCPU reads the CPU counters now, for root's process tree.
@@ -72,7 +52,17 @@ func markCPU(root int) cpuMark {
 		m.busy, m.steal = v(1)+v(2)+v(3)+v(6)+v(7)+v(8), v(8)
 	}
 	for _, p := range processTree(root) {
-		self, reaped := cpuFamily(procKind(p))
+		// A process's reaped children count in a family of their own:
+		// proxy-server reaps the node workers, Chromium its own processes.
+		self, reaped := "other", "other"
+		switch kind := procKind(p); {
+		case kind == "proxy-server":
+			self, reaped = kind, "node"
+		case kind == "node":
+			self, reaped = kind, kind
+		case strings.HasPrefix(kind, "chromium"):
+			self, reaped = "chromium", "chromium"
+		}
 		m.family[self] += p.CPUSelf
 		m.family[reaped] += p.CPUReaped
 	}
@@ -90,23 +80,17 @@ func markCPU(root int) cpuMark {
 func cpuSince(a, b cpuMark) CPUUsage {
 	secs := b.t.Sub(a.t).Seconds()
 	u := CPUUsage{Seconds: secs, LoadAvg1: [2]float64{a.load1, b.load1}, ServerByFamily: map[string]float64{}}
-	if secs <= 0 {
-		return u
-	}
 	cores := func(x, y uint64) float64 {
-		if y < x {
+		if y < x || secs <= 0 {
 			return 0 // a process went away unreaped by the tree
 		}
 		return float64(y-x) / clockTicks / secs
 	}
-	u.MachineBusyCores = cores(a.busy, b.busy)
-	u.StealCores = cores(a.steal, b.steal)
+	u.MachineBusyCores, u.StealCores, u.BenchCores = cores(a.busy, b.busy), cores(a.steal, b.steal), cores(a.self, b.self)
 	for fam, end := range b.family {
-		c := cores(a.family[fam], end)
-		u.ServerByFamily[fam] = c
-		u.ServerCores += c
+		u.ServerByFamily[fam] = cores(a.family[fam], end)
+		u.ServerCores += u.ServerByFamily[fam]
 	}
-	u.BenchCores = cores(a.self, b.self)
 	u.OtherCores = max(0, u.MachineBusyCores-u.ServerCores-u.BenchCores)
 	return u
 }

@@ -15,7 +15,6 @@ import (
 // Proc is one live process read from /proc.
 type Proc = proctest.Proc
 
-// procName is how reports name a process: pid and kind.
 func procName(p Proc) string { return fmt.Sprintf("%d(%s)", p.PID, p.Comm) }
 
 // procKey identifies a process even after its pid is reused.
@@ -26,11 +25,8 @@ type procKey struct {
 
 func keyOf(p Proc) procKey { return procKey{p.PID, p.Start} }
 
-// readProc reads /proc/PID/stat; ok is false when the process is gone or a
-// zombie.
 func readProc(pid int) (Proc, bool) { return proctest.Stat(pid) }
 
-// processTree returns root (when alive) and all its live descendants.
 func processTree(root int) []Proc {
 	p, ok := proctest.Stat(root)
 	if !ok {
@@ -39,7 +35,6 @@ func processTree(root int) []Proc {
 	return append([]Proc{p}, proctest.Descendants(root)...)
 }
 
-// alive reports whether p (same pid and start time) still runs.
 func alive(p Proc) bool {
 	q, ok := readProc(p.PID)
 	return ok && q.Start == p.Start
@@ -50,11 +45,7 @@ func statusKB(path, key string) (int64, bool) {
 	b, _ := os.ReadFile(path)
 	for line := range strings.Lines(string(b)) {
 		if v, ok := strings.CutPrefix(line, key+":"); ok {
-			f := strings.Fields(v)
-			if len(f) == 0 {
-				return 0, false
-			}
-			n, err := strconv.ParseInt(f[0], 10, 64)
+			n, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
 			return n, err == nil
 		}
 	}
@@ -92,18 +83,16 @@ func procKind(p Proc) string {
 	}
 }
 
-// MemSample is the memory of the proxy-server process tree at one moment.
+// MemSample is the memory of the proxy-server process tree at one moment,
+// in all and by kind (see procKind). PSS (shared pages divided among their
+// users) is 0 when it was not measured.
 type MemSample struct {
-	Procs int   `json:"procs"`
-	RSSKB int64 `json:"rss_kb"`
-	// PSSKB is the proportional set size (shared pages divided among their
-	// users), 0 when it was not measured.
-	PSSKB int64 `json:"pss_kb,omitempty"`
-	// ByKind is RSS in kB and process count per kind (see procKind).
+	Procs  int                `json:"procs"`
+	RSSKB  int64              `json:"rss_kb"`
+	PSSKB  int64              `json:"pss_kb,omitempty"`
 	ByKind map[string]KindMem `json:"by_kind"`
 }
 
-// KindMem is the memory of the processes of one kind.
 type KindMem struct {
 	Procs int   `json:"procs"`
 	RSSKB int64 `json:"rss_kb"`
@@ -137,7 +126,6 @@ func SampleMemory(procs []Proc, withPSS bool) MemSample {
 	return s
 }
 
-// kinds returns the kind names of samples, sorted.
 func kinds(samples ...MemSample) []string {
 	var out []string
 	for _, s := range samples {

@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -22,8 +21,13 @@ import (
 // this machine (process wake-ups, HTTP on loopback, Go's scheduler) shows
 // apart from the proxy's own work (parsing, checks, the SQLite record).
 
-// maxRelayMessage bounds one JSON-RPC message through the relays.
 const maxRelayMessage = 64 << 20
+
+func lines(r io.Reader) *bufio.Scanner {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), maxRelayMessage)
+	return sc
+}
 
 // RelayClient sends every line of in to the relay server at url, one POST
 // per message, and writes each non-empty answer to out as one line, as
@@ -35,8 +39,7 @@ func RelayClient(ctx context.Context, url string, in io.Reader, out io.Writer) e
 		mu sync.Mutex
 		wg sync.WaitGroup
 	)
-	sc := bufio.NewScanner(in)
-	sc.Buffer(make([]byte, 64<<10), maxRelayMessage)
+	sc := lines(in)
 	for sc.Scan() {
 		msg := bytes.Clone(sc.Bytes())
 		if len(bytes.TrimSpace(msg)) == 0 {
@@ -49,19 +52,16 @@ func RelayClient(ctx context.Context, url string, in io.Reader, out io.Writer) e
 			if err != nil {
 				return
 			}
-			req.Header.Set("Content-Type", "application/json")
 			resp, err := c.Do(req)
 			if err != nil {
 				return
 			}
-			body, err := io.ReadAll(io.LimitReader(resp.Body, maxRelayMessage))
-			resp.Body.Close()
-			if err != nil || len(body) == 0 {
-				return
+			defer resp.Body.Close()
+			if body, err := io.ReadAll(resp.Body); err == nil && len(body) > 0 {
+				mu.Lock()
+				defer mu.Unlock()
+				_, _ = out.Write(append(body, '\n'))
 			}
-			mu.Lock()
-			defer mu.Unlock()
-			_, _ = out.Write(append(body, '\n'))
 		})
 	}
 	wg.Wait()
@@ -71,14 +71,74 @@ func RelayClient(ctx context.Context, url string, in io.Reader, out io.Writer) e
 // RelayServer answers POST / on ln: the body goes to the child's stdin as
 // one line; a request (it has an id) is answered with the child's response
 // to that id, a notification with 202 and no body. Messages the child sends
-// on its own (notifications, requests to the client) are dropped: the
-// benchmark's client needs none. It returns when ctx ends or the child's
-// output does.
+// on its own are dropped: the benchmark's client needs none. It returns
+// when ctx ends or the child's output does.
 func RelayServer(ctx context.Context, log *slog.Logger, ln net.Listener, childIn io.Writer, childOut io.Reader) error {
-	r := &relay{childIn: childIn, pending: map[string]chan []byte{}}
+	var (
+		writeMu, mu sync.Mutex
+		pending     = map[string]chan []byte{}
+	)
+	handler := http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		var head struct {
+			ID json.RawMessage `json:"id"`
+		}
+		body, err := io.ReadAll(req.Body)
+		if err == nil {
+			err = json.Unmarshal(body, &head)
+		}
+		if err != nil {
+			http.Error(w, "not a JSON-RPC message: "+err.Error(), http.StatusBadRequest)
+			return
+		}
+		key, reply := string(head.ID), make(chan []byte, 1)
+		if key != "" && key != "null" {
+			mu.Lock()
+			pending[key] = reply
+			mu.Unlock()
+			defer func() { mu.Lock(); delete(pending, key); mu.Unlock() }()
+		}
+		writeMu.Lock()
+		_, err = childIn.Write(append(bytes.TrimSpace(body), '\n'))
+		writeMu.Unlock()
+		switch {
+		case err != nil:
+			http.Error(w, "writing to the child: "+err.Error(), http.StatusBadGateway)
+		case key == "" || key == "null":
+			w.WriteHeader(http.StatusAccepted)
+		default:
+			select {
+			case msg := <-reply:
+				w.Header().Set("Content-Type", "application/json")
+				_, _ = w.Write(msg)
+			case <-req.Context().Done():
+			}
+		}
+	})
 	done := make(chan error, 1)
-	go func() { done <- r.readChild(childOut) }()
-	srv := &http.Server{Handler: r, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	go func() {
+		// Each response line of the child goes to the request waiting for
+		// its id; the child's own requests and notifications have a method.
+		sc := lines(childOut)
+		for sc.Scan() {
+			var head struct {
+				ID     json.RawMessage `json:"id"`
+				Method string          `json:"method"`
+			}
+			if json.Unmarshal(sc.Bytes(), &head) != nil || head.Method != "" || len(head.ID) == 0 {
+				continue
+			}
+			mu.Lock()
+			if ch := pending[string(head.ID)]; ch != nil {
+				select {
+				case ch <- bytes.Clone(sc.Bytes()):
+				default: // a duplicate answer
+				}
+			}
+			mu.Unlock()
+		}
+		done <- sc.Err()
+	}()
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	go func() {
 		select {
 		case <-ctx.Done():
@@ -93,89 +153,4 @@ func RelayServer(ctx context.Context, log *slog.Logger, ln net.Listener, childIn
 		return err
 	}
 	return nil
-}
-
-type relay struct {
-	writeMu sync.Mutex
-	childIn io.Writer
-
-	mu      sync.Mutex
-	pending map[string]chan []byte
-}
-
-func (r *relay) ServeHTTP(w http.ResponseWriter, req *http.Request) {
-	if req.Method != http.MethodPost {
-		http.Error(w, "POST only", http.StatusMethodNotAllowed)
-		return
-	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, req.Body, maxRelayMessage))
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusRequestEntityTooLarge)
-		return
-	}
-	body = bytes.TrimSpace(body)
-	var head struct {
-		ID json.RawMessage `json:"id"`
-	}
-	if err := json.Unmarshal(body, &head); err != nil {
-		http.Error(w, "not a JSON-RPC message: "+err.Error(), http.StatusBadRequest)
-		return
-	}
-	key := string(head.ID)
-	reply := make(chan []byte, 1)
-	if key != "" && key != "null" {
-		r.mu.Lock()
-		r.pending[key] = reply
-		r.mu.Unlock()
-		defer func() {
-			r.mu.Lock()
-			delete(r.pending, key)
-			r.mu.Unlock()
-		}()
-	}
-	r.writeMu.Lock()
-	_, err = r.childIn.Write(append(body, '\n'))
-	r.writeMu.Unlock()
-	switch {
-	case err != nil:
-		http.Error(w, "writing to the child: "+err.Error(), http.StatusBadGateway)
-		return
-	case key == "" || key == "null":
-		w.WriteHeader(http.StatusAccepted)
-		return
-	}
-	select {
-	case msg := <-reply:
-		w.Header().Set("Content-Type", "application/json")
-		w.Header().Set("Content-Length", fmt.Sprint(len(msg)))
-		_, _ = w.Write(msg)
-	case <-req.Context().Done():
-	}
-}
-
-// readChild hands each response line of the child to the request waiting
-// for its id.
-func (r *relay) readChild(out io.Reader) error {
-	sc := bufio.NewScanner(out)
-	sc.Buffer(make([]byte, 64<<10), maxRelayMessage)
-	for sc.Scan() {
-		var head struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-		}
-		line := sc.Bytes()
-		if json.Unmarshal(line, &head) != nil || head.Method != "" || len(head.ID) == 0 {
-			continue
-		}
-		r.mu.Lock()
-		ch := r.pending[string(head.ID)]
-		r.mu.Unlock()
-		if ch != nil {
-			select {
-			case ch <- bytes.Clone(line):
-			default: // a duplicate answer
-			}
-		}
-	}
-	return sc.Err()
 }
