@@ -54,14 +54,8 @@ func ConcurrencyCharts(res *ConcurrencyResult) ([]Chart, error) {
 		return nil, fmt.Errorf("the report has no concurrency levels")
 	}
 	var levels []float64
-	pages := slices.Clone(res.Pages) // the run's order, then any other
 	for _, l := range res.Levels {
 		levels = append(levels, float64(l.Level))
-		for _, t := range l.Tools {
-			if t.Page != "" && !slices.Contains(pages, t.Page) {
-				pages = append(pages, t.Page)
-			}
-		}
 	}
 	sub := fmt.Sprintf("bench concurrency: %.0f s of load per level; pages %s", res.DurationMS/1000, strings.Join(res.Pages, ", "))
 	sessions := func(p panel) panel {
@@ -69,7 +63,7 @@ func ConcurrencyCharts(res *ConcurrencyResult) ([]Chart, error) {
 		return p
 	}
 	var charts []Chart
-	for _, page := range slices.Compact(pages) {
+	for _, page := range res.Pages {
 		var tools []string
 		for _, l := range res.Levels {
 			for _, t := range l.Tools {
@@ -93,7 +87,7 @@ func ConcurrencyCharts(res *ConcurrencyResult) ([]Chart, error) {
 			}
 			ss = append(ss, p50, p95)
 		}
-		charts = append(charts, Chart{Name: "concurrency-latency-" + fileSafe(page) + ".svg", SVG: figure{
+		charts = append(charts, Chart{Name: "concurrency-latency-" + page + ".svg", SVG: figure{
 			title:    "Latency vs concurrent sessions: " + page + " page",
 			subtitle: sub + "; successful calls; p50 solid, p95 dashed",
 			panels:   []panel{sessions(panel{yLabel: "latency, ms (log scale)", logY: true, series: ss})},
@@ -171,15 +165,6 @@ func SoakCharts(res *SoakResult) ([]Chart, error) {
 			sessions,
 		}}.render()},
 	}, nil
-}
-
-func fileSafe(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' {
-			return r
-		}
-		return '_'
-	}, s)
 }
 
 // palette is Okabe & Ito's colour-blind-safe set (yellow left out: too

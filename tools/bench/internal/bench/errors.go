@@ -12,11 +12,8 @@ type ErrorCount struct {
 	Count   int    `json:"count"`
 }
 
-// maxDistinctErrors bounds what an errorLog keeps of a failing run.
-const maxDistinctErrors = 50
-
-// errorLog collects errors by (where, message), keeping the first ones in
-// the order they first occurred.
+// errorLog collects errors by (where, message), keeping the first 50 in
+// the order they first occurred: a failing run repeats itself.
 type errorLog struct {
 	mu    sync.Mutex
 	errs  []ErrorCount
@@ -32,7 +29,7 @@ func (l *errorLog) add(where string, err error) {
 	l.count++
 	if i := slices.IndexFunc(l.errs, func(e ErrorCount) bool { return e.Where == where && e.Message == msg }); i >= 0 {
 		l.errs[i].Count++
-	} else if len(l.errs) < maxDistinctErrors {
+	} else if len(l.errs) < 50 {
 		l.errs = append(l.errs, ErrorCount{Where: where, Message: msg, Count: 1})
 	}
 }
@@ -43,7 +40,6 @@ func (l *errorLog) total() int {
 	return l.count
 }
 
-// list returns the distinct errors in the order they first occurred.
 func (l *errorLog) list() []ErrorCount {
 	l.mu.Lock()
 	defer l.mu.Unlock()

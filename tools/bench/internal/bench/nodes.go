@@ -12,9 +12,6 @@ import (
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/proctest"
 )
 
-// nodeStopTimeout bounds a browser node's stop before it is killed.
-const nodeStopTimeout = 10 * time.Second
-
 // startNodes starts n browser nodes of the server's binary on loopback
 // ports, each taking up to capacity sessions, and returns their
 // PROXY_BROWSER_ENDPOINTS and a function that stops them all.
@@ -22,7 +19,7 @@ func startNodes(ctx context.Context, log *slog.Logger, s ServerConfig, n, capaci
 	var nodes []*proctest.Node
 	stop := func() {
 		for _, nd := range nodes {
-			if nd.Stop(nodeStopTimeout) {
+			if nd.Stop(10 * time.Second) {
 				log.Warn("browser node killed after its stop timeout", "pid", nd.PID)
 			}
 		}
@@ -44,21 +41,16 @@ func startNodes(ctx context.Context, log *slog.Logger, s ServerConfig, n, capaci
 }
 
 // NodesConfig is the nodes scenario: the concurrency scenario at one level,
-// once on the server's own browser and once per count of local browser
-// nodes.
+// once per count of local browser nodes (0: the server's own browser).
 type NodesConfig struct {
 	Concurrency ConcurrencyConfig
-	// Counts are the numbers of nodes (0: the server's own browser).
-	Counts []int
+	Counts      []int
 }
 
-// NodesResult is the nodes scenario's result: one concurrency run per count.
 type NodesResult struct {
 	Runs []*ConcurrencyResult `json:"runs"`
 }
 
-// Flags are the concurrency scenario's, at one level of 6 for 30 s, and
-// -counts.
 func (c *NodesConfig) Flags(fs *flag.FlagSet) {
 	c.Concurrency.Flags(fs)
 	for name, def := range map[string]string{"levels": "6", "duration": "30s"} {
@@ -69,10 +61,8 @@ func (c *NodesConfig) Flags(fs *flag.FlagSet) {
 	fs.Var((*IntList)(&c.Counts), "counts", "numbers of browser nodes to compare (0: the server's own browser)")
 }
 
-// Check checks the concurrency flags.
 func (c *NodesConfig) Check() error { return c.Concurrency.Check() }
 
-// RunNodes runs the concurrency scenario at the same load for each count.
 func RunNodes(ctx context.Context, log *slog.Logger, site *Site, cfg NodesConfig) (*NodesResult, error) {
 	res := &NodesResult{}
 	for _, n := range cfg.Counts {

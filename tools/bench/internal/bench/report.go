@@ -38,33 +38,30 @@ type Report struct {
 
 // Machine describes where the benchmark ran.
 type Machine struct {
-	NumCPU           int    `json:"nproc"`
-	CPUModel         string `json:"cpu_model"`
-	MemTotalKB       int64  `json:"mem_total_kb"`
-	Kernel           string `json:"kernel"`
-	GoVersion        string `json:"go"`
-	Chromium         string `json:"chromium"`
-	Node             string `json:"node"`
-	PlaywrightMCP    string `json:"playwright_mcp"`
-	ProxyServer      string `json:"proxy_server"`
-	ProxyServerPath  string `json:"proxy_server_path"`
-	BrowserExecPath  string `json:"browser_executable"`
-	SubreaperEnabled bool   `json:"subreaper"`
+	NumCPU        int    `json:"nproc"`
+	CPUModel      string `json:"cpu_model"`
+	MemTotalKB    int64  `json:"mem_total_kb"`
+	Kernel        string `json:"kernel"`
+	GoVersion     string `json:"go"`
+	Chromium      string `json:"chromium"`
+	Node          string `json:"node"`
+	PlaywrightMCP string `json:"playwright_mcp"`
+	ProxyServer   string `json:"proxy_server"`
 }
 
 // DescribeMachine collects the machine facts, the versions by running the
 // tools.
 func DescribeMachine(ctx context.Context, root, serverBin string) Machine {
 	m := hostFacts()
-	m.ProxyServerPath, m.BrowserExecPath = serverBin, os.Getenv("PROXY_BROWSER_EXECUTABLE")
+	browser := os.Getenv("PROXY_BROWSER_EXECUTABLE")
 	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil && m.BrowserExecPath == "" {
-			m.BrowserExecPath = p
+		if p, err := exec.LookPath(name); err == nil && browser == "" {
+			browser = p
 		}
 	}
 	version := func(name, arg string) string { return firstLine(run(ctx, root, name, arg)) }
-	if m.BrowserExecPath != "" {
-		m.Chromium = version(m.BrowserExecPath, "--version")
+	if browser != "" {
+		m.Chromium = version(browser, "--version")
 	}
 	m.Node, m.ProxyServer = version("node", "--version"), version(serverBin, "version")
 	var pkg struct {
@@ -306,10 +303,4 @@ func writeCleanup(w io.Writer, r StopReport) {
 		return
 	}
 	fmt.Fprintf(w, "cleanup: %s\n", r.Summary())
-	if r.LogProblemCount > 0 {
-		fmt.Fprintf(w, "proxy-server log: %d WARN/ERROR lines, first:\n", r.LogProblemCount)
-		for _, l := range r.LogProblems {
-			fmt.Fprintf(w, "  %s\n", l)
-		}
-	}
 }

@@ -53,10 +53,6 @@ type StopReport struct {
 	// Leftover lists processes still alive after the server exited; they
 	// were then killed by pid.
 	Leftover []string `json:"leftover"`
-	// LogProblems are the first WARN/ERROR lines of the server log, of
-	// LogProblemCount in all.
-	LogProblems     []string `json:"log_problems"`
-	LogProblemCount int      `json:"log_problem_count"`
 }
 
 // Clean reports whether nothing was left behind.
@@ -226,14 +222,6 @@ func (s *Server) stop(ctx context.Context) StopReport {
 	if len(left) > 0 {
 		time.Sleep(200 * time.Millisecond)
 		proctest.ReapOrphans()
-	}
-	b, _ := os.ReadFile(s.LogPath)
-	for line := range strings.Lines(string(b)) {
-		if strings.Contains(line, "level=WARN") || strings.Contains(line, "level=ERROR") {
-			if rep.LogProblemCount++; len(rep.LogProblems) < 8 {
-				rep.LogProblems = append(rep.LogProblems, truncate(strings.TrimRight(line, "\n"), 400))
-			}
-		}
 	}
 	os.RemoveAll(s.dir)
 	s.log.Info("cleanup", "result", rep.Summary())

@@ -12,16 +12,13 @@ import (
 	"time"
 )
 
-// CatalogueItems is the number of items (each with its own button) on the
-// catalogue page.
 const CatalogueItems = 1500
 
-// Page is one test page the benchmark serves.
+// Page is one test page the benchmark serves; Buttons are the labels a
+// click may target.
 type Page struct {
-	Name string
-	Path string
-	// Buttons are the labels of buttons a click may target.
-	Buttons func(i int) string
+	Name, Path string
+	Buttons    func(i int) string
 }
 
 // Pages are the pages of the local test site, by name.
@@ -37,7 +34,6 @@ var Pages = map[string]Page{
 	}},
 }
 
-// The pages' static parts.
 var (
 	//go:embed pages/form.html
 	formBody string
@@ -61,7 +57,6 @@ func StartSite() (*Site, error) {
 	if err != nil {
 		return nil, fmt.Errorf("test site: %w", err)
 	}
-	catalogue, form, table := cataloguePage(), formPage(), tablePage()
 	mux := http.NewServeMux()
 	serve := func(body string) http.HandlerFunc {
 		return func(w http.ResponseWriter, r *http.Request) {
@@ -70,9 +65,9 @@ func StartSite() (*Site, error) {
 			fmt.Fprint(w, body)
 		}
 	}
-	mux.HandleFunc("GET /catalogue", serve(catalogue))
-	mux.HandleFunc("GET /form", serve(form))
-	mux.HandleFunc("GET /table", serve(table))
+	mux.HandleFunc("GET /catalogue", serve(cataloguePage()))
+	mux.HandleFunc("GET /form", serve(page("Sign up", strings.TrimSuffix(formBody, "\n"))))
+	mux.HandleFunc("GET /table", serve(tablePage()))
 	mux.HandleFunc("GET /item/{n}", func(w http.ResponseWriter, r *http.Request) {
 		serve(page("Item "+html.EscapeString(r.PathValue("n")), "<p>An item.</p>"))(w, r)
 	})
@@ -90,10 +85,8 @@ func StartSite() (*Site, error) {
 	return s, nil
 }
 
-// PageURL is the URL of the named page.
 func (s *Site) PageURL(p Page) string { return s.URL + p.Path }
 
-// Close stops the site.
 func (s *Site) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -115,8 +108,6 @@ func cataloguePage() string {
 	b.WriteString("</ul></section></main><script>\n" + catalogueJS + `</script>`)
 	return page("Catalogue", b.String())
 }
-
-func formPage() string { return page("Sign up", strings.TrimSuffix(formBody, "\n")) }
 
 func tablePage() string {
 	var b strings.Builder

@@ -47,10 +47,7 @@ func Summarize(xs []float64) Summary {
 	for _, x := range s {
 		sum += x
 	}
-	return Summary{
-		N: len(s), Min: s[0], Max: s[len(s)-1], Mean: sum / float64(len(s)),
-		Median: percentileSorted(s, 50), P95: percentileSorted(s, 95),
-	}
+	return Summary{N: len(s), Min: s[0], Max: s[len(s)-1], Mean: sum / float64(len(s)), Median: percentileSorted(s, 50), P95: percentileSorted(s, 95)}
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
