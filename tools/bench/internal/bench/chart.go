@@ -12,7 +12,6 @@ import (
 	"strings"
 )
 
-// Chart is one generated SVG file, Name its file name.
 type Chart struct {
 	Name string
 	SVG  []byte
@@ -30,7 +29,6 @@ func ReadReport(path string) (*Report, error) {
 	return &r, nil
 }
 
-// WriteCharts writes every chart into dir and returns the paths written.
 func WriteCharts(dir string, charts []Chart) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("chart directory: %w", err)

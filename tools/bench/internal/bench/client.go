@@ -84,17 +84,14 @@ func (c *Client) do(ctx context.Context, method, path string, body []byte) ([]by
 	return data, nil
 }
 
-// CreateSession is POST /sessions.
 func (c *Client) CreateSession(ctx context.Context, opts ...proxy.BrowserOptions) (*proxy.Session, error) {
 	return c.api.CreateSession(ctx, opts...)
 }
 
-// DeleteSession is DELETE /sessions/{id}.
 func (c *Client) DeleteSession(ctx context.Context, id string) error {
 	return c.api.CloseSession(ctx, id)
 }
 
-// ListSessions is GET /sessions: the sessions this client created.
 func (c *Client) ListSessions(ctx context.Context) ([]*proxy.Session, error) {
 	return c.api.ListSessions(ctx)
 }

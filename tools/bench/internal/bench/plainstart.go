@@ -10,17 +10,15 @@ import (
 
 // PlainStartResult is the session-start baseline: what a conversation pays
 // with a plain @playwright/mcp of its own instead of a proxy session.
+// Start is spawning the process until initialize has answered; FirstNav
+// launches the browser; ExistingNav is a second navigation to the page.
 type PlainStartResult struct {
-	Iterations int `json:"iterations"`
-	// Start is spawning the process until initialize has answered.
-	Start Summary `json:"start"`
-	// FirstNav is the first browser_navigate (it launches the browser).
-	FirstNav Summary `json:"first_navigate"`
-	// StartPlusFirstNav is the two together.
+	Iterations        int     `json:"iterations"`
+	Start             Summary `json:"start"`
+	FirstNav          Summary `json:"first_navigate"`
 	StartPlusFirstNav Summary `json:"start_plus_first_navigate"`
-	// ExistingNav is a second browser_navigate to the same page.
-	ExistingNav Summary `json:"navigate_existing"`
-	Errors      int     `json:"errors"`
+	ExistingNav       Summary `json:"navigate_existing"`
+	Errors            int     `json:"errors"`
 }
 
 // RunPlainStart starts a plain @playwright/mcp iterations times, each time
@@ -53,7 +51,6 @@ func RunPlainStart(ctx context.Context, log *slog.Logger, root, url string, iter
 			continue
 		}
 		start, first, both, again = append(start, ms(t1.Sub(t0))), append(first, ms(t2.Sub(t1))), append(both, ms(t2.Sub(t0))), append(again, ms(t3.Sub(t2)))
-		log.Info("plain @playwright/mcp start + first navigate", "i", fmt.Sprintf("%d/%d", i+1, iterations), "start", t1.Sub(t0).Round(time.Millisecond), "navigate", t2.Sub(t1).Round(time.Millisecond))
 	}
 	res.Start, res.FirstNav, res.StartPlusFirstNav, res.ExistingNav = Summarize(start), Summarize(first), Summarize(both), Summarize(again)
 	return res, nil

@@ -12,12 +12,11 @@ import (
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/proctest"
 )
 
-// Proc is one live process read from /proc.
 type Proc = proctest.Proc
 
 func procName(p Proc) string { return fmt.Sprintf("%d(%s)", p.PID, p.Comm) }
 
-// procKey identifies a process even after its pid is reused.
+// procKey tells a process from a later one with its pid.
 type procKey struct {
 	pid   int
 	start uint64

@@ -25,7 +25,6 @@ type ServerConfig struct {
 	Env         map[string]string
 }
 
-// Server is a running proxy-server child process.
 type Server struct {
 	URL, LogPath, DBPath string
 	PID                  int
@@ -43,7 +42,6 @@ type Server struct {
 	stopReport   StopReport
 }
 
-// StopReport says how the server stopped and what it left behind.
 type StopReport struct {
 	Signal  string  `json:"signal"`
 	Exit    string  `json:"exit"`
@@ -55,10 +53,8 @@ type StopReport struct {
 	Leftover []string `json:"leftover"`
 }
 
-// Clean reports whether nothing was left behind.
 func (r StopReport) Clean() bool { return len(r.Leftover) == 0 && !r.Killed }
 
-// Summary is the one line the benchmark prints about the cleanup.
 func (r StopReport) Summary() string {
 	s := fmt.Sprintf("proxy-server stopped with %s in %.0f ms (exit: %s); %d descendant processes seen during the run; ", r.Signal, r.TookMS, r.Exit, r.Tracked)
 	if r.Killed {
@@ -123,7 +119,6 @@ func loopbackOnly(addr string) error {
 	return nil
 }
 
-// checkURL refuses anything but a loopback http URL.
 func checkURL(raw string) error {
 	u, err := url.Parse(raw)
 	if err != nil {
@@ -170,7 +165,6 @@ func (s *Server) Memory(withPSS bool) MemSample {
 	return SampleMemory(s.tree(), withPSS)
 }
 
-// Exited reports whether the server process has exited.
 func (s *Server) Exited() bool { return s.proc.Exited() }
 
 // Stop sends SIGTERM, waits for the exit (killing the process group after
@@ -244,7 +238,6 @@ func (s *Server) settle(ctx context.Context, procs int, max time.Duration) (time
 	return time.Since(start), true, nil
 }
 
-// DBBytes is the size of the database, its WAL and shared memory file.
 func (s *Server) DBBytes() int64 {
 	var n int64
 	for _, suffix := range []string{"", "-wal", "-shm"} {
@@ -255,7 +248,6 @@ func (s *Server) DBBytes() int64 {
 	return n
 }
 
-// truncate cuts s to n bytes, marking the cut.
 func truncate(s string, n int) string {
 	if len(s) > n {
 		return s[:n] + "…"

@@ -1,8 +1,13 @@
 package bench
 
 import (
+	"fmt"
 	"math"
+	"regexp"
 	"slices"
+	"strconv"
+	"strings"
+	"sync"
 	"time"
 )
 
@@ -51,3 +56,111 @@ func Summarize(xs []float64) Summary {
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// ErrorCount is one distinct error message and how often it occurred.
+type ErrorCount struct {
+	Where   string `json:"where"`
+	Message string `json:"message"`
+	Count   int    `json:"count"`
+}
+
+// errorLog collects errors by (where, message), keeping the first 50 in
+// the order they first occurred: a failing run repeats itself.
+type errorLog struct {
+	mu    sync.Mutex
+	errs  []ErrorCount
+	count int
+}
+
+func newErrorLog() *errorLog { return &errorLog{} }
+
+func (l *errorLog) add(where string, err error) {
+	msg := truncate(err.Error(), 300)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.count++
+	if i := slices.IndexFunc(l.errs, func(e ErrorCount) bool { return e.Where == where && e.Message == msg }); i >= 0 {
+		l.errs[i].Count++
+	} else if len(l.errs) < 50 {
+		l.errs = append(l.errs, ErrorCount{Where: where, Message: msg, Count: 1})
+	}
+}
+
+func (l *errorLog) total() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.count
+}
+
+func (l *errorLog) list() []ErrorCount {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.errs)
+}
+
+// IntList is a flag.Value for a comma-separated list of non-negative
+// integers: -levels 1,10,25.
+type IntList []int
+
+func (l *IntList) String() string {
+	return strings.Trim(strings.Join(strings.Fields(fmt.Sprint(*l)), ","), "[]")
+}
+
+func (l *IntList) Set(s string) error {
+	var out []int
+	for part := range strings.SplitSeq(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(part))
+		if err != nil || n < 0 {
+			return fmt.Errorf("%q is not a list of non-negative integers", s)
+		}
+		out = append(out, n)
+	}
+	*l = out
+	return nil
+}
+
+// PageList is a flag.Value for a comma-separated list of page names (see
+// Pages), spaces allowed.
+type PageList []string
+
+func (l *PageList) String() string { return strings.Join(*l, ",") }
+
+func (l *PageList) Set(s string) error {
+	var out []string
+	for part := range strings.SplitSeq(s, ",") {
+		p := strings.TrimSpace(part)
+		if _, ok := Pages[p]; !ok {
+			return fmt.Errorf("%q: want form, table or catalogue", p)
+		}
+		out = append(out, p)
+	}
+	*l = out
+	return nil
+}
+
+// buttonLineRE matches an aria-snapshot line of a button, with its optional
+// accessible name and its element ref:
+//
+//   - button "Add 17" [ref=e57]
+//   - button "Save draft" [active] [ref=f1e12]
+var buttonLineRE = regexp.MustCompile(`^\s*- button(?: ("(?:[^"\\]|\\.)*"))?(?:\s|:|$).*?\[ref=([A-Za-z0-9_-]+)\]`)
+
+// ButtonRef returns the element ref ("e57") of the first button in an
+// @playwright/mcp snapshot (yaml text) whose accessible name is label, or of
+// the first button at all when label is empty.
+func ButtonRef(snapshot, label string) (string, bool) {
+	for _, line := range strings.Split(snapshot, "\n") {
+		m := buttonLineRE.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		if label != "" {
+			name, err := strconv.Unquote(m[1])
+			if err != nil || name != label {
+				continue
+			}
+		}
+		return m[2], true
+	}
+	return "", false
+}
