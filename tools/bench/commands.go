@@ -240,12 +240,10 @@ func failed(rep *bench.Report) error {
 	var walk func(v reflect.Value)
 	walk = func(v reflect.Value) {
 		switch x := v.Interface().(type) {
-		case bench.StopReport:
-			if x.Signal != "" && !x.Clean() {
-				errs = append(errs, fmt.Errorf("unclean proxy-server stop: %s", x.Summary()))
-			}
-			return
-		case bench.StdioStopReport:
+		case interface {
+			Clean() bool
+			Summary() string
+		}: // a proxy-server's or a stdio child's stop
 			if !x.Clean() {
 				errs = append(errs, fmt.Errorf("unclean stop: %s", x.Summary()))
 			}
