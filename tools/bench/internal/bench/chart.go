@@ -307,27 +307,23 @@ func (p panel) render(s *svg, top float64) {
 	for i, sr := range p.series {
 		fmt.Fprintf(s, "<g class=\"series\" data-name=\"%s\">\n", esc(sr.name))
 		var pts []string
-		for _, pt := range sr.points {
-			if !p.logY || pt.y > 0 {
-				pts = append(pts, num(x.pos(pt.x))+","+num(y.pos(pt.y)))
-			}
-		}
-		if len(pts) > 1 {
-			fmt.Fprintf(s, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\"%s points=\"%s\"/>\n", sr.color, dashAttr(sr.dashed), strings.Join(pts, " "))
-		}
-		fill := map[bool]string{false: sr.color, true: "#ffffff"}[sr.dashed]
+		var marks svg
 		for _, pt := range sr.points {
 			if p.logY && pt.y <= 0 {
 				continue
 			}
 			cx, cy := x.pos(pt.x), y.pos(pt.y)
-			fmt.Fprintf(s, "<circle cx=\"%s\" cy=\"%s\" r=\"3\" fill=\"%s\" stroke=\"%s\"><title>%s: x=%s, y=%s</title></circle>\n",
-				num(cx), num(cy), fill, sr.color, esc(sr.name), formatValue(pt.x), formatValue(pt.y))
+			pts = append(pts, num(cx)+","+num(cy))
+			fmt.Fprintf(&marks, "<circle cx=\"%s\" cy=\"%s\" r=\"3\" fill=\"%s\" stroke=\"%s\"><title>%s: x=%s, y=%s</title></circle>\n",
+				num(cx), num(cy), map[bool]string{false: sr.color, true: "#ffffff"}[sr.dashed], sr.color, esc(sr.name), formatValue(pt.x), formatValue(pt.y))
 			if p.valueLabels {
-				s.text(cx, cy-7, `font-size="10" text-anchor="middle" fill="`+sr.color+`"`, formatValue(pt.y))
+				marks.text(cx, cy-7, `font-size="10" text-anchor="middle" fill="`+sr.color+`"`, formatValue(pt.y))
 			}
 		}
-		s.WriteString("</g>\n")
+		if len(pts) > 1 {
+			fmt.Fprintf(s, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\"%s points=\"%s\"/>\n", sr.color, dashAttr(sr.dashed), strings.Join(pts, " "))
+		}
+		s.WriteString(marks.String() + "</g>\n")
 		legend(s, i, top, sr.name, fmt.Sprintf(`<line x1="%[1]s" y1="%[2]s" x2="%[3]s" y2="%[2]s" stroke="%[4]s" stroke-width="2"%[5]s/>`,
 			num(plotRight+20), num(top+8+float64(i)*18), num(plotRight+46), sr.color, dashAttr(sr.dashed)))
 	}
