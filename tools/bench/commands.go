@@ -239,6 +239,12 @@ func failed(rep *bench.Report) error {
 	var errs []error
 	var walk func(v reflect.Value)
 	walk = func(v reflect.Value) {
+		if v.Kind() == reflect.Pointer {
+			if !v.IsNil() {
+				walk(v.Elem())
+			}
+			return
+		}
 		switch x := v.Interface().(type) {
 		case interface {
 			Clean() bool
@@ -255,10 +261,6 @@ func failed(rep *bench.Report) error {
 			return
 		}
 		switch v.Kind() {
-		case reflect.Pointer:
-			if !v.IsNil() {
-				walk(v.Elem())
-			}
 		case reflect.Slice:
 			for i := range v.Len() {
 				walk(v.Index(i))

@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -50,6 +51,37 @@ func TestFill(t *testing.T) {
 			}
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("fields filled (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestFailed: a stop that left a process behind fails the run wherever it
+// sits in the report (a nodes run's server, a stdio child), and so do store
+// ingest errors; a clean report does not fail.
+func TestFailed(t *testing.T) {
+	leak := bench.StopReport{Signal: "SIGTERM", Leftover: []string{"42(node)"}}
+	tests := []struct {
+		name string
+		rep  bench.Report
+		want string
+	}{
+		{"clean", bench.Report{Sessions: &bench.SessionsResult{Runs: []bench.SessionsRun{{Cleanup: bench.StopReport{Signal: "SIGTERM"}}}}}, ""},
+		{"empty", bench.Report{}, ""},
+		{"sessions run", bench.Report{Sessions: &bench.SessionsResult{Runs: []bench.SessionsRun{{Cleanup: leak}}}}, "42(node)"},
+		{"nodes run", bench.Report{Nodes: &bench.NodesResult{Runs: []*bench.ConcurrencyResult{nil, {Cleanup: leak}}}}, "42(node)"},
+		{"killed", bench.Report{Idle: &bench.IdleResult{Cleanup: bench.StopReport{Signal: "SIGTERM", Killed: true}}}, "NOT exit in time"},
+		{"stdio child", bench.Report{Bytes: &bench.BytesResult{Stops: []bench.StdioStopReport{{Leftover: []string{"7(chromium)"}}}}}, "7(chromium)"},
+		{"store ingest", bench.Report{Store: &bench.StoreResult{Ingest: []bench.IngestRun{{Name: "writers only", ErrorCount: 3, Busy: 1}}}}, "3 errors, 1 of them SQLITE_BUSY"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := failed(&tt.rep)
+			switch {
+			case tt.want == "" && err != nil:
+				t.Errorf("failed() = %v, want nil", err)
+			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+				t.Errorf("failed() = %v, want an error mentioning %q", err, tt.want)
 			}
 		})
 	}
