@@ -149,18 +149,12 @@ var buttonLineRE = regexp.MustCompile(`^\s*- button(?: ("(?:[^"\\]|\\.)*"))?(?:\
 // @playwright/mcp snapshot (yaml text) whose accessible name is label, or of
 // the first button at all when label is empty.
 func ButtonRef(snapshot, label string) (string, bool) {
-	for _, line := range strings.Split(snapshot, "\n") {
-		m := buttonLineRE.FindStringSubmatch(line)
-		if m == nil {
-			continue
-		}
-		if label != "" {
-			name, err := strconv.Unquote(m[1])
-			if err != nil || name != label {
-				continue
+	for line := range strings.Lines(snapshot) {
+		if m := buttonLineRE.FindStringSubmatch(line); m != nil {
+			if name, err := strconv.Unquote(m[1]); label == "" || err == nil && name == label {
+				return m[2], true
 			}
 		}
-		return m[2], true
 	}
 	return "", false
 }
