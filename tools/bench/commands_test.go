@@ -57,8 +57,8 @@ func TestFill(t *testing.T) {
 }
 
 // TestFailed: a stop that left a process behind fails the run wherever it
-// sits in the report (a nodes run's server, a stdio child), and so do store
-// ingest errors; a clean report does not fail.
+// sits in the report (a server, a stdio child), and so do store ingest
+// errors; a clean report does not fail.
 func TestFailed(t *testing.T) {
 	leak := bench.StopReport{Signal: "SIGTERM", Leftover: []string{"42(node)"}}
 	tests := []struct {
@@ -69,7 +69,8 @@ func TestFailed(t *testing.T) {
 		{"clean", bench.Report{Sessions: &bench.SessionsResult{Runs: []bench.SessionsRun{{Cleanup: bench.StopReport{Signal: "SIGTERM"}}}}}, ""},
 		{"empty", bench.Report{}, ""},
 		{"sessions run", bench.Report{Sessions: &bench.SessionsResult{Runs: []bench.SessionsRun{{Cleanup: leak}}}}, "42(node)"},
-		{"nodes run", bench.Report{Nodes: &bench.NodesResult{Runs: []*bench.ConcurrencyResult{nil, {Cleanup: leak}}}}, "42(node)"},
+		{"concurrency run", bench.Report{Concurrency: &bench.ConcurrencyResult{Cleanup: leak}}, "42(node)"},
+		{"nodes runs are not checked", bench.Report{Nodes: &bench.NodesResult{Runs: []*bench.ConcurrencyResult{nil, {Cleanup: leak}}}}, ""},
 		{"killed", bench.Report{Idle: &bench.IdleResult{Cleanup: bench.StopReport{Signal: "SIGTERM", Killed: true}}}, "NOT exit in time"},
 		{"stdio child", bench.Report{Bytes: &bench.BytesResult{Stops: []bench.StdioStopReport{{Leftover: []string{"7(chromium)"}}}}}, "7(chromium)"},
 		{"store ingest", bench.Report{Store: &bench.StoreResult{Ingest: []bench.IngestRun{{Name: "writers only", ErrorCount: 3, Busy: 1}}}}, "3 errors, 1 of them SQLITE_BUSY"},
