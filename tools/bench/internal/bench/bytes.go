@@ -22,38 +22,18 @@ import (
 // it receives from plain @playwright/mcp for the same task.
 const BytesTargetPct = 5.0
 
+// bytesItem is the catalogue item whose button the task clicks.
+const bytesItem = 742
+
 // BytesConfig configures the bytes scenario: how many bytes reach the model
 // for one scripted task, plain @playwright/mcp against the proxy path.
-// Item is the catalogue item to add to the cart (default 742); WithFind
-// also runs the plain side reading the catalogue with browser_find.
-type BytesConfig struct {
-	StdioCommon
-	Item     int
-	WithFind bool
-}
+type BytesConfig struct{ StdioCommon }
 
-// Flags registers the bytes flags.
-func (c *BytesConfig) Flags(fs *flag.FlagSet) {
-	c.bridgeFlag(fs)
-	fs.IntVar(&c.Item, c.FlagPrefix+"item", 742, "bytes: catalogue item whose button the task clicks")
-	fs.BoolVar(&c.WithFind, c.FlagPrefix+"find", true, "bytes: also run the plain side with upstream's browser_find instead of browser_snapshot on the catalogue")
-}
+// Flags registers the bytes flags: none of its own.
+func (c *BytesConfig) Flags(*flag.FlagSet) {}
 
 // Check validates the flags.
-func (c *BytesConfig) Check() error {
-	if c.Item < 1 || c.Item > CatalogueItems {
-		return fmt.Errorf("-%sitem %d: want 1..%d", c.FlagPrefix, c.Item, CatalogueItems)
-	}
-	return nil
-}
-
-// Ways the scripted model reads the page: browser_snapshot, browser_find
-// on the catalogue, get_content(ref_id, search_for) on the proxy.
-const (
-	ReadSnapshot = "plain"
-	ReadFind     = "plain+browser_find"
-	ReadContent  = "proxy"
-)
+func (c *BytesConfig) Check() error { return nil }
 
 // BytesResult is the result of the bytes scenario.
 type BytesResult struct {
@@ -104,24 +84,18 @@ var formFields = []struct {
 	{formField{"textbox", "About you", "Benchmark run"}, "about", "Benchmark run"},
 }
 
-// RunBytes runs the scripted task on plain @playwright/mcp and through
-// mcp-bridge → proxy-server, counting the bytes of every tool result.
+// RunBytes runs the scripted task on plain @playwright/mcp, reading with
+// browser_snapshot and then with browser_find, and through mcp-bridge →
+// proxy-server, counting the bytes of every tool result.
 func RunBytes(ctx context.Context, log *slog.Logger, site *Site, cfg BytesConfig) (res *BytesResult, err error) {
-	if cfg.Item == 0 {
-		cfg.Item = 742
-	}
-	if err := cfg.Check(); err != nil {
-		return nil, err
-	}
 	cfg.defaults()
-	res = &BytesResult{Item: cfg.Item, Env: cfg.Server.Env, TargetPct: BytesTargetPct}
+	res = &BytesResult{Item: bytesItem, Env: cfg.Server.Env, TargetPct: BytesTargetPct}
 	defer func() { err = errors.Join(err, stdioLeaks(res.Cleanup, res.Stops)) }()
 	srv, stop, err := startServer(ctx, log, cfg.Server, &res.Cleanup, &res.Interrupted)
 	if err != nil {
 		return res, err
 	}
 	defer stop() // last: it reaps any child of this process
-
 	plain, err := StartPlain(ctx, log, PlainConfig{Root: cfg.Root, SettleMS: -1})
 	if err != nil {
 		return res, err
@@ -133,28 +107,21 @@ func RunBytes(ctx context.Context, log *slog.Logger, site *Site, cfg BytesConfig
 	}
 	defer func() { res.Stops = append(res.Stops, proxy.Stop(context.WithoutCancel(ctx))) }()
 
-	sides := map[string]*StdioServer{ReadSnapshot: plain, ReadFind: plain, ReadContent: proxy}
 	var errs []error
-	totals := map[string]int{}
-	for _, read := range []string{ReadSnapshot, ReadFind, ReadContent} {
-		if read == ReadFind && (!cfg.WithFind || !plain.HasTool("browser_find")) {
-			continue
-		}
-		log.Info("bytes: scripted task", "side", read, "item", cfg.Item)
-		run, err := runBytesTask(ctx, log, sides[read], read, site, cfg)
+	for _, side := range []string{SideSnapshot, SideFind, SideProxy} {
+		s := map[bool]*StdioServer{true: proxy, false: plain}[side == SideProxy]
+		run, err := runBytesTask(ctx, log, s, side, site, cfg.CallTimeout)
 		if err != nil {
 			run.Error = err.Error()
-			errs = append(errs, fmt.Errorf("%s: %w", read, err))
+			errs = append(errs, fmt.Errorf("%s: %w", side, err))
 		}
 		res.Runs = append(res.Runs, run)
-		totals[read] = run.Total
-		log.Info("bytes: task done", "side", read, "bytes", run.Total, "verified", run.Verified)
 		if ctx.Err() != nil {
 			return res, ctx.Err()
 		}
 	}
-	if totals[ReadSnapshot] > 0 {
-		res.RatioPct = 100 * float64(totals[ReadContent]) / float64(totals[ReadSnapshot])
+	if plain := res.Runs[0].Total; plain > 0 {
+		res.RatioPct = 100 * float64(res.Runs[2].Total) / float64(plain)
 	}
 	return res, errors.Join(errs...)
 }
@@ -163,19 +130,17 @@ func RunBytes(ctx context.Context, log *slog.Logger, site *Site, cfg BytesConfig
 // item and click its button; (2) open the form, fill every field, submit.
 // Every tool result it receives is counted; the checks that the task worked
 // are not.
-func runBytesTask(ctx context.Context, log *slog.Logger, s *StdioServer, read string, site *Site, cfg BytesConfig) (run BytesRun, err error) {
-	run.Side = read
-	side := map[string]string{ReadSnapshot: SideSnapshot, ReadFind: SideFind, ReadContent: SideProxy}[read]
-	a, err := newAgent(log, s, side, site, "", cfg.CallTimeout)
-	if err != nil {
-		return run, err
-	}
+func runBytesTask(ctx context.Context, log *slog.Logger, s *StdioServer, side string, site *Site, timeout time.Duration) (run BytesRun, err error) {
+	run.Side = side
+	a := newAgent(log, s, side, site, "", timeout)
 	defer func() {
 		run.Steps = a.steps
 		for _, st := range a.steps {
 			run.Total += st.Bytes
 		}
 	}()
+	proxy := side == SideProxy
+	// On the proxy a snapshot answers its ref_id only.
 	metadata := func() (string, error) {
 		text, err := a.call(ctx, "browser_snapshot", "metadata", map[string]any{})
 		if err != nil {
@@ -183,16 +148,13 @@ func runBytesTask(ctx context.Context, log *slog.Logger, s *StdioServer, read st
 		}
 		return RefIDOf(text)
 	}
-	contentMode := read == ReadContent
-
-	// (1) The catalogue.
 	a.phase = "catalogue"
-	item := fmt.Sprintf("Item %d", cfg.Item)
+	item := fmt.Sprintf("Item %d", bytesItem)
 	if _, err := a.call(ctx, "browser_navigate", "", map[string]any{"url": site.PageURL(Pages["catalogue"])}); err != nil {
 		return run, err
 	}
 	var button string
-	if !contentMode {
+	if !proxy {
 		text, err := a.look(ctx, item, "inline yaml")
 		if err != nil {
 			return run, err
@@ -209,16 +171,16 @@ func runBytesTask(ctx context.Context, log *slog.Logger, s *StdioServer, read st
 		// for the item number, which the button's name carries too. A
 		// later read of the same ref may be only the new tail.
 		var seen string
-		for _, q := range []string{item, strconv.Itoa(cfg.Item)} {
+		for _, q := range []string{item, strconv.Itoa(bytesItem)} {
 			text, err := a.search(ctx, ref, q)
 			if err != nil {
 				return run, err
 			}
-			if b, ok := ButtonNear(text, item); ok {
-				button = b
-				break
+			b, ok := ButtonNear(text, item)
+			if !ok {
+				b, ok = ButtonNear(seen+text, item)
 			}
-			if b, ok := ButtonNear(seen+text, item); ok {
+			if ok {
 				button = b
 				break
 			}
@@ -228,32 +190,32 @@ func runBytesTask(ctx context.Context, log *slog.Logger, s *StdioServer, read st
 	if button == "" {
 		return run, fmt.Errorf("the button of %q was not found in what the model read", item)
 	}
-	if _, err := a.call(ctx, "browser_click", "its button", map[string]any{a.clickArg: button, "element": "Add button of " + item}); err != nil {
+	if _, err := a.call(ctx, "browser_click", "its button", map[string]any{"target": button, "element": "Add button of " + item}); err != nil {
 		return run, err
 	}
-	want := fmt.Sprintf("Cart: 1 items|Added %d", cfg.Item)
-	got, err := verifyPage(ctx, s, contentMode, fmt.Sprintf(`() => document.getElementById('cart').textContent + '|' + (document.querySelector('button[data-id="%d"]') || {}).textContent`, cfg.Item),
-		func(v string) bool { return v == want }, cfg.CallTimeout)
+	want := fmt.Sprintf("Cart: 1 items|Added %d", bytesItem)
+	got, err := verifyPage(ctx, s, proxy, fmt.Sprintf(`() => document.getElementById('cart').textContent + '|' + (document.querySelector('button[data-id="%d"]') || {}).textContent`, bytesItem),
+		func(v string) bool { return v == want }, timeout)
 	run.Verification = append(run.Verification, fmt.Sprintf("catalogue: %q", got))
 	if err != nil {
 		return run, fmt.Errorf("after the click: %w", err)
 	}
 
-	// (2) The form: small (the metadata says so), read whole on the proxy.
+	// (2) The form: small, read whole on the proxy.
 	a.phase = "form"
 	if _, err := a.call(ctx, "browser_navigate", "", map[string]any{"url": site.PageURL(Pages["form"])}); err != nil {
 		return run, err
 	}
 	var yaml string
-	if contentMode {
-		ref, err := metadata()
-		if err == nil {
+	if proxy {
+		var ref string
+		if ref, err = metadata(); err == nil {
 			yaml, err = a.call(ctx, "get_content", "whole snapshot", map[string]any{"ref_id": ref})
 		}
-		if err != nil {
-			return run, err
-		}
-	} else if yaml, err = a.snapshot(ctx, "inline yaml", map[string]any{}); err != nil {
+	} else {
+		yaml, err = a.snapshot(ctx, "inline yaml", map[string]any{})
+	}
+	if err != nil {
 		return run, err
 	}
 	var fields []formField
@@ -267,27 +229,16 @@ func runBytesTask(ctx context.Context, log *slog.Logger, s *StdioServer, read st
 	if !ok {
 		return run, errors.New(`form: no button "Submit" in what the model read`)
 	}
-	if _, err := a.call(ctx, "browser_click", "Submit", map[string]any{a.clickArg: submit, "element": "Submit button"}); err != nil {
+	if _, err := a.call(ctx, "browser_click", "Submit", map[string]any{"target": submit, "element": "Submit button"}); err != nil {
 		return run, err
 	}
-	got, err = verifyPage(ctx, s, contentMode, `() => location.search`,
-		func(v string) bool { return formSubmitted(v) == nil }, cfg.CallTimeout)
+	got, err = verifyPage(ctx, s, proxy, `() => location.search`, func(v string) bool { return formSubmitted(v) == nil }, timeout)
 	run.Verification = append(run.Verification, fmt.Sprintf("form: %q", got))
 	if err != nil {
 		return run, fmt.Errorf("after the submit: %w (%v)", err, formSubmitted(got))
 	}
 	run.Verified = true
 	return run, nil
-}
-
-// fillFormTargetParam is the element argument of browser_fill_form's fields
-// ("target" in 0.0.83, "ref" before), from the schema.
-func fillFormTargetParam(s *StdioServer) (string, error) {
-	t, _ := s.tool("browser_fill_form")
-	fields, _ := t.InputSchema.Properties["fields"].(map[string]any)
-	items, _ := fields["items"].(map[string]any)
-	props, _ := items["properties"].(map[string]any)
-	return targetParam(s.Name, "browser_fill_form's fields", props)
 }
 
 // formSubmitted checks the query string the form page was submitted with.
@@ -357,7 +308,7 @@ func SnapshotYAML(text string) string {
 func RefIDOf(text string) (string, error) {
 	p, err := mcpserver.ParseAnswer(text)
 	if err != nil {
-		return "", fmt.Errorf("no ref_id in the answer %q", clip(text, 200))
+		return "", fmt.Errorf("no ref_id in the answer %q", truncate(text, 200))
 	}
 	return p.RefID, nil
 }
@@ -368,7 +319,7 @@ func RefIDOf(text string) (string, error) {
 func EvaluateResult(text string) (string, error) {
 	_, after, ok := strings.Cut(text, "### Result\n")
 	if !ok {
-		return "", fmt.Errorf("no ### Result in %q", clip(text, 200))
+		return "", fmt.Errorf("no ### Result in %q", truncate(text, 200))
 	}
 	val, _, _ := strings.Cut(after, "\n### ")
 	val = strings.TrimSpace(val)
@@ -380,39 +331,30 @@ func EvaluateResult(text string) (string, error) {
 }
 
 func (r *BytesResult) writeText(w io.Writer) {
-	fmt.Fprintf(w, "== bytes: bytes to the model for one scripted task (no LLM): open the catalogue, find %q, click its button; open the form, fill its %d fields (browser_fill_form), submit. Counted: every tool result the client received (the JSON-RPC result as it came off the wire); not counted: the reads that verify the effect on the page. env %v\n",
-		fmt.Sprintf("Item %d", r.Item), len(formFields), r.Env)
-	fmt.Fprintf(w, "sides: %s = @playwright/mcp over stdio, reading with browser_snapshot (yaml inline); %s = the same, reading the catalogue with upstream's browser_find; %s = mcp-bridge → proxy-server (ref mode: calls answer metadata only), reading with get_content(ref_id, search_for)\n",
-		ReadSnapshot, ReadFind, ReadContent)
+	fmt.Fprintf(w, "== bytes: bytes to the model for one scripted task (no LLM): open the catalogue, find \"Item %d\", click its button; open the form, fill its %d fields (browser_fill_form), submit. Counted: every tool result as it came off the wire; not: the reads that verify the effect on the page. Sides: %s and %s = @playwright/mcp over stdio reading with browser_snapshot or upstream's browser_find; %s = mcp-bridge → proxy-server (ref mode), reading with get_content(ref_id, search_for). env %v\n",
+		r.Item, len(formFields), SideSnapshot, SideFind, SideProxy, r.Env)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "side\tphase\ttool\tdetail\tbytes\tms\t")
-	var plainTotal int
 	for _, run := range r.Runs {
-		writeSteps(tw, run.Side, run.Steps, func(s BytesStep) string { return s.Phase })
-		if run.Side == ReadSnapshot {
-			plainTotal = run.Total
+		for _, s := range run.Steps {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%.0f\t\n", run.Side, s.Phase, s.Tool, s.Detail, s.Bytes, s.MS)
 		}
 	}
 	tw.Flush()
-	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "side\tcalls\tcatalogue bytes\tform bytes\ttotal bytes\tof plain\tverified\t")
+	fmt.Fprintln(tw, "\nside\tcalls\tcatalogue bytes\tform bytes\ttotal bytes\tof plain\tverified\t")
 	for _, run := range r.Runs {
 		by := map[string]int{}
 		for _, s := range run.Steps {
 			by[s.Phase] += s.Bytes
 		}
-		pct := "-"
-		if plainTotal > 0 {
-			pct = fmt.Sprintf("%.1f %%", 100*float64(run.Total)/float64(plainTotal))
-		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%s\t%s\t\n", run.Side, len(run.Steps), by["catalogue"], by["form"], run.Total, pct, map[bool]string{true: "yes", false: "NO"}[run.Verified])
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%.1f %%\t%s\t\n", run.Side, len(run.Steps), by["catalogue"], by["form"], run.Total,
+			100*float64(run.Total)/float64(max(1, r.Runs[0].Total)), map[bool]string{true: "yes", false: "NO"}[run.Verified])
 	}
 	tw.Flush()
 	for _, run := range r.Runs {
-		fmt.Fprintf(w, "%s: page read back after the task (not counted): %s\n", run.Side, strings.Join(run.Verification, "; "))
 		if run.Error != "" {
-			fmt.Fprintf(w, "%s: ERROR: %s\n", run.Side, run.Error)
+			fmt.Fprintf(w, "%s: ERROR: %s (page read back: %s)\n", run.Side, run.Error, strings.Join(run.Verification, "; "))
 		}
 	}
 	if r.RatioPct > 0 {
@@ -421,20 +363,12 @@ func (r *BytesResult) writeText(w io.Writer) {
 	writeStdioEnd(w, r.Stops, r.Cleanup)
 }
 
-// writeSteps writes one row per counted call.
-func writeSteps(w io.Writer, side string, steps []BytesStep, group func(BytesStep) string) {
-	for _, s := range steps {
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%d\t%.0f\t\n", side, group(s), s.Tool, s.Detail, s.Bytes, s.MS)
-	}
-}
-
 // writeStdioEnd writes how the children and the server stopped.
 func writeStdioEnd(w io.Writer, stops []StdioStopReport, cleanup StopReport) {
 	for _, s := range stops {
 		fmt.Fprintf(w, "stdio stop: %s\n", s.Summary())
 	}
 	writeCleanup(w, cleanup)
-	fmt.Fprintln(w, "(the proxy-server's count of descendants seen includes the plain side's node and Chromium, which ran beside it)")
 	fmt.Fprintln(w)
 }
 

@@ -262,7 +262,7 @@ func (c ToolCall) Text() string {
 type ToolResultError struct{ Side, Tool, Text string }
 
 func (e *ToolResultError) Error() string {
-	return fmt.Sprintf("%s %s: isError: %s", e.Side, e.Tool, clip(e.Text, 300))
+	return fmt.Sprintf("%s %s: isError: %s", e.Side, e.Tool, truncate(e.Text, 300))
 }
 
 // Call calls tool with args and times it; an isError result comes back with

@@ -29,68 +29,24 @@ const (
 	SideProxy    = "proxy"          // mcp-bridge → proxy-server
 )
 
-// tokensSides are the sides in run order, with the run id each uses on the
-// site (one length, so that URLs weigh the same on every side).
-var tokensSides = []struct{ name, run string }{{SideSnapshot, "snap"}, {SideFind, "find"}, {SideProxy, "prox"}}
-
 // TokensBytesTargetPct: the proxy's result bytes are at most this share of
 // plain+find's, on the suite and on each task.
 const TokensBytesTargetPct = 50.0
 
 // StdioCommon is what the scenarios with stdio children share: Root is the
 // project root for the plain upstream (default Server.Dir), Bridge the
-// mcp-bridge binary (relative to Root), CallTimeout bounds every tool call
-// (default 3 min), FlagPrefix keeps the flags apart in `bench all`.
+// mcp-bridge binary, CallTimeout bounds every tool call (default 3 min).
 type StdioCommon struct {
-	Server                   ServerConfig
-	Root, Bridge, FlagPrefix string
-	CallTimeout              time.Duration
+	Server       ServerConfig
+	Root, Bridge string
+	CallTimeout  time.Duration
 }
 
 func (c *StdioCommon) defaults() {
-	if c.Root == "" {
-		c.Root = c.Server.Dir
-	}
-	c.Bridge = underRoot(c.Root, cmp.Or(c.Bridge, "bin/mcp-bridge"))
+	c.Root = cmp.Or(c.Root, c.Server.Dir)
+	c.Bridge = cmp.Or(c.Bridge, filepath.Join(c.Root, "bin/mcp-bridge"))
 	c.CallTimeout = cmp.Or(c.CallTimeout, 3*time.Minute)
 	c.Server.Env = copyEnv(c.Server.Env)
-}
-
-// underRoot resolves a relative path against the project root.
-func underRoot(root, p string) string {
-	if p == "" || filepath.IsAbs(p) {
-		return p
-	}
-	return filepath.Join(root, p)
-}
-
-// sharedString is a flag that several configs of one command share: -bridge
-// is registered once in `bench all` and given to each scenario.
-type sharedString []*string
-
-func (s *sharedString) String() string {
-	if s == nil || len(*s) == 0 {
-		return ""
-	}
-	return *(*s)[0]
-}
-
-func (s *sharedString) Set(v string) error {
-	for _, p := range *s {
-		*p = v
-	}
-	return nil
-}
-
-func (c *StdioCommon) bridgeFlag(fs *flag.FlagSet) {
-	c.Bridge = "bin/mcp-bridge"
-	if f := fs.Lookup("bridge"); f != nil {
-		if s, ok := f.Value.(*sharedString); ok {
-			*s = append(*s, &c.Bridge)
-		}
-		return
-	}
-	fs.Var(&sharedString{&c.Bridge}, "bridge", "mcp-bridge `binary` for the proxy side (build it with make build)")
 }
 
 // TokensConfig configures the tokens scenario: Tasks are the names of the
@@ -102,8 +58,7 @@ type TokensConfig struct {
 
 // Flags registers the tokens flags.
 func (c *TokensConfig) Flags(fs *flag.FlagSet) {
-	c.bridgeFlag(fs)
-	fs.Func(c.FlagPrefix+"tasks", "tokens: comma-separated `list` of tasks to run (default all: "+strings.Join(TokensTaskNames(), ",")+")", func(s string) error {
+	fs.Func("tasks", "tokens: comma-separated `list` of tasks to run (default all)", func(s string) error {
 		c.Tasks = nil
 		for _, t := range strings.Split(s, ",") {
 			if t = strings.TrimSpace(t); t == "" {
@@ -118,7 +73,7 @@ func (c *TokensConfig) Flags(fs *flag.FlagSet) {
 // Check validates the configuration that needs no running process.
 func (c *TokensConfig) Check() error {
 	if _, err := selectTasks(c.Tasks); err != nil {
-		return fmt.Errorf("-%stasks: %w", c.FlagPrefix, err)
+		return fmt.Errorf("-tasks: %w", err)
 	}
 	return nil
 }
@@ -174,15 +129,6 @@ type TokensVerdict struct {
 	Met      bool   `json:"met"`
 }
 
-// TokensTaskNames lists the suite's task names, in order.
-func TokensTaskNames() []string {
-	var out []string
-	for _, t := range tokensSuite() {
-		out = append(out, t.name)
-	}
-	return out
-}
-
 func selectTasks(names []string) ([]tokensTask, error) {
 	all := tokensSuite()
 	if len(names) == 0 {
@@ -192,7 +138,7 @@ func selectTasks(names []string) ([]tokensTask, error) {
 	for _, n := range names {
 		i := slices.IndexFunc(all, func(t tokensTask) bool { return t.name == n })
 		if i < 0 {
-			return nil, fmt.Errorf("unknown task %q (tasks: %s)", n, strings.Join(TokensTaskNames(), ", "))
+			return nil, fmt.Errorf("unknown task %q", n)
 		}
 		if slices.ContainsFunc(out, func(t tokensTask) bool { return t.name == n }) {
 			return nil, fmt.Errorf("task %q given twice", n)
@@ -223,7 +169,7 @@ func RunTokens(ctx context.Context, log *slog.Logger, site *Site, cfg TokensConf
 	}
 	defer stop() // last: it reaps any child of this process
 	var errs []error
-	for _, side := range tokensSides {
+	for _, side := range []struct{ name, run string }{{SideSnapshot, "snap"}, {SideFind, "find"}, {SideProxy, "prox"}} {
 		var s *StdioServer
 		if side.name == SideProxy {
 			s, err = StartBridge(ctx, log, cfg.Bridge, srv.URL)
@@ -268,11 +214,7 @@ func stdioLeaks(cleanup StopReport, stops []StdioStopReport) error {
 // fails: a later task on a broken side would only measure the breakage.
 func runTokensSide(ctx context.Context, log *slog.Logger, s *StdioServer, name, run string, site *Site, tasks []tokensTask, timeout time.Duration) TokensSide {
 	side := TokensSide{Side: name, Tools: len(s.Tools), ToolsListBytes: s.ToolsListBytes}
-	a, err := newAgent(log.With("side", name), s, name, site, run, timeout)
-	if err != nil {
-		side.Error = err.Error()
-		return side
-	}
+	a := newAgent(log.With("side", name), s, name, site, run, timeout)
 	for _, t := range tasks {
 		a.steps, a.last = nil, ""
 		found, err := t.do(ctx, a)
@@ -291,7 +233,6 @@ func runTokensSide(ctx context.Context, log *slog.Logger, s *StdioServer, name, 
 		side.Tasks = append(side.Tasks, tr)
 		side.Bytes += tr.Bytes
 		side.Calls += tr.Calls
-		log.Info("tokens: task done", "side", name, "task", t.name, "bytes", tr.Bytes, "calls", tr.Calls, "verified", tr.Verified)
 		if err != nil || ctx.Err() != nil {
 			break
 		}
@@ -356,44 +297,30 @@ func (s *TokensSide) task(name string) *TokensTaskRun {
 // agent is the scripted model on one side (SideSnapshot, SideFind or
 // SideProxy): it calls tools and counts what every result weighs. last is
 // the answer of the last action (navigate, click, tabs): on the proxy,
-// what the next read is about. clickArg and fillArg are the element
-// arguments of browser_click and browser_fill_form's fields.
+// what the next read is about. Elements are named by "target", as
+// @playwright/mcp 0.0.83 and the proxy name them.
 type agent struct {
-	log                                       *slog.Logger
-	s                                         *StdioServer
-	site                                      *Site
-	timeout                                   time.Duration
-	steps                                     []BytesStep
-	side, run, phase, last, clickArg, fillArg string
+	log                    *slog.Logger
+	s                      *StdioServer
+	site                   *Site
+	timeout                time.Duration
+	steps                  []BytesStep
+	side, run, phase, last string
 }
 
-func newAgent(log *slog.Logger, s *StdioServer, side string, site *Site, run string, timeout time.Duration) (*agent, error) {
-	a := &agent{log: log, s: s, side: side, site: site, run: run, timeout: timeout}
-	var err1, err2 error
-	a.clickArg, err1 = s.TargetParam("browser_click")
-	a.fillArg, err2 = fillFormTargetParam(s)
-	return a, errors.Join(err1, err2)
+func newAgent(log *slog.Logger, s *StdioServer, side string, site *Site, run string, timeout time.Duration) *agent {
+	return &agent{log: log, s: s, side: side, site: site, run: run, timeout: timeout}
 }
 
 // call makes one counted tool call (an isError result counts too).
 func (a *agent) call(ctx context.Context, tool, detail string, args map[string]any) (string, error) {
-	if !a.s.HasTool(tool) {
-		return "", fmt.Errorf("%s offers no %s", a.s.Name, tool)
-	}
 	cctx, cancel := context.WithTimeout(ctx, a.timeout)
 	defer cancel()
 	c, err := a.s.Call(cctx, tool, args)
 	a.steps = append(a.steps, BytesStep{Phase: a.phase, Tool: tool, Detail: detail, Bytes: c.Bytes, MS: ms(c.Took)})
 	text := c.Text()
-	a.log.Debug("tokens: answer", "tool", tool, "detail", detail, "bytes", c.Bytes, "text", clip(text, 1500))
+	a.log.Debug("answer", "tool", tool, "detail", detail, "bytes", c.Bytes, "text", truncate(text, 1500))
 	return text, err
-}
-
-func clip(s string, n int) string {
-	if len(s) > n {
-		return s[:n] + "…"
-	}
-	return s
 }
 
 // act is a call whose answer is about the page it leaves.
@@ -408,7 +335,7 @@ func (a *agent) open(ctx context.Context, page string) (string, error) {
 }
 
 func (a *agent) click(ctx context.Context, ref, element string) (string, error) {
-	return a.act(ctx, "browser_click", element, map[string]any{a.clickArg: ref, "element": element})
+	return a.act(ctx, "browser_click", element, map[string]any{"target": ref, "element": element})
 }
 
 func (a *agent) snapshot(ctx context.Context, detail string, args map[string]any) (string, error) {
@@ -416,14 +343,8 @@ func (a *agent) snapshot(ctx context.Context, detail string, args map[string]any
 	return SnapshotYAML(text), err
 }
 
-// find is browser_find of a plain text, checked against the tool's schema
-// (a version without it is an error, not a guess).
+// find is browser_find of a plain text.
 func (a *agent) find(ctx context.Context, text string) (string, error) {
-	if t, ok := a.s.tool("browser_find"); ok {
-		if _, ok := t.InputSchema.Properties["text"]; !ok {
-			return "", fmt.Errorf("%s: browser_find has no text argument", a.s.Name)
-		}
-	}
 	return a.call(ctx, "browser_find", fmt.Sprintf("text %q", text), map[string]any{"text": text})
 }
 
@@ -497,7 +418,7 @@ func (a *agent) fill(ctx context.Context, yaml string, fields []formField) (stri
 		if !ok {
 			return "", fmt.Errorf("no %s %q in what the agent read", f.role, f.name)
 		}
-		list = append(list, map[string]any{"name": f.name, "type": f.role, a.fillArg: ref, "value": f.value})
+		list = append(list, map[string]any{"name": f.name, "type": f.role, "target": ref, "value": f.value})
 	}
 	return a.call(ctx, "browser_fill_form", fmt.Sprintf("%d fields", len(list)), map[string]any{"fields": list})
 }
@@ -536,6 +457,3 @@ func inlineSnapshot(p mcpserver.Parsed) (string, bool) {
 	}
 	return yaml, true
 }
-
-// Common is the part every stdio scenario's config shares.
-func (c *StdioCommon) Common() *StdioCommon { return c }

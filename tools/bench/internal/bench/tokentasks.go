@@ -333,7 +333,7 @@ func consoleErrors(text string) (string, error) {
 // confirmed says whether the agent saw want in what it read.
 func confirmed(text, want string) (string, error) {
 	if !strings.Contains(text, want) {
-		return "", fmt.Errorf("the agent did not see %q in %q", want, clip(text, 300))
+		return "", fmt.Errorf("the agent did not see %q in %q", want, truncate(text, 300))
 	}
 	return want, nil
 }
