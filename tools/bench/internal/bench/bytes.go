@@ -3,7 +3,6 @@ package bench
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -22,11 +21,11 @@ import (
 // it receives from plain @playwright/mcp for the same task.
 const BytesTargetPct = 5.0
 
-// bytesItem is the catalogue item whose button the task clicks.
 const bytesItem = 742
 
 // BytesConfig configures the bytes scenario: how many bytes reach the model
-// for one scripted task, plain @playwright/mcp against the proxy path.
+// for one scripted task on the catalogue and form pages, on the sides of
+// the tokens scenario.
 type BytesConfig struct{ StdioCommon }
 
 // Flags registers the bytes flags: none of its own.
@@ -35,28 +34,12 @@ func (c *BytesConfig) Flags(*flag.FlagSet) {}
 // Check validates the flags.
 func (c *BytesConfig) Check() error { return nil }
 
-// BytesResult is the result of the bytes scenario.
+// BytesResult is the result of the bytes scenario: its two tasks,
+// catalogue and form, on each side; RatioPct is proxy / plain+snapshot.
 type BytesResult struct {
-	Item int               `json:"item"`
-	Env  map[string]string `json:"env"`
-	Runs []BytesRun        `json:"runs"` // plain first
-	// RatioPct is proxy total / plain total × 100.
-	RatioPct    float64           `json:"ratio_pct"`
-	TargetPct   float64           `json:"target_pct"`
-	Stops       []StdioStopReport `json:"stdio_stops"`
-	Cleanup     StopReport        `json:"cleanup"`
-	Interrupted bool              `json:"interrupted,omitempty"`
-}
-
-// BytesRun is the scripted task on one side. Verified says the task's
-// effect was read back from the page (not counted).
-type BytesRun struct {
-	Side         string      `json:"side"`
-	Steps        []BytesStep `json:"steps"`
-	Total        int         `json:"total_bytes"`
-	Verified     bool        `json:"verified"`
-	Verification []string    `json:"verification"`
-	Error        string      `json:"error,omitempty"`
+	TokensResult
+	Item     int     `json:"item"`
+	RatioPct float64 `json:"ratio_pct"`
 }
 
 // BytesStep is one counted tool call.
@@ -87,158 +70,124 @@ var formFields = []struct {
 // RunBytes runs the scripted task on plain @playwright/mcp, reading with
 // browser_snapshot and then with browser_find, and through mcp-bridge →
 // proxy-server, counting the bytes of every tool result.
-func RunBytes(ctx context.Context, log *slog.Logger, site *Site, cfg BytesConfig) (res *BytesResult, err error) {
-	cfg.defaults()
-	res = &BytesResult{Item: bytesItem, Env: cfg.Server.Env, TargetPct: BytesTargetPct}
-	defer func() { err = errors.Join(err, stdioLeaks(res.Cleanup, res.Stops)) }()
-	srv, stop, err := startServer(ctx, log, cfg.Server, &res.Cleanup, &res.Interrupted)
-	if err != nil {
-		return res, err
+func RunBytes(ctx context.Context, log *slog.Logger, site *Site, cfg BytesConfig) (*BytesResult, error) {
+	tr, err := runSuite(ctx, log, site, cfg.StdioCommon, bytesTasks())
+	res := &BytesResult{TokensResult: *tr, Item: bytesItem}
+	res.TargetPct = BytesTargetPct
+	if p, x := tr.side(SideSnapshot), tr.side(SideProxy); p != nil && x != nil && p.Bytes > 0 {
+		res.RatioPct = 100 * float64(x.Bytes) / float64(p.Bytes)
 	}
-	defer stop() // last: it reaps any child of this process
-	plain, err := StartPlain(ctx, log, PlainConfig{Root: cfg.Root, SettleMS: -1})
-	if err != nil {
-		return res, err
-	}
-	defer func() { res.Stops = append(res.Stops, plain.Stop(context.WithoutCancel(ctx))) }()
-	proxy, err := StartBridge(ctx, log, cfg.Bridge, srv.URL)
-	if err != nil {
-		return res, err
-	}
-	defer func() { res.Stops = append(res.Stops, proxy.Stop(context.WithoutCancel(ctx))) }()
-
-	var errs []error
-	for _, side := range []string{SideSnapshot, SideFind, SideProxy} {
-		s := map[bool]*StdioServer{true: proxy, false: plain}[side == SideProxy]
-		run, err := runBytesTask(ctx, log, s, side, site, cfg.CallTimeout)
-		if err != nil {
-			run.Error = err.Error()
-			errs = append(errs, fmt.Errorf("%s: %w", side, err))
-		}
-		res.Runs = append(res.Runs, run)
-		if ctx.Err() != nil {
-			return res, ctx.Err()
-		}
-	}
-	if plain := res.Runs[0].Total; plain > 0 {
-		res.RatioPct = 100 * float64(res.Runs[2].Total) / float64(plain)
-	}
-	return res, errors.Join(errs...)
+	return res, err
 }
 
-// runBytesTask is the scripted model: (1) open the catalogue, find the
-// item and click its button; (2) open the form, fill every field, submit.
-// Every tool result it receives is counted; the checks that the task worked
-// are not.
-func runBytesTask(ctx context.Context, log *slog.Logger, s *StdioServer, side string, site *Site, timeout time.Duration) (run BytesRun, err error) {
-	run.Side = side
-	a := newAgent(log, s, side, site, "", timeout)
-	defer func() {
-		run.Steps = a.steps
-		for _, st := range a.steps {
-			run.Total += st.Bytes
-		}
-	}()
-	proxy := side == SideProxy
-	// On the proxy a snapshot answers its ref_id only.
-	metadata := func() (string, error) {
-		text, err := a.call(ctx, "browser_snapshot", "metadata", map[string]any{})
-		if err != nil {
-			return "", err
-		}
-		return RefIDOf(text)
-	}
-	a.phase = "catalogue"
+// bytesTasks are the scripted model: (1) open the catalogue, find the item
+// and click its button; (2) open the form, fill every field, submit. Each
+// reads its effect back from the page, uncounted, as what it found.
+func bytesTasks() []tokensTask {
 	item := fmt.Sprintf("Item %d", bytesItem)
-	if _, err := a.call(ctx, "browser_navigate", "", map[string]any{"url": site.PageURL(Pages["catalogue"])}); err != nil {
-		return run, err
+	readBack := func(_ context.Context, _ *Site, _, found string) (string, error) {
+		return "page read back: " + found, nil
 	}
-	var button string
-	if !proxy {
-		text, err := a.look(ctx, item, "inline yaml")
-		if err != nil {
-			return run, err
-		}
-		button, _ = ButtonNear(text, item)
-	} else {
-		ref, err := metadata()
-		if err != nil {
-			return run, err
-		}
-		// get_content's search returns matching lines with their
-		// ancestors, not their siblings: the item's name finds its list
-		// item but not the button next to the link. A model then searches
-		// for the item number, which the button's name carries too. A
-		// later read of the same ref may be only the new tail.
-		var seen string
-		for _, q := range []string{item, strconv.Itoa(bytesItem)} {
-			text, err := a.search(ctx, ref, q)
-			if err != nil {
-				return run, err
+	return []tokensTask{{name: "catalogue", goal: "find " + item + " and click its button", verify: readBack,
+		do: func(ctx context.Context, a *agent) (string, error) {
+			proxy := a.side == SideProxy
+			if _, err := a.call(ctx, "browser_navigate", "", map[string]any{"url": a.site.PageURL(Pages["catalogue"])}); err != nil {
+				return "", err
 			}
-			b, ok := ButtonNear(text, item)
-			if !ok {
-				b, ok = ButtonNear(seen+text, item)
+			var button string
+			if !proxy {
+				text, err := a.look(ctx, item, "inline yaml")
+				if err != nil {
+					return "", err
+				}
+				button, _ = ButtonNear(text, item)
+			} else {
+				ref, err := a.metadata(ctx)
+				if err != nil {
+					return "", err
+				}
+				// get_content's search returns matching lines with their
+				// ancestors, not their siblings: the item's name finds its
+				// list item but not the button next to the link. A model
+				// then searches for the item number, which the button's
+				// name carries too. A later read of the same ref may be
+				// only the new tail.
+				var seen string
+				for _, q := range []string{item, strconv.Itoa(bytesItem)} {
+					text, err := a.search(ctx, ref, q)
+					if err != nil {
+						return "", err
+					}
+					b, ok := ButtonNear(text, item)
+					if !ok {
+						b, ok = ButtonNear(seen+text, item)
+					}
+					if ok {
+						button = b
+						break
+					}
+					seen += text
+				}
 			}
-			if ok {
-				button = b
-				break
+			if button == "" {
+				return "", fmt.Errorf("the button of %q was not found in what the model read", item)
 			}
-			seen += text
-		}
+			if _, err := a.call(ctx, "browser_click", "its button", map[string]any{"target": button, "element": "Add button of " + item}); err != nil {
+				return "", err
+			}
+			want := fmt.Sprintf("Cart: 1 items|Added %d", bytesItem)
+			return a.verifyPage(ctx, fmt.Sprintf(`() => document.getElementById('cart').textContent + '|' + (document.querySelector('button[data-id="%d"]') || {}).textContent`, bytesItem),
+				func(v string) error {
+					if v != want {
+						return fmt.Errorf("the page shows %q", v)
+					}
+					return nil
+				})
+		}},
+		{name: "form", goal: fmt.Sprintf("fill the form's %d fields (browser_fill_form), submit", len(formFields)), verify: readBack,
+			do: func(ctx context.Context, a *agent) (string, error) {
+				if _, err := a.call(ctx, "browser_navigate", "", map[string]any{"url": a.site.PageURL(Pages["form"])}); err != nil {
+					return "", err
+				}
+				var yaml string
+				var err error
+				if a.side == SideProxy { // small: read whole
+					var ref string
+					if ref, err = a.metadata(ctx); err == nil {
+						yaml, err = a.call(ctx, "get_content", "whole snapshot", map[string]any{"ref_id": ref})
+					}
+				} else {
+					yaml, err = a.snapshot(ctx, "inline yaml", map[string]any{})
+				}
+				if err != nil {
+					return "", err
+				}
+				var fields []formField
+				for _, f := range formFields {
+					fields = append(fields, f.formField)
+				}
+				if _, err := a.fill(ctx, yaml, fields); err != nil {
+					return "", err
+				}
+				submit, ok := ButtonRef(yaml, "Submit")
+				if !ok {
+					return "", fmt.Errorf(`no button "Submit" in what the model read`)
+				}
+				if _, err := a.call(ctx, "browser_click", "Submit", map[string]any{"target": submit, "element": "Submit button"}); err != nil {
+					return "", err
+				}
+				return a.verifyPage(ctx, `() => location.search`, formSubmitted)
+			}},
 	}
-	if button == "" {
-		return run, fmt.Errorf("the button of %q was not found in what the model read", item)
-	}
-	if _, err := a.call(ctx, "browser_click", "its button", map[string]any{"target": button, "element": "Add button of " + item}); err != nil {
-		return run, err
-	}
-	want := fmt.Sprintf("Cart: 1 items|Added %d", bytesItem)
-	got, err := verifyPage(ctx, s, proxy, fmt.Sprintf(`() => document.getElementById('cart').textContent + '|' + (document.querySelector('button[data-id="%d"]') || {}).textContent`, bytesItem),
-		func(v string) bool { return v == want }, timeout)
-	run.Verification = append(run.Verification, fmt.Sprintf("catalogue: %q", got))
-	if err != nil {
-		return run, fmt.Errorf("after the click: %w", err)
-	}
+}
 
-	// (2) The form: small, read whole on the proxy.
-	a.phase = "form"
-	if _, err := a.call(ctx, "browser_navigate", "", map[string]any{"url": site.PageURL(Pages["form"])}); err != nil {
-		return run, err
-	}
-	var yaml string
-	if proxy {
-		var ref string
-		if ref, err = metadata(); err == nil {
-			yaml, err = a.call(ctx, "get_content", "whole snapshot", map[string]any{"ref_id": ref})
-		}
-	} else {
-		yaml, err = a.snapshot(ctx, "inline yaml", map[string]any{})
-	}
+// metadata is a snapshot on the proxy: it answers its ref_id only.
+func (a *agent) metadata(ctx context.Context) (string, error) {
+	text, err := a.call(ctx, "browser_snapshot", "metadata", map[string]any{})
 	if err != nil {
-		return run, err
+		return "", err
 	}
-	var fields []formField
-	for _, f := range formFields {
-		fields = append(fields, f.formField)
-	}
-	if _, err := a.fill(ctx, yaml, fields); err != nil {
-		return run, fmt.Errorf("form: %w", err)
-	}
-	submit, ok := ButtonRef(yaml, "Submit")
-	if !ok {
-		return run, errors.New(`form: no button "Submit" in what the model read`)
-	}
-	if _, err := a.call(ctx, "browser_click", "Submit", map[string]any{"target": submit, "element": "Submit button"}); err != nil {
-		return run, err
-	}
-	got, err = verifyPage(ctx, s, proxy, `() => location.search`, func(v string) bool { return formSubmitted(v) == nil }, timeout)
-	run.Verification = append(run.Verification, fmt.Sprintf("form: %q", got))
-	if err != nil {
-		return run, fmt.Errorf("after the submit: %w (%v)", err, formSubmitted(got))
-	}
-	run.Verified = true
-	return run, nil
+	return RefIDOf(text)
 }
 
 // formSubmitted checks the query string the form page was submitted with.
@@ -255,10 +204,10 @@ func formSubmitted(search string) error {
 	return nil
 }
 
-// verifyPage evaluates fn in the page (untimed, not counted) until ok
-// accepts the value or a few seconds pass: an action's effect (a
-// navigation after a submit) may land just after the action answered.
-func verifyPage(ctx context.Context, s *StdioServer, viaContent bool, fn string, ok func(string) bool, timeout time.Duration) (string, error) {
+// verifyPage evaluates fn in the page (not counted) until check accepts
+// the value or a few seconds pass: an action's effect (a navigation after a
+// submit) may land just after the action answered.
+func (a *agent) verifyPage(ctx context.Context, fn string, check func(string) error) (string, error) {
 	var last string
 	var err error
 	for attempt := 0; attempt < 20; attempt++ {
@@ -267,24 +216,23 @@ func verifyPage(ctx context.Context, s *StdioServer, viaContent bool, fn string,
 				return last, err
 			}
 		}
-		if last, err = evaluate(ctx, s, viaContent, fn, timeout); err == nil && ok(last) {
-			return last, nil
+		if last, err = a.evaluate(ctx, fn); err == nil {
+			if err = check(last); err == nil {
+				return last, nil
+			}
 		}
 	}
-	if err == nil {
-		err = fmt.Errorf("the page shows %q", last)
-	}
-	return last, err
+	return last, fmt.Errorf("after the task: %w", err)
 }
 
-func evaluate(ctx context.Context, s *StdioServer, viaContent bool, fn string, timeout time.Duration) (string, error) {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+func (a *agent) evaluate(ctx context.Context, fn string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, a.timeout)
 	defer cancel()
-	c, err := s.Call(ctx, "browser_evaluate", map[string]any{"function": fn})
-	if err == nil && viaContent {
+	c, err := a.s.Call(ctx, "browser_evaluate", map[string]any{"function": fn})
+	if err == nil && a.side == SideProxy {
 		var ref string
 		if ref, err = RefIDOf(c.Text()); err == nil {
-			c, err = s.Call(ctx, "get_content", map[string]any{"ref_id": ref, "reset_cursor": true})
+			c, err = a.s.Call(ctx, "get_content", map[string]any{"ref_id": ref, "reset_cursor": true})
 		}
 	}
 	if err != nil {
@@ -335,28 +283,26 @@ func (r *BytesResult) writeText(w io.Writer) {
 		r.Item, len(formFields), SideSnapshot, SideFind, SideProxy, r.Env)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "side\tphase\ttool\tdetail\tbytes\tms\t")
-	for _, run := range r.Runs {
-		for _, s := range run.Steps {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%.0f\t\n", run.Side, s.Phase, s.Tool, s.Detail, s.Bytes, s.MS)
+	for _, s := range r.Sides {
+		for _, t := range s.Tasks {
+			for _, st := range t.Steps {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%.0f\t\n", s.Side, st.Phase, st.Tool, st.Detail, st.Bytes, st.MS)
+			}
 		}
 	}
 	tw.Flush()
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "\nside\tcalls\tcatalogue bytes\tform bytes\ttotal bytes\tof plain\tverified\t")
-	for _, run := range r.Runs {
-		by := map[string]int{}
-		for _, s := range run.Steps {
-			by[s.Phase] += s.Bytes
+	for _, s := range r.Sides {
+		by, verified := map[string]int{}, len(s.Tasks) == 2
+		for _, t := range s.Tasks {
+			by[t.Task], verified = t.Bytes, verified && t.Verified
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%.1f %%\t%s\t\n", run.Side, len(run.Steps), by["catalogue"], by["form"], run.Total,
-			100*float64(run.Total)/float64(max(1, r.Runs[0].Total)), map[bool]string{true: "yes", false: "NO"}[run.Verified])
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%.1f %%\t%s\t\n", s.Side, s.Calls, by["catalogue"], by["form"], s.Bytes,
+			100*float64(s.Bytes)/float64(max(1, r.Sides[0].Bytes)), map[bool]string{true: "yes", false: "NO"}[verified])
 	}
 	tw.Flush()
-	for _, run := range r.Runs {
-		if run.Error != "" {
-			fmt.Fprintf(w, "%s: ERROR: %s (page read back: %s)\n", run.Side, run.Error, strings.Join(run.Verification, "; "))
-		}
-	}
+	r.writeErrors(w)
 	if r.RatioPct > 0 {
 		fmt.Fprintf(w, "result: proxy / plain = %.1f %% of the bytes (target ≤ %.0f %%: %s)\n", r.RatioPct, r.TargetPct, verdict(r.RatioPct <= r.TargetPct))
 	}

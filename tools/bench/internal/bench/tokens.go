@@ -148,17 +148,27 @@ func selectTasks(names []string) ([]tokensTask, error) {
 	return out, nil
 }
 
-// RunTokens runs the selected tasks on the three sides: two plain
-// @playwright/mcp processes (one per reading, so that no browser state
-// carries over) and mcp-bridge → proxy-server. Any task that fails or does
-// not verify fails the run, and so does a child left behind.
-func RunTokens(ctx context.Context, log *slog.Logger, site *Site, cfg TokensConfig) (res *TokensResult, err error) {
+// RunTokens runs the selected tasks on the three sides. Any task that
+// fails or does not verify fails the run, and so does a child left behind.
+func RunTokens(ctx context.Context, log *slog.Logger, site *Site, cfg TokensConfig) (*TokensResult, error) {
 	tasks, err := selectTasks(cfg.Tasks)
 	if err != nil {
 		return nil, err
 	}
+	res, err := runSuite(ctx, log, site, cfg.StdioCommon, tasks)
+	res.TargetPct = TokensBytesTargetPct
+	if err == nil {
+		res.Verdicts = res.judge()
+	}
+	return res, err
+}
+
+// runSuite runs tasks on two plain @playwright/mcp processes (one per
+// reading, so that no browser state carries over) and mcp-bridge →
+// proxy-server.
+func runSuite(ctx context.Context, log *slog.Logger, site *Site, cfg StdioCommon, tasks []tokensTask) (res *TokensResult, err error) {
 	cfg.defaults()
-	res = &TokensResult{Env: cfg.Server.Env, TargetPct: TokensBytesTargetPct}
+	res = &TokensResult{Env: cfg.Server.Env}
 	for _, t := range tasks {
 		res.Tasks = append(res.Tasks, TokensTaskInfo{Name: t.name, Goal: t.goal})
 	}
@@ -169,6 +179,7 @@ func RunTokens(ctx context.Context, log *slog.Logger, site *Site, cfg TokensConf
 	}
 	defer stop() // last: it reaps any child of this process
 	var errs []error
+	// Run ids of one length, so that URLs weigh the same on every side.
 	for _, side := range []struct{ name, run string }{{SideSnapshot, "snap"}, {SideFind, "find"}, {SideProxy, "prox"}} {
 		var s *StdioServer
 		if side.name == SideProxy {
@@ -188,9 +199,6 @@ func RunTokens(ctx context.Context, log *slog.Logger, site *Site, cfg TokensConf
 		if ctx.Err() != nil {
 			return res, errors.Join(append(errs, ctx.Err())...)
 		}
-	}
-	if len(errs) == 0 {
-		res.Verdicts = res.judge()
 	}
 	return res, errors.Join(errs...)
 }
@@ -216,7 +224,7 @@ func runTokensSide(ctx context.Context, log *slog.Logger, s *StdioServer, name, 
 	side := TokensSide{Side: name, Tools: len(s.Tools), ToolsListBytes: s.ToolsListBytes}
 	a := newAgent(log.With("side", name), s, name, site, run, timeout)
 	for _, t := range tasks {
-		a.steps, a.last = nil, ""
+		a.steps, a.last, a.phase = nil, "", t.name
 		found, err := t.do(ctx, a)
 		tr := TokensTaskRun{Task: t.name, Steps: a.steps, Found: found, Calls: len(a.steps)}
 		for _, st := range a.steps {

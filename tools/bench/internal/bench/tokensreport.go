@@ -12,16 +12,7 @@ func (r *TokensResult) writeText(w io.Writer) {
 	fmt.Fprintf(w, "== tokens: what a scripted agent's tool results weigh on %d tasks, three sides in one run: %s = @playwright/mcp over stdio reading with browser_snapshot, %s = the same with browser_find, %s = mcp-bridge → proxy-server. Counted: every tools/call result as it came off the wire, the calls, and each side's tools/list result (paid on every turn, not in the totals); not: the checks that each task worked. env %v\n",
 		len(r.Tasks), SideSnapshot, SideFind, SideProxy, r.Env)
 	r.writeTable(w)
-	for _, s := range r.Sides {
-		for _, t := range s.Tasks {
-			if t.Error != "" {
-				fmt.Fprintf(w, "%s / %s: ERROR: %s (%s)\n", s.Side, t.Task, t.Error, t.Verification)
-			}
-		}
-		if s.Error != "" && !strings.HasPrefix(s.Error, "task ") {
-			fmt.Fprintf(w, "%s: ERROR: %s\n", s.Side, s.Error)
-		}
-	}
+	r.writeErrors(w)
 	if len(r.Verdicts) == 0 {
 		fmt.Fprintln(w, "targets: not judged (a side did not complete every task)")
 	}
@@ -29,6 +20,19 @@ func (r *TokensResult) writeText(w io.Writer) {
 		fmt.Fprintf(w, "target: %s: %s: %s\n", v.Target, v.Measured, verdict(v.Met))
 	}
 	writeStdioEnd(w, r.Stops, r.Cleanup)
+}
+
+func (r *TokensResult) writeErrors(w io.Writer) {
+	for _, s := range r.Sides {
+		for _, t := range s.Tasks {
+			if t.Error != "" {
+				fmt.Fprintf(w, "%s / %s: ERROR: %s (%s)\n", s.Side, t.Task, t.Error, t.Found)
+			}
+		}
+		if s.Error != "" && !strings.HasPrefix(s.Error, "task ") {
+			fmt.Fprintf(w, "%s: ERROR: %s\n", s.Side, s.Error)
+		}
+	}
 }
 
 // writeTable writes task × side: bytes and calls, the proxy against
