@@ -28,21 +28,16 @@ const bytesItem = 742
 // the tokens scenario.
 type BytesConfig struct{ StdioCommon }
 
-// Flags registers the bytes flags: none of its own.
 func (c *BytesConfig) Flags(*flag.FlagSet) {}
 
-// Check validates the flags.
 func (c *BytesConfig) Check() error { return nil }
 
-// BytesResult is the result of the bytes scenario: its two tasks,
-// catalogue and form, on each side; RatioPct is proxy / plain+snapshot.
 type BytesResult struct {
 	TokensResult
 	Item     int     `json:"item"`
 	RatioPct float64 `json:"ratio_pct"`
 }
 
-// BytesStep is one counted tool call.
 type BytesStep struct {
 	Phase  string  `json:"phase"`
 	Tool   string  `json:"tool"`
@@ -51,9 +46,6 @@ type BytesStep struct {
 	MS     float64 `json:"ms"`
 }
 
-// formFields is what the scripted model types into the form page, by the
-// accessible role and name of the field; param and submitted are what the
-// submitted query string must then hold.
 var formFields = []struct {
 	formField
 	param, submitted string
@@ -67,9 +59,6 @@ var formFields = []struct {
 	{formField{"textbox", "About you", "Benchmark run"}, "about", "Benchmark run"},
 }
 
-// RunBytes runs the scripted task on plain @playwright/mcp, reading with
-// browser_snapshot and then with browser_find, and through mcp-bridge →
-// proxy-server, counting the bytes of every tool result.
 func RunBytes(ctx context.Context, log *slog.Logger, site *Site, cfg BytesConfig) (*BytesResult, error) {
 	tr, err := runSuite(ctx, log, site, cfg.StdioCommon, bytesTasks())
 	res := &BytesResult{TokensResult: *tr, Item: bytesItem}
@@ -181,7 +170,6 @@ func bytesTasks() []tokensTask {
 	}
 }
 
-// metadata is a snapshot on the proxy: it answers its ref_id only.
 func (a *agent) metadata(ctx context.Context) (string, error) {
 	text, err := a.call(ctx, "browser_snapshot", "metadata", map[string]any{})
 	if err != nil {
@@ -190,7 +178,6 @@ func (a *agent) metadata(ctx context.Context) (string, error) {
 	return RefIDOf(text)
 }
 
-// formSubmitted checks the query string the form page was submitted with.
 func formSubmitted(search string) error {
 	q, err := url.ParseQuery(strings.TrimPrefix(search, "?"))
 	if err != nil {
@@ -241,8 +228,6 @@ func (a *agent) evaluate(ctx context.Context, fn string) (string, error) {
 	return EvaluateResult(c.Text())
 }
 
-// SnapshotYAML returns the yaml of an @playwright/mcp answer that carries a
-// snapshot inline (in a ```yaml block), or text itself when it has none.
 func SnapshotYAML(text string) string {
 	_, after, ok := strings.Cut(text, "```yaml\n")
 	if !ok {
@@ -252,7 +237,6 @@ func SnapshotYAML(text string) string {
 	return yaml
 }
 
-// RefIDOf returns the ref_id of a proxy call answer (its "ref_id:" line).
 func RefIDOf(text string) (string, error) {
 	p, err := mcpserver.ParseAnswer(text)
 	if err != nil {
@@ -261,9 +245,6 @@ func RefIDOf(text string) (string, error) {
 	return p.RefID, nil
 }
 
-// EvaluateResult returns the value in the "### Result" section of a
-// browser_evaluate answer: a JSON string is unquoted, anything else is
-// returned as written.
 func EvaluateResult(text string) (string, error) {
 	_, after, ok := strings.Cut(text, "### Result\n")
 	if !ok {
@@ -309,7 +290,6 @@ func (r *BytesResult) writeText(w io.Writer) {
 	writeStdioEnd(w, r.Stops, r.Cleanup)
 }
 
-// writeStdioEnd writes how the children and the server stopped.
 func writeStdioEnd(w io.Writer, stops []StdioStopReport, cleanup StopReport) {
 	for _, s := range stops {
 		fmt.Fprintf(w, "stdio stop: %s\n", s.Summary())
@@ -318,7 +298,6 @@ func writeStdioEnd(w io.Writer, stops []StdioStopReport, cleanup StopReport) {
 	fmt.Fprintln(w)
 }
 
-// verdict is what a result says about its target.
 func verdict(met bool) string {
 	if met {
 		return "met"

@@ -25,8 +25,6 @@ import (
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/upstream"
 )
 
-// StdioConfig says how to start one stdio MCP server as a child process;
-// Stop removes Dir once the child is gone.
 type StdioConfig struct {
 	Name, Command, Dir string
 	Args               []string
@@ -85,7 +83,6 @@ func counted(last *atomic.Int64) func(*transport.JSONRPCResponse, error) (*trans
 	}
 }
 
-// tailWriter keeps the last max bytes of a child's stderr.
 type tailWriter struct {
 	mu  sync.Mutex
 	buf []byte
@@ -137,9 +134,6 @@ func StartStdio(ctx context.Context, log *slog.Logger, cfg StdioConfig) (_ *Stdi
 	return s, s.connect(ctx, tr, &tr.last)
 }
 
-// StartHTTP connects the same kind of client to a Streamable HTTP MCP
-// endpoint, such as proxy-server's /mcp, with token as a bearer token when
-// set. Stop ends the MCP session; there is no child.
 func StartHTTP(ctx context.Context, log *slog.Logger, name, endpoint, token string) (_ *StdioServer, err error) {
 	if err := checkURL(endpoint); err != nil {
 		return nil, err
@@ -200,7 +194,6 @@ func (s *StdioServer) connect(ctx context.Context, tr transport.Interface, last 
 	return nil
 }
 
-// childEnv is env with over applied, sorted so that runs are reproducible.
 func childEnv(env []string, over map[string]string) []string {
 	out := slices.DeleteFunc(slices.Clone(env), func(kv string) bool {
 		k, _, _ := strings.Cut(kv, "=")
@@ -213,8 +206,6 @@ func childEnv(env []string, over map[string]string) []string {
 	return out
 }
 
-// ToolCall is one tools/call as the client saw it: Bytes is the size of the
-// JSON-RPC result as received (what the model is given).
 type ToolCall struct {
 	Result *mcp.CallToolResult
 	Bytes  int
@@ -267,9 +258,6 @@ func (s *StdioServer) CommandLine() string {
 	return strings.Join(append([]string{s.cfg.Command}, s.cfg.Args...), " ")
 }
 
-// StdioStopReport says how a stdio child stopped: Procs is the size of its
-// process tree when the stop began, Leftover what of it was still alive
-// after the stop (then killed by pid).
 type StdioStopReport struct {
 	Name     string   `json:"name"`
 	PID      int      `json:"pid"`
@@ -340,17 +328,12 @@ func (s *StdioServer) stop(ctx context.Context) StdioStopReport {
 	return rep
 }
 
-// PlainConfig says how to start a plain @playwright/mcp: SettleMS < 0 is
-// upstream's default; Endpoint a browser server to use instead of its own
-// browser; Relay a command prefix.
 type PlainConfig struct {
 	Root, Endpoint string
 	SettleMS       int
 	Relay          []string
 }
 
-// plainArgs are what the proxy gives its workers (internal/upstream
-// workerArgs).
 func plainArgs(browser, outputDir, configPath string, settleMS int, root bool) []string {
 	args := []string{"--headless", "--isolated", "--executable-path", browser,
 		"--output-dir", outputDir, "--file-paths", "absolute", "--config", configPath}
@@ -361,7 +344,6 @@ func plainArgs(browser, outputDir, configPath string, settleMS int, root bool) [
 	return args
 }
 
-// endpointArgs: the browser's flags are the browser server's.
 func endpointArgs(endpoint, outputDir string, settleMS int) []string {
 	return append([]string{"--isolated", "--endpoint", endpoint, "--output-dir", outputDir, "--file-paths", "absolute"}, settleArg(settleMS)...)
 }
@@ -373,8 +355,6 @@ func settleArg(ms int) []string {
 	return []string{fmt.Sprintf("--timeout-settle=%d", ms)}
 }
 
-// StartPlain starts a plain @playwright/mcp over stdio, configured like the
-// proxy's workers, in a temp directory removed at Stop.
 func StartPlain(ctx context.Context, log *slog.Logger, cfg PlainConfig) (_ *StdioServer, err error) {
 	browser := os.Getenv("PROXY_BROWSER_EXECUTABLE")
 	if browser == "" {
@@ -410,8 +390,6 @@ func StartPlain(ctx context.Context, log *slog.Logger, cfg PlainConfig) (_ *Stdi
 		Env: map[string]string{"NODE_OPTIONS": nodeOpts, "TMPDIR": dir}, Dir: dir})
 }
 
-// StartBridge starts mcp-bridge against the proxy-server at proxyURL, with
-// autostart off: it must use the benchmark's server, never start its own.
 func StartBridge(ctx context.Context, log *slog.Logger, bridge, proxyURL string) (*StdioServer, error) {
 	if err := checkURL(proxyURL); err != nil {
 		return nil, err

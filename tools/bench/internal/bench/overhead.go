@@ -37,14 +37,12 @@ type OverheadConfig struct {
 	Direct             bool
 }
 
-// Flags registers the overhead flags.
 func (c *OverheadConfig) Flags(fs *flag.FlagSet) {
 	fs.IntVar(&c.Iterations, "n", 200, "overhead: timed rounds per call kind (browser_evaluate, browser_snapshot)")
 	fs.IntVar(&c.Warmup, "warmup", 20, "overhead: untimed rounds before the timed ones")
 	fs.BoolVar(&c.Direct, "http", false, "overhead: also a side F, the same client straight to proxy-server's /mcp, no mcp-bridge")
 }
 
-// Check validates the flags.
 func (c *OverheadConfig) Check() error {
 	if c.Iterations < 1 || c.Warmup < 0 {
 		return fmt.Errorf("-n %d, -warmup %d: want n ≥ 1, warmup ≥ 0", c.Iterations, c.Warmup)
@@ -52,7 +50,6 @@ func (c *OverheadConfig) Check() error {
 	return nil
 }
 
-// OverheadResult is the result of the overhead scenario.
 type OverheadResult struct {
 	Iterations     int                  `json:"iterations"`
 	Warmup         int                  `json:"warmup_rounds"`
@@ -71,9 +68,6 @@ type OverheadResult struct {
 	Interrupted    bool                 `json:"interrupted,omitempty"`
 }
 
-// OverheadKindResult is one call kind: A is plain, B is the proxy path,
-// Added the paired B − A. Hop splits B − A at C, Floor B − C at D, Direct
-// B − A at F.
 type OverheadKindResult struct {
 	Tool   string       `json:"tool"`
 	Pairs  int          `json:"pairs"`
@@ -85,15 +79,12 @@ type OverheadKindResult struct {
 	Direct *SplitResult `json:"direct_http,omitempty"`
 }
 
-// SplitResult splits the paired z − x of the same rounds at a third side
-// y: y's times, and the medians of the paired y − x and z − y.
 type SplitResult struct {
 	Side   Summary `json:"side"`
 	First  Paired  `json:"first"`
 	Second Paired  `json:"second"`
 }
 
-// Paired is the median of paired differences with its 95 % interval.
 type Paired struct {
 	MS   float64 `json:"ms"`
 	Low  float64 `json:"ci95_low"`
@@ -122,7 +113,6 @@ func splitAt(x, y, z []float64) *SplitResult {
 	return &SplitResult{Side: Summarize(y), First: paired(d1), Second: paired(d2)}
 }
 
-// pairedDiffs returns b[i] − a[i]; nil when the lengths differ.
 func pairedDiffs(a, b []float64) []float64 {
 	if len(a) != len(b) {
 		return nil
@@ -169,7 +159,6 @@ func summarizeKind(tool string, plain, proxy []float64) OverheadKindResult {
 	return r
 }
 
-// RunOverhead runs the overhead scenario.
 func RunOverhead(ctx context.Context, log *slog.Logger, site *Site, cfg OverheadConfig) (res *OverheadResult, err error) {
 	if err := cfg.Check(); err != nil {
 		return nil, err
@@ -306,8 +295,6 @@ func RunOverhead(ctx context.Context, log *slog.Logger, site *Site, cfg Overhead
 	return res, nil
 }
 
-// startBrowserServer launches a browser server the way proxy-server
-// launches its shared browser (same flags, V8 size optimisation on).
 func startBrowserServer(ctx context.Context, log *slog.Logger, root string) (stop func(), endpoint string, err error) {
 	from, err := upstream.PlaywrightFrom(upstream.DefaultCommand(root))
 	if err != nil {

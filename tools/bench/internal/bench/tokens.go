@@ -22,7 +22,6 @@ import (
 // counted. Whether a task worked is checked apart, uncounted, against the
 // site's own record or the values it is known to show.
 
-// Sides of the tokens scenario.
 const (
 	SideSnapshot = "plain+snapshot" // plain @playwright/mcp, reading with browser_snapshot
 	SideFind     = "plain+find"     // plain @playwright/mcp, locating with browser_find
@@ -33,9 +32,6 @@ const (
 // plain+find's, on the suite and on each task.
 const TokensBytesTargetPct = 50.0
 
-// StdioCommon is what the scenarios with stdio children share: Root is the
-// project root for the plain upstream (default Server.Dir), Bridge the
-// mcp-bridge binary, CallTimeout bounds every tool call (default 3 min).
 type StdioCommon struct {
 	Server       ServerConfig
 	Root, Bridge string
@@ -49,14 +45,11 @@ func (c *StdioCommon) defaults() {
 	c.Server.Env = copyEnv(c.Server.Env)
 }
 
-// TokensConfig configures the tokens scenario: Tasks are the names of the
-// tasks to run (empty: all, in suite order).
 type TokensConfig struct {
 	StdioCommon
 	Tasks []string
 }
 
-// Flags registers the tokens flags.
 func (c *TokensConfig) Flags(fs *flag.FlagSet) {
 	fs.Func("tasks", "tokens: comma-separated `list` of tasks to run (default all)", func(s string) error {
 		c.Tasks = nil
@@ -70,7 +63,6 @@ func (c *TokensConfig) Flags(fs *flag.FlagSet) {
 	})
 }
 
-// Check validates the configuration that needs no running process.
 func (c *TokensConfig) Check() error {
 	if _, err := selectTasks(c.Tasks); err != nil {
 		return fmt.Errorf("-tasks: %w", err)
@@ -78,8 +70,6 @@ func (c *TokensConfig) Check() error {
 	return nil
 }
 
-// TokensResult is the result of the tokens scenario. Verdicts are the
-// targets judged on this run; empty when a side failed.
 type TokensResult struct {
 	Env         map[string]string `json:"env"`
 	Tasks       []TokensTaskInfo  `json:"tasks"`
@@ -91,14 +81,11 @@ type TokensResult struct {
 	Interrupted bool              `json:"interrupted,omitempty"`
 }
 
-// TokensTaskInfo names one task of the suite and says what it asks.
 type TokensTaskInfo struct {
 	Name string `json:"name"`
 	Goal string `json:"goal"`
 }
 
-// TokensSide is the suite on one side; Bytes and Calls are its totals
-// (tools/list, paid on every turn, not included).
 type TokensSide struct {
 	Side           string          `json:"side"`
 	Tools          int             `json:"tools"`
@@ -109,8 +96,6 @@ type TokensSide struct {
 	Error          string          `json:"error,omitempty"`
 }
 
-// TokensTaskRun is one task on one side. Found is what the agent read off
-// its answers; Verified says the uncounted ground-truth check passed.
 type TokensTaskRun struct {
 	Task         string      `json:"task"`
 	Steps        []BytesStep `json:"steps"`
@@ -122,7 +107,6 @@ type TokensTaskRun struct {
 	Error        string      `json:"error,omitempty"`
 }
 
-// TokensVerdict is one target judged on the run.
 type TokensVerdict struct {
 	Target   string `json:"target"`
 	Measured string `json:"measured"`
@@ -148,8 +132,6 @@ func selectTasks(names []string) ([]tokensTask, error) {
 	return out, nil
 }
 
-// RunTokens runs the selected tasks on the three sides. Any task that
-// fails or does not verify fails the run, and so does a child left behind.
 func RunTokens(ctx context.Context, log *slog.Logger, site *Site, cfg TokensConfig) (*TokensResult, error) {
 	tasks, err := selectTasks(cfg.Tasks)
 	if err != nil {
@@ -203,8 +185,6 @@ func runSuite(ctx context.Context, log *slog.Logger, site *Site, cfg StdioCommon
 	return res, errors.Join(errs...)
 }
 
-// stdioLeaks fails a run whose proxy-server or stdio children left a
-// process behind.
 func stdioLeaks(cleanup StopReport, stops []StdioStopReport) error {
 	var errs []error
 	if cleanup.Signal != "" && !cleanup.Clean() {
@@ -248,7 +228,6 @@ func runTokensSide(ctx context.Context, log *slog.Logger, s *StdioServer, name, 
 	return side
 }
 
-// judge sets the targets against the run.
 func (r *TokensResult) judge() []TokensVerdict {
 	find, proxy := r.side(SideFind), r.side(SideProxy)
 	if find == nil || proxy == nil {
@@ -320,7 +299,6 @@ func newAgent(log *slog.Logger, s *StdioServer, side string, site *Site, run str
 	return &agent{log: log, s: s, side: side, site: site, run: run, timeout: timeout}
 }
 
-// call makes one counted tool call (an isError result counts too).
 func (a *agent) call(ctx context.Context, tool, detail string, args map[string]any) (string, error) {
 	cctx, cancel := context.WithTimeout(ctx, a.timeout)
 	defer cancel()
@@ -331,7 +309,6 @@ func (a *agent) call(ctx context.Context, tool, detail string, args map[string]a
 	return text, err
 }
 
-// act is a call whose answer is about the page it leaves.
 func (a *agent) act(ctx context.Context, tool, detail string, args map[string]any) (string, error) {
 	text, err := a.call(ctx, tool, detail, args)
 	a.last = text
@@ -351,12 +328,10 @@ func (a *agent) snapshot(ctx context.Context, detail string, args map[string]any
 	return SnapshotYAML(text), err
 }
 
-// find is browser_find of a plain text.
 func (a *agent) find(ctx context.Context, text string) (string, error) {
 	return a.call(ctx, "browser_find", fmt.Sprintf("text %q", text), map[string]any{"text": text})
 }
 
-// search is get_content(ref_id, search_for).
 func (a *agent) search(ctx context.Context, ref, q string) (string, error) {
 	return a.call(ctx, "get_content", fmt.Sprintf("search_for %q", q), map[string]any{"ref_id": ref, "search_for": q})
 }
@@ -374,7 +349,6 @@ func (a *agent) look(ctx context.Context, query, detail string) (string, error) 
 	return a.proxyRead(ctx, func(ref string) (string, error) { return a.search(ctx, ref, query) })
 }
 
-// proxyRead is the last answer's page when it came inline, else read.
 func (a *agent) proxyRead(ctx context.Context, read func(ref string) (string, error)) (string, error) {
 	p, err := proxyAnswer(a.last)
 	if err != nil {
@@ -418,7 +392,6 @@ func (a *agent) confirm(ctx context.Context, query, want, detail, ref string) (s
 	return confirmed(text, want)
 }
 
-// fill fills fields with browser_fill_form, the refs read off yaml.
 func (a *agent) fill(ctx context.Context, yaml string, fields []formField) (string, error) {
 	var list []any
 	for _, f := range fields {
@@ -431,7 +404,6 @@ func (a *agent) fill(ctx context.Context, yaml string, fields []formField) (stri
 	return a.call(ctx, "browser_fill_form", fmt.Sprintf("%d fields", len(list)), map[string]any{"fields": list})
 }
 
-// fillAndClick fills the form read off yaml and clicks its button.
 func (a *agent) fillAndClick(ctx context.Context, yaml string, fields []formField, button string) (string, error) {
 	if _, err := a.fill(ctx, yaml, fields); err != nil {
 		return "", err
@@ -443,11 +415,8 @@ func (a *agent) fillAndClick(ctx context.Context, yaml string, fields []formFiel
 	return a.click(ctx, ref, button)
 }
 
-// formField is a field to fill, by the role (also browser_fill_form's type)
-// and the name it has in the snapshot.
 type formField struct{ role, name, value string }
 
-// proxyAnswer parses a proxy answer; an error answer is an error.
 func proxyAnswer(text string) (mcpserver.Parsed, error) {
 	p, err := mcpserver.ParseAnswer(text)
 	if err == nil && p.Error != "" {
@@ -456,8 +425,6 @@ func proxyAnswer(text string) (mcpserver.Parsed, error) {
 	return p, err
 }
 
-// inlineSnapshot is the yaml of a proxy answer that carries its new page
-// whole ("snapshot:" then the yaml).
 func inlineSnapshot(p mcpserver.Parsed) (string, bool) {
 	yaml, ok := strings.CutPrefix(p.Body, "snapshot:\n")
 	if !ok {

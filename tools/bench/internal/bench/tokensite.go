@@ -37,35 +37,27 @@ const (
 	DeliveryWindow              = "14:00-16:00"
 )
 
-// DeliverySlots are the delivery page's windows, one button each.
 var DeliverySlots = []string{"08:00-10:00", "10:00-12:00", "12:00-14:00", DeliveryWindow, "16:00-18:00", "18:00-20:00"}
 
-// StockValues are the price, the count in stock and the SKU of product n.
 func StockValues(n int) (price, stock, sku string) {
 	return ProductPrice(n), strconv.Itoa((n * 7) % 50), fmt.Sprintf("SK-%05d", (n*97)%100000)
 }
 
-// ArticleTarget is the article's target sentence.
 var ArticleTarget = "According to the harbour ledger, the " + ArticleKeyword + " keeper's passphrase is " + ArticleCode + "."
 
-// ConsoleErrors are what the dashboard logs with console.error, beside
-// info and warn noise.
 var ConsoleErrors = []string{
 	"Failed to load /api/widgets: 503 Service Unavailable",
 	"TypeError: Cannot read properties of undefined (reading 'total') at renderSummary (dashboard.js:88)",
 	"Unhandled promise rejection: QuotaExceededError: localStorage is full",
 }
 
-// ContactValues are what the contact task submits, by form field name.
 var ContactValues = map[string]string{
 	"name": "Ada Lovelace", "email": "ada@example.com", "topic": "Delivery",
 	"order": "ORD-10277", "message": "The parcel has not arrived yet.", "copy": "on",
 }
 
-// Order is one row of the orders table.
 type Order struct{ ID, Date, Customer, Total, Status string }
 
-// OrderAt is the order with the given number (10001 … 10000+OrderRows).
 func OrderAt(n int) Order {
 	i := n - 10000
 	customers := []string{"Ada Lovelace", "Alan Turing", "Grace Hopper", "Edsger Dijkstra", "Barbara Liskov",
@@ -75,19 +67,13 @@ func OrderAt(n int) Order {
 		Customer: customers[(i*13)%len(customers)], Total: fmt.Sprintf("€%d.%02d", 12+(i*37)%480, (i*53)%100), Status: statuses[(i*3)%len(statuses)]}
 }
 
-// ProductPrice is the shown price of product n.
 func ProductPrice(n int) string { return fmt.Sprintf("€%d.%02d", 3+(n*37)%180, (n*53)%100) }
 
-// tokenRecord is what the site saw of each run, for the verifications.
 type tokenRecord struct {
 	mu   sync.Mutex
 	runs map[string]*RunRecord
 }
 
-// RunRecord is what the site recorded for one run id: the product ids the
-// shop's buttons posted, the user names of the sign-in attempts and whether
-// one succeeded, the orders pages served signed in, the last contact form,
-// GETs by page name and the delivery window last confirmed.
 type RunRecord struct {
 	Cart         []int
 	SignIns      []string
@@ -110,7 +96,6 @@ func (t *tokenRecord) update(run string, f func(*RunRecord)) {
 	f(t.runs[run])
 }
 
-// Record returns a copy of what the site recorded for run.
 func (s *Site) Record(run string) RunRecord {
 	var out RunRecord
 	s.tokens.update(run, func(r *RunRecord) {
@@ -126,21 +111,18 @@ func (s *Site) Record(run string) RunRecord {
 	return out
 }
 
-// TokenURL is the URL of a tokens page for run.
 func (s *Site) TokenURL(run, page string) string { return s.URL + "/t/" + run + "/" + page }
 
 // runIDRE keeps run ids to short tokens: they appear in URLs and cookie
 // names.
 var runIDRE = regexp.MustCompile(`^[a-z0-9]{1,16}$`)
 
-// registerTokenPages adds the tokens pages to mux.
 func registerTokenPages(mux *http.ServeMux, rec *tokenRecord) {
 	write := func(w http.ResponseWriter, body string) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		w.Header().Set("Cache-Control", "no-store")
 		fmt.Fprint(w, body)
 	}
-	// handle checks the run id and counts the GETs of a named page.
 	handle := func(pattern, name string, h func(w http.ResponseWriter, r *http.Request, run string)) {
 		mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 			run := r.PathValue("run")
@@ -214,7 +196,6 @@ var tokenPagesHTML string
 //go:embed pages/words.txt
 var articleText string
 
-// articleWords is the article's vocabulary; ArticleKeyword is not in it.
 var articleWords = strings.Fields(articleText)
 
 var tokenPages = template.Must(template.New("").Funcs(template.FuncMap{
@@ -239,7 +220,6 @@ var tokenPages = template.Must(template.New("").Funcs(template.FuncMap{
 	},
 }).Parse(tokenPagesHTML))
 
-// tokenPage renders the page template name with data inside page().
 func tokenPage(title, name string, data any) string {
 	var b strings.Builder
 	if err := tokenPages.ExecuteTemplate(&b, name, data); err != nil {
@@ -294,8 +274,6 @@ func articlePage() string {
 	return page("The keepers of the coast", b.String())
 }
 
-// accountLinks are the account page's links; "Track your parcel" is the
-// one the link task follows.
 var accountLinks = []string{"Profile", "Addresses", "Payment methods", "Order history", "Returns", "Gift cards",
 	"Wish list", "Subscriptions", "Notifications", "Privacy", "Security", "Connected devices", "Track your parcel",
 	"Invoices", "Help centre", "Contact us"}

@@ -35,8 +35,6 @@ func (r *TokensResult) writeErrors(w io.Writer) {
 	}
 }
 
-// writeTable writes task × side: bytes and calls, the proxy against
-// plain+find, the suite's totals and the tools/list sizes.
 func (r *TokensResult) writeTable(w io.Writer) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	head := "task\t"
@@ -88,9 +86,6 @@ func (r *TokensResult) writeTable(w io.Writer) {
 	tw.Flush()
 }
 
-// TokensCharts draws the tokens results: result bytes per task and side
-// (log scale, with the suite's total and each side's tools/list), and
-// calls per task and side.
 func TokensCharts(res *TokensResult) ([]Chart, error) {
 	if res == nil || len(res.Sides) == 0 || len(res.Tasks) == 0 {
 		return nil, fmt.Errorf("the report has no tokens run")
