@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -99,14 +98,10 @@ func (t *tokenRecord) update(run string, f func(*RunRecord)) {
 func (s *Site) Record(run string) RunRecord {
 	var out RunRecord
 	s.tokens.update(run, func(r *RunRecord) {
+		// Only Fetched changes in place: the slices are appended to and
+		// Contact replaced whole.
 		out = *r
-		out.Cart, out.SignIns, out.Fetched = slices.Clone(r.Cart), slices.Clone(r.SignIns), maps.Clone(r.Fetched)
-		if r.Contact != nil {
-			out.Contact = url.Values{}
-			for k, v := range r.Contact {
-				out.Contact[k] = slices.Clone(v)
-			}
-		}
+		out.Fetched = maps.Clone(r.Fetched)
 	})
 	return out
 }
@@ -136,8 +131,10 @@ func registerTokenPages(mux *http.ServeMux, rec *tokenRecord) {
 			h(w, r, run)
 		})
 	}
-	for name, body := range map[string]string{"shop": shopPage(), "signin": signInPage(""), "contact": contactPage(), "article": articlePage(),
-		"account": accountPage(), "parcel": parcelPage(), "dashboard": dashboardPage(), "stock": stockPage(), "carrier": carrierPage(), "delivery": deliveryPage()} {
+	for name, body := range map[string]string{"shop": shopPage(), "signin": tokenPage("Sign in", "signin", ""), "contact": tokenPage("Contact us", "contact", nil),
+		"article": articlePage(), "account": tokenPage("Your account", "account", accountLinks), "parcel": tokenPage("Parcel status", "parcel", ParcelTracking),
+		"dashboard": dashboardPage(), "stock": tokenPage("Stock", "stock", StockProducts), "carrier": tokenPage("Northwind Express tracking", "carrier", DeliveryWindow),
+		"delivery": tokenPage("Delivery", "delivery", DeliverySlots)} {
 		handle("GET /t/{run}/"+name, name, func(w http.ResponseWriter, _ *http.Request, _ string) { write(w, body) })
 	}
 	orders := ordersPage()
@@ -156,7 +153,7 @@ func registerTokenPages(mux *http.ServeMux, rec *tokenRecord) {
 		rec.update(run, func(rr *RunRecord) { rr.SignIns, rr.SignedIn = append(rr.SignIns, user), rr.SignedIn || ok })
 		if !ok {
 			w.WriteHeader(http.StatusUnauthorized)
-			write(w, signInPage("Wrong user name or password."))
+			write(w, tokenPage("Sign in", "signin", "Wrong user name or password."))
 			return
 		}
 		http.SetCookie(w, &http.Cookie{Name: "sid_" + run, Value: "signed-in", Path: "/t/" + run + "/", HttpOnly: true, SameSite: http.SameSiteLaxMode})
@@ -176,7 +173,7 @@ func registerTokenPages(mux *http.ServeMux, rec *tokenRecord) {
 			return
 		}
 		rec.update(run, func(rr *RunRecord) { rr.Contact = r.PostForm })
-		write(w, contactConfirmation(r.PostForm))
+		write(w, tokenPage("Message sent", "sent", r.PostForm))
 	})
 	handle("POST /t/{run}/delivery", "", func(w http.ResponseWriter, r *http.Request, run string) {
 		slot := r.PostFormValue("slot")
@@ -228,19 +225,9 @@ func tokenPage(title, name string, data any) string {
 	return page(title, b.String())
 }
 
-func shopPage() string                 { return tokenPage("Shop", "shop", ShopProducts) }
-func signInPage(problem string) string { return tokenPage("Sign in", "signin", problem) }
-func ordersPage() string               { return tokenPage("Orders", "orders", 10000+OrderRows) }
-func contactPage() string              { return tokenPage("Contact us", "contact", nil) }
-func contactConfirmation(form url.Values) string {
-	return tokenPage("Message sent", "sent", form)
-}
-func accountPage() string   { return tokenPage("Your account", "account", accountLinks) }
-func parcelPage() string    { return tokenPage("Parcel status", "parcel", ParcelTracking) }
+func shopPage() string      { return tokenPage("Shop", "shop", ShopProducts) }
+func ordersPage() string    { return tokenPage("Orders", "orders", 10000+OrderRows) }
 func dashboardPage() string { return tokenPage("Dashboard", "dashboard", nil) }
-func stockPage() string     { return tokenPage("Stock", "stock", StockProducts) }
-func carrierPage() string   { return tokenPage("Northwind Express tracking", "carrier", DeliveryWindow) }
-func deliveryPage() string  { return tokenPage("Delivery", "delivery", DeliverySlots) }
 
 // articlePage is a long article (about 110 KB) of generated prose in
 // sections, with ArticleTarget in one paragraph about two thirds down.
