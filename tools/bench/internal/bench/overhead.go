@@ -38,9 +38,9 @@ type OverheadConfig struct {
 }
 
 func (c *OverheadConfig) Flags(fs *flag.FlagSet) {
-	fs.IntVar(&c.Iterations, "n", 200, "overhead: timed rounds per call kind (browser_evaluate, browser_snapshot)")
-	fs.IntVar(&c.Warmup, "warmup", 20, "overhead: untimed rounds before the timed ones")
-	fs.BoolVar(&c.Direct, "http", false, "overhead: also a side F, the same client straight to proxy-server's /mcp, no mcp-bridge")
+	fs.IntVar(&c.Iterations, "n", 200, "timed rounds per call kind (browser_evaluate, browser_snapshot)")
+	fs.IntVar(&c.Warmup, "warmup", 20, "untimed rounds before the timed ones")
+	fs.BoolVar(&c.Direct, "http", false, "also a side F, the same client straight to proxy-server's /mcp, no mcp-bridge")
 }
 
 func (c *OverheadConfig) Check() error {

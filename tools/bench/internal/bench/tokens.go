@@ -51,7 +51,7 @@ type TokensConfig struct {
 }
 
 func (c *TokensConfig) Flags(fs *flag.FlagSet) {
-	fs.Func("tasks", "tokens: comma-separated `list` of tasks to run (default all)", func(s string) error {
+	fs.Func("tasks", "comma-separated `list` of tasks to run (default all)", func(s string) error {
 		c.Tasks = nil
 		for _, t := range strings.Split(s, ",") {
 			if t = strings.TrimSpace(t); t == "" {
