@@ -59,7 +59,7 @@ func TestFlagErrors(t *testing.T) {
 		{"soak: no sessions", []string{"soak", "-sessions", "0"}, "-sessions"},
 		{"soak: no readings", []string{"soak", "-readings", "0"}, "-readings"},
 		{"soak: readings closer than a second", []string{"soak", "-interval", "5s", "-duration", "1m", "-readings", "10"}, "-readings"},
-		{"overhead: missing other bridge", []string{"overhead", "-other-bridge", "/nonexistent/mcp-bridge"}, "-other-bridge"},
+		{"overhead: no rounds", []string{"overhead", "-n", "0"}, "-n 0"},
 		{"chart: no input", []string{"chart"}, "-concurrency"},
 		{"chart: missing file", []string{"chart", "-concurrency", "/nonexistent/c.json"}, "no such file"},
 	}

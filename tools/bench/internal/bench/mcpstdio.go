@@ -1,18 +1,17 @@
 package bench
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -26,24 +25,16 @@ import (
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/upstream"
 )
 
-// StdioConfig says how to start one stdio MCP server as a child process:
-// Name labels it in reports, Env overrides the inherited environment,
-// StartTimeout bounds start, initialize and tools/list (default 60 s), and
-// Stop removes RemoveOnStop once the child is gone.
 type StdioConfig struct {
-	Name, Command string
-	Args          []string
-	Env           map[string]string
-	Dir           string
-	StartTimeout  time.Duration
-	RemoveOnStop  []string
+	Name, Command, Dir string
+	Args               []string
+	Env                map[string]string
 }
 
-// StdioServer is a stdio MCP server child with a connected mcp-go client,
-// the same for every side so that the client-side cost is identical (from
-// StartHTTP: a client of an endpoint, PID 0). Calls are serialised: the
-// byte count is taken per call. ToolsListBytes is what a client hands the
-// model on every turn.
+// StdioServer is an MCP server with a connected mcp-go client, the same for
+// every side so that the client-side cost is identical: a stdio child, or
+// from StartHTTP a client of an endpoint (PID 0). Calls are serialised: the
+// byte count is taken per call.
 type StdioServer struct {
 	Name           string
 	PID            int
@@ -53,7 +44,7 @@ type StdioServer struct {
 	cfg        StdioConfig
 	log        *slog.Logger
 	client     *client.Client
-	lastResult *atomic.Int64 // the size of the last result, as received
+	lastResult *atomic.Int64
 	stderr     *tailWriter
 	cmd        atomic.Pointer[exec.Cmd]
 	callMu     sync.Mutex
@@ -92,7 +83,6 @@ func counted(last *atomic.Int64) func(*transport.JSONRPCResponse, error) (*trans
 	}
 }
 
-// tailWriter keeps the last max bytes of a child's stderr, for errors.
 type tailWriter struct {
 	mu  sync.Mutex
 	buf []byte
@@ -137,22 +127,13 @@ func StartStdio(ctx context.Context, log *slog.Logger, cfg StdioConfig) (_ *Stdi
 	defer func() {
 		if err != nil {
 			rep := s.Stop(context.WithoutCancel(ctx))
-			if tail := lastLines(s.stderr.String(), 10); tail != "" {
-				err = fmt.Errorf("%w; stderr: %s", err, tail)
-			}
-			err = fmt.Errorf("%w (%s)", err, rep.Summary())
+			lines := strings.Split(strings.TrimRight(s.stderr.String(), "\n"), "\n")
+			err = fmt.Errorf("%w; stderr: %s (%s)", err, strings.Join(lines[max(0, len(lines)-10):], " | "), rep.Summary())
 		}
 	}()
-	if err := s.connect(ctx, tr, &tr.last); err != nil {
-		return nil, err
-	}
-	s.log.Info("stdio MCP server started", "pid", s.PID, "tools", len(s.Tools))
-	return s, nil
+	return s, s.connect(ctx, tr, &tr.last)
 }
 
-// StartHTTP connects the same kind of client to a Streamable HTTP MCP
-// endpoint, such as proxy-server's /mcp, with token as a bearer token when
-// set. Stop ends the MCP session; there is no child.
 func StartHTTP(ctx context.Context, log *slog.Logger, name, endpoint, token string) (_ *StdioServer, err error) {
 	if err := checkURL(endpoint); err != nil {
 		return nil, err
@@ -176,7 +157,6 @@ func StartHTTP(ctx context.Context, log *slog.Logger, name, endpoint, token stri
 	return s, nil
 }
 
-// bearer adds a bearer token to every request.
 type bearer string
 
 func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
@@ -185,10 +165,9 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	return http.DefaultTransport.RoundTrip(r)
 }
 
-// connect starts an mcp-go client pinned to protocol 2025-11-25 (as
-// proxy-server's own client of its workers is: unpinned, mcp-go negotiates
-// a newer version first, where ping is a no-op), initializes and lists the
-// tools.
+// connect pins protocol 2025-11-25, as proxy-server's own client of its
+// workers does: unpinned, mcp-go negotiates a newer version first, where
+// ping is a no-op.
 func (s *StdioServer) connect(ctx context.Context, tr transport.Interface, last *atomic.Int64) error {
 	s.lastResult = last
 	s.client = client.NewClient(tr, client.WithProtocolVersion(mcp.ProtocolVersion20251125))
@@ -199,7 +178,7 @@ func (s *StdioServer) connect(ctx context.Context, tr transport.Interface, last 
 	if cmd := s.cmd.Load(); cmd != nil && cmd.Process != nil {
 		s.PID = cmd.Process.Pid
 	}
-	sctx, cancel := context.WithTimeout(ctx, cmp.Or(s.cfg.StartTimeout, 60*time.Second))
+	sctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	initReq := mcp.InitializeRequest{}
 	initReq.Params.ProtocolVersion = mcp.ProtocolVersion20251125
@@ -215,37 +194,24 @@ func (s *StdioServer) connect(ctx context.Context, tr transport.Interface, last 
 	return nil
 }
 
-// childEnv is env with over applied (sorted, so runs are reproducible).
 func childEnv(env []string, over map[string]string) []string {
 	out := slices.DeleteFunc(slices.Clone(env), func(kv string) bool {
 		k, _, _ := strings.Cut(kv, "=")
 		_, ok := over[k]
 		return ok
 	})
-	var add []string
-	for k, v := range over {
-		add = append(add, k+"="+v)
+	for _, k := range slices.Sorted(maps.Keys(over)) {
+		out = append(out, k+"="+over[k])
 	}
-	sort.Strings(add)
-	return append(out, add...)
+	return out
 }
 
-func lastLines(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	return strings.Join(lines[max(0, len(lines)-n):], " | ")
-}
-
-// ToolCall is one tools/call as the client saw it: Bytes is the size of the
-// JSON-RPC result as received (what the model is given).
 type ToolCall struct {
-	Tool   string
 	Result *mcp.CallToolResult
 	Bytes  int
-	Start  time.Time
 	Took   time.Duration
 }
 
-// Text is the concatenated text content of the result.
 func (c ToolCall) Text() string {
 	var b strings.Builder
 	if c.Result != nil {
@@ -258,15 +224,14 @@ func (c ToolCall) Text() string {
 	return b.String()
 }
 
-// ToolResultError is a call that ran but answered isError.
 type ToolResultError struct{ Side, Tool, Text string }
 
 func (e *ToolResultError) Error() string {
-	return fmt.Sprintf("%s %s: isError: %s", e.Side, e.Tool, clip(e.Text, 300))
+	return fmt.Sprintf("%s %s: isError: %s", e.Side, e.Tool, truncate(e.Text, 300))
 }
 
-// Call calls tool with args and times it; an isError result comes back with
-// a *ToolResultError (and the call, whose bytes still count).
+// Call returns the call also with an error: an isError result's bytes
+// still count.
 func (s *StdioServer) Call(ctx context.Context, tool string, args map[string]any) (ToolCall, error) {
 	s.callMu.Lock()
 	defer s.callMu.Unlock()
@@ -275,7 +240,7 @@ func (s *StdioServer) Call(ctx context.Context, tool string, args map[string]any
 	s.lastResult.Store(0)
 	t0 := time.Now()
 	res, err := s.client.CallTool(ctx, req)
-	c := ToolCall{Tool: tool, Result: res, Start: t0, Took: time.Since(t0), Bytes: int(s.lastResult.Load())}
+	c := ToolCall{Result: res, Took: time.Since(t0), Bytes: int(s.lastResult.Load())}
 	if err != nil {
 		return c, fmt.Errorf("%s %s: %w", s.Name, tool, err)
 	}
@@ -285,45 +250,14 @@ func (s *StdioServer) Call(ctx context.Context, tool string, args map[string]any
 	return c, nil
 }
 
-// HasTool reports whether tools/list offered name.
 func (s *StdioServer) HasTool(name string) bool {
-	_, ok := s.tool(name)
-	return ok
+	return slices.ContainsFunc(s.Tools, func(t mcp.Tool) bool { return t.Name == name })
 }
 
-func (s *StdioServer) tool(name string) (mcp.Tool, bool) {
-	i := slices.IndexFunc(s.Tools, func(t mcp.Tool) bool { return t.Name == name })
-	if i < 0 {
-		return mcp.Tool{}, false
-	}
-	return s.Tools[i], true
-}
-
-// TargetParam returns the name of tool's element argument: "target" in
-// @playwright/mcp 0.0.83, "ref" before. The schemas change between
-// versions, so they are read from tools/list, never hard-coded.
-func (s *StdioServer) TargetParam(tool string) (string, error) {
-	t, _ := s.tool(tool)
-	return targetParam(s.Name, tool, t.InputSchema.Properties)
-}
-
-func targetParam(side, what string, props map[string]any) (string, error) {
-	for _, p := range []string{"target", "ref"} {
-		if _, ok := props[p]; ok {
-			return p, nil
-		}
-	}
-	return "", fmt.Errorf("%s: %s has neither a target nor a ref argument", side, what)
-}
-
-// CommandLine is the child's command line, for the report.
 func (s *StdioServer) CommandLine() string {
 	return strings.Join(append([]string{s.cfg.Command}, s.cfg.Args...), " ")
 }
 
-// StdioStopReport says how a stdio child stopped: Procs is the size of its
-// process tree when the stop began, Leftover what of it was still alive
-// after the stop (then killed by pid).
 type StdioStopReport struct {
 	Name     string   `json:"name"`
 	PID      int      `json:"pid"`
@@ -333,10 +267,8 @@ type StdioStopReport struct {
 	Leftover []string `json:"leftover"`
 }
 
-// Clean reports whether nothing was left behind.
 func (r StdioStopReport) Clean() bool { return len(r.Leftover) == 0 }
 
-// Summary is the one line printed about the stop.
 func (r StdioStopReport) Summary() string {
 	s := fmt.Sprintf("%s (pid %d) stopped in %.0f ms (exit: %s), %d processes in its tree; ", r.Name, r.PID, r.TookMS, r.Exit, r.Procs)
 	if r.Clean() {
@@ -348,9 +280,8 @@ func (r StdioStopReport) Summary() string {
 // Stop closes stdin (the MCP way to end a stdio server; @playwright/mcp
 // then closes its browser), lets the transport escalate to SIGTERM and
 // SIGKILL of the leader, then kills whatever of the child's process tree
-// is still alive: its group first, then by pid. Safe to call twice; call
-// it before the proxy-server's Stop, whose orphan reaping waits for any
-// child of this process.
+// is still alive. Call it before the proxy-server's Stop, whose orphan
+// reaping waits for any child of this process.
 func (s *StdioServer) Stop(ctx context.Context) StdioStopReport {
 	s.stopOnce.Do(func() { s.stopReport = s.stop(ctx) })
 	return s.stopReport
@@ -389,29 +320,20 @@ func (s *StdioServer) stop(ctx context.Context) StdioStopReport {
 		}
 	}
 	rep.TookMS = ms(time.Since(start))
-	for _, d := range s.cfg.RemoveOnStop {
-		if err := os.RemoveAll(d); err != nil {
-			s.log.Warn("removing a temp dir", "dir", d, "err", err)
+	if s.cfg.Dir != "" {
+		if err := os.RemoveAll(s.cfg.Dir); err != nil {
+			s.log.Warn("removing a temp dir", "dir", s.cfg.Dir, "err", err)
 		}
 	}
-	s.log.Info("stopped", "result", rep.Summary())
 	return rep
 }
 
-// PlainConfig says how to start a plain @playwright/mcp, configured like the
-// proxy's workers: Browser "" is PROXY_BROWSER_EXECUTABLE or the one the
-// proxy would find, SettleMS < 0 upstream's default; Endpoint a browser
-// server to use instead of its own browser; Relay a command prefix.
 type PlainConfig struct {
-	Root, Browser string
-	SettleMS      int
-	Endpoint      string
-	Relay         []string
+	Root, Endpoint string
+	SettleMS       int
+	Relay          []string
 }
 
-// plainArgs are the plain @playwright/mcp arguments after the command:
-// what the proxy gives its workers (internal/upstream workerArgs):
-// --isolated, an output dir with absolute paths, --no-sandbox as root.
 func plainArgs(browser, outputDir, configPath string, settleMS int, root bool) []string {
 	args := []string{"--headless", "--isolated", "--executable-path", browser,
 		"--output-dir", outputDir, "--file-paths", "absolute", "--config", configPath}
@@ -422,8 +344,6 @@ func plainArgs(browser, outputDir, configPath string, settleMS int, root bool) [
 	return args
 }
 
-// endpointArgs are plainArgs for a plain @playwright/mcp that connects to a
-// browser server: the browser's flags are the server's.
 func endpointArgs(endpoint, outputDir string, settleMS int) []string {
 	return append([]string{"--isolated", "--endpoint", endpoint, "--output-dir", outputDir, "--file-paths", "absolute"}, settleArg(settleMS)...)
 }
@@ -435,10 +355,8 @@ func settleArg(ms int) []string {
 	return []string{fmt.Sprintf("--timeout-settle=%d", ms)}
 }
 
-// StartPlain starts a plain @playwright/mcp over stdio in a temp directory
-// (its workspace root and output dir), removed at Stop.
 func StartPlain(ctx context.Context, log *slog.Logger, cfg PlainConfig) (_ *StdioServer, err error) {
-	browser := cmp.Or(cfg.Browser, os.Getenv("PROXY_BROWSER_EXECUTABLE"))
+	browser := os.Getenv("PROXY_BROWSER_EXECUTABLE")
 	if browser == "" {
 		if browser, err = upstream.FindBrowser(); err != nil {
 			return nil, err
@@ -469,11 +387,9 @@ func StartPlain(ctx context.Context, log *slog.Logger, cfg PlainConfig) (_ *Stdi
 	// hard (sockets, a profile) goes with dir at Stop, as the proxy's does
 	// with its host's directory.
 	return StartStdio(ctx, log, StdioConfig{Name: name, Command: args[0], Args: args[1:],
-		Env: map[string]string{"NODE_OPTIONS": nodeOpts, "TMPDIR": dir}, Dir: dir, RemoveOnStop: []string{dir}})
+		Env: map[string]string{"NODE_OPTIONS": nodeOpts, "TMPDIR": dir}, Dir: dir})
 }
 
-// StartBridge starts mcp-bridge against the proxy-server at proxyURL, with
-// autostart off: it must use the benchmark's server, never start its own.
 func StartBridge(ctx context.Context, log *slog.Logger, bridge, proxyURL string) (*StdioServer, error) {
 	if err := checkURL(proxyURL); err != nil {
 		return nil, err

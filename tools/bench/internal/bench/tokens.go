@@ -22,88 +22,36 @@ import (
 // counted. Whether a task worked is checked apart, uncounted, against the
 // site's own record or the values it is known to show.
 
-// Sides of the tokens scenario.
 const (
 	SideSnapshot = "plain+snapshot" // plain @playwright/mcp, reading with browser_snapshot
 	SideFind     = "plain+find"     // plain @playwright/mcp, locating with browser_find
 	SideProxy    = "proxy"          // mcp-bridge → proxy-server
 )
 
-// tokensSides are the sides in run order, with the run id each uses on the
-// site (one length, so that URLs weigh the same on every side).
-var tokensSides = []struct{ name, run string }{{SideSnapshot, "snap"}, {SideFind, "find"}, {SideProxy, "prox"}}
-
 // TokensBytesTargetPct: the proxy's result bytes are at most this share of
 // plain+find's, on the suite and on each task.
 const TokensBytesTargetPct = 50.0
 
-// StdioCommon is what the scenarios with stdio children share: Root is the
-// project root for the plain upstream (default Server.Dir), Bridge the
-// mcp-bridge binary (relative to Root), CallTimeout bounds every tool call
-// (default 3 min), FlagPrefix keeps the flags apart in `bench all`.
 type StdioCommon struct {
-	Server                   ServerConfig
-	Root, Bridge, FlagPrefix string
-	CallTimeout              time.Duration
+	Server       ServerConfig
+	Root, Bridge string
+	CallTimeout  time.Duration
 }
 
 func (c *StdioCommon) defaults() {
-	if c.Root == "" {
-		c.Root = c.Server.Dir
-	}
-	c.Bridge = underRoot(c.Root, cmp.Or(c.Bridge, "bin/mcp-bridge"))
+	c.Root = cmp.Or(c.Root, c.Server.Dir)
+	c.Bridge = cmp.Or(c.Bridge, filepath.Join(c.Root, "bin/mcp-bridge"))
 	c.CallTimeout = cmp.Or(c.CallTimeout, 3*time.Minute)
 	c.Server.Env = copyEnv(c.Server.Env)
 }
 
-// underRoot resolves a relative path against the project root.
-func underRoot(root, p string) string {
-	if p == "" || filepath.IsAbs(p) {
-		return p
-	}
-	return filepath.Join(root, p)
-}
-
-// sharedString is a flag that several configs of one command share: -bridge
-// is registered once in `bench all` and given to each scenario.
-type sharedString []*string
-
-func (s *sharedString) String() string {
-	if s == nil || len(*s) == 0 {
-		return ""
-	}
-	return *(*s)[0]
-}
-
-func (s *sharedString) Set(v string) error {
-	for _, p := range *s {
-		*p = v
-	}
-	return nil
-}
-
-func (c *StdioCommon) bridgeFlag(fs *flag.FlagSet) {
-	c.Bridge = "bin/mcp-bridge"
-	if f := fs.Lookup("bridge"); f != nil {
-		if s, ok := f.Value.(*sharedString); ok {
-			*s = append(*s, &c.Bridge)
-		}
-		return
-	}
-	fs.Var(&sharedString{&c.Bridge}, "bridge", "mcp-bridge `binary` for the proxy side (build it with make build)")
-}
-
-// TokensConfig configures the tokens scenario: Tasks are the names of the
-// tasks to run (empty: all, in suite order).
 type TokensConfig struct {
 	StdioCommon
 	Tasks []string
 }
 
-// Flags registers the tokens flags.
 func (c *TokensConfig) Flags(fs *flag.FlagSet) {
-	c.bridgeFlag(fs)
-	fs.Func(c.FlagPrefix+"tasks", "tokens: comma-separated `list` of tasks to run (default all: "+strings.Join(TokensTaskNames(), ",")+")", func(s string) error {
+	fs.Func("tasks", "comma-separated `list` of tasks to run (default all)", func(s string) error {
 		c.Tasks = nil
 		for _, t := range strings.Split(s, ",") {
 			if t = strings.TrimSpace(t); t == "" {
@@ -115,16 +63,13 @@ func (c *TokensConfig) Flags(fs *flag.FlagSet) {
 	})
 }
 
-// Check validates the configuration that needs no running process.
 func (c *TokensConfig) Check() error {
 	if _, err := selectTasks(c.Tasks); err != nil {
-		return fmt.Errorf("-%stasks: %w", c.FlagPrefix, err)
+		return fmt.Errorf("-tasks: %w", err)
 	}
 	return nil
 }
 
-// TokensResult is the result of the tokens scenario. Verdicts are the
-// targets judged on this run; empty when a side failed.
 type TokensResult struct {
 	Env         map[string]string `json:"env"`
 	Tasks       []TokensTaskInfo  `json:"tasks"`
@@ -136,14 +81,11 @@ type TokensResult struct {
 	Interrupted bool              `json:"interrupted,omitempty"`
 }
 
-// TokensTaskInfo names one task of the suite and says what it asks.
 type TokensTaskInfo struct {
 	Name string `json:"name"`
 	Goal string `json:"goal"`
 }
 
-// TokensSide is the suite on one side; Bytes and Calls are its totals
-// (tools/list, paid on every turn, not included).
 type TokensSide struct {
 	Side           string          `json:"side"`
 	Tools          int             `json:"tools"`
@@ -154,8 +96,6 @@ type TokensSide struct {
 	Error          string          `json:"error,omitempty"`
 }
 
-// TokensTaskRun is one task on one side. Found is what the agent read off
-// its answers; Verified says the uncounted ground-truth check passed.
 type TokensTaskRun struct {
 	Task         string      `json:"task"`
 	Steps        []BytesStep `json:"steps"`
@@ -167,20 +107,10 @@ type TokensTaskRun struct {
 	Error        string      `json:"error,omitempty"`
 }
 
-// TokensVerdict is one target judged on the run.
 type TokensVerdict struct {
 	Target   string `json:"target"`
 	Measured string `json:"measured"`
 	Met      bool   `json:"met"`
-}
-
-// TokensTaskNames lists the suite's task names, in order.
-func TokensTaskNames() []string {
-	var out []string
-	for _, t := range tokensSuite() {
-		out = append(out, t.name)
-	}
-	return out
 }
 
 func selectTasks(names []string) ([]tokensTask, error) {
@@ -192,7 +122,7 @@ func selectTasks(names []string) ([]tokensTask, error) {
 	for _, n := range names {
 		i := slices.IndexFunc(all, func(t tokensTask) bool { return t.name == n })
 		if i < 0 {
-			return nil, fmt.Errorf("unknown task %q (tasks: %s)", n, strings.Join(TokensTaskNames(), ", "))
+			return nil, fmt.Errorf("unknown task %q", n)
 		}
 		if slices.ContainsFunc(out, func(t tokensTask) bool { return t.name == n }) {
 			return nil, fmt.Errorf("task %q given twice", n)
@@ -202,17 +132,25 @@ func selectTasks(names []string) ([]tokensTask, error) {
 	return out, nil
 }
 
-// RunTokens runs the selected tasks on the three sides: two plain
-// @playwright/mcp processes (one per reading, so that no browser state
-// carries over) and mcp-bridge → proxy-server. Any task that fails or does
-// not verify fails the run, and so does a child left behind.
-func RunTokens(ctx context.Context, log *slog.Logger, site *Site, cfg TokensConfig) (res *TokensResult, err error) {
+func RunTokens(ctx context.Context, log *slog.Logger, site *Site, cfg TokensConfig) (*TokensResult, error) {
 	tasks, err := selectTasks(cfg.Tasks)
 	if err != nil {
 		return nil, err
 	}
+	res, err := runSuite(ctx, log, site, cfg.StdioCommon, tasks)
+	res.TargetPct = TokensBytesTargetPct
+	if err == nil {
+		res.Verdicts = res.judge()
+	}
+	return res, err
+}
+
+// runSuite runs tasks on two plain @playwright/mcp processes (one per
+// reading, so that no browser state carries over) and mcp-bridge →
+// proxy-server.
+func runSuite(ctx context.Context, log *slog.Logger, site *Site, cfg StdioCommon, tasks []tokensTask) (res *TokensResult, err error) {
 	cfg.defaults()
-	res = &TokensResult{Env: cfg.Server.Env, TargetPct: TokensBytesTargetPct}
+	res = &TokensResult{Env: cfg.Server.Env}
 	for _, t := range tasks {
 		res.Tasks = append(res.Tasks, TokensTaskInfo{Name: t.name, Goal: t.goal})
 	}
@@ -223,7 +161,8 @@ func RunTokens(ctx context.Context, log *slog.Logger, site *Site, cfg TokensConf
 	}
 	defer stop() // last: it reaps any child of this process
 	var errs []error
-	for _, side := range tokensSides {
+	// Run ids of one length, so that URLs weigh the same on every side.
+	for _, side := range []struct{ name, run string }{{SideSnapshot, "snap"}, {SideFind, "find"}, {SideProxy, "prox"}} {
 		var s *StdioServer
 		if side.name == SideProxy {
 			s, err = StartBridge(ctx, log, cfg.Bridge, srv.URL)
@@ -243,14 +182,9 @@ func RunTokens(ctx context.Context, log *slog.Logger, site *Site, cfg TokensConf
 			return res, errors.Join(append(errs, ctx.Err())...)
 		}
 	}
-	if len(errs) == 0 {
-		res.Verdicts = res.judge()
-	}
 	return res, errors.Join(errs...)
 }
 
-// stdioLeaks fails a run whose proxy-server or stdio children left a
-// process behind.
 func stdioLeaks(cleanup StopReport, stops []StdioStopReport) error {
 	var errs []error
 	if cleanup.Signal != "" && !cleanup.Clean() {
@@ -268,13 +202,9 @@ func stdioLeaks(cleanup StopReport, stops []StdioStopReport) error {
 // fails: a later task on a broken side would only measure the breakage.
 func runTokensSide(ctx context.Context, log *slog.Logger, s *StdioServer, name, run string, site *Site, tasks []tokensTask, timeout time.Duration) TokensSide {
 	side := TokensSide{Side: name, Tools: len(s.Tools), ToolsListBytes: s.ToolsListBytes}
-	a, err := newAgent(log.With("side", name), s, name, site, run, timeout)
-	if err != nil {
-		side.Error = err.Error()
-		return side
-	}
+	a := newAgent(log.With("side", name), s, name, site, run, timeout)
 	for _, t := range tasks {
-		a.steps, a.last = nil, ""
+		a.steps, a.last, a.phase = nil, "", t.name
 		found, err := t.do(ctx, a)
 		tr := TokensTaskRun{Task: t.name, Steps: a.steps, Found: found, Calls: len(a.steps)}
 		for _, st := range a.steps {
@@ -291,7 +221,6 @@ func runTokensSide(ctx context.Context, log *slog.Logger, s *StdioServer, name, 
 		side.Tasks = append(side.Tasks, tr)
 		side.Bytes += tr.Bytes
 		side.Calls += tr.Calls
-		log.Info("tokens: task done", "side", name, "task", t.name, "bytes", tr.Bytes, "calls", tr.Calls, "verified", tr.Verified)
 		if err != nil || ctx.Err() != nil {
 			break
 		}
@@ -299,7 +228,6 @@ func runTokensSide(ctx context.Context, log *slog.Logger, s *StdioServer, name, 
 	return side
 }
 
-// judge sets the targets against the run.
 func (r *TokensResult) judge() []TokensVerdict {
 	find, proxy := r.side(SideFind), r.side(SideProxy)
 	if find == nil || proxy == nil {
@@ -356,47 +284,31 @@ func (s *TokensSide) task(name string) *TokensTaskRun {
 // agent is the scripted model on one side (SideSnapshot, SideFind or
 // SideProxy): it calls tools and counts what every result weighs. last is
 // the answer of the last action (navigate, click, tabs): on the proxy,
-// what the next read is about. clickArg and fillArg are the element
-// arguments of browser_click and browser_fill_form's fields.
+// what the next read is about. Elements are named by "target", as
+// @playwright/mcp 0.0.83 and the proxy name them.
 type agent struct {
-	log                                       *slog.Logger
-	s                                         *StdioServer
-	site                                      *Site
-	timeout                                   time.Duration
-	steps                                     []BytesStep
-	side, run, phase, last, clickArg, fillArg string
+	log                    *slog.Logger
+	s                      *StdioServer
+	site                   *Site
+	timeout                time.Duration
+	steps                  []BytesStep
+	side, run, phase, last string
 }
 
-func newAgent(log *slog.Logger, s *StdioServer, side string, site *Site, run string, timeout time.Duration) (*agent, error) {
-	a := &agent{log: log, s: s, side: side, site: site, run: run, timeout: timeout}
-	var err1, err2 error
-	a.clickArg, err1 = s.TargetParam("browser_click")
-	a.fillArg, err2 = fillFormTargetParam(s)
-	return a, errors.Join(err1, err2)
+func newAgent(log *slog.Logger, s *StdioServer, side string, site *Site, run string, timeout time.Duration) *agent {
+	return &agent{log: log, s: s, side: side, site: site, run: run, timeout: timeout}
 }
 
-// call makes one counted tool call (an isError result counts too).
 func (a *agent) call(ctx context.Context, tool, detail string, args map[string]any) (string, error) {
-	if !a.s.HasTool(tool) {
-		return "", fmt.Errorf("%s offers no %s", a.s.Name, tool)
-	}
 	cctx, cancel := context.WithTimeout(ctx, a.timeout)
 	defer cancel()
 	c, err := a.s.Call(cctx, tool, args)
 	a.steps = append(a.steps, BytesStep{Phase: a.phase, Tool: tool, Detail: detail, Bytes: c.Bytes, MS: ms(c.Took)})
 	text := c.Text()
-	a.log.Debug("tokens: answer", "tool", tool, "detail", detail, "bytes", c.Bytes, "text", clip(text, 1500))
+	a.log.Debug("answer", "tool", tool, "detail", detail, "bytes", c.Bytes, "text", truncate(text, 1500))
 	return text, err
 }
 
-func clip(s string, n int) string {
-	if len(s) > n {
-		return s[:n] + "…"
-	}
-	return s
-}
-
-// act is a call whose answer is about the page it leaves.
 func (a *agent) act(ctx context.Context, tool, detail string, args map[string]any) (string, error) {
 	text, err := a.call(ctx, tool, detail, args)
 	a.last = text
@@ -408,7 +320,7 @@ func (a *agent) open(ctx context.Context, page string) (string, error) {
 }
 
 func (a *agent) click(ctx context.Context, ref, element string) (string, error) {
-	return a.act(ctx, "browser_click", element, map[string]any{a.clickArg: ref, "element": element})
+	return a.act(ctx, "browser_click", element, map[string]any{"target": ref, "element": element})
 }
 
 func (a *agent) snapshot(ctx context.Context, detail string, args map[string]any) (string, error) {
@@ -416,18 +328,10 @@ func (a *agent) snapshot(ctx context.Context, detail string, args map[string]any
 	return SnapshotYAML(text), err
 }
 
-// find is browser_find of a plain text, checked against the tool's schema
-// (a version without it is an error, not a guess).
 func (a *agent) find(ctx context.Context, text string) (string, error) {
-	if t, ok := a.s.tool("browser_find"); ok {
-		if _, ok := t.InputSchema.Properties["text"]; !ok {
-			return "", fmt.Errorf("%s: browser_find has no text argument", a.s.Name)
-		}
-	}
 	return a.call(ctx, "browser_find", fmt.Sprintf("text %q", text), map[string]any{"text": text})
 }
 
-// search is get_content(ref_id, search_for).
 func (a *agent) search(ctx context.Context, ref, q string) (string, error) {
 	return a.call(ctx, "get_content", fmt.Sprintf("search_for %q", q), map[string]any{"ref_id": ref, "search_for": q})
 }
@@ -445,7 +349,6 @@ func (a *agent) look(ctx context.Context, query, detail string) (string, error) 
 	return a.proxyRead(ctx, func(ref string) (string, error) { return a.search(ctx, ref, query) })
 }
 
-// proxyRead is the last answer's page when it came inline, else read.
 func (a *agent) proxyRead(ctx context.Context, read func(ref string) (string, error)) (string, error) {
 	p, err := proxyAnswer(a.last)
 	if err != nil {
@@ -489,7 +392,6 @@ func (a *agent) confirm(ctx context.Context, query, want, detail, ref string) (s
 	return confirmed(text, want)
 }
 
-// fill fills fields with browser_fill_form, the refs read off yaml.
 func (a *agent) fill(ctx context.Context, yaml string, fields []formField) (string, error) {
 	var list []any
 	for _, f := range fields {
@@ -497,12 +399,11 @@ func (a *agent) fill(ctx context.Context, yaml string, fields []formField) (stri
 		if !ok {
 			return "", fmt.Errorf("no %s %q in what the agent read", f.role, f.name)
 		}
-		list = append(list, map[string]any{"name": f.name, "type": f.role, a.fillArg: ref, "value": f.value})
+		list = append(list, map[string]any{"name": f.name, "type": f.role, "target": ref, "value": f.value})
 	}
 	return a.call(ctx, "browser_fill_form", fmt.Sprintf("%d fields", len(list)), map[string]any{"fields": list})
 }
 
-// fillAndClick fills the form read off yaml and clicks its button.
 func (a *agent) fillAndClick(ctx context.Context, yaml string, fields []formField, button string) (string, error) {
 	if _, err := a.fill(ctx, yaml, fields); err != nil {
 		return "", err
@@ -514,11 +415,8 @@ func (a *agent) fillAndClick(ctx context.Context, yaml string, fields []formFiel
 	return a.click(ctx, ref, button)
 }
 
-// formField is a field to fill, by the role (also browser_fill_form's type)
-// and the name it has in the snapshot.
 type formField struct{ role, name, value string }
 
-// proxyAnswer parses a proxy answer; an error answer is an error.
 func proxyAnswer(text string) (mcpserver.Parsed, error) {
 	p, err := mcpserver.ParseAnswer(text)
 	if err == nil && p.Error != "" {
@@ -527,8 +425,6 @@ func proxyAnswer(text string) (mcpserver.Parsed, error) {
 	return p, err
 }
 
-// inlineSnapshot is the yaml of a proxy answer that carries its new page
-// whole ("snapshot:" then the yaml).
 func inlineSnapshot(p mcpserver.Parsed) (string, bool) {
 	yaml, ok := strings.CutPrefix(p.Body, "snapshot:\n")
 	if !ok {
@@ -536,6 +432,3 @@ func inlineSnapshot(p mcpserver.Parsed) (string, bool) {
 	}
 	return yaml, true
 }
-
-// Common is the part every stdio scenario's config shares.
-func (c *StdioCommon) Common() *StdioCommon { return c }

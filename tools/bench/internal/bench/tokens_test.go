@@ -535,19 +535,3 @@ func TestTokensFlags(t *testing.T) {
 		})
 	}
 }
-
-// TestSharedBridgeFlag: in `bench all` one -bridge reaches every scenario.
-func TestSharedBridgeFlag(t *testing.T) {
-	fs := flag.NewFlagSet("all", flag.ContinueOnError)
-	o := OverheadConfig{StdioCommon: StdioCommon{FlagPrefix: "overhead-"}}
-	b := BytesConfig{StdioCommon: StdioCommon{FlagPrefix: "bytes-"}}
-	o.Flags(fs)
-	b.Flags(fs)
-	if err := fs.Parse([]string{"-bridge", "/x/bridge", "-overhead-n", "3", "-bytes-item", "5"}); err != nil {
-		t.Fatal(err)
-	}
-	got := []any{o.Bridge, b.Bridge, o.Iterations, b.Item, o.Page, o.Hop}
-	if diff := cmp.Diff([]any{"/x/bridge", "/x/bridge", 3, 5, "table", true}, got); diff != "" {
-		t.Errorf("bridge, bridge, -overhead-n, -bytes-item, page default, hop default (-want +got):\n%s", diff)
-	}
-}

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -37,35 +36,27 @@ const (
 	DeliveryWindow              = "14:00-16:00"
 )
 
-// DeliverySlots are the delivery page's windows, one button each.
 var DeliverySlots = []string{"08:00-10:00", "10:00-12:00", "12:00-14:00", DeliveryWindow, "16:00-18:00", "18:00-20:00"}
 
-// StockValues are the price, the count in stock and the SKU of product n.
 func StockValues(n int) (price, stock, sku string) {
 	return ProductPrice(n), strconv.Itoa((n * 7) % 50), fmt.Sprintf("SK-%05d", (n*97)%100000)
 }
 
-// ArticleTarget is the article's target sentence.
 var ArticleTarget = "According to the harbour ledger, the " + ArticleKeyword + " keeper's passphrase is " + ArticleCode + "."
 
-// ConsoleErrors are what the dashboard logs with console.error, beside
-// info and warn noise.
 var ConsoleErrors = []string{
 	"Failed to load /api/widgets: 503 Service Unavailable",
 	"TypeError: Cannot read properties of undefined (reading 'total') at renderSummary (dashboard.js:88)",
 	"Unhandled promise rejection: QuotaExceededError: localStorage is full",
 }
 
-// ContactValues are what the contact task submits, by form field name.
 var ContactValues = map[string]string{
 	"name": "Ada Lovelace", "email": "ada@example.com", "topic": "Delivery",
 	"order": "ORD-10277", "message": "The parcel has not arrived yet.", "copy": "on",
 }
 
-// Order is one row of the orders table.
 type Order struct{ ID, Date, Customer, Total, Status string }
 
-// OrderAt is the order with the given number (10001 … 10000+OrderRows).
 func OrderAt(n int) Order {
 	i := n - 10000
 	customers := []string{"Ada Lovelace", "Alan Turing", "Grace Hopper", "Edsger Dijkstra", "Barbara Liskov",
@@ -75,19 +66,13 @@ func OrderAt(n int) Order {
 		Customer: customers[(i*13)%len(customers)], Total: fmt.Sprintf("€%d.%02d", 12+(i*37)%480, (i*53)%100), Status: statuses[(i*3)%len(statuses)]}
 }
 
-// ProductPrice is the shown price of product n.
 func ProductPrice(n int) string { return fmt.Sprintf("€%d.%02d", 3+(n*37)%180, (n*53)%100) }
 
-// tokenRecord is what the site saw of each run, for the verifications.
 type tokenRecord struct {
 	mu   sync.Mutex
 	runs map[string]*RunRecord
 }
 
-// RunRecord is what the site recorded for one run id: the product ids the
-// shop's buttons posted, the user names of the sign-in attempts and whether
-// one succeeded, the orders pages served signed in, the last contact form,
-// GETs by page name and the delivery window last confirmed.
 type RunRecord struct {
 	Cart         []int
 	SignIns      []string
@@ -110,37 +95,29 @@ func (t *tokenRecord) update(run string, f func(*RunRecord)) {
 	f(t.runs[run])
 }
 
-// Record returns a copy of what the site recorded for run.
 func (s *Site) Record(run string) RunRecord {
 	var out RunRecord
 	s.tokens.update(run, func(r *RunRecord) {
+		// Only Fetched changes in place: the slices are appended to and
+		// Contact replaced whole.
 		out = *r
-		out.Cart, out.SignIns, out.Fetched = slices.Clone(r.Cart), slices.Clone(r.SignIns), maps.Clone(r.Fetched)
-		if r.Contact != nil {
-			out.Contact = url.Values{}
-			for k, v := range r.Contact {
-				out.Contact[k] = slices.Clone(v)
-			}
-		}
+		out.Fetched = maps.Clone(r.Fetched)
 	})
 	return out
 }
 
-// TokenURL is the URL of a tokens page for run.
 func (s *Site) TokenURL(run, page string) string { return s.URL + "/t/" + run + "/" + page }
 
 // runIDRE keeps run ids to short tokens: they appear in URLs and cookie
 // names.
 var runIDRE = regexp.MustCompile(`^[a-z0-9]{1,16}$`)
 
-// registerTokenPages adds the tokens pages to mux.
 func registerTokenPages(mux *http.ServeMux, rec *tokenRecord) {
 	write := func(w http.ResponseWriter, body string) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		w.Header().Set("Cache-Control", "no-store")
 		fmt.Fprint(w, body)
 	}
-	// handle checks the run id and counts the GETs of a named page.
 	handle := func(pattern, name string, h func(w http.ResponseWriter, r *http.Request, run string)) {
 		mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 			run := r.PathValue("run")
@@ -154,8 +131,10 @@ func registerTokenPages(mux *http.ServeMux, rec *tokenRecord) {
 			h(w, r, run)
 		})
 	}
-	for name, body := range map[string]string{"shop": shopPage(), "signin": signInPage(""), "contact": contactPage(), "article": articlePage(),
-		"account": accountPage(), "parcel": parcelPage(), "dashboard": dashboardPage(), "stock": stockPage(), "carrier": carrierPage(), "delivery": deliveryPage()} {
+	for name, body := range map[string]string{"shop": shopPage(), "signin": tokenPage("Sign in", "signin", ""), "contact": tokenPage("Contact us", "contact", nil),
+		"article": articlePage(), "account": tokenPage("Your account", "account", accountLinks), "parcel": tokenPage("Parcel status", "parcel", ParcelTracking),
+		"dashboard": dashboardPage(), "stock": tokenPage("Stock", "stock", StockProducts), "carrier": tokenPage("Northwind Express tracking", "carrier", DeliveryWindow),
+		"delivery": tokenPage("Delivery", "delivery", DeliverySlots)} {
 		handle("GET /t/{run}/"+name, name, func(w http.ResponseWriter, _ *http.Request, _ string) { write(w, body) })
 	}
 	orders := ordersPage()
@@ -174,7 +153,7 @@ func registerTokenPages(mux *http.ServeMux, rec *tokenRecord) {
 		rec.update(run, func(rr *RunRecord) { rr.SignIns, rr.SignedIn = append(rr.SignIns, user), rr.SignedIn || ok })
 		if !ok {
 			w.WriteHeader(http.StatusUnauthorized)
-			write(w, signInPage("Wrong user name or password."))
+			write(w, tokenPage("Sign in", "signin", "Wrong user name or password."))
 			return
 		}
 		http.SetCookie(w, &http.Cookie{Name: "sid_" + run, Value: "signed-in", Path: "/t/" + run + "/", HttpOnly: true, SameSite: http.SameSiteLaxMode})
@@ -194,7 +173,7 @@ func registerTokenPages(mux *http.ServeMux, rec *tokenRecord) {
 			return
 		}
 		rec.update(run, func(rr *RunRecord) { rr.Contact = r.PostForm })
-		write(w, contactConfirmation(r.PostForm))
+		write(w, tokenPage("Message sent", "sent", r.PostForm))
 	})
 	handle("POST /t/{run}/delivery", "", func(w http.ResponseWriter, r *http.Request, run string) {
 		slot := r.PostFormValue("slot")
@@ -214,7 +193,6 @@ var tokenPagesHTML string
 //go:embed pages/words.txt
 var articleText string
 
-// articleWords is the article's vocabulary; ArticleKeyword is not in it.
 var articleWords = strings.Fields(articleText)
 
 var tokenPages = template.Must(template.New("").Funcs(template.FuncMap{
@@ -239,7 +217,6 @@ var tokenPages = template.Must(template.New("").Funcs(template.FuncMap{
 	},
 }).Parse(tokenPagesHTML))
 
-// tokenPage renders the page template name with data inside page().
 func tokenPage(title, name string, data any) string {
 	var b strings.Builder
 	if err := tokenPages.ExecuteTemplate(&b, name, data); err != nil {
@@ -248,19 +225,9 @@ func tokenPage(title, name string, data any) string {
 	return page(title, b.String())
 }
 
-func shopPage() string                 { return tokenPage("Shop", "shop", ShopProducts) }
-func signInPage(problem string) string { return tokenPage("Sign in", "signin", problem) }
-func ordersPage() string               { return tokenPage("Orders", "orders", 10000+OrderRows) }
-func contactPage() string              { return tokenPage("Contact us", "contact", nil) }
-func contactConfirmation(form url.Values) string {
-	return tokenPage("Message sent", "sent", form)
-}
-func accountPage() string   { return tokenPage("Your account", "account", accountLinks) }
-func parcelPage() string    { return tokenPage("Parcel status", "parcel", ParcelTracking) }
+func shopPage() string      { return tokenPage("Shop", "shop", ShopProducts) }
+func ordersPage() string    { return tokenPage("Orders", "orders", 10000+OrderRows) }
 func dashboardPage() string { return tokenPage("Dashboard", "dashboard", nil) }
-func stockPage() string     { return tokenPage("Stock", "stock", StockProducts) }
-func carrierPage() string   { return tokenPage("Northwind Express tracking", "carrier", DeliveryWindow) }
-func deliveryPage() string  { return tokenPage("Delivery", "delivery", DeliverySlots) }
 
 // articlePage is a long article (about 110 KB) of generated prose in
 // sections, with ArticleTarget in one paragraph about two thirds down.
@@ -294,8 +261,6 @@ func articlePage() string {
 	return page("The keepers of the coast", b.String())
 }
 
-// accountLinks are the account page's links; "Track your parcel" is the
-// one the link task follows.
 var accountLinks = []string{"Profile", "Addresses", "Payment methods", "Order history", "Returns", "Gift cards",
 	"Wish list", "Subscriptions", "Notifications", "Privacy", "Security", "Connected devices", "Track your parcel",
 	"Invoices", "Help centre", "Contact us"}

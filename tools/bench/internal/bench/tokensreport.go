@@ -9,53 +9,32 @@ import (
 )
 
 func (r *TokensResult) writeText(w io.Writer) {
-	fmt.Fprintf(w, "== tokens: what a scripted agent's tool results weigh on %d tasks, three sides in one run. Counted: every tools/call result as it came off the wire (the JSON-RPC result: content and any other field), the number of calls, and each side's tools/list result (paid on every turn, not in the totals). Not counted: the checks that each task worked (the site's own record, the values it is known to show). env %v\n",
-		len(r.Tasks), r.Env)
-	fmt.Fprintf(w, "sides: %s = @playwright/mcp over stdio, reading with browser_snapshot; %s = the same with browser_find; %s = mcp-bridge → proxy-server (compact answers, get_content(ref_id, search_for), get_console_content)\n",
-		SideSnapshot, SideFind, SideProxy)
-	for _, t := range r.Tasks {
-		fmt.Fprintf(w, "  %-8s %s\n", t.Name, t.Goal)
-	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "side\ttask\ttool\tdetail\tbytes\tms\t")
-	for _, s := range r.Sides {
-		for _, t := range s.Tasks {
-			writeSteps(tw, s.Side, t.Steps, func(BytesStep) string { return t.Task })
-		}
-	}
-	tw.Flush()
-	fmt.Fprintln(w)
+	fmt.Fprintf(w, "== tokens: what a scripted agent's tool results weigh on %d tasks, three sides in one run: %s = @playwright/mcp over stdio reading with browser_snapshot, %s = the same with browser_find, %s = mcp-bridge → proxy-server. Counted: every tools/call result as it came off the wire, the calls, and each side's tools/list result (paid on every turn, not in the totals); not: the checks that each task worked. env %v\n",
+		len(r.Tasks), SideSnapshot, SideFind, SideProxy, r.Env)
 	r.writeTable(w)
-	for _, s := range r.Sides {
-		for _, t := range s.Tasks {
-			v := "verified"
-			if !t.Verified {
-				v = "NOT VERIFIED"
-			}
-			fmt.Fprintf(w, "%s / %s: %s: %s\n", s.Side, t.Task, v, t.Verification)
-			if t.Error != "" {
-				fmt.Fprintf(w, "%s / %s: ERROR: %s\n", s.Side, t.Task, t.Error)
-			}
-		}
-		if s.Error != "" && !strings.HasPrefix(s.Error, "task ") {
-			fmt.Fprintf(w, "%s: ERROR: %s\n", s.Side, s.Error)
-		}
-	}
+	r.writeErrors(w)
 	if len(r.Verdicts) == 0 {
 		fmt.Fprintln(w, "targets: not judged (a side did not complete every task)")
 	}
 	for _, v := range r.Verdicts {
 		fmt.Fprintf(w, "target: %s: %s: %s\n", v.Target, v.Measured, verdict(v.Met))
 	}
-	for _, s := range r.Stops {
-		fmt.Fprintf(w, "stdio stop: %s\n", s.Summary())
-	}
-	writeCleanup(w, r.Cleanup)
-	fmt.Fprintln(w)
+	writeStdioEnd(w, r.Stops, r.Cleanup)
 }
 
-// writeTable writes task × side: bytes and calls, the proxy against
-// plain+find, the suite's totals and the tools/list sizes.
+func (r *TokensResult) writeErrors(w io.Writer) {
+	for _, s := range r.Sides {
+		for _, t := range s.Tasks {
+			if t.Error != "" {
+				fmt.Fprintf(w, "%s / %s: ERROR: %s (%s)\n", s.Side, t.Task, t.Error, t.Found)
+			}
+		}
+		if s.Error != "" && !strings.HasPrefix(s.Error, "task ") {
+			fmt.Fprintf(w, "%s: ERROR: %s\n", s.Side, s.Error)
+		}
+	}
+}
+
 func (r *TokensResult) writeTable(w io.Writer) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	head := "task\t"
@@ -107,9 +86,6 @@ func (r *TokensResult) writeTable(w io.Writer) {
 	tw.Flush()
 }
 
-// TokensCharts draws the tokens results: result bytes per task and side
-// (log scale, with the suite's total and each side's tools/list), and
-// calls per task and side.
 func TokensCharts(res *TokensResult) ([]Chart, error) {
 	if res == nil || len(res.Sides) == 0 || len(res.Tasks) == 0 {
 		return nil, fmt.Errorf("the report has no tokens run")

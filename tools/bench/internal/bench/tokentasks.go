@@ -11,9 +11,6 @@ import (
 	"time"
 )
 
-// tokensTask is one task of the suite: what the agent does, on every side
-// through its reads (look, page, confirm), returning what it found; and the
-// uncounted check of the result.
 type tokensTask struct {
 	name, goal string
 	do         func(ctx context.Context, a *agent) (string, error)
@@ -44,13 +41,10 @@ var contactForm = []formField{
 	{"checkbox", "Send me a copy", "true"},
 }
 
-// stockFunction is the evaluate task's function, as a model that knows
-// what it wants writes it.
 var stockFunction = fmt.Sprintf(`() => { const card = [...document.querySelectorAll('article')].find(a => a.querySelector('h3').textContent === 'Product %d'); `+
 	`const v = l => [...card.querySelectorAll('dt')].find(d => d.textContent === l).nextElementSibling.textContent; `+
 	`return { price: v('Price'), stock: v('In stock'), sku: v('SKU') }; }`, StockTarget)
 
-// steps runs fs in turn, each given what the one before returned.
 func steps(s string, fs ...func(string) (string, error)) (string, error) {
 	var err error
 	for _, f := range fs {
@@ -61,7 +55,6 @@ func steps(s string, fs ...func(string) (string, error)) (string, error) {
 	return s, nil
 }
 
-// tokensSuite is every task, in suite order.
 func tokensSuite() []tokensTask {
 	return []tokensTask{
 		{name: "shop", goal: fmt.Sprintf("add Product %d to the cart (%d products, every button \"Add to cart\") and confirm the cart says 1 item", ShopTarget, ShopProducts),
@@ -273,7 +266,6 @@ func verifyTabs(_ context.Context, site *Site, run, found string) (string, error
 	return check(got, found == DeliveryWindow && strings.EqualFold(rec.Slot, DeliveryWindow), "confirmed %q after reading %q, want %q", rec.Slot, found, DeliveryWindow)
 }
 
-// check is a verification's answer: what it saw, and an error unless ok.
 func check(got string, ok bool, format string, args ...any) (string, error) {
 	if !ok {
 		return got, fmt.Errorf(format, args...)
@@ -281,7 +273,6 @@ func check(got string, ok bool, format string, args ...any) (string, error) {
 	return got, nil
 }
 
-// equals verifies that the agent found want.
 func equals(source, want string) func(context.Context, *Site, string, string) (string, error) {
 	return func(_ context.Context, _ *Site, _, found string) (string, error) {
 		return check(fmt.Sprintf("the agent read %q (%s %q)", found, source, want), found == want, "the agent read %q, want %q", found, want)
@@ -298,8 +289,6 @@ func passphrase(text string) (string, error) {
 	return m[1], nil
 }
 
-// answerErrorRE is one console error of a proxy answer: "! message" and
-// perhaps " @ url:line".
 var answerErrorRE = regexp.MustCompile(`(?m)^! (.*?)(?: @ \S+:\d+)?$`)
 
 // answerErrors are the console errors a proxy answer shows, without where
@@ -315,10 +304,8 @@ func answerErrors(text string) []string {
 	return out
 }
 
-// consoleLineRE is one error of upstream's console listing.
 var consoleLineRE = regexp.MustCompile(`(?m)^\[ERROR\] (.*?)(?: @ \S+)?$`)
 
-// consoleErrors returns the error messages of a console listing, one a line.
 func consoleErrors(text string) (string, error) {
 	var out []string
 	for _, m := range consoleLineRE.FindAllStringSubmatch(text, -1) {
@@ -330,16 +317,13 @@ func consoleErrors(text string) (string, error) {
 	return strings.Join(out, "\n"), nil
 }
 
-// confirmed says whether the agent saw want in what it read.
 func confirmed(text, want string) (string, error) {
 	if !strings.Contains(text, want) {
-		return "", fmt.Errorf("the agent did not see %q in %q", want, clip(text, 300))
+		return "", fmt.Errorf("the agent did not see %q in %q", want, truncate(text, 300))
 	}
 	return want, nil
 }
 
-// snapNode is one element or text line of an aria snapshot, with the text
-// after its colon.
 type snapNode struct {
 	indent                int
 	role, name, ref, text string
@@ -354,8 +338,6 @@ var snapNodeRE = regexp.MustCompile(`^( *)- ([A-Za-z/][\w/-]*)(?: ("(?:[^"\\]|\\
 // name, which may contain "[ref=…]" as text.
 var snapRefRE = regexp.MustCompile(`\[ref=([A-Za-z0-9_-]+)\]`)
 
-// parseNodes parses the element lines of a snapshot, skipping anything else
-// (text, "...", markdown around the yaml).
 func parseNodes(yaml string) []snapNode {
 	var out []snapNode
 	for _, line := range strings.Split(yaml, "\n") {
@@ -382,7 +364,6 @@ func parseNodes(yaml string) []snapNode {
 	return out
 }
 
-// label is what a node says: its name, or its text.
 func (n snapNode) label() string {
 	if n.hasName {
 		return n.name
@@ -390,8 +371,6 @@ func (n snapNode) label() string {
 	return n.text
 }
 
-// findNode is the ref of the first element with this role whose name
-// passes match.
 func findNode(yaml, role string, match func(snapNode) bool) (string, bool) {
 	for _, n := range parseNodes(yaml) {
 		if n.role == role && n.ref != "" && match(n) {
@@ -401,19 +380,14 @@ func findNode(yaml, role string, match func(snapNode) bool) (string, bool) {
 	return "", false
 }
 
-// ElementRef returns the ref of the first element with this role and
-// accessible name, exactly.
 func ElementRef(yaml, role, name string) (string, bool) {
 	return findNode(yaml, role, func(n snapNode) bool { return n.hasName && n.name == name })
 }
 
-// firstRef is the ref of the first element with this role.
 func firstRef(yaml, role string) (string, bool) {
 	return findNode(yaml, role, func(snapNode) bool { return true })
 }
 
-// refByNameContains is the ref of the first element of this role whose
-// name contains sub (case-insensitive).
 func refByNameContains(yaml, role, sub string) (string, bool) {
 	return findNode(yaml, role, func(n snapNode) bool { return strings.Contains(strings.ToLower(n.name), strings.ToLower(sub)) })
 }
