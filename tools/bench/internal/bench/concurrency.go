@@ -15,41 +15,43 @@ import (
 	"time"
 )
 
+// The concurrency scenario's fixed setup. Creates start a worker process
+// each: a hundred Node starts at once on two CPUs take minutes each, past any
+// client's timeout. The machine is shared and has no swap: a level's load
+// stops early when MemAvailable falls below minAvailableKB.
+const (
+	createConcurrency = 10
+	minAvailableKB    = 2048 << 10
+	maxIterations     = 10000
+	// errorBackoff is the pause after a failed round: no hot loop against a
+	// failing server.
+	errorBackoff = 250 * time.Millisecond
+	// settlePause lets a server's startup or the previous level's closing
+	// quieten before a baseline.
+	settlePause = 5 * time.Second
+)
+
 // ConcurrencyConfig configures the concurrency scenario: at each level, that
 // many sessions loop navigate + get_content + browser_snapshot +
-// browser_click for Duration.
+// browser_click for Duration. Nodes > 0 runs the browsers on that many local
+// browser nodes; their processes are then outside the server's tree and its
+// figures.
 type ConcurrencyConfig struct {
-	Server                ServerConfig
-	Levels                []int
-	Duration              time.Duration
-	Pages                 []string
-	MaxIterations         int // rounds per session per level, whatever the duration
-	WarmPool, MaxSessions int // PROXY_WARM_POOL, PROXY_MAX_SESSIONS (at least the largest level)
-	// Creates start a worker process each: a hundred Node starts at once on
-	// two CPUs take minutes each, past any client's timeout.
-	CreateConcurrency int
-	// The machine is shared and has no swap: a level's load stops early
-	// when MemAvailable falls below this (0: off).
-	MinAvailableMB int64
-	// Nodes > 0 runs the browsers on that many local browser nodes; their
-	// processes are then outside the server's tree and its figures.
+	Server         ServerConfig
+	Levels         []int
+	Duration       time.Duration
+	Pages          []string
 	Nodes          int
 	RequestTimeout time.Duration
-	// ErrorBackoff is the pause after a failed round: no hot loop against a
-	// failing server.
-	ErrorBackoff time.Duration
+	MaxIterations  int // rounds per session per level; 0: maxIterations
 }
 
 // Flags registers the scenario's flags with their defaults.
 func (c *ConcurrencyConfig) Flags(fs *flag.FlagSet) {
-	intsVar(fs, &c.Levels, "levels", []int{1, 10, 25, 50, 100}, "numbers of concurrent sessions")
+	c.Levels, c.Pages = []int{1, 10, 25, 50, 100}, []string{"catalogue", "form"}
+	fs.Var((*IntList)(&c.Levels), "levels", "numbers of concurrent sessions")
 	fs.DurationVar(&c.Duration, "duration", 60*time.Second, "load duration per level: no call starts after it (the calls in flight finish; the report gives the measured window)")
-	pagesVar(fs, &c.Pages, "pages", []string{"catalogue", "form"}, "pages the sessions navigate to, in turn: `list` of form, table, catalogue (catalogue,form is the memory scenario on the 1,500-item page; form alone is a light page)")
-	fs.IntVar(&c.MaxIterations, "max-iterations", 10000, "bound on navigate/snapshot/click rounds per session per level")
-	fs.IntVar(&c.WarmPool, "warm-pool", 1, "PROXY_WARM_POOL")
-	fs.IntVar(&c.MaxSessions, "max-sessions", 0, "PROXY_MAX_SESSIONS (0: the largest level)")
-	fs.IntVar(&c.CreateConcurrency, "create-concurrency", 10, "sessions created at once at the start of a level (each starts a worker process)")
-	fs.Int64Var(&c.MinAvailableMB, "min-available-mb", 2048, "memory guard: stop a level's load early when MemAvailable falls below this (0: off)")
+	fs.Var((*PageList)(&c.Pages), "pages", "pages the sessions navigate to, in turn: `list` of form, table, catalogue")
 }
 
 // Check refuses bad flags before anything starts.
@@ -62,90 +64,54 @@ func (c *ConcurrencyConfig) Check() error {
 	if c.Duration <= 0 || c.Duration > time.Hour {
 		return fmt.Errorf("-duration %s: want (0, 1h]", c.Duration)
 	}
+	if len(c.Levels) == 0 || len(c.Pages) == 0 {
+		return fmt.Errorf("-levels, -pages: none")
+	}
 	return nil
 }
 
 // ConcurrencyResult is the result of the concurrency scenario.
 type ConcurrencyResult struct {
-	Env           map[string]string `json:"env"`
-	DurationMS    float64           `json:"duration_ms"`
-	Pages         []string          `json:"pages"`
-	MaxIterations int               `json:"max_iterations_per_session"`
-	Nodes         int               `json:"nodes,omitempty"`
-	ClickParam    string            `json:"click_param"`
-	StartMemory   MemSample         `json:"start_memory"`
-	Levels        []LevelResult     `json:"levels"`
-	Cleanup       StopReport        `json:"cleanup"`
-	Interrupted   bool              `json:"interrupted,omitempty"`
+	Env         map[string]string `json:"env"`
+	DurationMS  float64           `json:"duration_ms"`
+	Pages       []string          `json:"pages"`
+	Nodes       int               `json:"nodes,omitempty"`
+	ClickParam  string            `json:"click_param"`
+	Levels      []LevelResult     `json:"levels"`
+	Cleanup     StopReport        `json:"cleanup"`
+	Interrupted bool              `json:"interrupted,omitempty"`
 }
 
 // LevelResult is one level. The calls in flight at the deadline finish and
 // count, so WindowMS (the measured load) is a little longer than the
 // duration. A round counts in Rounds when every call of it succeeded, in
 // CutRounds when the deadline stopped it part-way. PerSession* are (memory −
-// 0-session baseline) / Created in kB; TotalRSSPerSessionKB includes the
-// baseline.
+// 0-session baseline) / Created in kB.
 type LevelResult struct {
-	Level             int          `json:"level"`
-	Created           int          `json:"created"`
-	ActiveAfterCreate int          `json:"active_after_create"`
-	CreateErrors      []ErrorCount `json:"create_errors"`
-	Create            Summary      `json:"create"`
-	CreateWallMS      float64      `json:"create_wall_ms"`
-	WindowMS          float64      `json:"window_ms"`
-	Rounds            int          `json:"rounds"`
-	RoundsPerSession  RoundSpread  `json:"rounds_per_session"`
-	CutRounds         int          `json:"cut_rounds"`
-	Calls             int          `json:"calls"`
-	OKCalls           int          `json:"ok_calls"`
-	CallsPerSec       float64      `json:"ok_calls_per_s"`
-	ErrorCount        int          `json:"error_count"`
-	Errors            []ErrorCount `json:"errors"`
-	Tools             []ToolStat   `json:"tools"`
-	Breakdown         []Breakdown  `json:"breakdown"`
-	BreakdownErr      string       `json:"breakdown_error,omitempty"`
-	// Settled is false when the previous level's processes had not gone
-	// after SettleMS: the baseline is then too high.
-	SettleMS             float64            `json:"settle_ms"`
-	Settled              bool               `json:"settled"`
-	Baseline             MemSample          `json:"baseline_memory"`
-	Idle                 MemSample          `json:"idle_memory"`
-	End                  MemSample          `json:"end_of_load_memory"`
-	LoadSamples          int                `json:"load_samples"`
-	LoadMedian           int64              `json:"load_rss_median_kb"`
-	LoadMax              int64              `json:"load_rss_max_kb"`
-	PerSessionIdleKB     float64            `json:"per_session_idle_rss_kb"`
-	PerSessionKB         float64            `json:"per_session_load_rss_kb"`
-	PerSessionRSSKB      float64            `json:"per_session_end_rss_kb"`
-	PerSessionPSSKB      float64            `json:"per_session_end_pss_kb"`
-	PerSessionByKind     map[string]float64 `json:"per_session_end_rss_kb_by_kind"`
-	TotalRSSPerSessionKB float64            `json:"total_end_rss_per_session_kb"`
-	MemoryGuard          string             `json:"memory_guard,omitempty"`
-	MinAvailableKB       int64              `json:"min_mem_available_kb"`
-	CreateCPU            CPUUsage           `json:"create_cpu"`
-	LoadCPU              CPUUsage           `json:"load_cpu"`
-	DBBytes              int64              `json:"db_bytes_after"`
-	HealthAfter          string             `json:"health_after"`
-	DeleteMS             float64            `json:"delete_wall_ms"`
-	DeleteErrs           int                `json:"delete_errors"`
-}
-
-// RoundSpread is how many rounds the sessions of one level completed.
-type RoundSpread struct {
-	Min    int     `json:"min"`
-	Median float64 `json:"median"`
-	Max    int     `json:"max"`
-}
-
-func spreadOf(perSession []int) RoundSpread {
-	if len(perSession) == 0 {
-		return RoundSpread{}
-	}
-	fs := make([]float64, len(perSession))
-	for i, n := range perSession {
-		fs[i] = float64(n)
-	}
-	return RoundSpread{Min: slices.Min(perSession), Median: Percentile(fs, 50), Max: slices.Max(perSession)}
+	Level            int                `json:"level"`
+	Created          int                `json:"created"`
+	CreateErrors     []ErrorCount       `json:"create_errors"`
+	Create           Summary            `json:"create"`
+	CreateWallMS     float64            `json:"create_wall_ms"`
+	WindowMS         float64            `json:"window_ms"`
+	Rounds           int                `json:"rounds"`
+	CutRounds        int                `json:"cut_rounds"`
+	Calls            int                `json:"calls"`
+	OKCalls          int                `json:"ok_calls"`
+	CallsPerSec      float64            `json:"ok_calls_per_s"`
+	ErrorCount       int                `json:"error_count"`
+	Errors           []ErrorCount       `json:"errors"`
+	Tools            []ToolStat         `json:"tools"`
+	Breakdown        []Breakdown        `json:"breakdown"`
+	BreakdownErr     string             `json:"breakdown_error,omitempty"`
+	Settled          bool               `json:"settled"` // false: the previous level's processes had not gone, the baseline is too high
+	Baseline         MemSample          `json:"baseline_memory"`
+	End              MemSample          `json:"end_of_load_memory"`
+	PerSessionRSSKB  float64            `json:"per_session_end_rss_kb"`
+	PerSessionPSSKB  float64            `json:"per_session_end_pss_kb"`
+	PerSessionByKind map[string]float64 `json:"per_session_end_rss_kb_by_kind"`
+	MemoryGuard      string             `json:"memory_guard,omitempty"`
+	LoadCPU          CPUUsage           `json:"load_cpu"`
 }
 
 // ToolStat is the latency of the successful calls of one tool on one page.
@@ -161,21 +127,19 @@ type ToolStat struct {
 // RunConcurrency runs the scenario on one proxy-server: per level, create
 // the sessions, load them for Duration, measure, close them all.
 func RunConcurrency(ctx context.Context, log *slog.Logger, site *Site, cfg ConcurrencyConfig) (res *ConcurrencyResult, err error) {
-	if len(cfg.Levels) == 0 || len(cfg.Pages) == 0 {
-		return nil, fmt.Errorf("concurrency: no levels or no pages")
+	if err := cfg.Check(); err != nil {
+		return nil, err
 	}
-	cfg.MaxSessions = max(cfg.MaxSessions, slices.Max(cfg.Levels))
-	cfg.CreateConcurrency = max(cfg.CreateConcurrency, 1)
-	cfg.ErrorBackoff = cmp.Or(cfg.ErrorBackoff, 250*time.Millisecond)
+	maxSessions := slices.Max(cfg.Levels)
 	scfg := cfg.Server
 	scfg.Env = copyEnv(scfg.Env)
-	scfg.Env["PROXY_MAX_SESSIONS"] = strconv.Itoa(cfg.MaxSessions)
-	scfg.Env["PROXY_WARM_POOL"] = strconv.Itoa(cfg.WarmPool)
-	res = &ConcurrencyResult{Env: scfg.Env, DurationMS: ms(cfg.Duration), Pages: cfg.Pages, MaxIterations: cfg.MaxIterations, Nodes: cfg.Nodes}
+	scfg.Env["PROXY_MAX_SESSIONS"] = strconv.Itoa(maxSessions)
+	scfg.Env["PROXY_WARM_POOL"] = "1"
+	res = &ConcurrencyResult{Env: scfg.Env, DurationMS: ms(cfg.Duration), Pages: cfg.Pages, Nodes: cfg.Nodes}
 	if cfg.Nodes > 0 {
-		// Each node can take every session and the spares: placement, not
+		// Each node can take every session and the spare: placement, not
 		// capacity, is what is measured.
-		endpoints, stop, err := startNodes(ctx, log, scfg, cfg.Nodes, cfg.MaxSessions+cfg.WarmPool)
+		endpoints, stop, err := startNodes(ctx, log, scfg, cfg.Nodes, maxSessions+1)
 		if err != nil {
 			return res, err
 		}
@@ -193,7 +157,6 @@ func RunConcurrency(ctx context.Context, log *slog.Logger, site *Site, cfg Concu
 	if err := sleepCtx(ctx, settlePause); err != nil {
 		return res, err
 	}
-	res.StartMemory = srv.Memory(true)
 	startProcs := len(processTree(srv.PID))
 	l := &loop{c: c, site: site, clickParam: res.ClickParam}
 	for _, level := range cfg.Levels {
@@ -209,25 +172,19 @@ func RunConcurrency(ctx context.Context, log *slog.Logger, site *Site, cfg Concu
 	return res, nil
 }
 
-// settlePause lets a server's startup or the previous level's closing
-// quieten before a baseline.
-const settlePause = 5 * time.Second
-
 func runLevel(ctx context.Context, log *slog.Logger, srv *Server, l *loop, level, startProcs int, cfg ConcurrencyConfig) (lr LevelResult, err error) {
 	lr.Level = level
 	if err := sleepCtx(ctx, settlePause); err != nil {
 		return lr, err
 	}
-	settle, settled, err := srv.settle(ctx, startProcs+1, 3*time.Minute)
-	if lr.SettleMS, lr.Settled = ms(settle), settled; err != nil {
+	if _, lr.Settled, err = srv.settle(ctx, startProcs+1, 3*time.Minute); err != nil {
 		return lr, err
 	}
 	lr.Baseline = srv.Memory(true)
-	log.Info("baseline (0 sessions)", "rss_mb", mb(lr.Baseline.RSSKB), "procs", lr.Baseline.Procs, "settled", settled)
 	createErrs := newErrorLog()
 	sessions, lat := make([]string, level), make([]float64, level)
-	createMark, t0 := markCPU(srv.PID), time.Now()
-	parallel(level, cfg.CreateConcurrency, func(i int) {
+	t0 := time.Now()
+	parallel(level, createConcurrency, func(i int) {
 		t := time.Now()
 		if s, err := l.c.CreateSession(ctx); err != nil {
 			createErrs.add("POST /sessions", err)
@@ -235,7 +192,7 @@ func runLevel(ctx context.Context, log *slog.Logger, srv *Server, l *loop, level
 			sessions[i], lat[i] = s.ID, ms(time.Since(t))
 		}
 	})
-	lr.CreateWallMS, lr.CreateCPU = ms(time.Since(t0)), cpuSince(createMark, markCPU(srv.PID))
+	lr.CreateWallMS = ms(time.Since(t0))
 	var ids []string
 	var createLat []float64
 	for i, id := range sessions {
@@ -244,21 +201,9 @@ func runLevel(ctx context.Context, log *slog.Logger, srv *Server, l *loop, level
 		}
 	}
 	lr.Created, lr.Create, lr.CreateErrors = len(ids), Summarize(createLat), createErrs.list()
-	defer func() {
-		t := time.Now()
-		lr.DeleteErrs = closeAll(ctx, log, l.c, ids)
-		lr.DeleteMS = ms(time.Since(t))
-		log.Info("sessions closed", "n", len(ids), "took", time.Since(t).Round(time.Millisecond), "errors", lr.DeleteErrs)
-	}()
-	if list, err := l.c.ListSessions(ctx); err == nil {
-		for _, s := range list {
-			if s.State == "active" {
-				lr.ActiveAfterCreate++
-			}
-		}
-	}
-	log.Info("sessions created", "ok", lr.Created, "failed", level-lr.Created, "wall", time.Since(t0).Round(time.Millisecond), "median", fmt.Sprintf("%.0fms", lr.Create.Median))
-	if lr.Idle = srv.Memory(false); ctx.Err() != nil {
+	defer closeAll(ctx, log, l.c, ids)
+	log.Info("sessions created", "ok", lr.Created, "failed", level-lr.Created, "wall", time.Since(t0).Round(time.Millisecond))
+	if ctx.Err() != nil {
 		return lr, ctx.Err()
 	} else if lr.Created == 0 {
 		return lr, fmt.Errorf("no session could be created: %v", firstMessage(lr.CreateErrors))
@@ -266,25 +211,16 @@ func runLevel(ctx context.Context, log *slog.Logger, srv *Server, l *loop, level
 	l.rec = newRecorder(len(ids))
 	loadCtx, cancel := context.WithTimeout(ctx, cfg.Duration)
 	defer cancel()
-	var samples []float64
-	lr.MinAvailableKB, _ = statusKB("/proc/meminfo", "MemAvailable")
-	sampleDone := make(chan struct{})
+	guardDone := make(chan struct{})
 	start := time.Now()
 	go func() {
-		defer close(sampleDone)
-		for k := 1; sleepCtx(loadCtx, 2*time.Second) == nil; k++ {
-			samples = append(samples, float64(srv.Memory(false).RSSKB))
-			if avail, ok := statusKB("/proc/meminfo", "MemAvailable"); ok {
-				lr.MinAvailableKB = min(lr.MinAvailableKB, avail)
-				if guard := cfg.MinAvailableMB * 1024; guard > 0 && avail < guard {
-					lr.MemoryGuard = fmt.Sprintf("MemAvailable fell to %s MB (guard %s MB) %s into the load: load stopped early",
-						mb(avail), mb(guard), time.Since(start).Round(time.Second))
-					log.Error("memory guard", "msg", lr.MemoryGuard)
-					cancel()
-				}
-			}
-			if k%5 == 0 {
-				log.Info("load", "elapsed", time.Since(start).Round(time.Second), "ops", l.rec.count(), "errors", l.rec.errlog.total(), "rss_mb", mb(int64(samples[len(samples)-1])))
+		defer close(guardDone)
+		for sleepCtx(loadCtx, 2*time.Second) == nil {
+			if avail, ok := statusKB("/proc/meminfo", "MemAvailable"); ok && avail < minAvailableKB {
+				lr.MemoryGuard = fmt.Sprintf("MemAvailable fell to %s MB (guard %s MB) %s into the load: load stopped early",
+					mb(avail), mb(minAvailableKB), time.Since(start).Round(time.Second))
+				log.Error("memory guard", "msg", lr.MemoryGuard)
+				cancel()
 			}
 		}
 	}()
@@ -295,7 +231,7 @@ func runLevel(ctx context.Context, log *slog.Logger, srv *Server, l *loop, level
 	}
 	lw.Wait()
 	cancel()
-	<-sampleDone
+	<-guardDone
 	window := time.Since(start)
 	lr.LoadCPU, lr.End, lr.WindowMS = cpuSince(loadMark, markCPU(srv.PID)), srv.Memory(true), ms(window)
 	rec := l.rec
@@ -304,26 +240,15 @@ func runLevel(ctx context.Context, log *slog.Logger, srv *Server, l *loop, level
 	for _, n := range rec.rounds {
 		lr.Rounds += n
 	}
-	lr.RoundsPerSession = spreadOf(rec.rounds)
 	rec.mu.Unlock()
 	lr.Tools = rec.toolStats(window)
 	lr.CallsPerSec = float64(lr.OKCalls) / window.Seconds()
 	lr.ErrorCount, lr.Errors = rec.errlog.total(), rec.errlog.list()
-	lr.LoadSamples, lr.LoadMedian, lr.LoadMax = len(samples), lr.End.RSSKB, lr.End.RSSKB
-	if len(samples) > 0 {
-		lr.LoadMedian, lr.LoadMax = int64(Percentile(samples, 50)), int64(slices.Max(samples))
-	}
 	lr.perSessionMemory()
 	if lr.Breakdown, err = timeBreakdown(ctx, srv.DBPath, rec.timings); err != nil {
 		lr.BreakdownErr = err.Error()
-		log.Warn("time breakdown", "err", err)
 	}
-	lr.DBBytes = srv.DBBytes()
-	if lr.HealthAfter, err = l.c.Health(ctx); err != nil {
-		lr.HealthAfter = err.Error()
-	}
-	log.Info("level done", "window", window.Round(time.Millisecond), "ok_calls_per_s", fmt.Sprintf("%.2f", lr.CallsPerSec), "calls", lr.Calls, "errors", lr.ErrorCount,
-		"rounds_per_session_min", lr.RoundsPerSession.Min, "cut_rounds", lr.CutRounds, "pss_per_session_mb", fmt.Sprintf("%.1f", lr.PerSessionPSSKB/1024), "health", lr.HealthAfter)
+	log.Info("level done", "window", window.Round(time.Millisecond), "ok_calls_per_s", fmt.Sprintf("%.2f", lr.CallsPerSec), "errors", lr.ErrorCount)
 	return lr, ctx.Err()
 }
 
@@ -332,11 +257,8 @@ func (lr *LevelResult) perSessionMemory() {
 		return
 	}
 	n := float64(lr.Created)
-	lr.PerSessionIdleKB = float64(lr.Idle.RSSKB-lr.Baseline.RSSKB) / n
-	lr.PerSessionKB = float64(lr.LoadMedian-lr.Baseline.RSSKB) / n
 	lr.PerSessionRSSKB = float64(lr.End.RSSKB-lr.Baseline.RSSKB) / n
 	lr.PerSessionPSSKB = float64(lr.End.PSSKB-lr.Baseline.PSSKB) / n
-	lr.TotalRSSPerSessionKB = float64(lr.End.RSSKB) / n
 	lr.PerSessionByKind = map[string]float64{}
 	for _, k := range kinds(lr.Baseline, lr.End) {
 		lr.PerSessionByKind[k] = float64(lr.End.ByKind[k].RSSKB-lr.Baseline.ByKind[k].RSSKB) / n
@@ -351,7 +273,6 @@ type recorder struct {
 	errs      map[[2]string]int
 	calls, ok int // POST /call only
 	ops       int // every request
-	restored  int // calls answered "restored": true
 	rounds    []int
 	cut       int
 	errlog    *errorLog
@@ -382,9 +303,6 @@ func (r *recorder) call(ctx context.Context, c *Client, id, tool, page string, p
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.calls++
-	if res.Metadata.Restored {
-		r.restored++
-	}
 	if err == nil {
 		r.ok++
 		r.timings = append(r.timings, callTiming{ref: res.RefID, tool: tool, page: page, sent: t, received: done})
@@ -406,12 +324,6 @@ func (r *recorder) record(tool, page string, t time.Time, err error) {
 	if err != nil {
 		r.errlog.add(tool+" ("+page+")", err)
 	}
-}
-
-func (r *recorder) count() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.ops
 }
 
 // toolStats is the latency of every (tool, page) seen; PerSec is over
@@ -465,12 +377,12 @@ type loop struct {
 func (l *loop) sessionLoop(ctx, loadCtx context.Context, id string, idx int, cfg ConcurrencyConfig) {
 	rng := rand.New(rand.NewPCG(uint64(idx), 42))
 	goOn := func() bool { return loadCtx.Err() == nil }
-	for it := 0; it < cfg.MaxIterations && goOn(); it++ {
+	for it := 0; it < cmp.Or(cfg.MaxIterations, maxIterations) && goOn(); it++ {
 		page := cfg.Pages[(idx+it)%len(cfg.Pages)]
 		_, _, completed, cut := l.round(ctx, id, Pages[page], page, rng, goOn)
 		l.rec.roundEnded(idx, completed, cut)
 		if !completed && !cut {
-			_ = sleepCtx(loadCtx, cmp.Or(cfg.ErrorBackoff, 250*time.Millisecond))
+			_ = sleepCtx(loadCtx, errorBackoff)
 		}
 	}
 }

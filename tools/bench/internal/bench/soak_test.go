@@ -162,8 +162,7 @@ func TestMeanSample(t *testing.T) {
 			Memory: MemSample{Procs: 30 + i%2, RSSKB: 3000, PSSKB: pss, ByKind: map[string]KindMem{
 				"node": {Procs: 10 + i%2, RSSKB: 700, PSSKB: pss / 2}}},
 			ServerRSSKB: 33000 + int64(i), ServerFDs: fds, TreeFDs: 1000, Active: active, Suspended: 10 - active,
-			Ops: 100 * i, Errors: i, Restored: i, Goroutines: goroutines, HeapInuseKB: 5000, HeapRetainedKB: -1,
-			GoHeldKB: 13000, SQLiteMappedKB: -1, DBBytes: int64(i) << 20}
+			Ops: 100 * i, Errors: i, Goroutines: goroutines, HeapInuseKB: 5000, SQLiteMappedKB: -1, DBBytes: int64(i) << 20}
 	}
 	tests := []struct {
 		name     string

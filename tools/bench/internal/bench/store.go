@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -19,7 +20,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"text/tabwriter"
 	"time"
 )
 
@@ -37,14 +37,14 @@ const StoreSearchTerm = "espresso"
 // StoreConfig configures the store scenario: the SQLite record used in
 // process (internal/store and internal/content, no server, no browser).
 // Writers default to 4, the server's admission of 2 × CPUs on 2 CPUs.
+// Dir ("": the system's temp directory) and the snapshot sizes (0: 100 KiB
+// ingested, 1 MiB searched) have no flag: tests make them small.
 type StoreConfig struct {
-	Dir                  string // for the temporary databases ("": the system's)
-	Keep                 bool
+	Dir                  string
 	Duration             time.Duration // of each ingest run
 	Writers, Readers     int
-	SnapshotKB, SearchKB int // the ingested snapshots and the searched one
+	SnapshotKB, SearchKB int
 	SearchIterations     int
-	SearchTerm           string
 }
 
 // Flags registers the scenario's flags with their defaults.
@@ -53,11 +53,6 @@ func (c *StoreConfig) Flags(fs *flag.FlagSet) {
 	fs.IntVar(&c.Writers, "writers", 4, "goroutines recording calls")
 	fs.IntVar(&c.Readers, "readers", 4, "goroutines querying (get_content with search_for, GetResponse) during the second ingest run")
 	fs.IntVar(&c.SearchIterations, "n", 200, "get_content search iterations on the large snapshot")
-	fs.IntVar(&c.SnapshotKB, "snapshot-kb", 100, "page snapshot size of each ingested call, KiB")
-	fs.IntVar(&c.SearchKB, "search-kb", 1024, "size of the snapshot searched, KiB")
-	fs.StringVar(&c.SearchTerm, "term", StoreSearchTerm, "search_for term of the search run (the generated snapshot has it in a handful of lines)")
-	fs.StringVar(&c.Dir, "dir", "", "directory for the temporary databases (default: the system temp directory)")
-	fs.BoolVar(&c.Keep, "keep", false, "keep the databases")
 }
 
 // Check refuses bad flags before anything starts.
@@ -71,22 +66,18 @@ func (c *StoreConfig) Check() error {
 		return fmt.Errorf("-readers %d: want 0..64", c.Readers)
 	case c.SearchIterations < 1 || c.SearchIterations > 100000:
 		return fmt.Errorf("-n %d: want 1..100000", c.SearchIterations)
-	case c.SnapshotKB < 1 || c.SnapshotKB > 64<<10 || c.SearchKB < 1 || c.SearchKB > 64<<10:
-		return fmt.Errorf("-snapshot-kb and -search-kb: want 1..65536")
 	}
 	return nil
 }
 
 // StoreResult is the result of the store scenario.
 type StoreResult struct {
-	DurationMS         float64     `json:"duration_ms"`
-	Writers            int         `json:"writers"`
-	SnapshotBytes      int         `json:"snapshot_bytes"`
-	Ingest             []IngestRun `json:"ingest"`
-	Search             StoreSearch `json:"search"`
-	IngestTargetPerSec float64     `json:"ingest_target_per_s"`
-	SearchTargetMS     float64     `json:"search_target_median_ms"`
-	Interrupted        bool        `json:"interrupted,omitempty"`
+	DurationMS    float64     `json:"duration_ms"`
+	Writers       int         `json:"writers"`
+	SnapshotBytes int         `json:"snapshot_bytes"`
+	Ingest        []IngestRun `json:"ingest"`
+	Search        StoreSearch `json:"search"`
+	Interrupted   bool        `json:"interrupted,omitempty"`
 }
 
 // IngestRun is writers recording calls for a fixed time, with or without
@@ -98,7 +89,6 @@ type IngestRun struct {
 	Name        string       `json:"name"`
 	Readers     int          `json:"readers"`
 	Calls       int          `json:"calls"`
-	Seeded      int          `json:"seeded"`
 	WindowMS    float64      `json:"window_ms"`
 	PerSec      float64      `json:"calls_per_s"`
 	MBPerSec    float64      `json:"mb_per_s"`
@@ -110,7 +100,6 @@ type IngestRun struct {
 	Busy        int          `json:"sqlite_busy"`
 	Errors      []ErrorCount `json:"errors"`
 	DBBytes     int64        `json:"db_bytes"`
-	CPU         CPUUsage     `json:"cpu"`
 }
 
 // StoreSearch is get_content with search_for on one large snapshot: Get
@@ -130,21 +119,14 @@ type StoreSearch struct {
 // RunStore runs ingest without readers, ingest with readers, then the
 // search on a large snapshot, each on a fresh database.
 func RunStore(ctx context.Context, log *slog.Logger, cfg StoreConfig) (res *StoreResult, err error) {
-	if cfg.SearchTerm == "" {
-		cfg.SearchTerm = StoreSearchTerm
-	}
+	cfg.SnapshotKB, cfg.SearchKB = cmp.Or(cfg.SnapshotKB, 100), cmp.Or(cfg.SearchKB, 1024)
 	dir, err := os.MkdirTemp(cfg.Dir, "pwproxy-bench-store-*")
 	if err != nil {
 		return nil, fmt.Errorf("temp dir: %w", err)
 	}
-	if cfg.Keep {
-		log.Info("store databases kept", "dir", dir)
-	} else {
-		defer os.RemoveAll(dir)
-	}
+	defer os.RemoveAll(dir)
 	// The generator cuts at a line end: report the size actually stored.
-	res = &StoreResult{DurationMS: ms(cfg.Duration), Writers: cfg.Writers, SnapshotBytes: len(SyntheticSnapshot(cfg.SnapshotKB<<10, 0)),
-		IngestTargetPerSec: IngestTargetPerSec, SearchTargetMS: SearchTargetMS}
+	res = &StoreResult{DurationMS: ms(cfg.Duration), Writers: cfg.Writers, SnapshotBytes: len(SyntheticSnapshot(cfg.SnapshotKB<<10, 0))}
 	defer func() { res.Interrupted = ctx.Err() != nil }()
 	for i, readers := range []int{0, cfg.Readers}[:min(2, 1+cfg.Readers)] {
 		name := "writers only"
@@ -168,15 +150,14 @@ type storeDB struct {
 	*store.DB
 	path     string
 	sessions []string
-	keep     bool
 }
 
-func openStore(ctx context.Context, path string, keep bool, sessions int) (*storeDB, error) {
+func openStore(ctx context.Context, path string, sessions int) (*storeDB, error) {
 	db, err := store.Open(ctx, path)
 	if err != nil {
 		return nil, err
 	}
-	s := &storeDB{DB: db, path: path, keep: keep}
+	s := &storeDB{DB: db, path: path}
 	for range sessions {
 		now := time.Now().UTC()
 		s.sessions = append(s.sessions, uuid.NewString())
@@ -189,7 +170,7 @@ func openStore(ctx context.Context, path string, keep bool, sessions int) (*stor
 }
 
 // close closes the database and returns the size of its files (with the WAL
-// and shared memory), removed unless kept.
+// and shared memory), then removes them.
 func (s *storeDB) close() (int64, error) {
 	err := s.DB.Close()
 	var n int64
@@ -197,9 +178,7 @@ func (s *storeDB) close() (int64, error) {
 		if fi, err := os.Stat(s.path + suffix); err == nil {
 			n += fi.Size()
 		}
-		if !s.keep {
-			_ = os.Remove(s.path + suffix)
-		}
+		_ = os.Remove(s.path + suffix)
 	}
 	return n, err
 }
@@ -238,7 +217,7 @@ func isBusy(err error) bool {
 
 func runIngest(ctx context.Context, log *slog.Logger, path, name string, readers int, cfg StoreConfig) (run IngestRun, err error) {
 	run.Name, run.Readers = name, readers
-	db, err := openStore(ctx, path, cfg.Keep, cfg.Writers)
+	db, err := openStore(ctx, path, cfg.Writers)
 	if err != nil {
 		return run, err
 	}
@@ -276,11 +255,8 @@ func runIngest(ctx context.Context, log *slog.Logger, path, name string, readers
 		}
 		refs = append(refs, ref)
 	}
-	run.Seeded = len(refs)
-	log.Info("ingest run", "writers", cfg.Writers, "readers", readers, "duration", cfg.Duration, "snapshot_bytes", len(snaps[0]))
 	loadCtx, cancel := context.WithTimeout(ctx, cfg.Duration)
 	defer cancel()
-	mark := markCPU(-1) // no server: the bench process is the one measured
 	start := time.Now()
 	// ctx, not loadCtx, for the operations: one in progress at the end
 	// completes. A failure pauses its loop: no hot loop on a broken database.
@@ -321,14 +297,11 @@ func runIngest(ctx context.Context, log *slog.Logger, path, name string, readers
 		}
 	})
 	window := time.Since(start)
-	run.CPU = cpuSince(mark, markCPU(-1))
 	run.WindowMS, run.Calls = ms(window), len(writeLat)
 	run.PerSec, run.MBPerSec = float64(run.Calls)/window.Seconds(), float64(written)/1e6/window.Seconds()
 	run.Write, run.GetContent, run.GetResponse = Summarize(writeLat), Summarize(getLat), Summarize(respLat)
 	run.ReaderOps = len(getLat) + len(respLat)
 	run.ErrorCount, run.Errors = errs.total(), errs.list()
-	log.Info("ingest run done", "calls_per_s", fmt.Sprintf("%.0f", run.PerSec), "mb_per_s", fmt.Sprintf("%.1f", run.MBPerSec),
-		"write_p50_ms", fmt.Sprintf("%.2f", run.Write.Median), "reader_ops", run.ReaderOps, "errors", run.ErrorCount, "sqlite_busy", run.Busy)
 	return run, ctx.Err()
 }
 
@@ -341,13 +314,13 @@ func pick(mu *sync.Mutex, refs []string, rng *rand.Rand) string {
 
 func runStoreSearch(ctx context.Context, log *slog.Logger, path string, cfg StoreConfig) (s StoreSearch, err error) {
 	snap := SyntheticSnapshot(cfg.SearchKB<<10, 0)
-	s.SnapshotBytes, s.SnapshotLines, s.Term = len(snap), strings.Count(snap, "\n"), cfg.SearchTerm
+	s.SnapshotBytes, s.SnapshotLines, s.Term = len(snap), strings.Count(snap, "\n"), StoreSearchTerm
 	for line := range strings.Lines(snap) {
-		if strings.Contains(strings.ToLower(line), strings.ToLower(cfg.SearchTerm)) {
+		if strings.Contains(strings.ToLower(line), strings.ToLower(StoreSearchTerm)) {
 			s.MatchLines++
 		}
 	}
-	db, err := openStore(ctx, path, cfg.Keep, 1)
+	db, err := openStore(ctx, path, 1)
 	if err != nil {
 		return s, err
 	}
@@ -359,8 +332,7 @@ func runStoreSearch(ctx context.Context, log *slog.Logger, path string, cfg Stor
 	if err := db.record(ctx, 0, ref, snap); err != nil {
 		return s, err
 	}
-	svc, q := content.New(db.DB), proxy.Query{Text: cfg.SearchTerm}
-	log.Info("search run", "snapshot_bytes", len(snap), "term", cfg.SearchTerm, "match_lines", s.MatchLines, "iterations", cfg.SearchIterations)
+	svc, q := content.New(db.DB), proxy.Query{Text: StoreSearchTerm}
 	// One untimed read: the first read of a fresh database pays for opening
 	// pages that every later read finds in the cache.
 	first, err := svc.Content(ctx, ref, q, true)
@@ -385,7 +357,6 @@ func runStoreSearch(ctx context.Context, log *slog.Logger, path string, cfg Stor
 		}
 		*f.into = Summarize(lat)
 	}
-	log.Info("search run done", "median_ms", fmt.Sprintf("%.2f", s.Get.Median), "p95_ms", fmt.Sprintf("%.2f", s.Get.P95))
 	return s, nil
 }
 
@@ -451,35 +422,24 @@ func InProcessReport(ctx context.Context, command []string) *Report {
 func (s *StoreResult) writeText(w io.Writer) {
 	metOrNot := map[bool]string{true: "met", false: "NOT MET"}
 	fmt.Fprintf(w, "== store: internal/store + internal/content in process on a temp file (WAL, one writer connection + a read pool); "+
-		"each call = 2 commits as the server makes them, InsertRequest then RecordResponse (%d B page snapshot, 2 console entries, the session's activity), %d writers for %.0f s each run; "+
-		"readers loop without pause, alternately content.Get(random ref, search_for \"Add N\", a read only: a search leaves the diff cursor alone) and store.GetResponse(random ref); "+
-		"MB = 10^6 bytes of snapshot + result\n",
+		"each call = 2 commits as the server makes them (%d B page snapshot, 2 console entries, the session's activity), %d writers for %.0f s each run; "+
+		"readers alternate get_content(random ref, search_for) and GetResponse(random ref); MB = 10^6 bytes of snapshot + result\n",
 		s.SnapshotBytes, s.Writers, s.DurationMS/1000)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "run\treaders\tcalls\tcalls/s\tMB/s\twrite p50 ms\tp95 ms\tmax ms\tget_content p50 ms\tp95 ms\tGetResponse p50 ms\tp95 ms\treader ops/s\terrors\tSQLITE_BUSY\tDB MB\tCPU bench/other\t")
-	f2 := func(x float64) string { return fmt.Sprintf("%.2f", x) }
+	tw := newTable(w, "run\tcalls/s\tMB/s\twrite p50 ms\tp95 ms\tmax ms\tget_content p50 ms\tp95 ms\treader ops/s\tSQLITE_BUSY\terrors\t")
 	for _, r := range s.Ingest {
-		readerRate := float64(r.ReaderOps) / max(r.WindowMS/1000, 1e-9)
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%.0f\t%.1f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.0f\t%d\t%d\t%.0f\t%.2f/%.2f\t\n",
-			r.Name, r.Readers, r.Calls, r.PerSec, r.MBPerSec, f2(r.Write.Median), f2(r.Write.P95), f2(r.Write.Max),
-			f2(r.GetContent.Median), f2(r.GetContent.P95), f2(r.GetResponse.Median), f2(r.GetResponse.P95),
-			readerRate, r.ErrorCount, r.Busy, float64(r.DBBytes)/1e6, r.CPU.BenchCores, r.CPU.OtherCores)
+		fmt.Fprintf(tw, "%s\t%.0f\t%.1f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.0f\t%d\t%d\t\n", r.Name, r.PerSec, r.MBPerSec, r.Write.Median, r.Write.P95, r.Write.Max,
+			r.GetContent.Median, r.GetContent.P95, float64(r.ReaderOps)/max(r.WindowMS/1000, 1e-9), r.Busy, r.ErrorCount)
 	}
 	tw.Flush()
 	for _, r := range s.Ingest {
-		fmt.Fprintf(w, "target: ingest ≥ %.0f snapshots/s of %.0f KiB: %s: %.0f/s, %s\n", s.IngestTargetPerSec, float64(s.SnapshotBytes)/1024, r.Name, r.PerSec, metOrNot[r.PerSec >= s.IngestTargetPerSec])
-		if r.Busy > 0 {
-			fmt.Fprintf(w, "%s: %d SQLITE_BUSY/LOCKED errors (must be 0)\n", r.Name, r.Busy)
-		}
+		fmt.Fprintf(w, "target: ingest ≥ %d snapshots/s of %.0f KiB: %s: %.0f/s, %s\n", IngestTargetPerSec, float64(s.SnapshotBytes)/1024, r.Name, r.PerSec, metOrNot[r.PerSec >= IngestTargetPerSec])
 		writeErrors(w, r.Name+" errors", r.ErrorCount, r.Errors)
 	}
-	q := s.Search
-	if q.Get.N > 0 {
-		fmt.Fprintf(w, "search: get_content(ref, search_for %q, reset_cursor) from SQLite on a %.2f MiB snapshot (%d lines, %d matching, %d B answer), %d iterations: median %.2f ms, p95 %.2f ms, max %.2f ms (of which content.Search in memory: median %.2f ms)\n",
-			q.Term, float64(q.SnapshotBytes)/(1<<20), q.SnapshotLines, q.MatchLines, q.ResultBytes, q.Get.N, q.Get.Median, q.Get.P95, q.Get.Max, q.SearchOnly.Median)
-		fmt.Fprintf(w, "target: search on 1 MB ≤ %.0f ms median: %.2f ms, %s\n", s.SearchTargetMS, q.Get.Median, metOrNot[q.Get.Median <= s.SearchTargetMS])
-	}
-	if q.Error != "" {
+	if q := s.Search; q.Get.N > 0 {
+		fmt.Fprintf(w, "search: get_content(ref, search_for %q, reset_cursor) from SQLite on a %.2f MiB snapshot (%d lines, %d matching), %d iterations: median %.2f ms, p95 %.2f ms, max %.2f ms (in-memory search: median %.2f ms)\n",
+			q.Term, float64(q.SnapshotBytes)/(1<<20), q.SnapshotLines, q.MatchLines, q.Get.N, q.Get.Median, q.Get.P95, q.Get.Max, q.SearchOnly.Median)
+		fmt.Fprintf(w, "target: search on 1 MB ≤ %d ms median: %.2f ms, %s\n", SearchTargetMS, q.Get.Median, metOrNot[q.Get.Median <= SearchTargetMS])
+	} else if q.Error != "" {
 		fmt.Fprintf(w, "search: error: %s\n", q.Error)
 	}
 	fmt.Fprintln(w)
