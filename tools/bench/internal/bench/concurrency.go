@@ -269,8 +269,7 @@ func (lr *LevelResult) perSessionMemory() {
 // page), and the rounds completed by each session (by index).
 type recorder struct {
 	mu        sync.Mutex
-	lat       map[[2]string][]float64
-	errs      map[[2]string]int
+	tools     map[[2]string]*toolTally
 	calls, ok int // POST /call only
 	ops       int // every request
 	rounds    []int
@@ -279,8 +278,13 @@ type recorder struct {
 	timings   []callTiming
 }
 
+type toolTally struct {
+	lat  []float64
+	errs int
+}
+
 func newRecorder(sessions int) *recorder {
-	return &recorder{lat: map[[2]string][]float64{}, errs: map[[2]string]int{}, errlog: newErrorLog(), rounds: make([]int, sessions)}
+	return &recorder{tools: map[[2]string]*toolTally{}, errlog: newErrorLog(), rounds: make([]int, sessions)}
 }
 
 func (r *recorder) roundEnded(idx int, completed, cut bool) {
@@ -294,7 +298,6 @@ func (r *recorder) roundEnded(idx int, completed, cut bool) {
 	}
 }
 
-// call runs one POST /call and records it.
 func (r *recorder) call(ctx context.Context, c *Client, id, tool, page string, params map[string]any) (proxy.CallResult, error) {
 	t := time.Now()
 	res, err := c.Call(ctx, id, tool, params)
@@ -312,13 +315,18 @@ func (r *recorder) call(ctx context.Context, c *Client, id, tool, page string, p
 
 // record records one request that started at t and has just ended.
 func (r *recorder) record(tool, page string, t time.Time, err error) {
-	k := [2]string{tool, page}
+	d := ms(time.Since(t))
 	r.mu.Lock()
 	r.ops++
+	tt := r.tools[[2]string{tool, page}]
+	if tt == nil {
+		tt = &toolTally{}
+		r.tools[[2]string{tool, page}] = tt
+	}
 	if err != nil {
-		r.errs[k]++
+		tt.errs++
 	} else {
-		r.lat[k] = append(r.lat[k], ms(time.Since(t)))
+		tt.lat = append(tt.lat, d)
 	}
 	r.mu.Unlock()
 	if err != nil {
@@ -326,26 +334,20 @@ func (r *recorder) record(tool, page string, t time.Time, err error) {
 	}
 }
 
-// toolStats is the latency of every (tool, page) seen; PerSec is over
-// window (0 when it is not known).
+func (r *recorder) latencies(tool, page string) []float64 {
+	if tt := r.tools[[2]string{tool, page}]; tt != nil {
+		return tt.lat
+	}
+	return nil
+}
+
+// toolStats is the latency of every (tool, page) seen; PerSec is over window.
 func (r *recorder) toolStats(window time.Duration) []ToolStat {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var out []ToolStat
-	for k := range r.lat {
-		out = append(out, ToolStat{Tool: k[0], Page: k[1]})
-	}
-	for k := range r.errs {
-		if _, ok := r.lat[k]; !ok {
-			out = append(out, ToolStat{Tool: k[0], Page: k[1]})
-		}
-	}
-	for i, t := range out {
-		k := [2]string{t.Tool, t.Page}
-		out[i].OK, out[i].Errors, out[i].Latency = len(r.lat[k]), r.errs[k], Summarize(r.lat[k])
-		if window > 0 {
-			out[i].PerSec = float64(out[i].OK) / window.Seconds()
-		}
+	for k, tt := range r.tools {
+		out = append(out, ToolStat{Tool: k[0], Page: k[1], OK: len(tt.lat), Errors: tt.errs, Latency: Summarize(tt.lat), PerSec: float64(len(tt.lat)) / window.Seconds()})
 	}
 	slices.SortFunc(out, func(a, b ToolStat) int { return byToolPage(a.Tool, a.Page, b.Tool, b.Page) })
 	return out
@@ -453,20 +455,13 @@ func parallel(n, k int, f func(i int)) {
 	wg.Wait()
 }
 
-// closeAll deletes the sessions, whatever happened to ctx, and returns how
-// many deletes failed.
-func closeAll(ctx context.Context, log *slog.Logger, c *Client, ids []string) int {
-	var mu sync.Mutex
-	failed := 0
+// closeAll deletes the sessions, whatever happened to ctx.
+func closeAll(ctx context.Context, log *slog.Logger, c *Client, ids []string) {
 	parallel(len(ids), len(ids)+1, func(i int) {
 		if err := c.DeleteSession(context.WithoutCancel(ctx), ids[i]); err != nil {
-			mu.Lock()
-			failed++
-			mu.Unlock()
 			log.Warn("DELETE /sessions", "session", ids[i], "err", err)
 		}
 	})
-	return failed
 }
 
 func firstMessage(es []ErrorCount) string {

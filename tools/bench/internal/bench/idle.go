@@ -143,6 +143,6 @@ func runIdleLevel(ctx context.Context, log *slog.Logger, srv *Server, c *Client,
 			return lvl, ctx.Err()
 		}
 	}
-	lvl.Navigate, lvl.Snapshot = Summarize(rec.lat[[2]string{"browser_navigate", "active"}]), Summarize(rec.lat[[2]string{"browser_snapshot", "active"}])
+	lvl.Navigate, lvl.Snapshot = Summarize(rec.latencies("browser_navigate", "active")), Summarize(rec.latencies("browser_snapshot", "active"))
 	return lvl, nil
 }

@@ -11,7 +11,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -162,9 +161,6 @@ type soakRun struct {
 
 // RunSoak runs the soak scenario on one proxy-server.
 func RunSoak(ctx context.Context, log *slog.Logger, site *Site, cfg SoakConfig) (res *SoakResult, err error) {
-	if err := cfg.Check(); err != nil {
-		return nil, err
-	}
 	scfg := cfg.Server
 	scfg.Env = copyEnv(scfg.Env)
 	scfg.Env["PROXY_SESSION_IDLE_TIMEOUT"] = cfg.IdleTimeout.String()
@@ -387,50 +383,34 @@ func readingTimes(from time.Time, interval time.Duration, n int) []time.Time {
 // reading is left out; -1 when no reading has it); the cumulative counters,
 // the database size and At are the last reading's.
 func meanSample(readings []SoakSample) SoakSample {
-	out := readings[len(readings)-1]
-	n := len(readings)
-	o := reflect.ValueOf(&out).Elem()
-	for _, f := range []string{"ServerRSSKB", "HeapInuseKB", "SQLiteMappedKB", "Suspended", "ServerFDs", "TreeFDs", "Goroutines"} {
+	out, n := readings[len(readings)-1], float64(len(readings))
+	mean := func(get func(SoakSample) int64) int64 {
 		var sum, k int64
 		for _, r := range readings {
-			if x := reflect.ValueOf(r).FieldByName(f).Int(); x >= 0 {
+			if x := get(r); x >= 0 {
 				sum, k = sum+x, k+1
 			}
 		}
-		o.FieldByName(f).SetInt(-1)
-		if k > 0 {
-			o.FieldByName(f).SetInt((sum + k/2) / k)
+		if k == 0 {
+			return -1
 		}
+		return (sum + k/2) / k
 	}
-	mems := make([]MemSample, n)
+	out.ServerRSSKB = mean(func(r SoakSample) int64 { return r.ServerRSSKB })
+	out.HeapInuseKB = mean(func(r SoakSample) int64 { return r.HeapInuseKB })
+	out.SQLiteMappedKB = mean(func(r SoakSample) int64 { return r.SQLiteMappedKB })
+	out.Suspended = int(mean(func(r SoakSample) int64 { return int64(r.Suspended) }))
+	out.ServerFDs = int(mean(func(r SoakSample) int64 { return int64(r.ServerFDs) }))
+	out.TreeFDs = int(mean(func(r SoakSample) int64 { return int64(r.TreeFDs) }))
+	out.Goroutines = int(mean(func(r SoakSample) int64 { return int64(r.Goroutines) }))
+	out.Memory = MemSample{Procs: int(mean(func(r SoakSample) int64 { return int64(r.Memory.Procs) })),
+		RSSKB: mean(func(r SoakSample) int64 { return r.Memory.RSSKB }), PSSKB: mean(func(r SoakSample) int64 { return r.Memory.PSSKB })}
 	out.ElapsedS, out.ActiveMean = 0, 0
-	for i, r := range readings {
-		out.ElapsedS += r.ElapsedS / float64(n)
-		out.ActiveMean += float64(r.Active) / float64(n)
-		mems[i] = r.Memory
+	for _, r := range readings {
+		out.ElapsedS += r.ElapsedS / n
+		out.ActiveMean += float64(r.Active) / n
 	}
-	out.Readings, out.Active, out.Memory = n, int(math.Round(out.ActiveMean)), meanMemory(mems)
-	return out
-}
-
-// meanMemory is the mean of memory readings, kind by kind (a kind absent
-// from a reading counts as no process and no memory there).
-func meanMemory(ms []MemSample) MemSample {
-	n := int64(len(ms))
-	round := func(sum int64) int64 { return (sum + n/2) / n }
-	var procs int64
-	out := MemSample{ByKind: map[string]KindMem{}}
-	for _, m := range ms {
-		procs, out.RSSKB, out.PSSKB = procs+int64(m.Procs), out.RSSKB+m.RSSKB, out.PSSKB+m.PSSKB
-		for k, km := range m.ByKind {
-			v := out.ByKind[k]
-			out.ByKind[k] = KindMem{Procs: v.Procs + km.Procs, RSSKB: v.RSSKB + km.RSSKB, PSSKB: v.PSSKB + km.PSSKB}
-		}
-	}
-	out.Procs, out.RSSKB, out.PSSKB = int(round(procs)), round(out.RSSKB), round(out.PSSKB)
-	for k, v := range out.ByKind {
-		out.ByKind[k] = KindMem{Procs: int(round(int64(v.Procs))), RSSKB: round(v.RSSKB), PSSKB: round(v.PSSKB)}
-	}
+	out.Readings, out.Active = len(readings), int(math.Round(out.ActiveMean))
 	return out
 }
 

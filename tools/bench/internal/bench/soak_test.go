@@ -186,7 +186,7 @@ func TestMeanSample(t *testing.T) {
 				s.ServerRSSKB = 33003 // mean of 33000..33005, rounded
 				s.Suspended = 2
 				// 30, 31, 30, 31, 30, 31 processes: 30.5, rounded half up.
-				s.Memory.Procs, s.Memory.ByKind["node"] = 31, KindMem{Procs: 11, RSSKB: 700, PSSKB: 808}
+				s.Memory.Procs = 31
 				return withMeans(s, 6, 8+1.0/6)
 			}(),
 		},
@@ -196,7 +196,7 @@ func TestMeanSample(t *testing.T) {
 			want: func() SoakSample {
 				s := reading(1, 70, 8, 1600, -1)
 				s.ElapsedS, s.ServerRSSKB = 65, 33001
-				s.Memory.Procs, s.Memory.ByKind["node"] = 31, KindMem{Procs: 11, RSSKB: 700, PSSKB: 800}
+				s.Memory.Procs = 31
 				return withMeans(s, 2, 8)
 			}(),
 		},
@@ -212,7 +212,7 @@ func TestMeanSample(t *testing.T) {
 }
 
 func withMeans(s SoakSample, readings int, active float64) SoakSample {
-	s.Readings, s.ActiveMean = readings, active
+	s.Readings, s.ActiveMean, s.Memory.ByKind = readings, active, nil
 	return s
 }
 
