@@ -127,9 +127,6 @@ type ToolStat struct {
 // RunConcurrency runs the scenario on one proxy-server: per level, create
 // the sessions, load them for Duration, measure, close them all.
 func RunConcurrency(ctx context.Context, log *slog.Logger, site *Site, cfg ConcurrencyConfig) (res *ConcurrencyResult, err error) {
-	if err := cfg.Check(); err != nil {
-		return nil, err
-	}
 	maxSessions := slices.Max(cfg.Levels)
 	scfg := cfg.Server
 	scfg.Env = copyEnv(scfg.Env)

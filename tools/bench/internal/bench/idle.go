@@ -62,9 +62,6 @@ type IdleLevel struct {
 
 // RunIdle runs the idle scenario on one proxy-server.
 func RunIdle(ctx context.Context, log *slog.Logger, site *Site, cfg IdleConfig) (res *IdleResult, err error) {
-	if err := cfg.Check(); err != nil {
-		return nil, err
-	}
 	scfg := cfg.Server
 	scfg.Env = copyEnv(scfg.Env)
 	scfg.Env["PROXY_MAX_SESSIONS"] = strconv.Itoa(slices.Max(cfg.Levels) + 1)

@@ -98,9 +98,6 @@ type SessionsRun struct {
 // proxy-server, then the creates, the creates with navigations and the
 // profile creates, each create after the refill wait.
 func RunSessions(ctx context.Context, log *slog.Logger, site *Site, cfg SessionsConfig) (res *SessionsResult, err error) {
-	if err := cfg.Check(); err != nil {
-		return nil, err
-	}
 	url := site.PageURL(Pages[sessionsNavPage])
 	res = &SessionsResult{Iterations: cfg.Iterations, StartupWaitMS: ms(sessionsStartup), RefillWaitMS: ms(cfg.RefillWait), NavPage: sessionsNavPage}
 	defer func() { res.Interrupted = err != nil && ctx.Err() != nil }()

@@ -65,11 +65,9 @@ func (c *SoakConfig) Check() error {
 	return nil
 }
 
-// SoakResult is the result of the soak scenario. Trend is one line per
-// metric over the samples after the first (warm-up) one; Verdict sums them
-// up and VerdictRule says how. Ops counts every request of the traffic;
-// ResumeURLKept/Lost whether the first call after a long pause found the
-// page the session was on.
+// SoakResult is the result of the soak scenario. ResumeURLKept/Lost say
+// whether the first call after a long pause found the page the session was
+// on.
 type SoakResult struct {
 	Env           map[string]string `json:"env"`
 	Sessions      int               `json:"sessions"`
@@ -211,12 +209,8 @@ func RunSoak(ctx context.Context, log *slog.Logger, site *Site, cfg SoakConfig) 
 	if res.Created = len(ids); len(ids) == 0 {
 		return finish(fmt.Errorf("no session could be created: %v", firstMessage(s.rec.errlog.list())))
 	}
-	// Warm-up: WarmUp from the first creation on, and every session through
-	// one round (bounded: a session that keeps failing must not stall it).
-	for err := sleepCtx(ctx, cfg.WarmUp-time.Since(warmStart)); !s.allRounds() && time.Since(warmStart) < cfg.WarmUp+5*time.Minute; err = sleepCtx(ctx, time.Second) {
-		if err != nil {
-			return finish(err)
-		}
+	if err := sleepCtx(ctx, cfg.WarmUp-time.Since(warmStart)); err != nil {
+		return finish(err)
 	}
 	t0 := time.Now()
 	for k := 0; k <= int(cfg.Duration/cfg.Interval); k++ {
@@ -247,17 +241,6 @@ func (s *soakRun) sessionIDs() []string {
 	s.rec.mu.Lock()
 	defer s.rec.mu.Unlock()
 	return slices.DeleteFunc(slices.Clone(s.ids), func(id string) bool { return id == "" })
-}
-
-func (s *soakRun) allRounds() bool {
-	s.rec.mu.Lock()
-	defer s.rec.mu.Unlock()
-	for i, id := range s.ids {
-		if id != "" && s.rec.rounds[i] == 0 {
-			return false
-		}
-	}
-	return true
 }
 
 // sessionLoop is one session's traffic until loadCtx ends: a round on a
@@ -322,7 +305,6 @@ func (s *soakRun) fill(res *SoakResult) {
 	res.ErrorCount, res.Errors = s.rec.errlog.total(), s.rec.errlog.list()
 }
 
-// sample measures the server's process tree and the sessions' states.
 func (s *soakRun) sample(ctx context.Context, srv *Server, ids []string, t0 time.Time) SoakSample {
 	now := time.Now()
 	smp := SoakSample{ElapsedS: now.Sub(t0).Seconds(), At: now.UTC(), Memory: srv.Memory(true), DBBytes: srv.DBBytes(),
@@ -360,7 +342,6 @@ func (s *soakRun) sample(ctx context.Context, srv *Server, ids []string, t0 time
 	return smp
 }
 
-// activeSessions is the active-session count the trend is adjusted for.
 func (s SoakSample) activeSessions() float64 {
 	if s.Readings > 0 {
 		return s.ActiveMean
@@ -440,7 +421,6 @@ func parseMetrics(text string) map[string]float64 {
 	return out
 }
 
-// soakMetric is one metric the trend looks at.
 type soakMetric struct {
 	name, unit string
 	value      func(SoakSample) float64
@@ -465,7 +445,6 @@ var soakMetrics = []soakMetric{
 	{"database", "MB", func(s SoakSample) float64 { return float64(s.DBBytes) / 1e6 }, nil, "shown only (grows by design)"},
 }
 
-// soakVerdictRule explains soakTrend's verdict.
 const soakVerdictRule = "every sample after the first is the mean of the readings taken over the minute (the interval) before it; " +
 	"least-squares fit over the samples after the first (warm-up) one of y = a + b·t + c·(sessions active at the sample, mean of its readings), " +
 	"so that the memory and descriptors of the sessions that happen to be live (not suspended) when a sample is taken are not mistaken for growth " +
@@ -474,7 +453,6 @@ const soakVerdictRule = "every sample after the first is the mean of the reading
 	"(5 % of its mean for memory, tree fds and goroutines; 2 descriptors for proxy-server fds); the verdict is \"no upward trend\" when every checked metric passes. " +
 	"last − first compares the last sample with the first one after warm-up."
 
-// soakTrend fits every metric over samples[1:] and gives the verdict.
 func soakTrend(samples []SoakSample) ([]TrendLine, string, string) {
 	if len(samples) < 4 {
 		return nil, fmt.Sprintf("%s (%d after warm-up; a trend needs at least 3)", verdictTooFew, max(0, len(samples)-1)), soakVerdictRule

@@ -70,7 +70,6 @@ func (c *StoreConfig) Check() error {
 	return nil
 }
 
-// StoreResult is the result of the store scenario.
 type StoreResult struct {
 	DurationMS    float64     `json:"duration_ms"`
 	Writers       int         `json:"writers"`
@@ -81,10 +80,9 @@ type StoreResult struct {
 }
 
 // IngestRun is writers recording calls for a fixed time, with or without
-// readers. Seeded calls are recorded untimed before the window; MBPerSec is
-// snapshot + result bytes in 10^6 bytes; GetContent is content.Service.Get
-// with search_for on a random recorded ref (a search neither reads nor
-// moves the diff cursor); Busy counts SQLITE_BUSY/LOCKED (must be 0).
+// readers. MBPerSec is snapshot + result bytes in 10^6 bytes; Busy counts
+// SQLITE_BUSY/LOCKED, which the store's design (one writer connection,
+// readers in WAL) rules out.
 type IngestRun struct {
 	Name        string       `json:"name"`
 	Readers     int          `json:"readers"`
@@ -103,8 +101,7 @@ type IngestRun struct {
 }
 
 // StoreSearch is get_content with search_for on one large snapshot: Get
-// from SQLite (reset_cursor), SearchOnly content.Search on the same text in
-// memory (the CPU part). ResultBytes is the answer (matches and ancestors).
+// from SQLite (reset_cursor), SearchOnly the same search in memory.
 type StoreSearch struct {
 	SnapshotBytes int     `json:"snapshot_bytes"`
 	SnapshotLines int     `json:"snapshot_lines"`
@@ -125,7 +122,6 @@ func RunStore(ctx context.Context, log *slog.Logger, cfg StoreConfig) (res *Stor
 		return nil, fmt.Errorf("temp dir: %w", err)
 	}
 	defer os.RemoveAll(dir)
-	// The generator cuts at a line end: report the size actually stored.
 	res = &StoreResult{DurationMS: ms(cfg.Duration), Writers: cfg.Writers, SnapshotBytes: len(SyntheticSnapshot(cfg.SnapshotKB<<10, 0))}
 	defer func() { res.Interrupted = ctx.Err() != nil }()
 	for i, readers := range []int{0, cfg.Readers}[:min(2, 1+cfg.Readers)] {
@@ -145,7 +141,6 @@ func RunStore(ctx context.Context, log *slog.Logger, cfg StoreConfig) (res *Stor
 	return res, nil
 }
 
-// storeDB is a fresh record with a session per writer, as both runs start.
 type storeDB struct {
 	*store.DB
 	path     string
@@ -205,14 +200,9 @@ func (s *storeDB) record(ctx context.Context, w int, ref, snapshot string) error
 const navigateResult = `{"content":[{"type":"text","text":"### Ran Playwright code\n` + "```js\\nawait page.goto('http://127.0.0.1:8080/catalogue');\\n```" +
 	`\n### Page\n- Page URL: http://127.0.0.1:8080/catalogue\n- Page Title: Catalogue\n- Console: 1 errors, 0 warnings\n### Snapshot\n- [Snapshot](/tmp/pw/page-2026-01-01T00-00-00-000Z.yml)\n"}]}`
 
-// isBusy reports whether err is SQLite refusing for a lock, which the
-// store's design (one writer connection, readers in WAL) rules out.
 func isBusy(err error) bool {
 	var e *sqlite.Error
-	if errors.As(err, &e) {
-		return e.Code()&0xff == sqlite3.SQLITE_BUSY || e.Code()&0xff == sqlite3.SQLITE_LOCKED
-	}
-	return strings.Contains(err.Error(), "SQLITE_BUSY") || strings.Contains(err.Error(), "database is locked")
+	return errors.As(err, &e) && (e.Code()&0xff == sqlite3.SQLITE_BUSY || e.Code()&0xff == sqlite3.SQLITE_LOCKED)
 }
 
 func runIngest(ctx context.Context, log *slog.Logger, path, name string, readers int, cfg StoreConfig) (run IngestRun, err error) {
@@ -305,7 +295,6 @@ func runIngest(ctx context.Context, log *slog.Logger, path, name string, readers
 	return run, ctx.Err()
 }
 
-// pick is a random ref recorded so far.
 func pick(mu *sync.Mutex, refs []string, rng *rand.Rand) string {
 	mu.Lock()
 	defer mu.Unlock()
@@ -404,19 +393,13 @@ func SyntheticSnapshot(n, variant int) string {
 	return b.String()
 }
 
-// hostMachine describes the machine for an in-process benchmark (no
-// browser, no server binary).
-func hostMachine(ctx context.Context) Machine {
-	m := hostFacts()
-	m.Chromium, m.Node, m.PlaywrightMCP = "n/a", "n/a", "n/a"
-	m.ProxyServer = "internal/store + internal/content in process, tree " + firstLine(run(ctx, ".", "git", "describe", "--always", "--dirty"))
-	return m
-}
-
 // InProcessReport is an empty Report for a benchmark that runs in this
 // process (no proxy-server, no browser), with the machine described.
 func InProcessReport(ctx context.Context, command []string) *Report {
-	return &Report{Started: time.Now().UTC(), Command: command, Machine: hostMachine(ctx)}
+	m := hostFacts()
+	m.Chromium, m.Node, m.PlaywrightMCP = "n/a", "n/a", "n/a"
+	m.ProxyServer = "internal/store + internal/content in process, tree " + firstLine(run(ctx, ".", "git", "describe", "--always", "--dirty"))
+	return &Report{Started: time.Now().UTC(), Command: command, Machine: m}
 }
 
 func (s *StoreResult) writeText(w io.Writer) {
