@@ -46,7 +46,6 @@ type ConcurrencyConfig struct {
 	MaxIterations  int // rounds per session per level; 0: maxIterations
 }
 
-// Flags registers the scenario's flags with their defaults.
 func (c *ConcurrencyConfig) Flags(fs *flag.FlagSet) {
 	c.Levels, c.Pages = []int{1, 10, 25, 50, 100}, []string{"catalogue", "form"}
 	fs.Var((*IntList)(&c.Levels), "levels", "numbers of concurrent sessions")
@@ -54,7 +53,6 @@ func (c *ConcurrencyConfig) Flags(fs *flag.FlagSet) {
 	fs.Var((*PageList)(&c.Pages), "pages", "pages the sessions navigate to, in turn: `list` of form, table, catalogue")
 }
 
-// Check refuses bad flags before anything starts.
 func (c *ConcurrencyConfig) Check() error {
 	for _, l := range c.Levels {
 		if l < 1 || l > 500 {

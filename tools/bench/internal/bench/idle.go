@@ -22,14 +22,12 @@ type IdleConfig struct {
 	RequestTimeout time.Duration
 }
 
-// Flags registers the scenario's flags with their defaults.
 func (c *IdleConfig) Flags(fs *flag.FlagSet) {
 	c.Levels = []int{0, 10, 25, 50}
 	fs.Var((*IntList)(&c.Levels), "idle", "numbers of idle sessions")
 	fs.IntVar(&c.Navigations, "navigations", 20, "timed navigations (and snapshots) of the active session per level")
 }
 
-// Check refuses bad flags before anything starts.
 func (c *IdleConfig) Check() error {
 	if len(c.Levels) == 0 || slices.Max(c.Levels) > 200 {
 		return fmt.Errorf("-idle %v: want numbers up to 200", c.Levels)
@@ -40,7 +38,6 @@ func (c *IdleConfig) Check() error {
 	return nil
 }
 
-// IdleResult is the result of the idle scenario.
 type IdleResult struct {
 	Env         map[string]string `json:"env"`
 	Navigations int               `json:"navigations"`
@@ -49,8 +46,7 @@ type IdleResult struct {
 	Interrupted bool              `json:"interrupted,omitempty"`
 }
 
-// IdleLevel is one level; Opened is how many idle sessions were created and
-// navigated once.
+// IdleLevel is one level; Opened counts the idle sessions that navigated.
 type IdleLevel struct {
 	Idle     int          `json:"idle_sessions"`
 	Opened   int          `json:"opened"`
@@ -60,7 +56,6 @@ type IdleLevel struct {
 	ErrCount int          `json:"error_count"`
 }
 
-// RunIdle runs the idle scenario on one proxy-server.
 func RunIdle(ctx context.Context, log *slog.Logger, site *Site, cfg IdleConfig) (res *IdleResult, err error) {
 	scfg := cfg.Server
 	scfg.Env = copyEnv(scfg.Env)

@@ -27,13 +27,11 @@ type LiveConfig struct {
 	RequestTimeout time.Duration
 }
 
-// Flags registers the scenario's flags with their defaults.
 func (c *LiveConfig) Flags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.Window, "window", 10*time.Second, "how long each viewer watches the still and the busy page")
 	fs.IntVar(&c.Changes, "changes", 20, "colour flips timed for change-to-frame")
 }
 
-// Check refuses bad flags before anything starts.
 func (c *LiveConfig) Check() error {
 	if c.Window < time.Second || c.Window > 10*time.Minute {
 		return fmt.Errorf("-window %s: want 1s..10m", c.Window)

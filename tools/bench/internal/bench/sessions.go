@@ -40,7 +40,6 @@ type SessionsConfig struct {
 	ProfileStorageOrigins int
 }
 
-// Flags registers the scenario's flags with their defaults.
 func (c *SessionsConfig) Flags(fs *flag.FlagSet) {
 	fs.IntVar(&c.Iterations, "n", 30, "iterations per measurement")
 	fs.DurationVar(&c.RefillWait, "refill-wait", 2*time.Second, "untimed sleep before each create so the warm pool can refill")
@@ -50,7 +49,6 @@ func (c *SessionsConfig) Flags(fs *flag.FlagSet) {
 	fs.IntVar(&c.ProfileStorageOrigins, "profile-storage-origins", 0, "of the login profile's 10 sites, how many also hold localStorage (the browser visits each such origin to fill it)")
 }
 
-// Check refuses bad flags before anything starts.
 func (c *SessionsConfig) Check() error {
 	if c.Iterations <= 0 || c.Iterations > 1000 {
 		return fmt.Errorf("-n %d: want 1..1000", c.Iterations)
@@ -94,9 +92,7 @@ type SessionsRun struct {
 	ProfileFromPool    int               `json:"create_from_profile_from_pool"`
 }
 
-// RunSessions runs the scenario: for each warm-pool size a fresh
-// proxy-server, then the creates, the creates with navigations and the
-// profile creates, each create after the refill wait.
+// RunSessions runs the scenario on a fresh proxy-server per warm-pool size.
 func RunSessions(ctx context.Context, log *slog.Logger, site *Site, cfg SessionsConfig) (res *SessionsResult, err error) {
 	url := site.PageURL(Pages[sessionsNavPage])
 	res = &SessionsResult{Iterations: cfg.Iterations, StartupWaitMS: ms(sessionsStartup), RefillWaitMS: ms(cfg.RefillWait), NavPage: sessionsNavPage}
@@ -223,9 +219,8 @@ func runSessionsOnce(ctx context.Context, log *slog.Logger, navURL string, run *
 }
 
 // profileState is a storage state of n cookies over origins sites, the
-// first storage of them with a localStorage entry, none of them reachable
-// (the browser fills a site's storage without loading it, but visits each
-// such origin).
+// first storage of them with a localStorage entry; none is reachable: the
+// browser fills a site's cookies without loading it.
 func profileState(n, origins, storage int) json.RawMessage {
 	expires := float64(time.Now().Add(30 * 24 * time.Hour).Unix())
 	cookies, sites := []map[string]any{}, []map[string]any{}

@@ -33,7 +33,6 @@ type SoakConfig struct {
 	Pages                       []string
 }
 
-// Flags registers the scenario's flags with their defaults.
 func (c *SoakConfig) Flags(fs *flag.FlagSet) {
 	fs.IntVar(&c.Sessions, "sessions", 10, "sessions running traffic")
 	fs.DurationVar(&c.Duration, "duration", 30*time.Minute, "measured time after the warm-up")
@@ -46,7 +45,6 @@ func (c *SoakConfig) Flags(fs *flag.FlagSet) {
 	fs.Var((*PageList)(&c.Pages), "pages", "pages the sessions navigate to, at random")
 }
 
-// Check refuses bad flags before anything starts.
 func (c *SoakConfig) Check() error {
 	switch {
 	case c.Sessions < 1 || c.Sessions > 100:

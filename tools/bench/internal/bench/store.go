@@ -47,7 +47,6 @@ type StoreConfig struct {
 	SearchIterations     int
 }
 
-// Flags registers the scenario's flags with their defaults.
 func (c *StoreConfig) Flags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.Duration, "duration", 20*time.Second, "duration of each ingest run (without readers, then with them)")
 	fs.IntVar(&c.Writers, "writers", 4, "goroutines recording calls")
@@ -55,7 +54,6 @@ func (c *StoreConfig) Flags(fs *flag.FlagSet) {
 	fs.IntVar(&c.SearchIterations, "n", 200, "get_content search iterations on the large snapshot")
 }
 
-// Check refuses bad flags before anything starts.
 func (c *StoreConfig) Check() error {
 	switch {
 	case c.Duration <= 0 || c.Duration > time.Hour:
