@@ -68,7 +68,6 @@ func (c *ConcurrencyConfig) Check() error {
 	return nil
 }
 
-// ConcurrencyResult is the result of the concurrency scenario.
 type ConcurrencyResult struct {
 	Env         map[string]string `json:"env"`
 	DurationMS  float64           `json:"duration_ms"`
@@ -112,7 +111,6 @@ type LevelResult struct {
 	LoadCPU          CPUUsage           `json:"load_cpu"`
 }
 
-// ToolStat is the latency of the successful calls of one tool on one page.
 type ToolStat struct {
 	Tool    string  `json:"tool"`
 	Page    string  `json:"page,omitempty"`
@@ -122,8 +120,6 @@ type ToolStat struct {
 	Latency Summary `json:"latency"`
 }
 
-// RunConcurrency runs the scenario on one proxy-server: per level, create
-// the sessions, load them for Duration, measure, close them all.
 func RunConcurrency(ctx context.Context, log *slog.Logger, site *Site, cfg ConcurrencyConfig) (res *ConcurrencyResult, err error) {
 	maxSessions := slices.Max(cfg.Levels)
 	scfg := cfg.Server
@@ -260,8 +256,6 @@ func (lr *LevelResult) perSessionMemory() {
 	}
 }
 
-// recorder collects the latency and errors of a load's requests by (tool,
-// page), and the rounds completed by each session (by index).
 type recorder struct {
 	mu        sync.Mutex
 	tools     map[[2]string]*toolTally
@@ -308,7 +302,6 @@ func (r *recorder) call(ctx context.Context, c *Client, id, tool, page string, p
 	return res, err
 }
 
-// record records one request that started at t and has just ended.
 func (r *recorder) record(tool, page string, t time.Time, err error) {
 	d := ms(time.Since(t))
 	r.mu.Lock()
@@ -421,8 +414,6 @@ func (l *loop) round(ctx context.Context, id string, page Page, name string, rng
 	return nav, click, snapErr == nil && err == nil, false
 }
 
-// serve starts a scenario's proxy-server and its client; stop, which the
-// scenario defers, stops the server and writes its cleanup report.
 func serve(ctx context.Context, log *slog.Logger, scfg ServerConfig, timeout time.Duration, cleanup *StopReport, interrupted *bool) (*Server, *Client, func(), error) {
 	srv, stop, err := startServer(ctx, log, scfg, cleanup, interrupted)
 	if err != nil {
@@ -436,7 +427,6 @@ func serve(ctx context.Context, log *slog.Logger, scfg ServerConfig, timeout tim
 	return srv, c, stop, nil
 }
 
-// parallel runs f(0) … f(n-1), at most k at a time, and waits for them.
 func parallel(n, k int, f func(i int)) {
 	slots := make(chan struct{}, k)
 	var wg sync.WaitGroup

@@ -151,7 +151,6 @@ const (
 type soakRun struct {
 	loop
 	cfg                          SoakConfig
-	ids                          []string // by index, "" until created
 	longPauses, urlKept, urlLost int
 }
 
@@ -173,8 +172,9 @@ func RunSoak(ctx context.Context, log *slog.Logger, site *Site, cfg SoakConfig) 
 	if err != nil {
 		return res, fmt.Errorf("discovering browser_click's arguments: %w", err)
 	}
-	s := &soakRun{loop: loop{c: c, site: site, clickParam: clickParam, rec: newRecorder(cfg.Sessions)}, cfg: cfg, ids: make([]string, cfg.Sessions)}
-	defer func() { closeAll(ctx, log, c, s.sessionIDs()) }()
+	s := &soakRun{loop: loop{c: c, site: site, clickParam: clickParam, rec: newRecorder(cfg.Sessions)}, cfg: cfg}
+	var ids []string
+	defer func() { closeAll(ctx, log, c, ids) }()
 	loadCtx, stopLoad := context.WithCancel(ctx)
 	defer stopLoad()
 	var wg sync.WaitGroup
@@ -199,11 +199,10 @@ func RunSoak(ctx context.Context, log *slog.Logger, site *Site, cfg SoakConfig) 
 			return
 		}
 		s.rec.mu.Lock()
-		s.ids[i] = sess.ID
+		ids = append(ids, sess.ID)
 		s.rec.mu.Unlock()
 		wg.Go(func() { s.sessionLoop(ctx, loadCtx, sess.ID, i) })
 	})
-	ids := s.sessionIDs()
 	if res.Created = len(ids); len(ids) == 0 {
 		return finish(fmt.Errorf("no session could be created: %v", firstMessage(s.rec.errlog.list())))
 	}
@@ -233,12 +232,6 @@ func RunSoak(ctx context.Context, log *slog.Logger, site *Site, cfg SoakConfig) 
 		log.Info("sample", "n", k, "rss_mb", mb(smp.Memory.RSSKB), "server_rss_mb", mb(smp.ServerRSSKB), "server_fds", smp.ServerFDs, "errors", smp.Errors)
 	}
 	return finish(nil)
-}
-
-func (s *soakRun) sessionIDs() []string {
-	s.rec.mu.Lock()
-	defer s.rec.mu.Unlock()
-	return slices.DeleteFunc(slices.Clone(s.ids), func(id string) bool { return id == "" })
 }
 
 // sessionLoop is one session's traffic until loadCtx ends: a round on a

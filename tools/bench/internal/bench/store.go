@@ -111,8 +111,6 @@ type StoreSearch struct {
 	Error         string  `json:"error,omitempty"`
 }
 
-// RunStore runs ingest without readers, ingest with readers, then the
-// search on a large snapshot, each on a fresh database.
 func RunStore(ctx context.Context, log *slog.Logger, cfg StoreConfig) (res *StoreResult, err error) {
 	cfg.SnapshotKB, cfg.SearchKB = cmp.Or(cfg.SnapshotKB, 100), cmp.Or(cfg.SearchKB, 1024)
 	dir, err := os.MkdirTemp(cfg.Dir, "pwproxy-bench-store-*")
@@ -347,8 +345,6 @@ func runStoreSearch(ctx context.Context, log *slog.Logger, path string, cfg Stor
 	return s, nil
 }
 
-// syntheticItems is how many catalogue items SyntheticSnapshot writes for
-// about n bytes: one is about 250 bytes.
 func syntheticItems(n int) int { return max(1, n/250) }
 
 // SyntheticSnapshot returns an aria snapshot of about n bytes (exactly n
