@@ -441,8 +441,7 @@ const soakVerdictRule = "every sample after the first is the mean of the reading
 	"so that the memory and descriptors of the sessions that happen to be live (not suspended) when a sample is taken are not mistaken for growth " +
 	"(with fewer than 5 samples, or when the active count does not vary, c is dropped: y = a + b·t); b is the slope per hour; " +
 	"projected growth = b × the time the samples span. A checked metric has no upward trend when its projected growth is below its noise band " +
-	"(5 % of its mean for memory, tree fds and goroutines; 2 descriptors for proxy-server fds); the verdict is \"no upward trend\" when every checked metric passes. " +
-	"last − first compares the last sample with the first one after warm-up."
+	"(5 % of its mean for memory, tree fds and goroutines; 2 descriptors for proxy-server fds); the verdict is \"no upward trend\" when every checked metric passes."
 
 func soakTrend(samples []SoakSample) ([]TrendLine, string, string) {
 	if len(samples) < 4 {
