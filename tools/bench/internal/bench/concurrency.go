@@ -173,24 +173,22 @@ func runLevel(ctx context.Context, log *slog.Logger, srv *Server, l *loop, level
 	}
 	lr.Baseline = srv.Memory(true)
 	createErrs := newErrorLog()
-	sessions, lat := make([]string, level), make([]float64, level)
-	t0 := time.Now()
-	parallel(level, createConcurrency, func(i int) {
-		t := time.Now()
-		if s, err := l.c.CreateSession(ctx); err != nil {
-			createErrs.add("POST /sessions", err)
-		} else {
-			sessions[i], lat[i] = s.ID, ms(time.Since(t))
-		}
-	})
-	lr.CreateWallMS = ms(time.Since(t0))
+	var mu sync.Mutex
 	var ids []string
 	var createLat []float64
-	for i, id := range sessions {
-		if id != "" {
-			ids, createLat = append(ids, id), append(createLat, lat[i])
+	t0 := time.Now()
+	parallel(level, createConcurrency, func(int) {
+		t := time.Now()
+		s, err := l.c.CreateSession(ctx)
+		if err != nil {
+			createErrs.add("POST /sessions", err)
+			return
 		}
-	}
+		mu.Lock()
+		ids, createLat = append(ids, s.ID), append(createLat, ms(time.Since(t)))
+		mu.Unlock()
+	})
+	lr.CreateWallMS = ms(time.Since(t0))
 	lr.Created, lr.Create, lr.CreateErrors = len(ids), Summarize(createLat), createErrs.list()
 	defer closeAll(ctx, log, l.c, ids)
 	log.Info("sessions created", "ok", lr.Created, "failed", level-lr.Created, "wall", time.Since(t0).Round(time.Millisecond))
