@@ -15,44 +15,44 @@ import (
 	"time"
 )
 
+// The concurrency scenario's fixed setup. Creates start a worker process
+// each: a hundred Node starts at once on two CPUs take minutes each, past any
+// client's timeout. The machine is shared and has no swap: a level's load
+// stops early when MemAvailable falls below minAvailableKB.
+const (
+	createConcurrency = 10
+	minAvailableKB    = 2048 << 10
+	maxIterations     = 10000
+	// errorBackoff is the pause after a failed round: no hot loop against a
+	// failing server.
+	errorBackoff = 250 * time.Millisecond
+	// settlePause lets a server's startup or the previous level's closing
+	// quieten before a baseline.
+	settlePause = 5 * time.Second
+)
+
 // ConcurrencyConfig configures the concurrency scenario: at each level, that
 // many sessions loop navigate + get_content + browser_snapshot +
-// browser_click for Duration.
+// browser_click for Duration. Nodes > 0 runs the browsers on that many local
+// browser nodes; their processes are then outside the server's tree and its
+// figures.
 type ConcurrencyConfig struct {
-	Server                ServerConfig
-	Levels                []int
-	Duration              time.Duration
-	Pages                 []string
-	MaxIterations         int // rounds per session per level, whatever the duration
-	WarmPool, MaxSessions int // PROXY_WARM_POOL, PROXY_MAX_SESSIONS (at least the largest level)
-	// Creates start a worker process each: a hundred Node starts at once on
-	// two CPUs take minutes each, past any client's timeout.
-	CreateConcurrency int
-	// The machine is shared and has no swap: a level's load stops early
-	// when MemAvailable falls below this (0: off).
-	MinAvailableMB int64
-	// Nodes > 0 runs the browsers on that many local browser nodes; their
-	// processes are then outside the server's tree and its figures.
+	Server         ServerConfig
+	Levels         []int
+	Duration       time.Duration
+	Pages          []string
 	Nodes          int
 	RequestTimeout time.Duration
-	// ErrorBackoff is the pause after a failed round: no hot loop against a
-	// failing server.
-	ErrorBackoff time.Duration
+	MaxIterations  int // rounds per session per level; 0: maxIterations
 }
 
-// Flags registers the scenario's flags with their defaults.
 func (c *ConcurrencyConfig) Flags(fs *flag.FlagSet) {
-	intsVar(fs, &c.Levels, "levels", []int{1, 10, 25, 50, 100}, "numbers of concurrent sessions")
+	c.Levels, c.Pages = []int{1, 10, 25, 50, 100}, []string{"catalogue", "form"}
+	fs.Var((*IntList)(&c.Levels), "levels", "numbers of concurrent sessions")
 	fs.DurationVar(&c.Duration, "duration", 60*time.Second, "load duration per level: no call starts after it (the calls in flight finish; the report gives the measured window)")
-	pagesVar(fs, &c.Pages, "pages", []string{"catalogue", "form"}, "pages the sessions navigate to, in turn: `list` of form, table, catalogue (catalogue,form is the memory scenario on the 1,500-item page; form alone is a light page)")
-	fs.IntVar(&c.MaxIterations, "max-iterations", 10000, "bound on navigate/snapshot/click rounds per session per level")
-	fs.IntVar(&c.WarmPool, "warm-pool", 1, "PROXY_WARM_POOL")
-	fs.IntVar(&c.MaxSessions, "max-sessions", 0, "PROXY_MAX_SESSIONS (0: the largest level)")
-	fs.IntVar(&c.CreateConcurrency, "create-concurrency", 10, "sessions created at once at the start of a level (each starts a worker process)")
-	fs.Int64Var(&c.MinAvailableMB, "min-available-mb", 2048, "memory guard: stop a level's load early when MemAvailable falls below this (0: off)")
+	fs.Var((*PageList)(&c.Pages), "pages", "pages the sessions navigate to, in turn: `list` of form, table, catalogue")
 }
 
-// Check refuses bad flags before anything starts.
 func (c *ConcurrencyConfig) Check() error {
 	for _, l := range c.Levels {
 		if l < 1 || l > 500 {
@@ -62,93 +62,55 @@ func (c *ConcurrencyConfig) Check() error {
 	if c.Duration <= 0 || c.Duration > time.Hour {
 		return fmt.Errorf("-duration %s: want (0, 1h]", c.Duration)
 	}
+	if len(c.Levels) == 0 || len(c.Pages) == 0 {
+		return fmt.Errorf("-levels, -pages: none")
+	}
 	return nil
 }
 
-// ConcurrencyResult is the result of the concurrency scenario.
 type ConcurrencyResult struct {
-	Env           map[string]string `json:"env"`
-	DurationMS    float64           `json:"duration_ms"`
-	Pages         []string          `json:"pages"`
-	MaxIterations int               `json:"max_iterations_per_session"`
-	Nodes         int               `json:"nodes,omitempty"`
-	ClickParam    string            `json:"click_param"`
-	StartMemory   MemSample         `json:"start_memory"`
-	Levels        []LevelResult     `json:"levels"`
-	Cleanup       StopReport        `json:"cleanup"`
-	Interrupted   bool              `json:"interrupted,omitempty"`
+	Env         map[string]string `json:"env"`
+	DurationMS  float64           `json:"duration_ms"`
+	Pages       []string          `json:"pages"`
+	Nodes       int               `json:"nodes,omitempty"`
+	ClickParam  string            `json:"click_param"`
+	Levels      []LevelResult     `json:"levels"`
+	Cleanup     StopReport        `json:"cleanup"`
+	Interrupted bool              `json:"interrupted,omitempty"`
 }
 
 // LevelResult is one level. The calls in flight at the deadline finish and
 // count, so WindowMS (the measured load) is a little longer than the
 // duration. A round counts in Rounds when every call of it succeeded, in
 // CutRounds when the deadline stopped it part-way. PerSession* are (memory −
-// 0-session baseline) / Created in kB; TotalRSSPerSessionKB includes the
-// baseline.
+// 0-session baseline) / Created in kB.
 type LevelResult struct {
-	Level             int          `json:"level"`
-	Created           int          `json:"created"`
-	ActiveAfterCreate int          `json:"active_after_create"`
-	CreateErrors      []ErrorCount `json:"create_errors"`
-	Create            Summary      `json:"create"`
-	CreateWallMS      float64      `json:"create_wall_ms"`
-	WindowMS          float64      `json:"window_ms"`
-	Rounds            int          `json:"rounds"`
-	RoundsPerSession  RoundSpread  `json:"rounds_per_session"`
-	CutRounds         int          `json:"cut_rounds"`
-	Calls             int          `json:"calls"`
-	OKCalls           int          `json:"ok_calls"`
-	CallsPerSec       float64      `json:"ok_calls_per_s"`
-	ErrorCount        int          `json:"error_count"`
-	Errors            []ErrorCount `json:"errors"`
-	Tools             []ToolStat   `json:"tools"`
-	Breakdown         []Breakdown  `json:"breakdown"`
-	BreakdownErr      string       `json:"breakdown_error,omitempty"`
-	// Settled is false when the previous level's processes had not gone
-	// after SettleMS: the baseline is then too high.
-	SettleMS             float64            `json:"settle_ms"`
-	Settled              bool               `json:"settled"`
-	Baseline             MemSample          `json:"baseline_memory"`
-	Idle                 MemSample          `json:"idle_memory"`
-	End                  MemSample          `json:"end_of_load_memory"`
-	LoadSamples          int                `json:"load_samples"`
-	LoadMedian           int64              `json:"load_rss_median_kb"`
-	LoadMax              int64              `json:"load_rss_max_kb"`
-	PerSessionIdleKB     float64            `json:"per_session_idle_rss_kb"`
-	PerSessionKB         float64            `json:"per_session_load_rss_kb"`
-	PerSessionRSSKB      float64            `json:"per_session_end_rss_kb"`
-	PerSessionPSSKB      float64            `json:"per_session_end_pss_kb"`
-	PerSessionByKind     map[string]float64 `json:"per_session_end_rss_kb_by_kind"`
-	TotalRSSPerSessionKB float64            `json:"total_end_rss_per_session_kb"`
-	MemoryGuard          string             `json:"memory_guard,omitempty"`
-	MinAvailableKB       int64              `json:"min_mem_available_kb"`
-	CreateCPU            CPUUsage           `json:"create_cpu"`
-	LoadCPU              CPUUsage           `json:"load_cpu"`
-	DBBytes              int64              `json:"db_bytes_after"`
-	HealthAfter          string             `json:"health_after"`
-	DeleteMS             float64            `json:"delete_wall_ms"`
-	DeleteErrs           int                `json:"delete_errors"`
+	Level            int                `json:"level"`
+	Created          int                `json:"created"`
+	CreateErrors     []ErrorCount       `json:"create_errors"`
+	Create           Summary            `json:"create"`
+	CreateWallMS     float64            `json:"create_wall_ms"`
+	WindowMS         float64            `json:"window_ms"`
+	Rounds           int                `json:"rounds"`
+	CutRounds        int                `json:"cut_rounds"`
+	Calls            int                `json:"calls"`
+	OKCalls          int                `json:"ok_calls"`
+	CallsPerSec      float64            `json:"ok_calls_per_s"`
+	ErrorCount       int                `json:"error_count"`
+	Errors           []ErrorCount       `json:"errors"`
+	Tools            []ToolStat         `json:"tools"`
+	Breakdown        []Breakdown        `json:"breakdown"`
+	BreakdownErr     string             `json:"breakdown_error,omitempty"`
+	Settled          bool               `json:"settled"` // false: the previous level's processes had not gone, the baseline is too high
+	Baseline         MemSample          `json:"baseline_memory"`
+	End              MemSample          `json:"end_of_load_memory"`
+	PerSessionRSSKB  float64            `json:"per_session_end_rss_kb"`
+	PerSessionPSSKB  float64            `json:"per_session_end_pss_kb"`
+	PerSessionByKind map[string]float64 `json:"per_session_end_rss_kb_by_kind"`
+	MemoryGuard      string             `json:"memory_guard,omitempty"`
+	LoadCPU          CPUUsage           `json:"load_cpu"`
 }
 
-// RoundSpread is how many rounds the sessions of one level completed.
-type RoundSpread struct {
-	Min    int     `json:"min"`
-	Median float64 `json:"median"`
-	Max    int     `json:"max"`
-}
-
-func spreadOf(perSession []int) RoundSpread {
-	if len(perSession) == 0 {
-		return RoundSpread{}
-	}
-	fs := make([]float64, len(perSession))
-	for i, n := range perSession {
-		fs[i] = float64(n)
-	}
-	return RoundSpread{Min: slices.Min(perSession), Median: Percentile(fs, 50), Max: slices.Max(perSession)}
-}
-
-// ToolStat is the latency of the successful calls of one tool on one page.
 type ToolStat struct {
 	Tool    string  `json:"tool"`
 	Page    string  `json:"page,omitempty"`
@@ -158,24 +120,17 @@ type ToolStat struct {
 	Latency Summary `json:"latency"`
 }
 
-// RunConcurrency runs the scenario on one proxy-server: per level, create
-// the sessions, load them for Duration, measure, close them all.
 func RunConcurrency(ctx context.Context, log *slog.Logger, site *Site, cfg ConcurrencyConfig) (res *ConcurrencyResult, err error) {
-	if len(cfg.Levels) == 0 || len(cfg.Pages) == 0 {
-		return nil, fmt.Errorf("concurrency: no levels or no pages")
-	}
-	cfg.MaxSessions = max(cfg.MaxSessions, slices.Max(cfg.Levels))
-	cfg.CreateConcurrency = max(cfg.CreateConcurrency, 1)
-	cfg.ErrorBackoff = cmp.Or(cfg.ErrorBackoff, 250*time.Millisecond)
+	maxSessions := slices.Max(cfg.Levels)
 	scfg := cfg.Server
 	scfg.Env = copyEnv(scfg.Env)
-	scfg.Env["PROXY_MAX_SESSIONS"] = strconv.Itoa(cfg.MaxSessions)
-	scfg.Env["PROXY_WARM_POOL"] = strconv.Itoa(cfg.WarmPool)
-	res = &ConcurrencyResult{Env: scfg.Env, DurationMS: ms(cfg.Duration), Pages: cfg.Pages, MaxIterations: cfg.MaxIterations, Nodes: cfg.Nodes}
+	scfg.Env["PROXY_MAX_SESSIONS"] = strconv.Itoa(maxSessions)
+	scfg.Env["PROXY_WARM_POOL"] = "1"
+	res = &ConcurrencyResult{Env: scfg.Env, DurationMS: ms(cfg.Duration), Pages: cfg.Pages, Nodes: cfg.Nodes}
 	if cfg.Nodes > 0 {
-		// Each node can take every session and the spares: placement, not
+		// Each node can take every session and the spare: placement, not
 		// capacity, is what is measured.
-		endpoints, stop, err := startNodes(ctx, log, scfg, cfg.Nodes, cfg.MaxSessions+cfg.WarmPool)
+		endpoints, stop, err := startNodes(ctx, log, scfg, cfg.Nodes, maxSessions+1)
 		if err != nil {
 			return res, err
 		}
@@ -193,7 +148,6 @@ func RunConcurrency(ctx context.Context, log *slog.Logger, site *Site, cfg Concu
 	if err := sleepCtx(ctx, settlePause); err != nil {
 		return res, err
 	}
-	res.StartMemory = srv.Memory(true)
 	startProcs := len(processTree(srv.PID))
 	l := &loop{c: c, site: site, clickParam: res.ClickParam}
 	for _, level := range cfg.Levels {
@@ -209,56 +163,36 @@ func RunConcurrency(ctx context.Context, log *slog.Logger, site *Site, cfg Concu
 	return res, nil
 }
 
-// settlePause lets a server's startup or the previous level's closing
-// quieten before a baseline.
-const settlePause = 5 * time.Second
-
 func runLevel(ctx context.Context, log *slog.Logger, srv *Server, l *loop, level, startProcs int, cfg ConcurrencyConfig) (lr LevelResult, err error) {
 	lr.Level = level
 	if err := sleepCtx(ctx, settlePause); err != nil {
 		return lr, err
 	}
-	settle, settled, err := srv.settle(ctx, startProcs+1, 3*time.Minute)
-	if lr.SettleMS, lr.Settled = ms(settle), settled; err != nil {
+	if _, lr.Settled, err = srv.settle(ctx, startProcs+1, 3*time.Minute); err != nil {
 		return lr, err
 	}
 	lr.Baseline = srv.Memory(true)
-	log.Info("baseline (0 sessions)", "rss_mb", mb(lr.Baseline.RSSKB), "procs", lr.Baseline.Procs, "settled", settled)
 	createErrs := newErrorLog()
-	sessions, lat := make([]string, level), make([]float64, level)
-	createMark, t0 := markCPU(srv.PID), time.Now()
-	parallel(level, cfg.CreateConcurrency, func(i int) {
-		t := time.Now()
-		if s, err := l.c.CreateSession(ctx); err != nil {
-			createErrs.add("POST /sessions", err)
-		} else {
-			sessions[i], lat[i] = s.ID, ms(time.Since(t))
-		}
-	})
-	lr.CreateWallMS, lr.CreateCPU = ms(time.Since(t0)), cpuSince(createMark, markCPU(srv.PID))
+	var mu sync.Mutex
 	var ids []string
 	var createLat []float64
-	for i, id := range sessions {
-		if id != "" {
-			ids, createLat = append(ids, id), append(createLat, lat[i])
-		}
-	}
-	lr.Created, lr.Create, lr.CreateErrors = len(ids), Summarize(createLat), createErrs.list()
-	defer func() {
+	t0 := time.Now()
+	parallel(level, createConcurrency, func(int) {
 		t := time.Now()
-		lr.DeleteErrs = closeAll(ctx, log, l.c, ids)
-		lr.DeleteMS = ms(time.Since(t))
-		log.Info("sessions closed", "n", len(ids), "took", time.Since(t).Round(time.Millisecond), "errors", lr.DeleteErrs)
-	}()
-	if list, err := l.c.ListSessions(ctx); err == nil {
-		for _, s := range list {
-			if s.State == "active" {
-				lr.ActiveAfterCreate++
-			}
+		s, err := l.c.CreateSession(ctx)
+		if err != nil {
+			createErrs.add("POST /sessions", err)
+			return
 		}
-	}
-	log.Info("sessions created", "ok", lr.Created, "failed", level-lr.Created, "wall", time.Since(t0).Round(time.Millisecond), "median", fmt.Sprintf("%.0fms", lr.Create.Median))
-	if lr.Idle = srv.Memory(false); ctx.Err() != nil {
+		mu.Lock()
+		ids, createLat = append(ids, s.ID), append(createLat, ms(time.Since(t)))
+		mu.Unlock()
+	})
+	lr.CreateWallMS = ms(time.Since(t0))
+	lr.Created, lr.Create, lr.CreateErrors = len(ids), Summarize(createLat), createErrs.list()
+	defer closeAll(ctx, log, l.c, ids)
+	log.Info("sessions created", "ok", lr.Created, "failed", level-lr.Created, "wall", time.Since(t0).Round(time.Millisecond))
+	if ctx.Err() != nil {
 		return lr, ctx.Err()
 	} else if lr.Created == 0 {
 		return lr, fmt.Errorf("no session could be created: %v", firstMessage(lr.CreateErrors))
@@ -266,25 +200,16 @@ func runLevel(ctx context.Context, log *slog.Logger, srv *Server, l *loop, level
 	l.rec = newRecorder(len(ids))
 	loadCtx, cancel := context.WithTimeout(ctx, cfg.Duration)
 	defer cancel()
-	var samples []float64
-	lr.MinAvailableKB, _ = statusKB("/proc/meminfo", "MemAvailable")
-	sampleDone := make(chan struct{})
+	guardDone := make(chan struct{})
 	start := time.Now()
 	go func() {
-		defer close(sampleDone)
-		for k := 1; sleepCtx(loadCtx, 2*time.Second) == nil; k++ {
-			samples = append(samples, float64(srv.Memory(false).RSSKB))
-			if avail, ok := statusKB("/proc/meminfo", "MemAvailable"); ok {
-				lr.MinAvailableKB = min(lr.MinAvailableKB, avail)
-				if guard := cfg.MinAvailableMB * 1024; guard > 0 && avail < guard {
-					lr.MemoryGuard = fmt.Sprintf("MemAvailable fell to %s MB (guard %s MB) %s into the load: load stopped early",
-						mb(avail), mb(guard), time.Since(start).Round(time.Second))
-					log.Error("memory guard", "msg", lr.MemoryGuard)
-					cancel()
-				}
-			}
-			if k%5 == 0 {
-				log.Info("load", "elapsed", time.Since(start).Round(time.Second), "ops", l.rec.count(), "errors", l.rec.errlog.total(), "rss_mb", mb(int64(samples[len(samples)-1])))
+		defer close(guardDone)
+		for sleepCtx(loadCtx, 2*time.Second) == nil {
+			if avail, ok := statusKB("/proc/meminfo", "MemAvailable"); ok && avail < minAvailableKB {
+				lr.MemoryGuard = fmt.Sprintf("MemAvailable fell to %s MB (guard %s MB) %s into the load: load stopped early",
+					mb(avail), mb(minAvailableKB), time.Since(start).Round(time.Second))
+				log.Error("memory guard", "msg", lr.MemoryGuard)
+				cancel()
 			}
 		}
 	}()
@@ -295,7 +220,7 @@ func runLevel(ctx context.Context, log *slog.Logger, srv *Server, l *loop, level
 	}
 	lw.Wait()
 	cancel()
-	<-sampleDone
+	<-guardDone
 	window := time.Since(start)
 	lr.LoadCPU, lr.End, lr.WindowMS = cpuSince(loadMark, markCPU(srv.PID)), srv.Memory(true), ms(window)
 	rec := l.rec
@@ -304,26 +229,15 @@ func runLevel(ctx context.Context, log *slog.Logger, srv *Server, l *loop, level
 	for _, n := range rec.rounds {
 		lr.Rounds += n
 	}
-	lr.RoundsPerSession = spreadOf(rec.rounds)
 	rec.mu.Unlock()
 	lr.Tools = rec.toolStats(window)
 	lr.CallsPerSec = float64(lr.OKCalls) / window.Seconds()
 	lr.ErrorCount, lr.Errors = rec.errlog.total(), rec.errlog.list()
-	lr.LoadSamples, lr.LoadMedian, lr.LoadMax = len(samples), lr.End.RSSKB, lr.End.RSSKB
-	if len(samples) > 0 {
-		lr.LoadMedian, lr.LoadMax = int64(Percentile(samples, 50)), int64(slices.Max(samples))
-	}
 	lr.perSessionMemory()
 	if lr.Breakdown, err = timeBreakdown(ctx, srv.DBPath, rec.timings); err != nil {
 		lr.BreakdownErr = err.Error()
-		log.Warn("time breakdown", "err", err)
 	}
-	lr.DBBytes = srv.DBBytes()
-	if lr.HealthAfter, err = l.c.Health(ctx); err != nil {
-		lr.HealthAfter = err.Error()
-	}
-	log.Info("level done", "window", window.Round(time.Millisecond), "ok_calls_per_s", fmt.Sprintf("%.2f", lr.CallsPerSec), "calls", lr.Calls, "errors", lr.ErrorCount,
-		"rounds_per_session_min", lr.RoundsPerSession.Min, "cut_rounds", lr.CutRounds, "pss_per_session_mb", fmt.Sprintf("%.1f", lr.PerSessionPSSKB/1024), "health", lr.HealthAfter)
+	log.Info("level done", "window", window.Round(time.Millisecond), "ok_calls_per_s", fmt.Sprintf("%.2f", lr.CallsPerSec), "errors", lr.ErrorCount)
 	return lr, ctx.Err()
 }
 
@@ -332,34 +246,32 @@ func (lr *LevelResult) perSessionMemory() {
 		return
 	}
 	n := float64(lr.Created)
-	lr.PerSessionIdleKB = float64(lr.Idle.RSSKB-lr.Baseline.RSSKB) / n
-	lr.PerSessionKB = float64(lr.LoadMedian-lr.Baseline.RSSKB) / n
 	lr.PerSessionRSSKB = float64(lr.End.RSSKB-lr.Baseline.RSSKB) / n
 	lr.PerSessionPSSKB = float64(lr.End.PSSKB-lr.Baseline.PSSKB) / n
-	lr.TotalRSSPerSessionKB = float64(lr.End.RSSKB) / n
 	lr.PerSessionByKind = map[string]float64{}
 	for _, k := range kinds(lr.Baseline, lr.End) {
 		lr.PerSessionByKind[k] = float64(lr.End.ByKind[k].RSSKB-lr.Baseline.ByKind[k].RSSKB) / n
 	}
 }
 
-// recorder collects the latency and errors of a load's requests by (tool,
-// page), and the rounds completed by each session (by index).
 type recorder struct {
 	mu        sync.Mutex
-	lat       map[[2]string][]float64
-	errs      map[[2]string]int
+	tools     map[[2]string]*toolTally
 	calls, ok int // POST /call only
 	ops       int // every request
-	restored  int // calls answered "restored": true
 	rounds    []int
 	cut       int
 	errlog    *errorLog
 	timings   []callTiming
 }
 
+type toolTally struct {
+	lat  []float64
+	errs int
+}
+
 func newRecorder(sessions int) *recorder {
-	return &recorder{lat: map[[2]string][]float64{}, errs: map[[2]string]int{}, errlog: newErrorLog(), rounds: make([]int, sessions)}
+	return &recorder{tools: map[[2]string]*toolTally{}, errlog: newErrorLog(), rounds: make([]int, sessions)}
 }
 
 func (r *recorder) roundEnded(idx int, completed, cut bool) {
@@ -373,7 +285,6 @@ func (r *recorder) roundEnded(idx int, completed, cut bool) {
 	}
 }
 
-// call runs one POST /call and records it.
 func (r *recorder) call(ctx context.Context, c *Client, id, tool, page string, params map[string]any) (proxy.CallResult, error) {
 	t := time.Now()
 	res, err := c.Call(ctx, id, tool, params)
@@ -382,9 +293,6 @@ func (r *recorder) call(ctx context.Context, c *Client, id, tool, page string, p
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.calls++
-	if res.Metadata.Restored {
-		r.restored++
-	}
 	if err == nil {
 		r.ok++
 		r.timings = append(r.timings, callTiming{ref: res.RefID, tool: tool, page: page, sent: t, received: done})
@@ -392,15 +300,19 @@ func (r *recorder) call(ctx context.Context, c *Client, id, tool, page string, p
 	return res, err
 }
 
-// record records one request that started at t and has just ended.
 func (r *recorder) record(tool, page string, t time.Time, err error) {
-	k := [2]string{tool, page}
+	d := ms(time.Since(t))
 	r.mu.Lock()
 	r.ops++
+	tt := r.tools[[2]string{tool, page}]
+	if tt == nil {
+		tt = &toolTally{}
+		r.tools[[2]string{tool, page}] = tt
+	}
 	if err != nil {
-		r.errs[k]++
+		tt.errs++
 	} else {
-		r.lat[k] = append(r.lat[k], ms(time.Since(t)))
+		tt.lat = append(tt.lat, d)
 	}
 	r.mu.Unlock()
 	if err != nil {
@@ -408,32 +320,20 @@ func (r *recorder) record(tool, page string, t time.Time, err error) {
 	}
 }
 
-func (r *recorder) count() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.ops
+func (r *recorder) latencies(tool, page string) []float64 {
+	if tt := r.tools[[2]string{tool, page}]; tt != nil {
+		return tt.lat
+	}
+	return nil
 }
 
-// toolStats is the latency of every (tool, page) seen; PerSec is over
-// window (0 when it is not known).
+// toolStats is the latency of every (tool, page) seen; PerSec is over window.
 func (r *recorder) toolStats(window time.Duration) []ToolStat {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var out []ToolStat
-	for k := range r.lat {
-		out = append(out, ToolStat{Tool: k[0], Page: k[1]})
-	}
-	for k := range r.errs {
-		if _, ok := r.lat[k]; !ok {
-			out = append(out, ToolStat{Tool: k[0], Page: k[1]})
-		}
-	}
-	for i, t := range out {
-		k := [2]string{t.Tool, t.Page}
-		out[i].OK, out[i].Errors, out[i].Latency = len(r.lat[k]), r.errs[k], Summarize(r.lat[k])
-		if window > 0 {
-			out[i].PerSec = float64(out[i].OK) / window.Seconds()
-		}
+	for k, tt := range r.tools {
+		out = append(out, ToolStat{Tool: k[0], Page: k[1], OK: len(tt.lat), Errors: tt.errs, Latency: Summarize(tt.lat), PerSec: float64(len(tt.lat)) / window.Seconds()})
 	}
 	slices.SortFunc(out, func(a, b ToolStat) int { return byToolPage(a.Tool, a.Page, b.Tool, b.Page) })
 	return out
@@ -465,12 +365,12 @@ type loop struct {
 func (l *loop) sessionLoop(ctx, loadCtx context.Context, id string, idx int, cfg ConcurrencyConfig) {
 	rng := rand.New(rand.NewPCG(uint64(idx), 42))
 	goOn := func() bool { return loadCtx.Err() == nil }
-	for it := 0; it < cfg.MaxIterations && goOn(); it++ {
+	for it := 0; it < cmp.Or(cfg.MaxIterations, maxIterations) && goOn(); it++ {
 		page := cfg.Pages[(idx+it)%len(cfg.Pages)]
 		_, _, completed, cut := l.round(ctx, id, Pages[page], page, rng, goOn)
 		l.rec.roundEnded(idx, completed, cut)
 		if !completed && !cut {
-			_ = sleepCtx(loadCtx, cmp.Or(cfg.ErrorBackoff, 250*time.Millisecond))
+			_ = sleepCtx(loadCtx, errorBackoff)
 		}
 	}
 }
@@ -512,8 +412,6 @@ func (l *loop) round(ctx context.Context, id string, page Page, name string, rng
 	return nav, click, snapErr == nil && err == nil, false
 }
 
-// serve starts a scenario's proxy-server and its client; stop, which the
-// scenario defers, stops the server and writes its cleanup report.
 func serve(ctx context.Context, log *slog.Logger, scfg ServerConfig, timeout time.Duration, cleanup *StopReport, interrupted *bool) (*Server, *Client, func(), error) {
 	srv, stop, err := startServer(ctx, log, scfg, cleanup, interrupted)
 	if err != nil {
@@ -527,7 +425,6 @@ func serve(ctx context.Context, log *slog.Logger, scfg ServerConfig, timeout tim
 	return srv, c, stop, nil
 }
 
-// parallel runs f(0) … f(n-1), at most k at a time, and waits for them.
 func parallel(n, k int, f func(i int)) {
 	slots := make(chan struct{}, k)
 	var wg sync.WaitGroup
@@ -541,20 +438,13 @@ func parallel(n, k int, f func(i int)) {
 	wg.Wait()
 }
 
-// closeAll deletes the sessions, whatever happened to ctx, and returns how
-// many deletes failed.
-func closeAll(ctx context.Context, log *slog.Logger, c *Client, ids []string) int {
-	var mu sync.Mutex
-	failed := 0
+// closeAll deletes the sessions, whatever happened to ctx.
+func closeAll(ctx context.Context, log *slog.Logger, c *Client, ids []string) {
 	parallel(len(ids), len(ids)+1, func(i int) {
 		if err := c.DeleteSession(context.WithoutCancel(ctx), ids[i]); err != nil {
-			mu.Lock()
-			failed++
-			mu.Unlock()
 			log.Warn("DELETE /sessions", "session", ids[i], "err", err)
 		}
 	})
-	return failed
 }
 
 func firstMessage(es []ErrorCount) string {

@@ -15,27 +15,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-func TestSpreadOf(t *testing.T) {
-	tests := []struct {
-		name       string
-		perSession []int
-		want       RoundSpread
-	}{
-		{"no sessions", nil, RoundSpread{}},
-		{"one session", []int{3}, RoundSpread{Min: 3, Median: 3, Max: 3}},
-		{"odd count", []int{9, 1, 4}, RoundSpread{Min: 1, Median: 4, Max: 9}},
-		{"even count: the mean of the middle two", []int{2, 7, 1, 4}, RoundSpread{Min: 1, Median: 3, Max: 7}},
-		{"a session that never completed a round", []int{5, 0, 6}, RoundSpread{Min: 0, Median: 5, Max: 6}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if diff := cmp.Diff(tt.want, spreadOf(tt.perSession)); diff != "" {
-				t.Errorf("spreadOf(%v) (-want +got):\n%s", tt.perSession, diff)
-			}
-		})
-	}
-}
-
 func TestPerSessionMemory(t *testing.T) {
 	mem := func(rss, pss, nodeRSS, rendererRSS int64) MemSample {
 		return MemSample{RSSKB: rss, PSSKB: pss, ByKind: map[string]KindMem{
@@ -49,20 +28,18 @@ func TestPerSessionMemory(t *testing.T) {
 	}{
 		{
 			name: "four sessions",
-			in: LevelResult{Created: 4, Baseline: mem(1000, 600, 100, 200), Idle: mem(1400, 0, 0, 0),
-				LoadMedian: 2200, End: mem(3000, 1800, 500, 1400)},
-			want: LevelResult{Created: 4, Baseline: mem(1000, 600, 100, 200), Idle: mem(1400, 0, 0, 0),
-				LoadMedian: 2200, End: mem(3000, 1800, 500, 1400),
-				PerSessionIdleKB: 100, PerSessionKB: 300, PerSessionRSSKB: 500, PerSessionPSSKB: 300, TotalRSSPerSessionKB: 750,
+			in:   LevelResult{Created: 4, Baseline: mem(1000, 600, 100, 200), End: mem(3000, 1800, 500, 1400)},
+			want: LevelResult{Created: 4, Baseline: mem(1000, 600, 100, 200), End: mem(3000, 1800, 500, 1400),
+				PerSessionRSSKB: 500, PerSessionPSSKB: 300,
 				PerSessionByKind: map[string]float64{"node": 100, "chromium-renderer": 300}},
 		},
 		{
 			name: "a kind only at the end",
 			in: LevelResult{Created: 2, Baseline: MemSample{RSSKB: 100, ByKind: map[string]KindMem{}},
-				End: MemSample{RSSKB: 300, ByKind: map[string]KindMem{"node": {RSSKB: 200}}}, LoadMedian: 100, Idle: MemSample{RSSKB: 100}},
+				End: MemSample{RSSKB: 300, ByKind: map[string]KindMem{"node": {RSSKB: 200}}}},
 			want: LevelResult{Created: 2, Baseline: MemSample{RSSKB: 100, ByKind: map[string]KindMem{}},
-				End: MemSample{RSSKB: 300, ByKind: map[string]KindMem{"node": {RSSKB: 200}}}, LoadMedian: 100, Idle: MemSample{RSSKB: 100},
-				PerSessionRSSKB: 100, TotalRSSPerSessionKB: 150, PerSessionByKind: map[string]float64{"node": 100}},
+				End:             MemSample{RSSKB: 300, ByKind: map[string]KindMem{"node": {RSSKB: 200}}},
+				PerSessionRSSKB: 100, PerSessionByKind: map[string]float64{"node": 100}},
 		},
 		{
 			name: "no session created: nothing to divide",
@@ -157,7 +134,7 @@ func TestSessionLoopStartsNoCallAfterTheDeadline(t *testing.T) {
 				t.Fatal(err)
 			}
 			rec := newRecorder(1)
-			cfg := ConcurrencyConfig{MaxIterations: tt.maxIterations, ErrorBackoff: time.Millisecond, Pages: []string{"form"}}
+			cfg := ConcurrencyConfig{MaxIterations: tt.maxIterations, Pages: []string{"form"}}
 			l := &loop{c: c, site: &Site{URL: "http://127.0.0.1:1"}, clickParam: "target", rec: rec}
 			l.sessionLoop(context.Background(), loadCtx, "session-1", 0, cfg)
 
@@ -191,8 +168,8 @@ func TestSessionLoopStartsNoCallAfterTheDeadline(t *testing.T) {
 
 func TestConcurrencyReportShowsRoundsWindowAndRSS(t *testing.T) {
 	res := &ConcurrencyResult{DurationMS: 60000, Pages: []string{"form"}, Levels: []LevelResult{{
-		Level: 2, Created: 2, WindowMS: 61234, Rounds: 9, RoundsPerSession: RoundSpread{Min: 4, Median: 4.5, Max: 5}, CutRounds: 2,
-		PerSessionRSSKB: 200 * 1024, PerSessionPSSKB: 120 * 1024, TotalRSSPerSessionKB: 350 * 1024,
+		Level: 2, Created: 2, WindowMS: 61234, Rounds: 9, CutRounds: 2,
+		PerSessionRSSKB: 200 * 1024, PerSessionPSSKB: 120 * 1024,
 	}}}
 	var buf bytes.Buffer
 	res.writeText(&buf)
@@ -200,7 +177,7 @@ func TestConcurrencyReportShowsRoundsWindowAndRSS(t *testing.T) {
 	var header string
 	var row []string
 	for i, l := range lines {
-		if strings.HasPrefix(strings.TrimSpace(l), "level") && strings.Contains(l, "rounds/session") {
+		if strings.HasPrefix(strings.TrimSpace(l), "level") && strings.Contains(l, "cut") {
 			header, row = l, strings.Fields(lines[i+1])
 			break
 		}
@@ -208,12 +185,12 @@ func TestConcurrencyReportShowsRoundsWindowAndRSS(t *testing.T) {
 	if header == "" {
 		t.Fatalf("no level table in:\n%s", buf.String())
 	}
-	for _, want := range []string{"load s", "rounds/session min/med/max", "cut", "end RSS/session MB", "end PSS/session MB", "tree RSS/session MB"} {
+	for _, want := range []string{"load s", "rounds", "cut", "end RSS/session MB", "end PSS/session MB"} {
 		if !strings.Contains(header, want) {
 			t.Errorf("the level table has no %q column: %s", want, header)
 		}
 	}
-	for _, want := range []string{"61.2", "4/4.5/5", "200.0", "120.0", "350.0"} {
+	for _, want := range []string{"61.2", "9", "2", "200.0", "120.0"} {
 		found := false
 		for _, cell := range row {
 			found = found || cell == want

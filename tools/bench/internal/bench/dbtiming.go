@@ -10,19 +10,16 @@ import (
 	"time"
 )
 
-// callTiming is one successful POST /call as the client saw it.
 type callTiming struct {
 	ref, tool, page string
 	sent, received  time.Time
 }
 
 // Breakdown splits the client-side latency of one tool on one page with the
-// two timestamps proxy-server records per call: requests.timestamp (just
-// before the request is recorded and the worker is called) and
-// responses.timestamp (when the worker answered). So Before is HTTP,
-// validation, session lock and worker check; Upstream the request row and
-// the @playwright/mcp call; After parsing, ingesting the snapshot and
-// console files, recording and answering. In ms, on one machine's clock.
+// two timestamps proxy-server records per call, requests.timestamp (before
+// the worker is called) and responses.timestamp (when it answered): Before
+// is HTTP, admission, session lock and worker check; Upstream the
+// @playwright/mcp call; After ingesting, recording and answering.
 type Breakdown struct {
 	Tool     string  `json:"tool"`
 	Page     string  `json:"page"`
@@ -33,9 +30,8 @@ type Breakdown struct {
 	After    Summary `json:"after_worker"`
 }
 
-// timeBreakdown reads the server's database read-only and joins it with the
-// client timings. It depends only on the requests and responses tables and
-// their RFC 3339 timestamps.
+// timeBreakdown joins the client timings with the server's record, read
+// only: the requests and responses tables and their RFC 3339 timestamps.
 func timeBreakdown(ctx context.Context, dbPath string, calls []callTiming) ([]Breakdown, error) {
 	if len(calls) == 0 {
 		return nil, nil

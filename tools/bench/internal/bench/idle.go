@@ -19,18 +19,15 @@ type IdleConfig struct {
 	Server         ServerConfig
 	Levels         []int
 	Navigations    int
-	WarmPool       int
 	RequestTimeout time.Duration
 }
 
-// Flags registers the scenario's flags with their defaults.
 func (c *IdleConfig) Flags(fs *flag.FlagSet) {
-	intsVar(fs, &c.Levels, "idle", []int{0, 10, 25, 50}, "numbers of idle sessions")
+	c.Levels = []int{0, 10, 25, 50}
+	fs.Var((*IntList)(&c.Levels), "idle", "numbers of idle sessions")
 	fs.IntVar(&c.Navigations, "navigations", 20, "timed navigations (and snapshots) of the active session per level")
-	fs.IntVar(&c.WarmPool, "warm-pool", 1, "PROXY_WARM_POOL")
 }
 
-// Check refuses bad flags before anything starts.
 func (c *IdleConfig) Check() error {
 	if len(c.Levels) == 0 || slices.Max(c.Levels) > 200 {
 		return fmt.Errorf("-idle %v: want numbers up to 200", c.Levels)
@@ -41,7 +38,6 @@ func (c *IdleConfig) Check() error {
 	return nil
 }
 
-// IdleResult is the result of the idle scenario.
 type IdleResult struct {
 	Env         map[string]string `json:"env"`
 	Navigations int               `json:"navigations"`
@@ -50,31 +46,21 @@ type IdleResult struct {
 	Interrupted bool              `json:"interrupted,omitempty"`
 }
 
-// IdleLevel is one level; Opened is how many idle sessions were created and
-// navigated once, Breakdown that of the active session's calls.
+// IdleLevel is one level; Opened counts the idle sessions that navigated.
 type IdleLevel struct {
-	Idle         int          `json:"idle_sessions"`
-	Opened       int          `json:"opened"`
-	OpenMS       float64      `json:"open_wall_ms"`
-	Navigate     Summary      `json:"navigate"`
-	Snapshot     Summary      `json:"snapshot"`
-	Errors       []ErrorCount `json:"errors"`
-	ErrCount     int          `json:"error_count"`
-	Breakdown    []Breakdown  `json:"breakdown"`
-	BreakdownErr string       `json:"breakdown_error,omitempty"`
-	CPU          CPUUsage     `json:"cpu"`
-	Memory       MemSample    `json:"memory"`
+	Idle     int          `json:"idle_sessions"`
+	Opened   int          `json:"opened"`
+	Navigate Summary      `json:"navigate"`
+	Snapshot Summary      `json:"snapshot"`
+	Errors   []ErrorCount `json:"errors"`
+	ErrCount int          `json:"error_count"`
 }
 
-// RunIdle runs the idle scenario on one proxy-server.
 func RunIdle(ctx context.Context, log *slog.Logger, site *Site, cfg IdleConfig) (res *IdleResult, err error) {
-	if err := cfg.Check(); err != nil {
-		return nil, err
-	}
 	scfg := cfg.Server
 	scfg.Env = copyEnv(scfg.Env)
 	scfg.Env["PROXY_MAX_SESSIONS"] = strconv.Itoa(slices.Max(cfg.Levels) + 1)
-	scfg.Env["PROXY_WARM_POOL"] = strconv.Itoa(cfg.WarmPool)
+	scfg.Env["PROXY_WARM_POOL"] = "1"
 	res = &IdleResult{Env: scfg.Env, Navigations: cfg.Navigations}
 	srv, c, stop, err := serve(ctx, log, scfg, cfg.RequestTimeout, &res.Cleanup, &res.Interrupted)
 	if err != nil {
@@ -100,14 +86,14 @@ func runIdleLevel(ctx context.Context, log *slog.Logger, srv *Server, c *Client,
 	if _, _, err := srv.settle(ctx, startProcs+1, 3*time.Minute); err != nil {
 		return lvl, err
 	}
-	errs := newErrorLog()
+	rec := newRecorder(1)
+	errs := rec.errlog
 	var ids []string
 	var mu sync.Mutex
 	defer func() {
 		closeAll(ctx, log, c, ids)
 		lvl.Errors, lvl.ErrCount = errs.list(), errs.total()
 	}()
-	// open creates a session with the form page open.
 	open := func(what string) (string, bool) {
 		s, err := c.CreateSession(ctx)
 		if err != nil {
@@ -124,7 +110,6 @@ func runIdleLevel(ctx context.Context, log *slog.Logger, srv *Server, c *Client,
 		return s.ID, true
 	}
 	// At most 4 at a time, so that the opening itself does not time out.
-	t0 := time.Now()
 	parallel(k, 4, func(int) {
 		if _, ok := open("idle"); ok {
 			mu.Lock()
@@ -132,12 +117,10 @@ func runIdleLevel(ctx context.Context, log *slog.Logger, srv *Server, c *Client,
 			mu.Unlock()
 		}
 	})
-	lvl.OpenMS = ms(time.Since(t0))
-	log.Info("idle sessions open", "opened", lvl.Opened, "took", time.Since(t0).Round(time.Millisecond))
 	if err := ctx.Err(); err != nil {
 		return lvl, err
 	}
-	// The active session: its first navigation is an untimed warm-up.
+	// The active session's first navigation is an untimed warm-up.
 	id, _ := open("active")
 	if id == "" {
 		return lvl, fmt.Errorf("creating the active session: %s", firstMessage(errs.list()))
@@ -145,25 +128,13 @@ func runIdleLevel(ctx context.Context, log *slog.Logger, srv *Server, c *Client,
 	if err := sleepCtx(ctx, settlePause); err != nil {
 		return lvl, err
 	}
-	lvl.Memory = srv.Memory(false)
-	mark := markCPU(srv.PID)
-	rec := newRecorder(1)
 	for i := range cfg.Navigations {
-		if _, err := rec.call(ctx, c, id, "browser_navigate", "table/form", map[string]any{"url": urls[i%2]}); err != nil {
-			errs.add("browser_navigate (active)", err)
-		}
-		if _, err := rec.call(ctx, c, id, "browser_snapshot", "table/form", nil); err != nil {
-			errs.add("browser_snapshot (active)", err)
-		}
+		_, _ = rec.call(ctx, c, id, "browser_navigate", "active", map[string]any{"url": urls[i%2]})
+		_, _ = rec.call(ctx, c, id, "browser_snapshot", "active", nil)
 		if ctx.Err() != nil {
 			return lvl, ctx.Err()
 		}
 	}
-	lvl.CPU = cpuSince(mark, markCPU(srv.PID))
-	lvl.Navigate, lvl.Snapshot = Summarize(rec.lat[[2]string{"browser_navigate", "table/form"}]), Summarize(rec.lat[[2]string{"browser_snapshot", "table/form"}])
-	if lvl.Breakdown, err = timeBreakdown(ctx, srv.DBPath, rec.timings); err != nil {
-		lvl.BreakdownErr = err.Error()
-	}
-	log.Info("active session measured", "navigate_p50", fmt.Sprintf("%.0fms", lvl.Navigate.Median), "snapshot_p50", fmt.Sprintf("%.0fms", lvl.Snapshot.Median), "cpu", lvl.CPU.String())
+	lvl.Navigate, lvl.Snapshot = Summarize(rec.latencies("browser_navigate", "active")), Summarize(rec.latencies("browser_snapshot", "active"))
 	return lvl, nil
 }

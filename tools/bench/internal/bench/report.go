@@ -194,15 +194,12 @@ func (c *ConcurrencyResult) writeText(w io.Writer) {
 	fmt.Fprintf(w, "== concurrency: %.0f s per level; each session loops browser_navigate (%s in turn) + GET /content?search_for (button ref) + browser_snapshot + browser_click; env %v\n",
 		c.DurationMS/1000, strings.Join(c.Pages, ", "), c.Env)
 	fmt.Fprintln(w, "No call starts after the deadline; the calls in flight then finish and count: \"load s\" is the measured window, and calls/s are over it. "+
-		"Rounds: completed (every call succeeded) in all, and per session min/median/max; cut: stopped part-way by the deadline. "+
-		"Memory per session: (sample − 0-session baseline) / sessions; tree RSS/session is the whole tree's end-of-load RSS / sessions, baseline included.")
-	tw := newTable(w, "level\tsessions\tcreate wall s\tcreate p50 ms\tload s\tok calls/s\tcalls\terrors\trounds\trounds/session min/med/max\tcut\tRSS base MB\tRSS load MB\tload RSS/session MB\tidle RSS/session MB\tend RSS/session MB\tend PSS/session MB\ttree RSS/session MB\tDB MB\tCPU go/node/chromium\tother CPU\tload avg\t")
+		"Rounds: completed (every call succeeded); cut: stopped part-way by the deadline. Memory per session: (end of load − 0-session baseline) / sessions.")
+	tw := newTable(w, "level\tsessions\tcreate wall s\tcreate p50 ms\tload s\tok calls/s\tcalls\terrors\trounds\tcut\tRSS base MB\tend RSS/session MB\tend PSS/session MB\tCPU go/node/chromium\tother CPU\tload avg\t")
 	for _, l := range c.Levels {
-		fmt.Fprintf(tw, "%d\t%d\t%.1f\t%s\t%.1f\t%.2f\t%d\t%d\t%d\t%s\t%d\t%s\t%s\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%s\t%.2f\t%.1f→%.1f\t\n",
-			l.Level, l.Created, l.CreateWallMS/1000, f0(l.Create.Median), l.WindowMS/1000, l.CallsPerSec, l.Calls, l.ErrorCount, l.Rounds,
-			fmt.Sprintf("%d/%g/%d", l.RoundsPerSession.Min, l.RoundsPerSession.Median, l.RoundsPerSession.Max), l.CutRounds,
-			mb(l.Baseline.RSSKB), mb(l.LoadMedian), l.PerSessionKB/1024, l.PerSessionIdleKB/1024, l.PerSessionRSSKB/1024, l.PerSessionPSSKB/1024, l.TotalRSSPerSessionKB/1024,
-			float64(l.DBBytes)/(1<<20),
+		fmt.Fprintf(tw, "%d\t%d\t%.1f\t%s\t%.1f\t%.2f\t%d\t%d\t%d\t%d\t%s\t%.1f\t%.1f\t%s\t%.2f\t%.1f→%.1f\t\n",
+			l.Level, l.Created, l.CreateWallMS/1000, f0(l.Create.Median), l.WindowMS/1000, l.CallsPerSec, l.Calls, l.ErrorCount, l.Rounds, l.CutRounds,
+			mb(l.Baseline.RSSKB), l.PerSessionRSSKB/1024, l.PerSessionPSSKB/1024,
 			fmt.Sprintf("%.2f/%.2f/%.2f", l.LoadCPU.ServerByFamily["proxy-server"], l.LoadCPU.ServerByFamily["node"], l.LoadCPU.ServerByFamily["chromium"]),
 			l.LoadCPU.OtherCores, l.LoadCPU.LoadAvg1[0], l.LoadCPU.LoadAvg1[1])
 	}
@@ -254,14 +251,11 @@ func (c *ConcurrencyResult) writeText(w io.Writer) {
 		}
 		writeErrors(w, fmt.Sprintf("level %d create errors", l.Level), len(l.CreateErrors), l.CreateErrors)
 		writeErrors(w, fmt.Sprintf("level %d errors", l.Level), l.ErrorCount, l.Errors)
-		if !l.Settled && l.SettleMS > 0 {
-			fmt.Fprintf(w, "level %d: the previous level's processes had not all gone after %.0f s: its baseline (and RSS/session) is too high\n", l.Level, l.SettleMS/1000)
+		if !l.Settled {
+			fmt.Fprintf(w, "level %d: the previous level's processes had not all gone: its baseline (and RSS/session) is too high\n", l.Level)
 		}
 		if l.MemoryGuard != "" {
 			fmt.Fprintf(w, "level %d: MEMORY GUARD: %s\n", l.Level, l.MemoryGuard)
-		}
-		if l.HealthAfter != "ok" && l.HealthAfter != "" {
-			fmt.Fprintf(w, "level %d: /health after the load: %s\n", l.Level, l.HealthAfter)
 		}
 	}
 	writeCleanup(w, c.Cleanup)
@@ -271,10 +265,10 @@ func (c *ConcurrencyResult) writeText(w io.Writer) {
 func (r *IdleResult) writeText(w io.Writer) {
 	fmt.Fprintf(w, "== idle: one active session alternates browser_navigate (table, form) and browser_snapshot, %d times, while K other sessions sit idle with the form page open; env %v\n",
 		r.Navigations, r.Env)
-	tw := newTable(w, "idle sessions\topened\tnavigate p50 ms\tp95 ms\tsnapshot p50 ms\tp95 ms\terrors\tmachine busy\tRSS MB\t")
+	tw := newTable(w, "idle sessions\topened\tnavigate p50 ms\tp95 ms\tsnapshot p50 ms\tp95 ms\terrors\t")
 	for _, l := range r.Levels {
-		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%s\t%s\t%d\t%.2f\t%s\t\n", l.Idle, l.Opened, f0(l.Navigate.Median), f0(l.Navigate.P95),
-			f0(l.Snapshot.Median), f0(l.Snapshot.P95), l.ErrCount, l.CPU.MachineBusyCores, mb(l.Memory.RSSKB))
+		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%s\t%s\t%d\t\n", l.Idle, l.Opened,
+			f0(l.Navigate.Median), f0(l.Navigate.P95), f0(l.Snapshot.Median), f0(l.Snapshot.P95), l.ErrCount)
 	}
 	tw.Flush()
 	for _, l := range r.Levels {

@@ -10,50 +10,48 @@ import (
 	"log/slog"
 	"maps"
 	"strconv"
-	"strings"
 	"time"
+)
+
+// The sessions scenario's fixed shape: navigations to the table page; an
+// untimed pause after the server listens, because the pool fills at
+// startup; a login profile of 50 cookies over 10 sites.
+const (
+	sessionsNavPage = "table"
+	sessionsStartup = 5 * time.Second
+	profileCookies  = 50
+	profileOrigins  = 10
+	benchProfile    = "bench"
 )
 
 // SessionsConfig configures the sessions scenario. RefillWait is the
 // untimed sleep before each create so the warm pool can refill (the pool is
-// not observable through the API); StartupWait the untimed pause after the
-// server listens (the pool fills at startup). PlainStarts > 0 also starts a
-// plain @playwright/mcp that many times from PlainRoot (default the
-// server's directory), the baseline a proxy session replaces.
-// ProfileCookies > 0 also times creates from a login profile of that many
-// cookies over ProfileOrigins sites, ProfileStorageOrigins of them with
-// localStorage, in turn with plain creates.
+// not observable through the API). PlainStarts > 0 also starts a plain
+// @playwright/mcp that many times from PlainRoot, the baseline a proxy
+// session replaces.
 type SessionsConfig struct {
-	Server                                                ServerConfig
-	Iterations                                            int
-	RefillWait, StartupWait, RequestTimeout               time.Duration
-	WarmPools                                             []int
-	NavPage                                               string
-	PlainStarts                                           int
-	PlainRoot                                             string
-	ProfileCookies, ProfileOrigins, ProfileStorageOrigins int
+	Server                ServerConfig
+	Iterations            int
+	RefillWait            time.Duration
+	RequestTimeout        time.Duration
+	WarmPools             []int
+	PlainStarts           int
+	PlainRoot             string
+	ProfileStorageOrigins int
 }
 
-// Flags registers the scenario's flags with their defaults.
 func (c *SessionsConfig) Flags(fs *flag.FlagSet) {
 	fs.IntVar(&c.Iterations, "n", 30, "iterations per measurement")
 	fs.DurationVar(&c.RefillWait, "refill-wait", 2*time.Second, "untimed sleep before each create so the warm pool can refill")
-	fs.StringVar(&c.NavPage, "nav-page", "table", "page for the navigation timings: form, table or catalogue")
-	intsVar(fs, &c.WarmPools, "warm-pools", []int{1, 0}, "PROXY_WARM_POOL values to measure")
-	fs.DurationVar(&c.StartupWait, "startup-wait", 5*time.Second, "untimed pause after the server listens, before the first create")
+	c.WarmPools = []int{1, 0}
+	fs.Var((*IntList)(&c.WarmPools), "warm-pools", "PROXY_WARM_POOL values to measure")
 	fs.IntVar(&c.PlainStarts, "plain-n", 10, "times a plain @playwright/mcp is started and navigated, as the baseline (0: skip)")
-	fs.IntVar(&c.ProfileCookies, "profile-cookies", 50, "cookies of the login profile whose creates are timed beside plain ones (0: skip)")
-	fs.IntVar(&c.ProfileOrigins, "profile-origins", 10, "sites the profile's cookies are spread over")
-	fs.IntVar(&c.ProfileStorageOrigins, "profile-storage-origins", 0, "of those sites, how many also hold localStorage in the profile (the browser visits each such origin to fill it)")
+	fs.IntVar(&c.ProfileStorageOrigins, "profile-storage-origins", 0, "of the login profile's 10 sites, how many also hold localStorage (the browser visits each such origin to fill it)")
 }
 
-// Check refuses bad flags before anything starts.
 func (c *SessionsConfig) Check() error {
 	if c.Iterations <= 0 || c.Iterations > 1000 {
 		return fmt.Errorf("-n %d: want 1..1000", c.Iterations)
-	}
-	if _, ok := Pages[c.NavPage]; !ok {
-		return fmt.Errorf("-nav-page %q: want form, table or catalogue", c.NavPage)
 	}
 	return nil
 }
@@ -70,9 +68,8 @@ type SessionsResult struct {
 	Interrupted   bool              `json:"interrupted,omitempty"`
 }
 
-// SessionsRun is the scenario against one proxy-server. Create is POST
-// /sessions alone; FirstNav POST /sessions + the first browser_navigate
-// timed together (FirstNavCreate and FirstNavNav its parts); ExistingNav a
+// SessionsRun is the scenario against one proxy-server. FirstNav is POST
+// /sessions + the first browser_navigate timed together; ExistingNav a
 // navigate in a session that has navigated once. *FromPool count creates
 // whose worker existed before the request (from the warm pool).
 // ProfileCreate and ProfilePlainCreate are creates from the profile and
@@ -82,17 +79,11 @@ type SessionsRun struct {
 	Env                map[string]string `json:"env"`
 	Create             Summary           `json:"create"`
 	CreateFromPool     int               `json:"create_from_pool"`
-	FirstNavFromPool   int               `json:"first_nav_create_from_pool"`
 	FirstNav           Summary           `json:"create_plus_first_navigate"`
-	FirstNavCreate     Summary           `json:"first_nav_create_part"`
-	FirstNavNav        Summary           `json:"first_nav_navigate_part"`
 	ExistingNav        Summary           `json:"navigate_existing_session"`
 	Errors             []ErrorCount      `json:"errors"`
 	ErrorCount         int               `json:"error_count"`
 	Cleanup            StopReport        `json:"cleanup"`
-	Breakdown          []Breakdown       `json:"breakdown"`
-	BreakdownErr       string            `json:"breakdown_error,omitempty"`
-	CPU                CPUUsage          `json:"cpu"`
 	ProfileCreate      Summary           `json:"create_from_profile"`
 	ProfilePlainCreate Summary           `json:"create_plain_beside_profile"`
 	ProfileCookies     int               `json:"profile_cookies,omitempty"`
@@ -101,15 +92,10 @@ type SessionsRun struct {
 	ProfileFromPool    int               `json:"create_from_profile_from_pool"`
 }
 
-// RunSessions runs the scenario: for each warm-pool size a fresh
-// proxy-server, then the creates, the creates with navigations and the
-// profile creates, each create after the refill wait.
+// RunSessions runs the scenario on a fresh proxy-server per warm-pool size.
 func RunSessions(ctx context.Context, log *slog.Logger, site *Site, cfg SessionsConfig) (res *SessionsResult, err error) {
-	if err := cfg.Check(); err != nil {
-		return nil, err
-	}
-	url := site.PageURL(Pages[cfg.NavPage])
-	res = &SessionsResult{Iterations: cfg.Iterations, StartupWaitMS: ms(cfg.StartupWait), RefillWaitMS: ms(cfg.RefillWait), NavPage: cfg.NavPage}
+	url := site.PageURL(Pages[sessionsNavPage])
+	res = &SessionsResult{Iterations: cfg.Iterations, StartupWaitMS: ms(sessionsStartup), RefillWaitMS: ms(cfg.RefillWait), NavPage: sessionsNavPage}
 	defer func() { res.Interrupted = err != nil && ctx.Err() != nil }()
 	for _, pool := range cfg.WarmPools {
 		run := SessionsRun{WarmPool: pool}
@@ -126,9 +112,6 @@ func RunSessions(ctx context.Context, log *slog.Logger, site *Site, cfg Sessions
 	return res, nil
 }
 
-// benchProfile is the profile the profile creates start from.
-const benchProfile = "bench"
-
 func runSessionsOnce(ctx context.Context, log *slog.Logger, navURL string, run *SessionsRun, cfg SessionsConfig) error {
 	scfg := cfg.Server
 	scfg.Env = copyEnv(scfg.Env)
@@ -142,13 +125,11 @@ func runSessionsOnce(ctx context.Context, log *slog.Logger, navURL string, run *
 	defer stop()
 	errs := newErrorLog()
 	defer func() { run.Errors, run.ErrorCount = errs.list(), errs.total() }()
-	if err := sleepCtx(ctx, cfg.StartupWait); err != nil {
+	if err := sleepCtx(ctx, sessionsStartup); err != nil {
 		return err
 	}
-	mark := markCPU(srv.PID)
-	defer func() { run.CPU = cpuSince(mark, markCPU(srv.PID)) }()
-	// create waits for the pool to refill, then times POST /sessions; fromPool
-	// says whether the session's worker was running before (a warm one).
+	// create waits for the pool to refill, then times POST /sessions; a
+	// worker that ran before the request came from the warm pool.
 	create := func(fromPool *int, opts ...proxy.BrowserOptions) (string, time.Duration, error) {
 		if err := sleepCtx(ctx, cfg.RefillWait); err != nil {
 			return "", 0, err
@@ -173,7 +154,6 @@ func runSessionsOnce(ctx context.Context, log *slog.Logger, navURL string, run *
 			errs.add("DELETE /sessions", err)
 		}
 	}
-	// createOnly times a create alone, into lat, and closes the session.
 	createOnly := func(lat *[]float64, fromPool *int, opts ...proxy.BrowserOptions) error {
 		id, d, err := create(fromPool, opts...)
 		if id != "" {
@@ -182,82 +162,65 @@ func runSessionsOnce(ctx context.Context, log *slog.Logger, navURL string, run *
 		}
 		return err
 	}
-	var create1, first, firstCreate, firstNav, existing []float64
-	for i := range cfg.Iterations {
+	navigate := func(id string) (time.Duration, bool) {
+		t := time.Now()
+		_, err := c.Call(ctx, id, "browser_navigate", map[string]any{"url": navURL})
+		if err != nil {
+			errs.add("browser_navigate", err)
+		}
+		return time.Since(t), err == nil
+	}
+	var create1, first, existing []float64
+	for range cfg.Iterations {
 		if err := createOnly(&create1, &run.CreateFromPool); err != nil {
 			return err
 		}
-		log.Info("POST /sessions", "i", fmt.Sprintf("%d/%d", i+1, cfg.Iterations))
 	}
 	run.Create = Summarize(create1)
-	var timings []callTiming
-	navigate := func(id, tool string) (time.Duration, bool) {
-		t := time.Now()
-		res, err := c.Call(ctx, id, "browser_navigate", map[string]any{"url": navURL})
-		d := time.Since(t)
-		if err != nil {
-			errs.add("browser_navigate ("+strings.TrimSuffix(tool, " navigate")+")", err)
-			return d, false
-		}
-		timings = append(timings, callTiming{ref: res.RefID, tool: tool, page: cfg.NavPage, sent: t, received: t.Add(d)})
-		return d, true
-	}
-	for i := range cfg.Iterations {
-		id, dc, err := create(&run.FirstNavFromPool)
+	unused := 0
+	for range cfg.Iterations {
+		id, dc, err := create(&unused)
 		if err != nil {
 			return err
 		} else if id == "" {
 			continue
 		}
-		dn, ok := navigate(id, "first navigate")
-		if ok {
-			first, firstCreate, firstNav = append(first, ms(dc+dn)), append(firstCreate, ms(dc)), append(firstNav, ms(dn))
+		if dn, ok := navigate(id); ok {
+			first = append(first, ms(dc+dn))
 		}
 		if err := sleepCtx(ctx, cfg.RefillWait); err != nil {
 			return err
 		}
-		de, ok := navigate(id, "existing navigate")
-		if ok {
+		if de, ok := navigate(id); ok {
 			existing = append(existing, ms(de))
 		}
-		log.Info("create + first navigate", "i", fmt.Sprintf("%d/%d", i+1, cfg.Iterations), "create", dc.Round(time.Millisecond),
-			"first_nav", dn.Round(time.Millisecond), "existing_nav", de.Round(time.Millisecond))
 		closeSession(id)
 	}
-	run.FirstNav, run.FirstNavCreate, run.FirstNavNav = Summarize(first), Summarize(firstCreate), Summarize(firstNav)
-	run.ExistingNav = Summarize(existing)
-	if cfg.ProfileCookies > 0 {
-		// The sessions close without writing back, so every create starts
-		// from the same profile.
-		origins := max(1, cfg.ProfileOrigins)
-		storage := min(cfg.ProfileStorageOrigins, origins)
-		if err := c.PutProfile(ctx, benchProfile, profileState(cfg.ProfileCookies, origins, storage)); err != nil {
-			return fmt.Errorf("storing the profile: %w", err)
-		}
-		run.ProfileCookies, run.ProfileOrigins, run.ProfileStorage = cfg.ProfileCookies, origins, storage
-		noWrite, plainFromPool := false, 0
-		var prof, plain []float64
-		for i := range cfg.Iterations {
-			if err := createOnly(&prof, &run.ProfileFromPool, proxy.BrowserOptions{Profile: benchProfile, ProfileWrite: &noWrite}); err != nil {
-				return err
-			}
-			if err := createOnly(&plain, &plainFromPool); err != nil {
-				return err
-			}
-			log.Info("create from a profile / plain", "i", fmt.Sprintf("%d/%d", i+1, cfg.Iterations))
-		}
-		run.ProfileCreate, run.ProfilePlainCreate = Summarize(prof), Summarize(plain)
+	run.FirstNav, run.ExistingNav = Summarize(first), Summarize(existing)
+	// The sessions close without writing back, so every create starts from
+	// the same profile.
+	storage := min(cfg.ProfileStorageOrigins, profileOrigins)
+	if err := c.PutProfile(ctx, benchProfile, profileState(profileCookies, profileOrigins, storage)); err != nil {
+		return fmt.Errorf("storing the profile: %w", err)
 	}
-	if run.Breakdown, err = timeBreakdown(ctx, srv.DBPath, timings); err != nil {
-		run.BreakdownErr = err.Error()
+	run.ProfileCookies, run.ProfileOrigins, run.ProfileStorage = profileCookies, profileOrigins, storage
+	noWrite := false
+	var prof, plain []float64
+	for range cfg.Iterations {
+		if err := createOnly(&prof, &run.ProfileFromPool, proxy.BrowserOptions{Profile: benchProfile, ProfileWrite: &noWrite}); err != nil {
+			return err
+		}
+		if err := createOnly(&plain, &unused); err != nil {
+			return err
+		}
 	}
+	run.ProfileCreate, run.ProfilePlainCreate = Summarize(prof), Summarize(plain)
 	return nil
 }
 
 // profileState is a storage state of n cookies over origins sites, the
-// first storage of them with a localStorage entry, none of them reachable
-// (the browser fills a site's storage without loading it, but visits each
-// such origin).
+// first storage of them with a localStorage entry; none is reachable: the
+// browser fills a site's cookies without loading it.
 func profileState(n, origins, storage int) json.RawMessage {
 	expires := float64(time.Now().Add(30 * 24 * time.Hour).Unix())
 	cookies, sites := []map[string]any{}, []map[string]any{}
@@ -290,54 +253,4 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	case <-t.C:
 		return nil
 	}
-}
-
-// listFlag is a flag holding a comma-separated list, each item parsed by
-// parse (spaces around items allowed).
-type listFlag[T any] struct {
-	p     *[]T
-	parse func(string) (T, error)
-}
-
-func (f listFlag[T]) String() string {
-	if f.p == nil {
-		return ""
-	}
-	return strings.Trim(strings.Join(strings.Fields(fmt.Sprint(*f.p)), ","), "[]")
-}
-
-func (f listFlag[T]) Set(s string) error {
-	var out []T
-	for _, part := range strings.Split(s, ",") {
-		v, err := f.parse(strings.TrimSpace(part))
-		if err != nil {
-			return err
-		}
-		out = append(out, v)
-	}
-	*f.p = out
-	return nil
-}
-
-// intsVar registers a list of non-negative integers.
-func intsVar(fs *flag.FlagSet, p *[]int, name string, def []int, usage string) {
-	*p = def
-	fs.Var(listFlag[int]{p, func(s string) (int, error) {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 0 {
-			return 0, fmt.Errorf("%q is not a non-negative integer", s)
-		}
-		return n, nil
-	}}, name, usage)
-}
-
-// pagesVar registers a list of page names.
-func pagesVar(fs *flag.FlagSet, p *[]string, name string, def []string, usage string) {
-	*p = def
-	fs.Var(listFlag[string]{p, func(s string) (string, error) {
-		if _, ok := Pages[s]; !ok {
-			return "", fmt.Errorf("%q: want form, table or catalogue", s)
-		}
-		return s, nil
-	}}, name, usage)
 }

@@ -11,50 +11,40 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
-	"text/tabwriter"
 	"time"
 )
 
 // SoakConfig configures the soak scenario: sessions run mixed traffic with
 // think-time pauses, some longer than the idle timeout, for a long time, and
-// the process tree's memory and descriptors are sampled for a trend.
+// the process tree's memory and descriptors are sampled for a trend. Every
+// sample after the first is the mean of Readings readings over the interval
+// before it: an instant catches transients that are no leak (a worker
+// starting, a burst of connections, the page each session is on).
 type SoakConfig struct {
-	Server             ServerConfig
-	Sessions           int
-	Duration, Interval time.Duration
-	// Every sample after the first is the mean of Readings readings over the
-	// interval before it: an instant catches transients that are no leak (a
-	// worker starting, a burst of connections, the page each session is on).
-	Readings              int
-	WarmUp, IdleTimeout   time.Duration
-	MaxSessions, WarmPool int
-	LongPauseProb         float64
-	Pages                 []string
-	Seed                  uint64
-	RequestTimeout        time.Duration
+	Server                      ServerConfig
+	Sessions, Readings          int
+	Duration, Interval, WarmUp  time.Duration
+	IdleTimeout, RequestTimeout time.Duration
+	LongPauseProb               float64
+	Pages                       []string
 }
 
-// Flags registers the scenario's flags with their defaults.
 func (c *SoakConfig) Flags(fs *flag.FlagSet) {
 	fs.IntVar(&c.Sessions, "sessions", 10, "sessions running traffic")
 	fs.DurationVar(&c.Duration, "duration", 30*time.Minute, "measured time after the warm-up")
 	fs.DurationVar(&c.Interval, "interval", time.Minute, "time between samples")
-	fs.IntVar(&c.Readings, "readings", 6, "readings averaged into each sample after the first, spread over the interval before it (1: one instantaneous reading)")
+	fs.IntVar(&c.Readings, "readings", 6, "readings averaged into each sample after the first, spread over the interval before it")
 	fs.DurationVar(&c.WarmUp, "warmup", time.Minute, "traffic before the first sample (which the trend leaves out)")
 	fs.DurationVar(&c.IdleTimeout, "idle", 20*time.Second, "PROXY_SESSION_IDLE_TIMEOUT")
-	fs.IntVar(&c.MaxSessions, "max-sessions", 0, "PROXY_MAX_SESSIONS (at least max(10, -sessions))")
-	fs.IntVar(&c.WarmPool, "warm-pool", 1, "PROXY_WARM_POOL")
 	fs.Float64Var(&c.LongPauseProb, "long-pause", 0.2, "probability that the pause after a round is longer than the idle timeout (the session is suspended, then resumed)")
-	pagesVar(fs, &c.Pages, "pages", []string{"catalogue", "form", "table"}, "pages the sessions navigate to, at random")
-	fs.Uint64Var(&c.Seed, "seed", 1, "seed of the think times")
+	c.Pages = []string{"catalogue", "form", "table"}
+	fs.Var((*PageList)(&c.Pages), "pages", "pages the sessions navigate to, at random")
 }
 
-// Check refuses bad flags before anything starts.
 func (c *SoakConfig) Check() error {
 	switch {
 	case c.Sessions < 1 || c.Sessions > 100:
@@ -73,77 +63,56 @@ func (c *SoakConfig) Check() error {
 	return nil
 }
 
-// SoakResult is the result of the soak scenario. Trend is one line per
-// metric over the samples after the first (warm-up) one; Verdict sums them
-// up and VerdictRule says how. Ops counts every request of the traffic.
-// Restored counts the calls answered "restored": true, RestoredAfterPause
-// those that were the first call after a long pause, and ResumeURLKept/Lost
-// whether that call found the page the session was on.
+// SoakResult is the result of the soak scenario. ResumeURLKept/Lost say
+// whether the first call after a long pause found the page the session was
+// on.
 type SoakResult struct {
-	Env                map[string]string `json:"env"`
-	Sessions           int               `json:"sessions"`
-	DurationMS         float64           `json:"duration_ms"`
-	IntervalMS         float64           `json:"interval_ms"`
-	Readings           int               `json:"readings_per_sample"`
-	WarmUpMS           float64           `json:"warm_up_ms"`
-	WarmUpTookMS       float64           `json:"warm_up_took_ms"`
-	IdleTimeoutMS      float64           `json:"idle_timeout_ms"`
-	LongPauseProb      float64           `json:"long_pause_probability"`
-	Pages              []string          `json:"pages"`
-	ClickParam         string            `json:"click_param"`
-	Created            int               `json:"created"`
-	CreateErrors       []ErrorCount      `json:"create_errors"`
-	Samples            []SoakSample      `json:"samples"`
-	Trend              []TrendLine       `json:"trend"`
-	Verdict            string            `json:"verdict"`
-	VerdictRule        string            `json:"verdict_rule"`
-	Ops                int               `json:"ops"`
-	Rounds             int               `json:"rounds"`
-	ErrorCount         int               `json:"error_count"`
-	Errors             []ErrorCount      `json:"errors"`
-	Tools              []ToolStat        `json:"tools"`
-	LongPauses         int               `json:"long_pauses"`
-	Restored           int               `json:"restored_calls"`
-	RestoredAfterPause int               `json:"restored_after_long_pause"`
-	ResumeURLKept      int               `json:"resume_url_kept"`
-	ResumeURLLost      int               `json:"resume_url_lost"`
-	SuspensionsSeen    int               `json:"suspensions_seen"`
-	Cleanup            StopReport        `json:"cleanup"`
-	Interrupted        bool              `json:"interrupted,omitempty"`
+	Env           map[string]string `json:"env"`
+	Sessions      int               `json:"sessions"`
+	DurationMS    float64           `json:"duration_ms"`
+	IntervalMS    float64           `json:"interval_ms"`
+	Readings      int               `json:"readings_per_sample"`
+	WarmUpMS      float64           `json:"warm_up_ms"`
+	IdleTimeoutMS float64           `json:"idle_timeout_ms"`
+	LongPauseProb float64           `json:"long_pause_probability"`
+	Pages         []string          `json:"pages"`
+	Created       int               `json:"created"`
+	Samples       []SoakSample      `json:"samples"`
+	Trend         []TrendLine       `json:"trend"`
+	Verdict       string            `json:"verdict"`
+	VerdictRule   string            `json:"verdict_rule"`
+	Ops           int               `json:"ops"`
+	Rounds        int               `json:"rounds"`
+	ErrorCount    int               `json:"error_count"`
+	Errors        []ErrorCount      `json:"errors"`
+	LongPauses    int               `json:"long_pauses"`
+	ResumeURLKept int               `json:"resume_url_kept"`
+	ResumeURLLost int               `json:"resume_url_lost"`
+	Cleanup       StopReport        `json:"cleanup"`
+	Interrupted   bool              `json:"interrupted,omitempty"`
 }
 
-// SoakSample is one sample. Server RSS is split into anonymous memory
-// (Go's and SQLite's heaps) and file-backed pages, so growth can be placed;
-// Go's gauges come from /metrics (-1 when unavailable): HeapRetainedKB is
-// heap free but not returned to the OS (idle − released), GoHeldKB all the
-// runtime holds (sys − released), so that the anonymous RSS beyond it is
-// SQLite's (modernc.org/libc maps its own); SQLiteMappedKB only a server
-// built with -tags memory.counters reports. Active is rounded, ActiveMean
-// the mean of the readings that the fit uses; Ops, Errors and Restored are
-// cumulative.
+// SoakSample is one sample. Go's gauges come from /metrics (-1 when
+// unavailable); SQLiteMappedKB only a server built with -tags
+// memory.counters reports. Active is rounded, ActiveMean the mean of the
+// readings that the fit uses; Ops and Errors are cumulative.
 type SoakSample struct {
-	ElapsedS        float64   `json:"elapsed_s"`
-	At              time.Time `json:"at"`
-	Memory          MemSample `json:"memory"`
-	ServerRSSKB     int64     `json:"server_rss_kb"`
-	ServerRSSAnonKB int64     `json:"server_rss_anon_kb"`
-	ServerRSSFileKB int64     `json:"server_rss_file_kb"`
-	ServerFDs       int       `json:"server_fds"`
-	TreeFDs         int       `json:"tree_fds"`
-	FDUnreadable    int       `json:"fd_unreadable,omitempty"`
-	Active          int       `json:"active"`
-	Suspended       int       `json:"suspended"`
-	ActiveMean      float64   `json:"active_mean,omitempty"`
-	Readings        int       `json:"readings,omitempty"`
-	Ops             int       `json:"ops"`
-	Errors          int       `json:"errors"`
-	Restored        int       `json:"restored"`
-	Goroutines      int       `json:"goroutines"`
-	HeapInuseKB     int64     `json:"heap_inuse_kb"`
-	HeapRetainedKB  int64     `json:"heap_retained_kb"`
-	GoHeldKB        int64     `json:"go_held_kb"`
-	SQLiteMappedKB  int64     `json:"sqlite_mapped_kb"`
-	DBBytes         int64     `json:"db_bytes"`
+	ElapsedS       float64   `json:"elapsed_s"`
+	At             time.Time `json:"at"`
+	Memory         MemSample `json:"memory"`
+	ServerRSSKB    int64     `json:"server_rss_kb"`
+	ServerFDs      int       `json:"server_fds"`
+	TreeFDs        int       `json:"tree_fds"`
+	Active         int       `json:"active"`
+	Suspended      int       `json:"suspended"`
+	ActiveMean     float64   `json:"active_mean,omitempty"`
+	Readings       int       `json:"readings,omitempty"`
+	Ops            int       `json:"ops"`
+	Errors         int       `json:"errors"`
+	Goroutines     int       `json:"goroutines"`
+	HeapInuseKB    int64     `json:"heap_inuse_kb"`
+	SQLiteMappedKB int64     `json:"sqlite_mapped_kb"`
+	DBBytes        int64     `json:"db_bytes"`
 }
 
 // TrendLine is the trend of one metric over the samples after warm-up:
@@ -181,22 +150,17 @@ const (
 // rec.mu.
 type soakRun struct {
 	loop
-	cfg                                              SoakConfig
-	ids                                              []string // by index, "" until created
-	longPauses, restoredAfterPause, urlKept, urlLost int
+	cfg                          SoakConfig
+	longPauses, urlKept, urlLost int
 }
 
 // RunSoak runs the soak scenario on one proxy-server.
 func RunSoak(ctx context.Context, log *slog.Logger, site *Site, cfg SoakConfig) (res *SoakResult, err error) {
-	if err := cfg.Check(); err != nil {
-		return nil, err
-	}
-	cfg.MaxSessions = max(cfg.MaxSessions, 10, cfg.Sessions)
 	scfg := cfg.Server
 	scfg.Env = copyEnv(scfg.Env)
 	scfg.Env["PROXY_SESSION_IDLE_TIMEOUT"] = cfg.IdleTimeout.String()
-	scfg.Env["PROXY_MAX_SESSIONS"] = strconv.Itoa(cfg.MaxSessions)
-	scfg.Env["PROXY_WARM_POOL"] = strconv.Itoa(cfg.WarmPool)
+	scfg.Env["PROXY_MAX_SESSIONS"] = strconv.Itoa(max(10, cfg.Sessions))
+	scfg.Env["PROXY_WARM_POOL"] = "1"
 	res = &SoakResult{Env: scfg.Env, Sessions: cfg.Sessions, DurationMS: ms(cfg.Duration), IntervalMS: ms(cfg.Interval), Readings: cfg.Readings,
 		WarmUpMS: ms(cfg.WarmUp), IdleTimeoutMS: ms(cfg.IdleTimeout), LongPauseProb: cfg.LongPauseProb, Pages: cfg.Pages}
 	srv, c, stop, err := serve(ctx, log, scfg, cfg.RequestTimeout, &res.Cleanup, &res.Interrupted)
@@ -204,22 +168,21 @@ func RunSoak(ctx context.Context, log *slog.Logger, site *Site, cfg SoakConfig) 
 		return res, err
 	}
 	defer stop()
-	if res.ClickParam, err = c.ClickTargetParam(ctx); err != nil {
+	clickParam, err := c.ClickTargetParam(ctx)
+	if err != nil {
 		return res, fmt.Errorf("discovering browser_click's arguments: %w", err)
 	}
-	s := &soakRun{loop: loop{c: c, site: site, clickParam: res.ClickParam, rec: newRecorder(cfg.Sessions)}, cfg: cfg, ids: make([]string, cfg.Sessions)}
-	defer func() { closeAll(ctx, log, c, s.sessionIDs()) }()
+	s := &soakRun{loop: loop{c: c, site: site, clickParam: clickParam, rec: newRecorder(cfg.Sessions)}, cfg: cfg}
+	var ids []string
+	defer func() { closeAll(ctx, log, c, ids) }()
 	loadCtx, stopLoad := context.WithCancel(ctx)
 	defer stopLoad()
 	var wg sync.WaitGroup
-	pollDone := make(chan int, 1)
-	go func() { pollDone <- s.pollSuspensions(loadCtx) }()
 	// finish ends the traffic and sums up, also when the soak ends early:
 	// the samples taken so far still say something.
 	finish := func(err error) (*SoakResult, error) {
 		stopLoad()
 		wg.Wait()
-		res.SuspensionsSeen = <-pollDone
 		s.fill(res)
 		res.Trend, res.Verdict, res.VerdictRule = soakTrend(res.Samples)
 		return res, err
@@ -229,33 +192,23 @@ func RunSoak(ctx context.Context, log *slog.Logger, site *Site, cfg SoakConfig) 
 	// are created. Two creations at a time: more on 2 CPUs only makes each
 	// one slower.
 	warmStart := time.Now()
-	createErrs := newErrorLog()
 	parallel(cfg.Sessions, 2, func(i int) {
 		sess, err := c.CreateSession(ctx)
 		if err != nil {
-			createErrs.add("POST /sessions", err)
+			s.rec.errlog.add("POST /sessions", err)
 			return
 		}
 		s.rec.mu.Lock()
-		s.ids[i] = sess.ID
+		ids = append(ids, sess.ID)
 		s.rec.mu.Unlock()
 		wg.Go(func() { s.sessionLoop(ctx, loadCtx, sess.ID, i) })
 	})
-	ids := s.sessionIDs()
-	res.Created, res.CreateErrors = len(ids), createErrs.list()
-	log.Info("sessions created", "ok", len(ids), "failed", cfg.Sessions-len(ids), "took", time.Since(warmStart).Round(time.Millisecond))
-	if len(ids) == 0 {
-		return finish(fmt.Errorf("no session could be created: %v", firstMessage(res.CreateErrors)))
+	if res.Created = len(ids); len(ids) == 0 {
+		return finish(fmt.Errorf("no session could be created: %v", firstMessage(s.rec.errlog.list())))
 	}
-	// Warm-up: WarmUp from the first creation on, and every session through
-	// one round (bounded: a session that keeps failing must not stall it).
-	for err := sleepCtx(ctx, cfg.WarmUp-time.Since(warmStart)); !s.allRounds() && time.Since(warmStart) < cfg.WarmUp+5*time.Minute; err = sleepCtx(ctx, time.Second) {
-		if err != nil {
-			return finish(err)
-		}
+	if err := sleepCtx(ctx, cfg.WarmUp-time.Since(warmStart)); err != nil {
+		return finish(err)
 	}
-	res.WarmUpTookMS = ms(time.Since(warmStart))
-	log.Info("warm-up done", "took", time.Since(warmStart).Round(time.Second))
 	t0 := time.Now()
 	for k := 0; k <= int(cfg.Duration/cfg.Interval); k++ {
 		// Sample 0 is one reading at t0 (the trend leaves it out); sample k
@@ -276,29 +229,9 @@ func RunSoak(ctx context.Context, log *slog.Logger, site *Site, cfg SoakConfig) 
 		}
 		smp := meanSample(readings)
 		res.Samples = append(res.Samples, smp)
-		log.Info("sample", "n", k, "elapsed_s", math.Round(smp.ElapsedS), "rss_mb", mb(smp.Memory.RSSKB), "pss_mb", mb(smp.Memory.PSSKB), "server_rss_mb", mb(smp.ServerRSSKB),
-			"server_fds", smp.ServerFDs, "tree_fds", smp.TreeFDs, "active", smp.ActiveMean, "ops", smp.Ops, "errors", smp.Errors)
+		log.Info("sample", "n", k, "rss_mb", mb(smp.Memory.RSSKB), "server_rss_mb", mb(smp.ServerRSSKB), "server_fds", smp.ServerFDs, "errors", smp.Errors)
 	}
-	res, err = finish(nil)
-	log.Info("soak done", "verdict", res.Verdict, "ops", res.Ops, "errors", res.ErrorCount, "restored", res.Restored, "long_pauses", res.LongPauses)
-	return res, err
-}
-
-func (s *soakRun) sessionIDs() []string {
-	s.rec.mu.Lock()
-	defer s.rec.mu.Unlock()
-	return slices.DeleteFunc(slices.Clone(s.ids), func(id string) bool { return id == "" })
-}
-
-func (s *soakRun) allRounds() bool {
-	s.rec.mu.Lock()
-	defer s.rec.mu.Unlock()
-	for i, id := range s.ids {
-		if id != "" && s.rec.rounds[i] == 0 {
-			return false
-		}
-	}
-	return true
+	return finish(nil)
 }
 
 // sessionLoop is one session's traffic until loadCtx ends: a round on a
@@ -309,20 +242,17 @@ func (s *soakRun) allRounds() bool {
 // resume it on the page it was on. Requests use ctx, not loadCtx, so one in
 // flight at the end completes and counts.
 func (s *soakRun) sessionLoop(ctx, loadCtx context.Context, id string, idx int) {
-	rng := rand.New(rand.NewPCG(s.cfg.Seed, uint64(idx)))
+	rng := rand.New(rand.NewPCG(1, uint64(idx)))
 	pause := func(lo, hi time.Duration) { _ = sleepCtx(loadCtx, lo+time.Duration(rng.Int64N(int64(hi-lo)+1))) }
 	think := func() bool { pause(200*time.Millisecond, 1500*time.Millisecond); return true }
 	lastURL, afterLong := "", false
 	for loadCtx.Err() == nil {
 		if afterLong {
-			if snap, err := s.rec.call(ctx, s.c, id, "browser_snapshot", "after long pause", nil); err == nil {
+			if snap, err := s.rec.call(ctx, s.c, id, "browser_snapshot", "after long pause", nil); err == nil && lastURL != "" {
 				s.rec.mu.Lock()
-				if snap.Metadata.Restored {
-					s.restoredAfterPause++
-				}
-				if url := snap.Metadata.PageURL; lastURL != "" && url == lastURL {
+				if url := snap.Metadata.PageURL; url == lastURL {
 					s.urlKept++
-				} else if lastURL != "" {
+				} else {
 					s.urlLost++
 					s.rec.errlog.add("resume", fmt.Errorf("after a long pause the page is %q, was %q", url, lastURL))
 				}
@@ -356,60 +286,25 @@ func (s *soakRun) sessionLoop(ctx, loadCtx context.Context, id string, idx int) 
 	}
 }
 
-// pollSuspensions polls GET /sessions until ctx ends and counts the
-// active → suspended transitions of the soak's sessions.
-func (s *soakRun) pollSuspensions(ctx context.Context) int {
-	state := map[string]string{}
-	n := 0
-	for sleepCtx(ctx, 5*time.Second) == nil {
-		list, err := s.c.ListSessions(ctx)
-		if err != nil {
-			continue
-		}
-		ours := s.sessionIDs()
-		for _, x := range list {
-			if prev, ok := state[x.ID]; slices.Contains(ours, x.ID) {
-				if (prev == "active" || !ok) && x.State == "suspended" {
-					n++
-				}
-				state[x.ID] = string(x.State)
-			}
-		}
-	}
-	return n
-}
-
 func (s *soakRun) fill(res *SoakResult) {
 	s.rec.mu.Lock()
-	res.LongPauses, res.RestoredAfterPause, res.ResumeURLKept, res.ResumeURLLost = s.longPauses, s.restoredAfterPause, s.urlKept, s.urlLost
-	res.Ops, res.Restored = s.rec.ops, s.rec.restored
+	res.LongPauses, res.ResumeURLKept, res.ResumeURLLost, res.Ops = s.longPauses, s.urlKept, s.urlLost, s.rec.ops
 	for _, n := range s.rec.rounds {
 		res.Rounds += n
 	}
 	s.rec.mu.Unlock()
 	res.ErrorCount, res.Errors = s.rec.errlog.total(), s.rec.errlog.list()
-	var window time.Duration
-	if n := len(res.Samples); n > 0 {
-		window = time.Duration(res.Samples[n-1].ElapsedS * float64(time.Second))
-	}
-	res.Tools = s.rec.toolStats(window)
 }
 
-// sample measures the server's process tree and the sessions' states.
 func (s *soakRun) sample(ctx context.Context, srv *Server, ids []string, t0 time.Time) SoakSample {
 	now := time.Now()
 	smp := SoakSample{ElapsedS: now.Sub(t0).Seconds(), At: now.UTC(), Memory: srv.Memory(true), DBBytes: srv.DBBytes(),
-		Goroutines: -1, HeapInuseKB: -1, HeapRetainedKB: -1, GoHeldKB: -1, SQLiteMappedKB: -1}
-	status := filepath.Join("/proc", strconv.Itoa(srv.PID), "status")
-	smp.ServerRSSKB, _ = statusKB(status, "VmRSS")
-	smp.ServerRSSAnonKB, _ = statusKB(status, "RssAnon")
-	smp.ServerRSSFileKB, _ = statusKB(status, "RssFile")
-	smp.ServerFDs, _ = countFDs(srv.PID)
+		Goroutines: -1, HeapInuseKB: -1, SQLiteMappedKB: -1}
+	smp.ServerRSSKB, _ = statusKB(filepath.Join("/proc", strconv.Itoa(srv.PID), "status"), "VmRSS")
+	smp.ServerFDs = countFDs(srv.PID)
 	for _, p := range processTree(os.Getpid()) {
-		if n, ok := countFDs(p.PID); ok && p.PID != os.Getpid() {
-			smp.TreeFDs += n
-		} else if !ok {
-			smp.FDUnreadable++
+		if p.PID != os.Getpid() {
+			smp.TreeFDs += countFDs(p.PID)
 		}
 	}
 	if list, err := s.c.ListSessions(ctx); err == nil {
@@ -422,32 +317,22 @@ func (s *soakRun) sample(ctx context.Context, srv *Server, ids []string, t0 time
 		}
 	}
 	if text, err := s.c.get(ctx, "/metrics"); err == nil {
-		// A gauge missing from the exposition is NaN, and stays -1.
 		m := parseMetrics(text)
-		g := func(name string) float64 {
+		for p, name := range map[*int64]string{&smp.HeapInuseKB: "go_memstats_heap_inuse_bytes", &smp.SQLiteMappedKB: "pwproxy_sqlite_allocator_mapped_bytes"} {
 			if v, ok := m[name]; ok {
-				return v
-			}
-			return math.NaN()
-		}
-		released := g("go_memstats_heap_released_bytes")
-		for p, v := range map[*int64]float64{&smp.HeapInuseKB: g("go_memstats_heap_inuse_bytes"), &smp.HeapRetainedKB: g("go_memstats_heap_idle_bytes") - released,
-			&smp.GoHeldKB: g("go_memstats_sys_bytes") - released, &smp.SQLiteMappedKB: g("pwproxy_sqlite_allocator_mapped_bytes")} {
-			if !math.IsNaN(v) {
 				*p = int64(v / 1024)
 			}
 		}
-		if v := g("go_goroutines"); !math.IsNaN(v) {
+		if v, ok := m["go_goroutines"]; ok {
 			smp.Goroutines = int(v)
 		}
 	}
 	s.rec.mu.Lock()
 	defer s.rec.mu.Unlock()
-	smp.Ops, smp.Restored, smp.Errors = s.rec.ops, s.rec.restored, s.rec.errlog.total()
+	smp.Ops, smp.Errors = s.rec.ops, s.rec.errlog.total()
 	return smp
 }
 
-// activeSessions is the active-session count the trend is adjusted for.
 func (s SoakSample) activeSessions() float64 {
 	if s.Readings > 0 {
 		return s.ActiveMean
@@ -470,57 +355,40 @@ func readingTimes(from time.Time, interval time.Duration, n int) []time.Time {
 // reading is left out; -1 when no reading has it); the cumulative counters,
 // the database size and At are the last reading's.
 func meanSample(readings []SoakSample) SoakSample {
-	out := readings[len(readings)-1]
-	n := len(readings)
-	o := reflect.ValueOf(&out).Elem()
-	for _, f := range []string{"ServerRSSKB", "ServerRSSAnonKB", "ServerRSSFileKB", "HeapInuseKB", "HeapRetainedKB", "GoHeldKB", "SQLiteMappedKB",
-		"Suspended", "ServerFDs", "TreeFDs", "FDUnreadable", "Goroutines"} {
+	out, n := readings[len(readings)-1], float64(len(readings))
+	mean := func(get func(SoakSample) int64) int64 {
 		var sum, k int64
 		for _, r := range readings {
-			if x := reflect.ValueOf(r).FieldByName(f).Int(); x >= 0 {
+			if x := get(r); x >= 0 {
 				sum, k = sum+x, k+1
 			}
 		}
-		o.FieldByName(f).SetInt(-1)
-		if k > 0 {
-			o.FieldByName(f).SetInt((sum + k/2) / k)
+		if k == 0 {
+			return -1
 		}
+		return (sum + k/2) / k
 	}
-	mems := make([]MemSample, n)
+	out.ServerRSSKB = mean(func(r SoakSample) int64 { return r.ServerRSSKB })
+	out.HeapInuseKB = mean(func(r SoakSample) int64 { return r.HeapInuseKB })
+	out.SQLiteMappedKB = mean(func(r SoakSample) int64 { return r.SQLiteMappedKB })
+	out.Suspended = int(mean(func(r SoakSample) int64 { return int64(r.Suspended) }))
+	out.ServerFDs = int(mean(func(r SoakSample) int64 { return int64(r.ServerFDs) }))
+	out.TreeFDs = int(mean(func(r SoakSample) int64 { return int64(r.TreeFDs) }))
+	out.Goroutines = int(mean(func(r SoakSample) int64 { return int64(r.Goroutines) }))
+	out.Memory = MemSample{Procs: int(mean(func(r SoakSample) int64 { return int64(r.Memory.Procs) })),
+		RSSKB: mean(func(r SoakSample) int64 { return r.Memory.RSSKB }), PSSKB: mean(func(r SoakSample) int64 { return r.Memory.PSSKB })}
 	out.ElapsedS, out.ActiveMean = 0, 0
-	for i, r := range readings {
-		out.ElapsedS += r.ElapsedS / float64(n)
-		out.ActiveMean += float64(r.Active) / float64(n)
-		mems[i] = r.Memory
+	for _, r := range readings {
+		out.ElapsedS += r.ElapsedS / n
+		out.ActiveMean += float64(r.Active) / n
 	}
-	out.Readings, out.Active, out.Memory = n, int(math.Round(out.ActiveMean)), meanMemory(mems)
+	out.Readings, out.Active = len(readings), int(math.Round(out.ActiveMean))
 	return out
 }
 
-// meanMemory is the mean of memory readings, kind by kind (a kind absent
-// from a reading counts as no process and no memory there).
-func meanMemory(ms []MemSample) MemSample {
-	n := int64(len(ms))
-	round := func(sum int64) int64 { return (sum + n/2) / n }
-	var procs int64
-	out := MemSample{ByKind: map[string]KindMem{}}
-	for _, m := range ms {
-		procs, out.RSSKB, out.PSSKB = procs+int64(m.Procs), out.RSSKB+m.RSSKB, out.PSSKB+m.PSSKB
-		for k, km := range m.ByKind {
-			v := out.ByKind[k]
-			out.ByKind[k] = KindMem{Procs: v.Procs + km.Procs, RSSKB: v.RSSKB + km.RSSKB, PSSKB: v.PSSKB + km.PSSKB}
-		}
-	}
-	out.Procs, out.RSSKB, out.PSSKB = int(round(procs)), round(out.RSSKB), round(out.PSSKB)
-	for k, v := range out.ByKind {
-		out.ByKind[k] = KindMem{Procs: int(round(int64(v.Procs))), RSSKB: round(v.RSSKB), PSSKB: round(v.PSSKB)}
-	}
-	return out
-}
-
-func countFDs(pid int) (int, bool) {
-	es, err := os.ReadDir(filepath.Join("/proc", strconv.Itoa(pid), "fd"))
-	return len(es), err == nil
+func countFDs(pid int) int {
+	es, _ := os.ReadDir(filepath.Join("/proc", strconv.Itoa(pid), "fd"))
+	return len(es)
 }
 
 // Console is GET /console/{ref_id}?level=… (get_console_content).
@@ -544,7 +412,6 @@ func parseMetrics(text string) map[string]float64 {
 	return out
 }
 
-// soakMetric is one metric the trend looks at.
 type soakMetric struct {
 	name, unit string
 	value      func(SoakSample) float64
@@ -560,29 +427,22 @@ var soakMetrics = []soakMetric{
 	{"process tree RSS", "MB", func(s SoakSample) float64 { return float64(s.Memory.RSSKB) / 1024 }, fivePercent, "5 % of mean"},
 	{"process tree PSS", "MB", func(s SoakSample) float64 { return float64(s.Memory.PSSKB) / 1024 }, fivePercent, "5 % of mean"},
 	{"proxy-server RSS", "MB", func(s SoakSample) float64 { return float64(s.ServerRSSKB) / 1024 }, fivePercent, "5 % of mean"},
-	{"proxy-server RSS, anonymous", "MB", func(s SoakSample) float64 { return float64(s.ServerRSSAnonKB) / 1024 }, nil, "shown only (part of proxy-server RSS)"},
-	{"proxy-server RSS, file-backed", "MB", func(s SoakSample) float64 { return float64(s.ServerRSSFileKB) / 1024 }, nil, "shown only (part of proxy-server RSS)"},
 	{"proxy-server fds", "fds", func(s SoakSample) float64 { return float64(s.ServerFDs) }, func(float64) float64 { return 2 }, "2 descriptors"},
 	{"process tree fds", "fds", func(s SoakSample) float64 { return float64(s.TreeFDs) }, fivePercent, "5 % of mean"},
 	{"proxy-server goroutines", "", func(s SoakSample) float64 { return float64(s.Goroutines) }, fivePercent, "5 % of mean"},
 	{"processes in the tree", "", func(s SoakSample) float64 { return float64(s.Memory.Procs) }, nil, "shown only"},
 	{"proxy-server Go heap in use", "MB", func(s SoakSample) float64 { return float64(s.HeapInuseKB) / 1024 }, nil, "shown only (GC-driven)"},
-	{"proxy-server Go heap retained", "MB", func(s SoakSample) float64 { return float64(s.HeapRetainedKB) / 1024 }, nil, "shown only (free, not yet returned to the OS)"},
-	{"proxy-server Go runtime, held", "MB", func(s SoakSample) float64 { return float64(s.GoHeldKB) / 1024 }, nil, "shown only (sys − released: heap, stacks, metadata)"},
 	{"proxy-server SQLite allocator, mapped", "MB", func(s SoakSample) float64 { return float64(s.SQLiteMappedKB) / 1024 }, nil, "shown only (-tags memory.counters builds)"},
 	{"database", "MB", func(s SoakSample) float64 { return float64(s.DBBytes) / 1e6 }, nil, "shown only (grows by design)"},
 }
 
-// soakVerdictRule explains soakTrend's verdict.
 const soakVerdictRule = "every sample after the first is the mean of the readings taken over the minute (the interval) before it; " +
 	"least-squares fit over the samples after the first (warm-up) one of y = a + b·t + c·(sessions active at the sample, mean of its readings), " +
 	"so that the memory and descriptors of the sessions that happen to be live (not suspended) when a sample is taken are not mistaken for growth " +
 	"(with fewer than 5 samples, or when the active count does not vary, c is dropped: y = a + b·t); b is the slope per hour; " +
 	"projected growth = b × the time the samples span. A checked metric has no upward trend when its projected growth is below its noise band " +
-	"(5 % of its mean for memory, tree fds and goroutines; 2 descriptors for proxy-server fds); the verdict is \"no upward trend\" when every checked metric passes. " +
-	"last − first compares the last sample with the first one after warm-up."
+	"(5 % of its mean for memory, tree fds and goroutines; 2 descriptors for proxy-server fds); the verdict is \"no upward trend\" when every checked metric passes."
 
-// soakTrend fits every metric over samples[1:] and gives the verdict.
 func soakTrend(samples []SoakSample) ([]TrendLine, string, string) {
 	if len(samples) < 4 {
 		return nil, fmt.Sprintf("%s (%d after warm-up; a trend needs at least 3)", verdictTooFew, max(0, len(samples)-1)), soakVerdictRule
@@ -676,31 +536,18 @@ func fitTrend(t, x, y []float64) (b, c float64, adjusted bool) {
 }
 
 func (r *SoakResult) writeText(w io.Writer) {
-	readings := "one reading each"
-	if r.Readings > 1 {
-		readings = fmt.Sprintf("after the first, each the mean of %d readings %.0f s apart", r.Readings, r.IntervalMS/1000/float64(r.Readings))
-	}
-	fmt.Fprintf(w, "== soak: %d sessions (%d created), %.0f min after a warm-up (at least %.0f s and one round per session; took %.0f s), a sample every %.0f s (%s); env %v\n",
-		r.Sessions, r.Created, r.DurationMS/60000, r.WarmUpMS/1000, r.WarmUpTookMS/1000, r.IntervalMS/1000, readings, r.Env)
+	fmt.Fprintf(w, "== soak: %d sessions (%d created), %.0f min after a warm-up of at least %.0f s, a sample every %.0f s (after the first, each the mean of %d readings); env %v\n",
+		r.Sessions, r.Created, r.DurationMS/60000, r.WarmUpMS/1000, r.IntervalMS/1000, r.Readings, r.Env)
 	fmt.Fprintf(w, "   each round: browser_navigate (%s, at random) + get_content(search_for a button) + browser_snapshot + browser_click + get_console_content, 0.2–1.5 s think time before each; "+
 		"then a 1–6 s pause, or with probability %.2f a pause of 1.5–2 × the idle timeout (%.0f s): the session is suspended, and the next round starts with a browser_snapshot that resumes it\n",
 		strings.Join(r.Pages, ", "), r.LongPauseProb, r.IdleTimeoutMS/1000)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "t min\tprocs\tnode\tRSS MB\tPSS MB\tserver RSS MB\tserver fds\ttree fds\tgoroutines\theap MB\tactive\tsuspended\tops\terrors\trestored\tDB MB\t")
-	for _, s := range r.Samples {
-		fmt.Fprintf(tw, "%.1f\t%d\t%d\t%s\t%s\t%.1f\t%d\t%d\t%d\t%.1f\t%.1f\t%d\t%d\t%d\t%d\t%.1f\t\n",
-			s.ElapsedS/60, s.Memory.Procs, s.Memory.ByKind["node"].Procs, mb(s.Memory.RSSKB), mb(s.Memory.PSSKB), float64(s.ServerRSSKB)/1024,
-			s.ServerFDs, s.TreeFDs, s.Goroutines, float64(s.HeapInuseKB)/1024, s.activeSessions(), s.Suspended, s.Ops, s.Errors, s.Restored, float64(s.DBBytes)/1e6)
-	}
-	tw.Flush()
 	if len(r.Trend) > 0 {
 		fmt.Fprintln(w, "trend over the samples after the first (warm-up) one:")
-		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "metric\tunit\tn\tmean\tfirst\tlast\tlast − first\tslope/h raw\tslope/h adjusted\tper active session\tprojected over window\tband\tverdict\tslope/h 1st half → 2nd half\t")
+		tw := newTable(w, "metric\tunit\tn\tmean\tfirst\tlast\tslope/h raw\tslope/h adjusted\tprojected over window\tband\tverdict\tslope/h 1st half → 2nd half\t")
 		for _, t := range r.Trend {
-			adj, per, band, verdict, halves := "—", "—", t.BandRule, "(shown only)", "—"
+			adj, band, verdict, halves := "—", t.BandRule, "(shown only)", "—"
 			if t.Adjusted {
-				adj, per = fmt.Sprintf("%.2f", t.SlopePerHour), fmt.Sprintf("%.2f", t.PerActive)
+				adj = fmt.Sprintf("%.2f", t.SlopePerHour)
 			}
 			if t.Checked {
 				band, verdict = fmt.Sprintf("%.2f (%s)", t.Band, t.BandRule), t.Verdict
@@ -708,22 +555,14 @@ func (r *SoakResult) writeText(w io.Writer) {
 			if len(t.HalfSlopesPerHour) == 2 {
 				halves = fmt.Sprintf("%.2f → %.2f", t.HalfSlopesPerHour[0], t.HalfSlopesPerHour[1])
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%.1f\t%.1f\t%.1f\t%+.1f\t%.2f\t%s\t%s\t%+.2f\t%s\t%s\t%s\t\n",
-				t.Metric, t.Unit, t.N, t.Mean, t.First, t.Last, t.Last-t.First, t.RawSlopePerHour, adj, per, t.Projected, band, verdict, halves)
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%.1f\t%.1f\t%.1f\t%.2f\t%s\t%+.2f\t%s\t%s\t%s\t\n",
+				t.Metric, t.Unit, t.N, t.Mean, t.First, t.Last, t.RawSlopePerHour, adj, t.Projected, band, verdict, halves)
 		}
 		tw.Flush()
 	}
 	fmt.Fprintf(w, "verdict: %s\nrule: %s\n", r.Verdict, r.VerdictRule)
-	fmt.Fprintf(w, "traffic: %d requests in %d rounds, %d errors; %d long pauses, %d calls answered \"restored\": true (%d of them the first call after a long pause); "+
-		"page after resume: %d kept, %d lost; %d active → suspended transitions seen by polling GET /sessions\n",
-		r.Ops, r.Rounds, r.ErrorCount, r.LongPauses, r.Restored, r.RestoredAfterPause, r.ResumeURLKept, r.ResumeURLLost, r.SuspensionsSeen)
-	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "tool\tpage\tok\terrors\tp50 ms\tp95 ms\tmax ms\t")
-	for _, t := range r.Tools {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\t%s\t\n", t.Tool, t.Page, t.OK, t.Errors, f0(t.Latency.Median), f0(t.Latency.P95), f0(t.Latency.Max))
-	}
-	tw.Flush()
-	writeErrors(w, "create errors", len(r.CreateErrors), r.CreateErrors)
+	fmt.Fprintf(w, "traffic: %d requests in %d rounds, %d errors; %d long pauses; page after resume: %d kept, %d lost\n",
+		r.Ops, r.Rounds, r.ErrorCount, r.LongPauses, r.ResumeURLKept, r.ResumeURLLost)
 	writeErrors(w, "errors", r.ErrorCount, r.Errors)
 	writeCleanup(w, r.Cleanup)
 	fmt.Fprintln(w)

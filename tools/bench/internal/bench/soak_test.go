@@ -162,8 +162,7 @@ func TestMeanSample(t *testing.T) {
 			Memory: MemSample{Procs: 30 + i%2, RSSKB: 3000, PSSKB: pss, ByKind: map[string]KindMem{
 				"node": {Procs: 10 + i%2, RSSKB: 700, PSSKB: pss / 2}}},
 			ServerRSSKB: 33000 + int64(i), ServerFDs: fds, TreeFDs: 1000, Active: active, Suspended: 10 - active,
-			Ops: 100 * i, Errors: i, Restored: i, Goroutines: goroutines, HeapInuseKB: 5000, HeapRetainedKB: -1,
-			GoHeldKB: 13000, SQLiteMappedKB: -1, DBBytes: int64(i) << 20}
+			Ops: 100 * i, Errors: i, Goroutines: goroutines, HeapInuseKB: 5000, SQLiteMappedKB: -1, DBBytes: int64(i) << 20}
 	}
 	tests := []struct {
 		name     string
@@ -187,7 +186,7 @@ func TestMeanSample(t *testing.T) {
 				s.ServerRSSKB = 33003 // mean of 33000..33005, rounded
 				s.Suspended = 2
 				// 30, 31, 30, 31, 30, 31 processes: 30.5, rounded half up.
-				s.Memory.Procs, s.Memory.ByKind["node"] = 31, KindMem{Procs: 11, RSSKB: 700, PSSKB: 808}
+				s.Memory.Procs = 31
 				return withMeans(s, 6, 8+1.0/6)
 			}(),
 		},
@@ -197,7 +196,7 @@ func TestMeanSample(t *testing.T) {
 			want: func() SoakSample {
 				s := reading(1, 70, 8, 1600, -1)
 				s.ElapsedS, s.ServerRSSKB = 65, 33001
-				s.Memory.Procs, s.Memory.ByKind["node"] = 31, KindMem{Procs: 11, RSSKB: 700, PSSKB: 800}
+				s.Memory.Procs = 31
 				return withMeans(s, 2, 8)
 			}(),
 		},
@@ -213,7 +212,7 @@ func TestMeanSample(t *testing.T) {
 }
 
 func withMeans(s SoakSample, readings int, active float64) SoakSample {
-	s.Readings, s.ActiveMean = readings, active
+	s.Readings, s.ActiveMean, s.Memory.ByKind = readings, active, nil
 	return s
 }
 
