@@ -239,11 +239,6 @@ func failed(rep *bench.Report) error {
 	var errs []error
 	var walk func(v reflect.Value)
 	walk = func(v reflect.Value) {
-		// A server of the nodes scenario counts the browser nodes, which
-		// this process started too and stops after it, as its own leftovers.
-		if v.Type() == reflect.TypeFor[*bench.NodesResult]() {
-			return
-		}
 		if v.Kind() == reflect.Pointer {
 			if !v.IsNil() {
 				walk(v.Elem())

@@ -70,7 +70,7 @@ func TestFailed(t *testing.T) {
 		{"empty", bench.Report{}, ""},
 		{"sessions run", bench.Report{Sessions: &bench.SessionsResult{Runs: []bench.SessionsRun{{Cleanup: leak}}}}, "42(node)"},
 		{"concurrency run", bench.Report{Concurrency: &bench.ConcurrencyResult{Cleanup: leak}}, "42(node)"},
-		{"nodes runs are not checked", bench.Report{Nodes: &bench.NodesResult{Runs: []*bench.ConcurrencyResult{nil, {Cleanup: leak}}}}, ""},
+		{"nodes run", bench.Report{Nodes: &bench.NodesResult{Runs: []*bench.ConcurrencyResult{nil, {Cleanup: leak}}}}, "42(node)"},
 		{"killed", bench.Report{Idle: &bench.IdleResult{Cleanup: bench.StopReport{Signal: "SIGTERM", Killed: true}}}, "NOT exit in time"},
 		{"stdio child", bench.Report{Bytes: &bench.BytesResult{TokensResult: bench.TokensResult{Stops: []bench.StdioStopReport{{Leftover: []string{"7(chromium)"}}}}}}, "7(chromium)"},
 		{"store ingest", bench.Report{Store: &bench.StoreResult{Ingest: []bench.IngestRun{{Name: "writers only", ErrorCount: 3, Busy: 1}}}}, "3 errors, 1 of them SQLITE_BUSY"},

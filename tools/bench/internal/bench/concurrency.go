@@ -130,12 +130,13 @@ func RunConcurrency(ctx context.Context, log *slog.Logger, site *Site, cfg Concu
 	if cfg.Nodes > 0 {
 		// Each node can take every session and the spare: placement, not
 		// capacity, is what is measured.
-		endpoints, stop, err := startNodes(ctx, log, scfg, cfg.Nodes, maxSessions+1)
+		endpoints, pids, stop, err := startNodes(ctx, log, scfg, cfg.Nodes, maxSessions+1)
 		if err != nil {
 			return res, err
 		}
 		defer stop()
 		scfg.Env["PROXY_BROWSER_ENDPOINTS"] = endpoints
+		scfg.Beside = pids
 	}
 	srv, c, stop, err := serve(ctx, log, scfg, cfg.RequestTimeout, &res.Cleanup, &res.Interrupted)
 	if err != nil {

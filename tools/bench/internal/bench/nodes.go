@@ -14,8 +14,8 @@ import (
 
 // startNodes starts n browser nodes of the server's binary on loopback
 // ports, each taking up to capacity sessions, and returns their
-// PROXY_BROWSER_ENDPOINTS and a function that stops them all.
-func startNodes(ctx context.Context, log *slog.Logger, s ServerConfig, n, capacity int) (string, func(), error) {
+// PROXY_BROWSER_ENDPOINTS, their pids and a function that stops them all.
+func startNodes(ctx context.Context, log *slog.Logger, s ServerConfig, n, capacity int) (string, []int, func(), error) {
 	var nodes []*proctest.Node
 	stop := func() {
 		for _, nd := range nodes {
@@ -25,19 +25,21 @@ func startNodes(ctx context.Context, log *slog.Logger, s ServerConfig, n, capaci
 		}
 	}
 	var eps []string
+	var pids []int
 	for i := range n {
 		sctx, cancel := context.WithTimeout(ctx, time.Minute)
 		nd, err := proctest.StartNode(sctx, s.Binary, s.Dir, "127.0.0.1:0", "", nil)
 		cancel()
 		if err != nil {
 			stop()
-			return "", nil, err
+			return "", nil, nil, err
 		}
 		nodes = append(nodes, nd)
+		pids = append(pids, nd.PID)
 		eps = append(eps, fmt.Sprintf("%s#name=node-%d&max=%d", nd.Endpoint, i+1, capacity))
 		log.Info("browser node started", "node", i+1, "endpoint", nd.Endpoint, "pid", nd.PID)
 	}
-	return strings.Join(eps, ","), stop, nil
+	return strings.Join(eps, ","), pids, stop, nil
 }
 
 // NodesConfig is the nodes scenario: the concurrency scenario at one level,

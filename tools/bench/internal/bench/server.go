@@ -23,6 +23,10 @@ import (
 type ServerConfig struct {
 	Binary, Dir string
 	Env         map[string]string
+	// Beside are processes this benchmark started next to the server (the
+	// browser nodes): neither they, their descendants nor anything else
+	// that runs when the server starts are counted as the server's.
+	Beside []int
 }
 
 type Server struct {
@@ -33,8 +37,10 @@ type Server struct {
 	proc *proctest.Server
 	dir  string
 
-	mu   sync.Mutex
-	seen map[procKey]Proc // every descendant seen while it ran
+	mu     sync.Mutex
+	seen   map[procKey]Proc // every descendant seen while it ran
+	beside []int            // ServerConfig.Beside
+	before map[procKey]bool // this process's descendants when the server started
 
 	stopTracking context.CancelFunc
 	trackDone    chan struct{}
@@ -74,7 +80,12 @@ func StartServer(ctx context.Context, log *slog.Logger, cfg ServerConfig) (*Serv
 	if err != nil {
 		return nil, fmt.Errorf("temp dir: %w", err)
 	}
-	s := &Server{log: log, dir: dir, LogPath: filepath.Join(dir, "proxy-server.log"), DBPath: filepath.Join(dir, "proxy.db"), seen: map[procKey]Proc{}}
+	s := &Server{log: log, dir: dir, LogPath: filepath.Join(dir, "proxy-server.log"), DBPath: filepath.Join(dir, "proxy.db"), seen: map[procKey]Proc{}, beside: cfg.Beside, before: map[procKey]bool{}}
+	if len(cfg.Beside) > 0 {
+		for _, p := range proctest.Descendants(os.Getpid()) {
+			s.before[keyOf(p)] = true
+		}
+	}
 	logf, err := os.Create(s.LogPath)
 	if err == nil {
 		defer logf.Close()                                   // the child holds its own copy
@@ -157,7 +168,24 @@ func (s *Server) Track() {
 	}
 }
 
-func (s *Server) tree() []Proc { return proctest.Descendants(os.Getpid()) }
+func (s *Server) tree() []Proc {
+	// The nodes' trees are theirs, and so is what ran before the server
+	// started: their Chromium's crashpad handlers leave their trees
+	// (setsid) and re-parent to this process.
+	skip := map[procKey]bool{}
+	for _, pid := range s.beside {
+		for _, p := range processTree(pid) {
+			skip[keyOf(p)] = true
+		}
+	}
+	var tree []Proc
+	for _, p := range proctest.Descendants(os.Getpid()) {
+		if !skip[keyOf(p)] && !s.before[keyOf(p)] {
+			tree = append(tree, p)
+		}
+	}
+	return tree
+}
 
 // Memory samples the RSS of the server's whole tree (see Track).
 func (s *Server) Memory(withPSS bool) MemSample {
