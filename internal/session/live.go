@@ -56,8 +56,9 @@ type live struct {
 	quietSince   time.Time // the last call's end: the state save waits for a quiet spell after it
 	calls        int       // calls in flight or waiting for sem: the session is busy
 	current      Worker
-	dirty        bool // browser state may have changed since the last save
-	saving       bool // a background save is scheduled or running
+	lostNoted    Worker // the last worker whose death the timeline records
+	dirty        bool   // browser state may have changed since the last save
+	saving       bool   // a background save is scheduled or running
 	pinging      bool
 	pingFailures int
 	restarts     []time.Time // replacements after crashes of its own, for the budget

@@ -158,12 +158,25 @@ func (s *supervisor) assign(l *live, w Worker) {
 			return
 		}
 		if l.currentWorker() != w {
-			return // replaced, suspended or closed on purpose
+			return // replaced, suspended or closed on purpose; or lost, and noted by the call that found it gone
 		}
-		s.log.Warn("session worker exited", "session_id", l.id, "worker_pid", w.PID())
-		recordEvent(s.store, s.log, s.opts.Clock.Now(), l.id, proxy.EventWorkerLost, fmt.Sprintf("worker %d exited", w.PID()))
+		s.noteLost(l, w)
 		s.restartSoon(l)
 	})
+}
+
+// noteLost records in l's timeline that its worker w died, once, whoever
+// notices first: the worker's watcher, or a call that found it gone.
+func (s *supervisor) noteLost(l *live, w Worker) {
+	l.mu.Lock()
+	first := l.lostNoted != w
+	l.lostNoted = w
+	l.mu.Unlock()
+	if !first {
+		return
+	}
+	s.log.Warn("session worker exited", "session_id", l.id, "worker_pid", w.PID())
+	recordEvent(s.store, s.log, s.opts.Clock.Now(), l.id, proxy.EventWorkerLost, fmt.Sprintf("worker %d exited", w.PID()))
 }
 
 // restore gives a fresh worker the session's last saved state. A failure
@@ -225,6 +238,7 @@ func (s *supervisor) restartContext() (context.Context, context.CancelFunc) {
 // lock.
 func (s *supervisor) workerLost(l *live) {
 	if w := l.worker; w != nil {
+		s.noteLost(l, w)
 		l.excused = lostBrowser(w)
 		l.setWorker(nil)
 		closeWorker(w, s.log) // reaps it and removes its output dir

@@ -494,7 +494,7 @@ func TestUndeliveredCallGoesToNewWorker(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := context.Background()
 			sl := &sleeps{now: newFakeClock().Now}
-			m, sp, _ := newManager(t, Options{Clock: sl})
+			m, sp, db := newManager(t, Options{Clock: sl})
 			s, err := m.CreateSession(ctx)
 			if err != nil {
 				t.Fatal(err)
@@ -517,6 +517,21 @@ func TestUndeliveredCallGoesToNewWorker(t *testing.T) {
 			}
 			if diff := cmp.Diff(tt.wantSleep, sl.got()); diff != "" {
 				t.Errorf("backoff before the restart (-want +got):\n%s", diff)
+			}
+			// The timeline says the worker was lost, once, though no
+			// watcher saw it die: the call found it gone.
+			evs, err := db.ListSessionEvents(ctx, s.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lost := 0
+			for _, e := range evs {
+				if e.Kind == proxy.EventWorkerLost {
+					lost++
+				}
+			}
+			if lost != 1 {
+				t.Errorf("%d %s events, want 1", lost, proxy.EventWorkerLost)
 			}
 		})
 	}
