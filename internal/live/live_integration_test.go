@@ -187,14 +187,19 @@ func TestScreencastFollowsChanges(t *testing.T) {
 	eventually(t, func() bool { return count() >= before+10 })
 
 	// However busy the page, frames come at most maxFPS a second: the next
-	// is captured only once the last one's time is up.
+	// is captured only once the last one's time is up. The median gap is
+	// checked: one frame's delivery delayed by a busy machine brings the
+	// next one's arrival closer, which says nothing about the pacing.
 	mu.Lock()
+	var gaps []time.Duration
 	for i := before + 1; i < len(arrived); i++ {
-		if gap := arrived[i].Sub(arrived[i-1]); gap < time.Second/maxFPS-5*time.Millisecond {
-			t.Errorf("frames %d and %d came %v apart, under 1/%d s", i-1, i, gap, maxFPS)
-		}
+		gaps = append(gaps, arrived[i].Sub(arrived[i-1]))
 	}
 	mu.Unlock()
+	slices.Sort(gaps)
+	if med := gaps[len(gaps)/2]; med < time.Second/maxFPS-5*time.Millisecond {
+		t.Errorf("frames came a median %v apart (gaps %v), under 1/%d s", med, gaps, maxFPS)
+	}
 
 	eval[any](t, p, `stop()`)
 	// Once the animation stops the stream goes quiet: some half second
