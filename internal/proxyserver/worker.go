@@ -3,7 +3,6 @@ package proxyserver
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -17,23 +16,11 @@ import (
 type worker struct{ *upstream.Worker }
 
 func (w worker) SaveState(ctx context.Context) (json.RawMessage, error) {
-	s, err := upstream.SaveState(ctx, w.Worker)
-	if err != nil {
-		return nil, err
-	}
-	b, err := json.Marshal(s)
-	if err != nil {
-		return nil, fmt.Errorf("encoding saved state: %w", err)
-	}
-	return b, nil
+	return upstream.SaveStateJSON(ctx, w.Worker)
 }
 
 func (w worker) RestoreState(ctx context.Context, state json.RawMessage) error {
-	var s upstream.SavedState
-	if err := json.Unmarshal(state, &s); err != nil {
-		return fmt.Errorf("decoding saved state: %w", err)
-	}
-	return upstream.RestoreState(ctx, w.Worker, &s)
+	return upstream.RestoreStateJSON(ctx, w.Worker, state)
 }
 
 // spawner starts workers on the host, handing out first (the worker Serve

@@ -94,6 +94,7 @@ type Worker struct {
 	logger    *slog.Logger
 	stderr    *ringBuffer
 	transport *transport.Stdio
+	conn      mcpConn
 	client    *client.Client
 	stdinW    *os.File
 	stdoutR   *os.File
@@ -107,7 +108,6 @@ type Worker struct {
 	// lostBrowser: stopped because the shared browser it was attached to
 	// died, not for anything of its own.
 	lostBrowser atomic.Bool
-	nextID      atomic.Int64
 	// node is the browser node the worker was placed on ("" for ours);
 	// nodeDown checks that node now, reporting whether it is down, and
 	// nodeGone whether it is known gone without a probe unless there is
@@ -229,6 +229,9 @@ func StartWorker(ctx context.Context, cfg WorkerConfig) (_ *Worker, err error) {
 		w.proc.signalGroup(syscall.SIGKILL)
 	}}
 	w.transport = transport.NewIO(&eofReader{r: stdout, eof: &w.stdoutEOF}, stdinW, nil)
+	w.conn.transport = w.transport
+	w.conn.gone = func() bool { return w.stdoutEOF.Load() || w.proc.dying() }
+	w.conn.wrap = w.wrapErr
 	// Without the pin, mcp-go negotiates 2026-07-28 first, where Ping is a
 	// no-op that succeeds even against a dead worker.
 	w.client = client.NewClient(w.transport, client.WithProtocolVersion(mcp.ProtocolVersion20251125))
@@ -262,7 +265,7 @@ func StartWorker(ctx context.Context, cfg WorkerConfig) (_ *Worker, err error) {
 		return nil, w.startErr("initialize", err)
 	}
 	initialized := time.Since(started)
-	tools, err := w.listTools(ctx)
+	tools, err := w.conn.listTools(ctx)
 	if err != nil {
 		return nil, w.startErr("tools/list", err)
 	}
@@ -285,6 +288,8 @@ func (w *Worker) startErr(step string, err error) error {
 	}
 	return fmt.Errorf("upstream worker %s: %w", step, err)
 }
+
+func (w *Worker) log() *slog.Logger { return w.logger }
 
 // PID is the worker's process id (also its process group id).
 func (w *Worker) PID() int { return w.proc.pid }
