@@ -7,10 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"net/url"
 	"os"
 	"path/filepath"
-	"log/slog"
 	"strings"
 	"time"
 
