@@ -6,12 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 
+	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -51,7 +54,62 @@ type mcpConn struct {
 	gone func() bool
 	// wrap turns the transport's ways of saying "the server is gone" into
 	// ErrWorkerExited.
-	wrap func(error) error
+	wrap   func(error) error
+	logger *slog.Logger
+
+	tools     atomic.Pointer[[]proxy.Tool]
+	refreshMu sync.Mutex // one tools refresh at a time; endLife waits for it
+	closed    atomic.Bool
+	lifeStop  context.CancelFunc
+}
+
+// start starts cl, which runs over c.transport, and keeps the tools fresh.
+func (c *mcpConn) start(cl *client.Client) error {
+	// The transport keeps this ctx for the server's whole life (it hands it
+	// to handlers of server-initiated requests), so it must not be a
+	// caller's.
+	lifeCtx, lifeStop := context.WithCancel(context.Background())
+	c.lifeStop = lifeStop
+	if err := cl.Start(lifeCtx); err != nil {
+		return err
+	}
+	cl.OnNotification(func(n mcp.JSONRPCNotification) {
+		// Runs on the transport's read goroutine: must not block it.
+		if n.Method == string(mcp.MethodNotificationToolsListChanged) {
+			go c.refreshTools()
+		}
+	})
+	return nil
+}
+
+// handshake initializes the server and fetches its tools; on failure, step
+// names what failed.
+func (c *mcpConn) handshake(ctx context.Context, cl *client.Client) (initialized time.Duration, step string, err error) {
+	start := time.Now()
+	initReq := mcp.InitializeRequest{}
+	initReq.Params.ProtocolVersion = mcp.ProtocolVersion20251125
+	initReq.Params.ClientInfo = mcp.Implementation{Name: "playwright-mcp-proxy", Version: "1"}
+	if _, err := cl.Initialize(ctx, initReq); err != nil {
+		return 0, "initialize", err
+	}
+	initialized = time.Since(start)
+	tools, err := c.listTools(ctx)
+	if err != nil {
+		return 0, "tools/list", err
+	}
+	c.tools.Store(&tools)
+	return initialized, "", nil
+}
+
+// endLife waits for a tools refresh in flight (it fails fast once the
+// transport is closed), so that nothing of the server runs or logs after
+// its Close.
+func (c *mcpConn) endLife() {
+	c.refreshMu.Lock()
+	if c.lifeStop != nil {
+		c.lifeStop()
+	}
+	c.refreshMu.Unlock()
 }
 
 func (w *mcpConn) newID() mcp.RequestId {
@@ -92,7 +150,7 @@ func (w *mcpConn) listTools(ctx context.Context) ([]proxy.Tool, error) {
 	return nil, fmt.Errorf("tools/list: more than %d pages", maxToolPages)
 }
 
-func (w *Worker) refreshTools() {
+func (w *mcpConn) refreshTools() {
 	w.refreshMu.Lock()
 	defer w.refreshMu.Unlock()
 	if w.closed.Load() {
@@ -100,7 +158,7 @@ func (w *Worker) refreshTools() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	tools, err := w.conn.listTools(ctx)
+	tools, err := w.listTools(ctx)
 	if err != nil {
 		if !w.closed.Load() {
 			w.logger.Warn("refresh upstream tools", "err", err)
@@ -215,7 +273,9 @@ func (w *Worker) wrapErr(err error) error {
 // Tools returns the tools the worker announced (refreshed on
 // tools/list_changed). The slice is a copy; the raw schemas are shared and
 // must not be modified.
-func (w *Worker) Tools() []proxy.Tool {
+func (w *Worker) Tools() []proxy.Tool { return w.conn.toolList() }
+
+func (w *mcpConn) toolList() []proxy.Tool {
 	if t := w.tools.Load(); t != nil {
 		return slices.Clone(*t)
 	}
