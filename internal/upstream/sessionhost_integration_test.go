@@ -1,0 +1,257 @@
+//go:build linux
+
+package upstream
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/answer"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/worker"
+)
+
+// Integration tests of hosted sessions: the real worker-host.js with the
+// real @playwright/mcp, sessions on one real Chromium behind our browser
+// server.
+
+// startRealSessionHost starts a host on b's browser server and checks at
+// cleanup that nothing of it is left.
+func startRealSessionHost(t *testing.T, root string, b *Browser) *SessionHost {
+	t.Helper()
+	from, err := PlaywrightFrom(DefaultCommand(root))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	start := time.Now()
+	h, err := StartSessionHost(ctx, SessionHostConfig{
+		ResolveFrom: from, Endpoint: b.PlaywrightEndpoint(), MaxSessions: 4,
+		TempDir: shortTempDir(t), Logger: testLogger(t),
+	})
+	if err != nil {
+		t.Fatalf("StartSessionHost: %v", err)
+	}
+	t.Logf("session host start: %v (@playwright/mcp %s)", time.Since(start).Round(time.Millisecond), h.Version())
+	closeSessionHostAtCleanup(t, h)
+	return h
+}
+
+// hostSite serves the pages of the hosted-session tests: /set?who=X sets a
+// cookie, /echo shows the cookies the request carried.
+func hostSite(t *testing.T) *httptest.Server {
+	t.Helper()
+	mux := http.NewServeMux()
+	mux.HandleFunc("/favicon.ico", http.NotFound)
+	mux.HandleFunc("/set", func(w http.ResponseWriter, r *http.Request) {
+		who := r.URL.Query().Get("who")
+		http.SetCookie(w, &http.Cookie{Name: "who", Value: who, Path: "/"})
+		fmt.Fprintf(w, `<!doctype html><title>Set %s</title><p>set</p>`, who)
+	})
+	mux.HandleFunc("/echo", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, `<!doctype html><title>Echo</title><p id="c">cookies=[%s]</p>`, r.Header.Get("Cookie"))
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// hcall runs a tool on a hosted session and parses its answer; what the
+// answer links is ingested (and so removed from the output dir).
+func hcall(t *testing.T, s *HostedSession, tool string, args any) *answer.Parsed {
+	t.Helper()
+	raw, err := json.Marshal(args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	res, err := s.CallTool(ctx, tool, raw)
+	if err != nil {
+		t.Fatalf("%s on %s: %v", tool, s.Key(), err)
+	}
+	p, err := answer.Parse(res)
+	if err != nil {
+		t.Fatalf("%s: Parse: %v", tool, err)
+	}
+	return p
+}
+
+func pageText(t *testing.T, s *HostedSession) string {
+	t.Helper()
+	p := hcall(t, s, "browser_evaluate", map[string]string{"function": "() => document.body.innerText"})
+	if p.IsError {
+		t.Fatalf("evaluate on %s: %s", s.Key(), p.ErrorText)
+	}
+	return p.ResultText
+}
+
+func tabCount(t *testing.T, s *HostedSession) int {
+	t.Helper()
+	p := hcall(t, s, "browser_tabs", map[string]string{"action": "list"})
+	n := 0
+	for line := range strings.SplitSeq(p.ResultText, "\n") {
+		if _, ok := parseTabLine(strings.TrimRight(line, "\r")); ok {
+			n++
+		}
+	}
+	return n
+}
+
+func TestIntegrationSessionHostIsolation(t *testing.T) {
+	root := realSetup(t)
+	site := hostSite(t)
+	b := launchTestBrowser(t, root)
+	h := startRealSessionHost(t, root, b)
+	a := openSession(t, h, SessionSpec{})
+	c := openSession(t, h, SessionSpec{})
+	if a.PID() != h.PID() || c.PID() != h.PID() {
+		t.Errorf("sessions' PID %d, %d; host's %d", a.PID(), c.PID(), h.PID())
+	}
+
+	// Each navigates its own page.
+	if p := hcall(t, a, "browser_navigate", map[string]string{"url": site.URL + "/set?who=A"}); p.IsError || p.PageTitle != "Set A" {
+		t.Fatalf("a navigate: title %q, error %q", p.PageTitle, p.ErrorText)
+	}
+	if p := hcall(t, c, "browser_navigate", map[string]string{"url": site.URL + "/echo"}); p.IsError || p.PageTitle != "Echo" {
+		t.Fatalf("c navigate: title %q, error %q", p.PageTitle, p.ErrorText)
+	}
+	// Cookies do not cross: a's is sent by a only.
+	if got := pageText(t, c); !strings.Contains(got, "cookies=[]") {
+		t.Errorf("c's request carried cookies: %s", got)
+	}
+	hcall(t, a, "browser_navigate", map[string]string{"url": site.URL + "/echo"})
+	if got := pageText(t, a); !strings.Contains(got, "cookies=[who=A]") {
+		t.Errorf("a's request did not carry its cookie: %s", got)
+	}
+
+	// Tabs do not cross.
+	if p := hcall(t, a, "browser_tabs", map[string]string{"action": "new"}); p.IsError {
+		t.Fatalf("new tab: %s", p.ErrorText)
+	}
+	if got := tabCount(t, a); got != 2 {
+		t.Errorf("a has %d tabs, want 2", got)
+	}
+	if got := tabCount(t, c); got != 1 {
+		t.Errorf("c has %d tabs, want 1", got)
+	}
+
+	// A file the model names lands in the session's own directory.
+	if p := hcall(t, c, "browser_take_screenshot", map[string]string{"filename": "named.png"}); p.IsError {
+		t.Fatalf("screenshot: %s", p.ErrorText)
+	}
+	if _, err := os.Stat(filepath.Join(c.OutputDir(), "named.png")); err != nil {
+		t.Errorf("the named screenshot is not in c's output dir: %v", err)
+	}
+	for _, dir := range []string{a.OutputDir(), h.dir} {
+		if _, err := os.Stat(filepath.Join(dir, "named.png")); !os.IsNotExist(err) {
+			t.Errorf("named.png in %s: %v", dir, err)
+		}
+	}
+	// Naming a file in another session's directory is refused.
+	if p := hcall(t, c, "browser_take_screenshot", map[string]string{"filename": filepath.Join(a.OutputDir(), "x.png")}); !p.IsError {
+		t.Errorf("c wrote into a's directory: %s", p.Text)
+	}
+
+	// A rejection nobody awaits, in Node, from a's call: upstream reports
+	// it in a's answer, never in c's.
+	const reject = `async (page) => { Promise.reject(new Error('REJECT-A-7f3')); await page.title(); return 1; }`
+	if p := hcall(t, a, "browser_run_code_unsafe", map[string]string{"code": reject}); !strings.Contains(p.Text, "REJECT-A-7f3") {
+		t.Fatalf("a's own answer does not report its rejection: %s", p.Text)
+	}
+	if p := hcall(t, c, "browser_tabs", map[string]string{"action": "list"}); strings.Contains(p.Text, "REJECT-A-7f3") {
+		t.Errorf("c's answer reports a's rejection: %s", p.Text)
+	}
+
+	// Closing a leaves c working.
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	if err := a.Close(ctx); err != nil {
+		t.Fatalf("Close a: %v", err)
+	}
+	if _, err := os.Stat(a.OutputDir()); !os.IsNotExist(err) {
+		t.Errorf("a's output dir after Close: %v", err)
+	}
+	if _, err := a.CallTool(ctx, "browser_tabs", json.RawMessage(`{"action":"list"}`)); !errors.Is(err, worker.ErrNotDelivered) {
+		t.Errorf("call on a closed session = %v, want ErrNotDelivered", err)
+	}
+	if p := hcall(t, c, "browser_navigate", map[string]string{"url": site.URL + "/set?who=C"}); p.IsError || p.PageTitle != "Set C" {
+		t.Errorf("c after a closed: title %q, error %q", p.PageTitle, p.ErrorText)
+	}
+	pong, err := h.Ping(ctx)
+	if err != nil || pong.Sessions != 1 {
+		t.Errorf("host Ping = %+v, %v; want 1 session", pong, err)
+	}
+	t.Logf("host with 1 session: heap used %.1f MB, RSS %.1f MB", float64(pong.HeapUsed)/(1<<20), float64(pong.RSS)/(1<<20))
+}
+
+func TestIntegrationSessionHostSaveRestore(t *testing.T) {
+	root := realSetup(t)
+	site := hostSite(t)
+	b := launchTestBrowser(t, root)
+	h := startRealSessionHost(t, root, b)
+	a := openSession(t, h, SessionSpec{})
+	hcall(t, a, "browser_navigate", map[string]string{"url": site.URL + "/set?who=A"})
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	state, err := a.SaveState(ctx)
+	if err != nil {
+		t.Fatalf("SaveState: %v", err)
+	}
+	c := openSession(t, h, SessionSpec{})
+	if err := c.RestoreState(ctx, state); err != nil {
+		t.Fatalf("RestoreState: %v", err)
+	}
+	hcall(t, c, "browser_navigate", map[string]string{"url": site.URL + "/echo"})
+	if got := pageText(t, c); !strings.Contains(got, "cookies=[who=A]") {
+		t.Errorf("restored session's request: %s, want a's cookie", got)
+	}
+	if entries, err := os.ReadDir(c.OutputDir()); err != nil || len(entries) != 0 {
+		t.Errorf("files left in the output dir by save/restore: %v %v", entries, err)
+	}
+}
+
+func TestIntegrationSessionHostKilled(t *testing.T) {
+	root := realSetup(t)
+	site := hostSite(t)
+	b := launchTestBrowser(t, root)
+	h := startRealSessionHost(t, root, b)
+	a := openSession(t, h, SessionSpec{})
+	c := openSession(t, h, SessionSpec{})
+	hcall(t, a, "browser_navigate", map[string]string{"url": site.URL + "/echo"})
+
+	if err := syscall.Kill(h.PID(), syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	for _, s := range []*HostedSession{a, c} {
+		select {
+		case <-s.Done():
+		case <-ctx.Done():
+			t.Fatalf("%s: Done not closed after the host was killed", s.Key())
+		}
+		if _, err := s.CallTool(ctx, "browser_tabs", json.RawMessage(`{"action":"list"}`)); !errors.Is(err, worker.ErrWorkerExited) || !errors.Is(err, worker.ErrNotDelivered) {
+			t.Errorf("%s: call after the host died = %v, want ErrWorkerExited and ErrNotDelivered", s.Key(), err)
+		}
+		if err := s.Ping(ctx); !errors.Is(err, worker.ErrWorkerExited) {
+			t.Errorf("%s: Ping = %v, want ErrWorkerExited", s.Key(), err)
+		}
+	}
+	// The browser server outlives the host: a new host serves sessions.
+	h2 := startRealSessionHost(t, root, b)
+	d := openSession(t, h2, SessionSpec{})
+	if p := hcall(t, d, "browser_navigate", map[string]string{"url": site.URL + "/echo"}); p.IsError || p.PageTitle != "Echo" {
+		t.Errorf("new host: title %q, error %q", p.PageTitle, p.ErrorText)
+	}
+}
