@@ -18,6 +18,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/answer"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/proctest"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/worker"
 )
 
@@ -50,7 +51,7 @@ func closeSessionHostAtCleanup(t *testing.T, h *SessionHost) {
 		if err := h.Close(ctx); err != nil {
 			t.Errorf("SessionHost.Close: %v", err)
 		}
-		if left := groupGone(h.PID()); len(left) > 0 {
+		if left := proctest.WaitGone(2*time.Second, func() []proctest.Proc { return proctest.Group(h.PID()) }); len(left) > 0 {
 			t.Errorf("session host processes left in group %d: %+v", h.PID(), left)
 		}
 		if _, err := os.Stat(h.dir); !os.IsNotExist(err) {
