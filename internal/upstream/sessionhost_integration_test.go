@@ -66,8 +66,8 @@ func hostSite(t *testing.T) *httptest.Server {
 	return srv
 }
 
-// hcall runs a tool on a hosted session and parses its answer; what the
-// answer links is ingested (and so removed from the output dir).
+// hcall runs a tool on a hosted session and parses its answer. What the
+// answer links stays in the output dir, for the test to look at.
 func hcall(t *testing.T, s *HostedSession, tool string, args any) *answer.Parsed {
 	t.Helper()
 	raw, err := json.Marshal(args)
@@ -216,8 +216,14 @@ func TestIntegrationSessionHostSaveRestore(t *testing.T) {
 	if got := pageText(t, c); !strings.Contains(got, "cookies=[who=A]") {
 		t.Errorf("restored session's request: %s, want a's cookie", got)
 	}
-	if entries, err := os.ReadDir(c.OutputDir()); err != nil || len(entries) != 0 {
-		t.Errorf("files left in the output dir by save/restore: %v %v", entries, err)
+	// The storage-state files of save and restore are removed; the
+	// snapshots of the test's own calls are not theirs.
+	for _, s := range []*HostedSession{a, c} {
+		for _, name := range dirNames(t, s.OutputDir()) {
+			if strings.Contains(name, "state") {
+				t.Errorf("%s left by save/restore in %s", name, s.OutputDir())
+			}
+		}
 	}
 }
 
@@ -253,5 +259,50 @@ func TestIntegrationSessionHostKilled(t *testing.T) {
 	d := openSession(t, h2, SessionSpec{})
 	if p := hcall(t, d, "browser_navigate", map[string]string{"url": site.URL + "/echo"}); p.IsError || p.PageTitle != "Echo" {
 		t.Errorf("new host: title %q, error %q", p.PageTitle, p.ErrorText)
+	}
+}
+
+func TestIntegrationSessionHostBrowserUnreachable(t *testing.T) {
+	root := realSetup(t)
+	from, err := PlaywrightFrom(DefaultCommand(root))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	h, err := StartSessionHost(ctx, SessionHostConfig{
+		ResolveFrom: from, Endpoint: "ws://127.0.0.1:1/nobody", TempDir: shortTempDir(t), Logger: testLogger(t),
+	})
+	if err != nil {
+		t.Fatalf("StartSessionHost: %v", err)
+	}
+	closeSessionHostAtCleanup(t, h)
+	var pkg struct {
+		Version string `json:"version"`
+	}
+	data, err := os.ReadFile(filepath.Join(root, "node_modules", "@playwright", "mcp", "package.json"))
+	if err != nil || json.Unmarshal(data, &pkg) != nil {
+		t.Fatalf("@playwright/mcp's package.json: %v", err)
+	}
+	if h.Version() != pkg.Version {
+		t.Errorf("host announced @playwright/mcp %q, want %q", h.Version(), pkg.Version)
+	}
+	if args := procArgs(h.PID()); !strings.Contains(strings.Join(args, " "), "--max-old-space-size=384") {
+		t.Errorf("host command line %q: no heap limit of 128 + 16·16 MB", args)
+	}
+	dir := filepath.Join(t.TempDir(), "out")
+	_, err = h.Open(ctx, SessionSpec{OutputDir: dir})
+	if err == nil || !strings.Contains(err.Error(), "open failed") {
+		t.Errorf("Open with no browser = %v, want the host's open failure", err)
+	}
+	if _, statErr := os.Stat(dir); !os.IsNotExist(statErr) {
+		t.Errorf("output dir after a failed open: %v", statErr)
+	}
+	pong, err := h.Ping(ctx)
+	if err != nil {
+		t.Fatalf("Ping: %v", err)
+	}
+	if pong.Sessions != 0 || pong.HeapUsed <= 0 || pong.RSS <= 0 {
+		t.Errorf("pong = %+v, want no session and some memory", pong)
 	}
 }
