@@ -195,6 +195,43 @@ func TestIntegrationSessionHostIsolation(t *testing.T) {
 	t.Logf("host with 1 session: heap used %.1f MB, RSS %.1f MB", float64(pong.HeapUsed)/(1<<20), float64(pong.RSS)/(1<<20))
 }
 
+func TestIntegrationSessionHostUncaughtException(t *testing.T) {
+	root := realSetup(t)
+	site := hostSite(t)
+	b := launchTestBrowser(t, root)
+	h := startRealSessionHost(t, root, b)
+	a := openSession(t, h, SessionSpec{})
+	c := openSession(t, h, SessionSpec{})
+	// A throw from a timer a's call set: the host ends a alone, as the
+	// crash of a worker of its own.
+	const throw = `async (page) => { setTimeout(() => { throw new Error('THROW-A-5d1'); }, 0); return 1; }`
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	// The call may be answered before the timer fires, or be answered by
+	// the host with the session's end: either way the session ends.
+	if _, err := a.CallTool(ctx, "browser_run_code_unsafe", json.RawMessage(fmt.Sprintf(`{"code":%q}`, throw))); err != nil && !errors.Is(err, worker.ErrWorkerExited) {
+		t.Fatalf("run_code: %v", err)
+	}
+	select {
+	case <-a.Done():
+	case <-ctx.Done():
+		t.Fatal("a's Done not closed after its uncaught exception")
+	}
+	var closed *sessionClosedError
+	if !errors.As(a.Err(), &closed) || !strings.Contains(closed.reason, "THROW-A-5d1") {
+		t.Errorf("a ended with %v, want the host's uncaught exception", a.Err())
+	}
+	if _, err := a.CallTool(ctx, "browser_tabs", json.RawMessage(`{"action":"list"}`)); !errors.Is(err, worker.ErrWorkerExited) {
+		t.Errorf("call on a = %v, want ErrWorkerExited", err)
+	}
+	if p := hcall(t, c, "browser_navigate", map[string]string{"url": site.URL + "/echo"}); p.IsError || p.PageTitle != "Echo" {
+		t.Errorf("c after a's exception: title %q, error %q", p.PageTitle, p.ErrorText)
+	}
+	if h.proc.exited() {
+		t.Error("the host exited")
+	}
+}
+
 func TestIntegrationSessionHostSaveRestore(t *testing.T) {
 	root := realSetup(t)
 	site := hostSite(t)
