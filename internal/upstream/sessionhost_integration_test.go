@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -16,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/answer"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/worker"
 )
 
@@ -47,58 +45,22 @@ func startRealSessionHost(t *testing.T, root string, b *Browser) *SessionHost {
 	return h
 }
 
-// hostSite serves the pages of the hosted-session tests: /set?who=X sets a
-// cookie, /echo shows the cookies the request carried.
-func hostSite(t *testing.T) *httptest.Server {
-	t.Helper()
-	mux := http.NewServeMux()
-	mux.HandleFunc("/favicon.ico", http.NotFound)
-	mux.HandleFunc("/set", func(w http.ResponseWriter, r *http.Request) {
-		who := r.URL.Query().Get("who")
-		http.SetCookie(w, &http.Cookie{Name: "who", Value: who, Path: "/"})
-		fmt.Fprintf(w, `<!doctype html><title>Set %s</title><p>set</p>`, who)
-	})
-	mux.HandleFunc("/echo", func(w http.ResponseWriter, r *http.Request) {
-		fmt.Fprintf(w, `<!doctype html><title>Echo</title><p id="c">cookies=[%s]</p>`, r.Header.Get("Cookie"))
-	})
-	srv := httptest.NewServer(mux)
-	t.Cleanup(srv.Close)
-	return srv
-}
+// bodyText reads the page's text.
+const bodyText = "() => document.body.innerText"
 
-// hcall runs a tool on a hosted session and parses its answer. What the
-// answer links stays in the output dir, for the test to look at.
-func hcall(t *testing.T, s *HostedSession, tool string, args any) *answer.Parsed {
+// twoHostedSessions opens two sessions in one host on a browser server of
+// their own, with the test's site.
+func twoHostedSessions(t *testing.T) (*httptest.Server, *SessionHost, *HostedSession, *HostedSession) {
 	t.Helper()
-	raw, err := json.Marshal(args)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
-	defer cancel()
-	res, err := s.CallTool(ctx, tool, raw)
-	if err != nil {
-		t.Fatalf("%s on %s: %v", tool, s.Key(), err)
-	}
-	p, err := answer.Parse(res)
-	if err != nil {
-		t.Fatalf("%s: Parse: %v", tool, err)
-	}
-	return p
-}
-
-func pageText(t *testing.T, s *HostedSession) string {
-	t.Helper()
-	p := hcall(t, s, "browser_evaluate", map[string]string{"function": "() => document.body.innerText"})
-	if p.IsError {
-		t.Fatalf("evaluate on %s: %s", s.Key(), p.ErrorText)
-	}
-	return p.ResultText
+	root := realSetup(t)
+	site := testSite(t)
+	h := startRealSessionHost(t, root, launchTestBrowser(t, root))
+	return site, h, openSession(t, h, SessionSpec{}), openSession(t, h, SessionSpec{})
 }
 
 func tabCount(t *testing.T, s *HostedSession) int {
 	t.Helper()
-	p := hcall(t, s, "browser_tabs", map[string]string{"action": "list"})
+	p := call(t, s, "browser_tabs", map[string]string{"action": "list"})
 	n := 0
 	for line := range strings.SplitSeq(p.ResultText, "\n") {
 		if _, ok := parseTabLine(strings.TrimRight(line, "\r")); ok {
@@ -109,34 +71,29 @@ func tabCount(t *testing.T, s *HostedSession) int {
 }
 
 func TestIntegrationSessionHostIsolation(t *testing.T) {
-	root := realSetup(t)
-	site := hostSite(t)
-	b := launchTestBrowser(t, root)
-	h := startRealSessionHost(t, root, b)
-	a := openSession(t, h, SessionSpec{})
-	c := openSession(t, h, SessionSpec{})
+	site, h, a, c := twoHostedSessions(t)
 	if a.PID() != h.PID() || c.PID() != h.PID() {
 		t.Errorf("sessions' PID %d, %d; host's %d", a.PID(), c.PID(), h.PID())
 	}
 
 	// Each navigates its own page.
-	if p := hcall(t, a, "browser_navigate", map[string]string{"url": site.URL + "/set?who=A"}); p.IsError || p.PageTitle != "Set A" {
+	if p := call(t, a, "browser_navigate", map[string]string{"url": site.URL + "/set?who=A"}); p.IsError || p.PageTitle != "Set A" {
 		t.Fatalf("a navigate: title %q, error %q", p.PageTitle, p.ErrorText)
 	}
-	if p := hcall(t, c, "browser_navigate", map[string]string{"url": site.URL + "/echo"}); p.IsError || p.PageTitle != "Echo" {
+	if p := call(t, c, "browser_navigate", map[string]string{"url": site.URL + "/echo"}); p.IsError || p.PageTitle != "Echo" {
 		t.Fatalf("c navigate: title %q, error %q", p.PageTitle, p.ErrorText)
 	}
 	// Cookies do not cross: a's is sent by a only.
-	if got := pageText(t, c); !strings.Contains(got, "cookies=[]") {
+	if got := evaluate(t, c, bodyText); !strings.Contains(got, "cookies=[]") {
 		t.Errorf("c's request carried cookies: %s", got)
 	}
-	hcall(t, a, "browser_navigate", map[string]string{"url": site.URL + "/echo"})
-	if got := pageText(t, a); !strings.Contains(got, "cookies=[who=A]") {
+	call(t, a, "browser_navigate", map[string]string{"url": site.URL + "/echo"})
+	if got := evaluate(t, a, bodyText); !strings.Contains(got, "cookies=[who=A]") {
 		t.Errorf("a's request did not carry its cookie: %s", got)
 	}
 
 	// Tabs do not cross.
-	if p := hcall(t, a, "browser_tabs", map[string]string{"action": "new"}); p.IsError {
+	if p := call(t, a, "browser_tabs", map[string]string{"action": "new"}); p.IsError {
 		t.Fatalf("new tab: %s", p.ErrorText)
 	}
 	if got := tabCount(t, a); got != 2 {
@@ -147,7 +104,7 @@ func TestIntegrationSessionHostIsolation(t *testing.T) {
 	}
 
 	// A file the model names lands in the session's own directory.
-	if p := hcall(t, c, "browser_take_screenshot", map[string]string{"filename": "named.png"}); p.IsError {
+	if p := call(t, c, "browser_take_screenshot", map[string]string{"filename": "named.png"}); p.IsError {
 		t.Fatalf("screenshot: %s", p.ErrorText)
 	}
 	if _, err := os.Stat(filepath.Join(c.OutputDir(), "named.png")); err != nil {
@@ -159,17 +116,17 @@ func TestIntegrationSessionHostIsolation(t *testing.T) {
 		}
 	}
 	// Naming a file in another session's directory is refused.
-	if p := hcall(t, c, "browser_take_screenshot", map[string]string{"filename": filepath.Join(a.OutputDir(), "x.png")}); !p.IsError {
+	if p := call(t, c, "browser_take_screenshot", map[string]string{"filename": filepath.Join(a.OutputDir(), "x.png")}); !p.IsError {
 		t.Errorf("c wrote into a's directory: %s", p.Text)
 	}
 
 	// A rejection nobody awaits, in Node, from a's call: upstream reports
 	// it in a's answer, never in c's.
 	const reject = `async (page) => { Promise.reject(new Error('REJECT-A-7f3')); await page.title(); return 1; }`
-	if p := hcall(t, a, "browser_run_code_unsafe", map[string]string{"code": reject}); !strings.Contains(p.Text, "REJECT-A-7f3") {
+	if p := call(t, a, "browser_run_code_unsafe", map[string]string{"code": reject}); !strings.Contains(p.Text, "REJECT-A-7f3") {
 		t.Fatalf("a's own answer does not report its rejection: %s", p.Text)
 	}
-	if p := hcall(t, c, "browser_tabs", map[string]string{"action": "list"}); strings.Contains(p.Text, "REJECT-A-7f3") {
+	if p := call(t, c, "browser_tabs", map[string]string{"action": "list"}); strings.Contains(p.Text, "REJECT-A-7f3") {
 		t.Errorf("c's answer reports a's rejection: %s", p.Text)
 	}
 
@@ -185,7 +142,7 @@ func TestIntegrationSessionHostIsolation(t *testing.T) {
 	if _, err := a.CallTool(ctx, "browser_tabs", json.RawMessage(`{"action":"list"}`)); !errors.Is(err, worker.ErrNotDelivered) {
 		t.Errorf("call on a closed session = %v, want ErrNotDelivered", err)
 	}
-	if p := hcall(t, c, "browser_navigate", map[string]string{"url": site.URL + "/set?who=C"}); p.IsError || p.PageTitle != "Set C" {
+	if p := call(t, c, "browser_navigate", map[string]string{"url": site.URL + "/set?who=C"}); p.IsError || p.PageTitle != "Set C" {
 		t.Errorf("c after a closed: title %q, error %q", p.PageTitle, p.ErrorText)
 	}
 	pong, err := h.Ping(ctx)
@@ -196,12 +153,7 @@ func TestIntegrationSessionHostIsolation(t *testing.T) {
 }
 
 func TestIntegrationSessionHostUncaughtException(t *testing.T) {
-	root := realSetup(t)
-	site := hostSite(t)
-	b := launchTestBrowser(t, root)
-	h := startRealSessionHost(t, root, b)
-	a := openSession(t, h, SessionSpec{})
-	c := openSession(t, h, SessionSpec{})
+	site, h, a, c := twoHostedSessions(t)
 	// A throw from a timer a's call set: the host ends a alone, as the
 	// crash of a worker of its own.
 	const throw = `async (page) => { setTimeout(() => { throw new Error('THROW-A-5d1'); }, 0); return 1; }`
@@ -224,7 +176,7 @@ func TestIntegrationSessionHostUncaughtException(t *testing.T) {
 	if _, err := a.CallTool(ctx, "browser_tabs", json.RawMessage(`{"action":"list"}`)); !errors.Is(err, worker.ErrWorkerExited) {
 		t.Errorf("call on a = %v, want ErrWorkerExited", err)
 	}
-	if p := hcall(t, c, "browser_navigate", map[string]string{"url": site.URL + "/echo"}); p.IsError || p.PageTitle != "Echo" {
+	if p := call(t, c, "browser_navigate", map[string]string{"url": site.URL + "/echo"}); p.IsError || p.PageTitle != "Echo" {
 		t.Errorf("c after a's exception: title %q, error %q", p.PageTitle, p.ErrorText)
 	}
 	if h.proc.exited() {
@@ -233,24 +185,19 @@ func TestIntegrationSessionHostUncaughtException(t *testing.T) {
 }
 
 func TestIntegrationSessionHostSaveRestore(t *testing.T) {
-	root := realSetup(t)
-	site := hostSite(t)
-	b := launchTestBrowser(t, root)
-	h := startRealSessionHost(t, root, b)
-	a := openSession(t, h, SessionSpec{})
-	hcall(t, a, "browser_navigate", map[string]string{"url": site.URL + "/set?who=A"})
+	site, _, a, c := twoHostedSessions(t)
+	call(t, a, "browser_navigate", map[string]string{"url": site.URL + "/set?who=A"})
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
 	state, err := a.SaveState(ctx)
 	if err != nil {
 		t.Fatalf("SaveState: %v", err)
 	}
-	c := openSession(t, h, SessionSpec{})
 	if err := c.RestoreState(ctx, state); err != nil {
 		t.Fatalf("RestoreState: %v", err)
 	}
-	hcall(t, c, "browser_navigate", map[string]string{"url": site.URL + "/echo"})
-	if got := pageText(t, c); !strings.Contains(got, "cookies=[who=A]") {
+	call(t, c, "browser_navigate", map[string]string{"url": site.URL + "/echo"})
+	if got := evaluate(t, c, bodyText); !strings.Contains(got, "cookies=[who=A]") {
 		t.Errorf("restored session's request: %s, want a's cookie", got)
 	}
 	// The storage-state files of save and restore are removed; the
@@ -266,12 +213,11 @@ func TestIntegrationSessionHostSaveRestore(t *testing.T) {
 
 func TestIntegrationSessionHostKilled(t *testing.T) {
 	root := realSetup(t)
-	site := hostSite(t)
+	site := testSite(t)
 	b := launchTestBrowser(t, root)
 	h := startRealSessionHost(t, root, b)
-	a := openSession(t, h, SessionSpec{})
-	c := openSession(t, h, SessionSpec{})
-	hcall(t, a, "browser_navigate", map[string]string{"url": site.URL + "/echo"})
+	a, c := openSession(t, h, SessionSpec{}), openSession(t, h, SessionSpec{})
+	call(t, a, "browser_navigate", map[string]string{"url": site.URL + "/echo"})
 
 	if err := syscall.Kill(h.PID(), syscall.SIGKILL); err != nil {
 		t.Fatal(err)
@@ -294,7 +240,7 @@ func TestIntegrationSessionHostKilled(t *testing.T) {
 	// The browser server outlives the host: a new host serves sessions.
 	h2 := startRealSessionHost(t, root, b)
 	d := openSession(t, h2, SessionSpec{})
-	if p := hcall(t, d, "browser_navigate", map[string]string{"url": site.URL + "/echo"}); p.IsError || p.PageTitle != "Echo" {
+	if p := call(t, d, "browser_navigate", map[string]string{"url": site.URL + "/echo"}); p.IsError || p.PageTitle != "Echo" {
 		t.Errorf("new host: title %q, error %q", p.PageTitle, p.ErrorText)
 	}
 }
