@@ -331,3 +331,26 @@ func TestSessionHostFakeKillSession(t *testing.T) {
 		t.Error("killing a session killed its host")
 	}
 }
+
+func TestSessionHostFakeCloseWithSessionsOpen(t *testing.T) {
+	h := startFakeHost(t)
+	a := openSession(t, h, SessionSpec{})
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	if err := h.Close(ctx); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if got := h.proc.signals(); len(got) != 0 {
+		t.Errorf("the host needed signals %v to stop on stdin EOF", got)
+	}
+	if !isDone(a) {
+		t.Fatal("the session's Done not closed when its host closed")
+	}
+	var closed *sessionClosedError
+	if !errors.As(a.Err(), &closed) || closed.reason != "host stopping" {
+		t.Errorf("Err = %v, want the host's stopping", a.Err())
+	}
+	if _, err := a.CallTool(ctx, "echo", nil); !errors.Is(err, worker.ErrNotDelivered) {
+		t.Errorf("call = %v, want ErrNotDelivered", err)
+	}
+}
