@@ -337,6 +337,23 @@ func (h *Host) Close(ctx context.Context) error {
 	return err
 }
 
+// background runs f in the host's background work, which Close waits
+// for; false, and f not run, when the host is closed.
+func (h *Host) background(f func()) bool {
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return false
+	}
+	h.bg.Add(1)
+	h.mu.Unlock()
+	go func() {
+		defer h.bg.Done()
+		f()
+	}()
+	return true
+}
+
 // lastLine returns the last non-empty line of s, at most n bytes of it.
 func lastLine(s string, n int) string {
 	s = strings.TrimSpace(s)

@@ -92,15 +92,11 @@ func hostHeapCapMB(k int) int { return hostHeapBaseMB + hostHeapPerSessionMB*k }
 
 // openHostedOnce is one attempt at opening a session in a session host.
 func (h *Host) openHostedOnce(ctx context.Context) (worker.Worker, error) {
-	if err := ctx.Err(); err != nil {
+	release, err := h.spawnSlot(ctx)
+	if err != nil {
 		return nil, err
 	}
-	select {
-	case h.spawns <- struct{}{}:
-		defer func() { <-h.spawns }()
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
+	defer release()
 	shape := ShapeFrom(ctx)
 	if _, err := h.shapeWorker(h.cfg.Worker, shape); err != nil {
 		return nil, err
@@ -277,15 +273,7 @@ func (h *Host) dropHost(ph *pooledHost) {
 // not get to), and its end may leave its host idle. false means the Host
 // is closed.
 func (h *Host) watchHosted(s *HostedSession, ph *pooledHost, b *Browser) bool {
-	h.mu.Lock()
-	if h.closed {
-		h.mu.Unlock()
-		return false
-	}
-	h.bg.Add(1)
-	h.mu.Unlock()
-	go func() {
-		defer h.bg.Done()
+	return h.background(func() {
 		select {
 		case <-s.Done():
 		case <-b.Done():
@@ -305,8 +293,7 @@ func (h *Host) watchHosted(s *HostedSession, ph *pooledHost, b *Browser) bool {
 			return
 		}
 		h.unplace(ph)
-	}()
-	return true
+	})
 }
 
 // hostPingTimeout is how long a session host may take to answer a ping.
