@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strconv"
 	"sync"
 )
 
@@ -16,7 +17,7 @@ import (
 // arguments, "hang" never answers, and "crash" ends the session the way the
 // real host ends one after an uncaught exception: the call in flight gets
 // the host's error, then the session is reported closed. "die" ends the
-// whole host at once.
+// whole host at once. PWP_FAKE_HOST_HEAP is the heap its pongs report.
 func fakeHost() int {
 	var mu sync.Mutex
 	out := json.NewEncoder(os.Stdout)
@@ -64,7 +65,8 @@ func fakeHost() int {
 		_, isOpen := open[env.S]
 		switch {
 		case env.Ping != nil:
-			send(map[string]any{"pong": env.Ping, "sessions": len(open), "heapUsed": 1, "rss": 2})
+			heap, _ := strconv.ParseInt(os.Getenv("PWP_FAKE_HOST_HEAP"), 10, 64)
+			send(map[string]any{"pong": env.Ping, "sessions": len(open), "heapUsed": max(heap, 1), "rss": 2})
 		case env.Open != nil:
 			var spec struct {
 				Endpoint string `json:"endpoint"`

@@ -116,6 +116,9 @@ type Host struct {
 	breaker   *breaker
 	// launchBrowser starts a shared browser (h.launch; tests fake it).
 	launchBrowser func(context.Context) (*Browser, error)
+	// startSessionHost starts a session host (StartSessionHost; tests
+	// fake it).
+	startSessionHost func(context.Context, SessionHostConfig) (*SessionHost, error)
 
 	// life ends at Close: background relaunches and in-flight launches stop.
 	life     context.Context
@@ -176,6 +179,7 @@ func NewHost(cfg HostConfig) *Host {
 		stopLife:   stop,
 	}
 	h.launchBrowser = h.launch
+	h.startSessionHost = StartSessionHost
 	if cfg.Nodes != nil {
 		h.nodeLost = map[string]chan struct{}{}
 		cfg.Nodes.OnDown(h.nodeDown)
