@@ -26,6 +26,10 @@ const (
 	// worker's ping.
 	hostPingMin = time.Second
 	hostPingMax = 10 * time.Second
+	// hostPingFailLimit missed pings in a row mean the host hangs, as for
+	// a worker: one late answer from a host busy with a huge page must not
+	// take its K sessions down.
+	hostPingFailLimit = 3
 )
 
 // workerSession adapts *Worker to worker.Worker: the session layer keeps
@@ -76,6 +80,9 @@ type pooledHost struct {
 	sh *SessionHost
 	// heapUsed is V8's heap in use at the host's last pong.
 	heapUsed atomic.Int64
+	// missed counts the pings in a row it did not answer in time; no
+	// session is placed on a host that missed its last.
+	missed atomic.Int32
 	// placed counts the sessions placed on it, from their open to their
 	// end; under Host.mu.
 	placed int
@@ -212,7 +219,7 @@ func (h *Host) pickHost() (*pooledHost, error) {
 		return nil, ErrHostClosed
 	}
 	for _, ph := range h.sessionHosts {
-		if ph.retired || ph.sh.proc.dying() || ph.heapUsed.Load() >= heapLimit {
+		if ph.retired || ph.sh.proc.dying() || ph.missed.Load() > 0 || ph.heapUsed.Load() >= heapLimit {
 			continue
 		}
 		if ph.placed < k {
@@ -346,8 +353,13 @@ func (h *Host) superviseSessionHost(ph *pooledHost) {
 			if h.life.Err() != nil {
 				return
 			}
-			h.log.Error("session host did not answer its ping; killing it, its sessions are restarted elsewhere",
-				"pid", sh.PID(), "timeout", h.hostPingTimeout(), "err", err, "stderr", tail(sh.Stderr(), 2048))
+			if n := ph.missed.Add(1); n < hostPingFailLimit {
+				h.log.Warn("session host did not answer its ping", "pid", sh.PID(), "timeout", h.hostPingTimeout(),
+					"missed", n, "of", hostPingFailLimit, "err", err)
+				continue
+			}
+			h.log.Error("session host did not answer its pings; killing it, its sessions are restarted elsewhere",
+				"pid", sh.PID(), "missed", hostPingFailLimit, "timeout", h.hostPingTimeout(), "err", err, "stderr", tail(sh.Stderr(), 2048))
 			ctx, cancel := context.WithTimeout(context.Background(), stopStepTimeout)
 			_ = sh.Kill(ctx)
 			cancel()
@@ -376,6 +388,7 @@ func (h *Host) pingSessionHost(ph *pooledHost) error {
 		return err
 	}
 	ph.heapUsed.Store(p.HeapUsed)
+	ph.missed.Store(0)
 	return nil
 }
 

@@ -162,24 +162,36 @@ func TestHostedHungHostIsKilledAndItsSessionsEnd(t *testing.T) {
 	h := hostedFake(t, 2, clk, interval)
 	a, b := spawnHosted(t, h), spawnHosted(t, h)
 	hung := a.Host()
+	closeNow(t, b) // room on the host that is about to hang
+	h.mu.Lock()
+	ph := h.sessionHosts[0]
+	h.mu.Unlock()
 	if err := syscall.Kill(hung.PID(), syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = syscall.Kill(hung.PID(), syscall.SIGCONT) })
 
-	// The ping goes out at the interval and gets no answer within the
-	// timeout (the interval, within 1-10 s).
-	clk.WaitForTimer(t, interval)
-	clk.Advance(interval)
-	clk.WaitForTimer(t, h.hostPingTimeout())
-	clk.Advance(h.hostPingTimeout())
-	waitDone(t, "the hung host", hung.Done())
-	for _, s := range []*HostedSession{a, b} {
-		waitDone(t, "session "+s.Key(), s.Done())
-		_, err := s.CallTool(t.Context(), "echo", nil)
-		if !errors.Is(err, worker.ErrWorkerExited) {
-			t.Fatalf("call on session %s of the killed host: %v, want ErrWorkerExited", s.Key(), err)
+	// Each ping goes out at the interval and gets no answer within the
+	// timeout (the interval, within 1-10 s). After the first miss no
+	// session is placed there; at the hostPingFailLimit-th it is killed.
+	for i := 1; i <= hostPingFailLimit; i++ {
+		clk.WaitForTimer(t, interval)
+		clk.Advance(interval)
+		clk.WaitForTimer(t, h.hostPingTimeout())
+		clk.Advance(h.hostPingTimeout())
+		if i == 1 {
+			if !eventually(10*time.Second, func() bool { return ph.missed.Load() == 1 }) {
+				t.Fatal("the missed ping was not counted")
+			}
+			if got, err := h.pickHost(); got != nil || err != nil {
+				t.Fatalf("pickHost = %v, %v: want no host, the only one missed its ping", got, err)
+			}
 		}
+	}
+	waitDone(t, "the hung host", hung.Done())
+	waitDone(t, "session "+a.Key(), a.Done())
+	if _, err := a.CallTool(t.Context(), "echo", nil); !errors.Is(err, worker.ErrWorkerExited) {
+		t.Fatalf("call on session %s of the killed host: %v, want ErrWorkerExited", a.Key(), err)
 	}
 	if c := spawnHosted(t, h); c.PID() == hung.PID() {
 		t.Fatalf("a new session went to the killed host %d", c.PID())
