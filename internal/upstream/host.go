@@ -67,10 +67,19 @@ type HostConfig struct {
 	// is called when that browser goes: no session's page may open the
 	// port (its /json lists and closes every session's pages).
 	Reserve func(addr string) (release func())
-	// Clock times the host's own waits: spawn retry backoffs and the delay
-	// before relaunching a crash-looping browser. nil is the real clock;
-	// Worker.Clock times the workers' stops.
+	// Clock times the host's own waits: spawn retry backoffs, the delay
+	// before relaunching a crash-looping browser, session hosts' pings.
+	// nil is the real clock; Worker.Clock times the workers' stops.
 	Clock clock.Clock
+	// SessionsPerWorker (K) above 1 runs sessions K to a node process
+	// (session hosts, SpawnSession) where sessions share our browser
+	// under a Playwright browser server; elsewhere, and at 0 or 1, every
+	// session is a worker process of its own.
+	SessionsPerWorker int
+	// PingInterval is how often each session host is pinged; one that
+	// does not answer within the interval (bounded to 1–10 s) is killed.
+	// 0 pings none.
+	PingInterval time.Duration
 }
 
 const (
@@ -127,6 +136,10 @@ type Host struct {
 	// nodeLost has a channel per browser node with workers on it, closed
 	// when that node goes down (Nodes only).
 	nodeLost map[string]chan struct{}
+	// sessionHosts are the node processes hosting sessions (hosted mode).
+	sessionHosts []*pooledHost
+	// hostStarts serialises session host starts.
+	hostStarts chan struct{}
 }
 
 // browserExit is what /health says about a browser that died on its own.
@@ -152,14 +165,15 @@ func NewHost(cfg HostConfig) *Host {
 	}
 	life, stop := context.WithCancel(context.Background())
 	h := &Host{
-		cfg:       cfg,
-		log:       log,
-		clock:     clock.Or(cfg.Clock),
-		spawns:    make(chan struct{}, max(2, 2*runtime.NumCPU())),
-		launching: make(chan struct{}, 1),
-		breaker:   newBreaker(cfg.BreakerThreshold, cfg.BreakerCooldown),
-		life:      life,
-		stopLife:  stop,
+		cfg:        cfg,
+		log:        log,
+		clock:      clock.Or(cfg.Clock),
+		spawns:     make(chan struct{}, max(2, 2*runtime.NumCPU())),
+		launching:  make(chan struct{}, 1),
+		hostStarts: make(chan struct{}, 1),
+		breaker:    newBreaker(cfg.BreakerThreshold, cfg.BreakerCooldown),
+		life:       life,
+		stopLife:   stop,
 	}
 	h.launchBrowser = h.launch
 	if cfg.Nodes != nil {
@@ -294,9 +308,10 @@ func (h *Host) Close(ctx context.Context) error {
 	h.mu.Unlock()
 	h.stopLife()
 
-	var err error
+	// Hosts first: their sessions close their contexts on a live browser.
+	err := h.closeSessionHosts(ctx)
 	if b != nil {
-		err = b.Close(ctx)
+		err = errors.Join(err, b.Close(ctx))
 	}
 	if runtimeDir != "" {
 		err = errors.Join(err, os.RemoveAll(runtimeDir))

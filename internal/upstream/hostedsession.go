@@ -35,11 +35,23 @@ type SessionSpec struct {
 	Workspace string
 	// Capabilities are added to storage, which SaveState needs.
 	Capabilities []string
+	// Args are @playwright/mcp's command-line flags (cli.js's): the host
+	// builds the session's configuration from them with upstream's own
+	// parser, so they mean what they mean for a worker process of its own.
+	// --caps values join Capabilities; the fields the proxy sets (output
+	// directory, file paths) win over theirs, and ContextOptions over the
+	// context options they imply. A flag cli.js refuses refuses the open.
+	Args []string
 	// ContextOptions are the session's BrowserContext options (JSON); nil
 	// keeps Playwright's.
 	ContextOptions json.RawMessage
 	// Endpoint is the browser server of this session; "" is the host's.
 	Endpoint string
+	// Headers go with the connection to Endpoint; they travel on the
+	// host's stdin, never its command line.
+	Headers map[string]string
+	// BrowserName is Endpoint's engine: chromium (""), firefox or webkit.
+	BrowserName string
 }
 
 // HostedSession is one @playwright/mcp session in a SessionHost: its own
@@ -63,6 +75,12 @@ type HostedSession struct {
 
 	closeOnce sync.Once
 	closeErr  error
+
+	// debug is the CDP address of the browser holding the session's pages
+	// and browserServer says it is the local shared browser (its renderers
+	// are this machine's); both set before the session is handed out.
+	debug         string
+	browserServer bool
 }
 
 // sessionClosedError is the host's report that it closed a session (asked
@@ -117,12 +135,19 @@ func (h *SessionHost) Open(ctx context.Context, spec SessionSpec) (_ *HostedSess
 	if workspace == "" {
 		workspace = outputDir
 	}
+	caps, args := splitCaps(spec.Args)
+	if args == nil {
+		// Parsed even when empty: cli.js's defaults (its context options
+		// among them) then apply as they do to a worker of its own.
+		args = []string{}
+	}
 	open := map[string]any{
 		"config": map[string]any{
 			"outputDir":    outputDir,
 			"filePaths":    "absolute",
-			"capabilities": mergeCaps([]string{"storage"}, spec.Capabilities),
+			"capabilities": mergeCaps(mergeCaps([]string{"storage"}, spec.Capabilities), caps),
 		},
+		"args":      args,
 		"workspace": workspace,
 	}
 	if len(spec.ContextOptions) > 0 {
@@ -130,6 +155,12 @@ func (h *SessionHost) Open(ctx context.Context, spec SessionSpec) (_ *HostedSess
 	}
 	if spec.Endpoint != "" {
 		open["endpoint"] = spec.Endpoint
+	}
+	if len(spec.Headers) > 0 {
+		open["headers"] = spec.Headers
+	}
+	if spec.BrowserName != "" {
+		open["browserName"] = spec.BrowserName
 	}
 	started := time.Now()
 	if err := h.send(map[string]any{"s": key, "open": open}); err != nil {
@@ -300,7 +331,41 @@ func (s *HostedSession) LostBrowser() bool { return s.lostBrowser.Load() }
 // RSS is the host's resident memory divided among its open sessions: a
 // share, not a measurement of this session (they share one heap).
 func (s *HostedSession) RSS() int64 {
+	select {
+	case <-s.done:
+		return 0
+	default:
+	}
 	return s.host.RSS() / int64(max(1, s.host.Sessions()))
+}
+
+// DebugEndpoint is the CDP address of the browser holding the session's
+// pages, for the live view; "" when there is none.
+func (s *HostedSession) DebugEndpoint() string { return s.debug }
+
+// SharesBrowser reports whether the session's pages live in the local
+// shared browser, whose renderers RendererPIDs can name.
+func (s *HostedSession) SharesBrowser() bool { return s.browserServer }
+
+// Memory is Worker.Memory for a hosted session: WorkerBytes is its share of
+// the host's memory (RSS), RendererBytes the renderers of its pages.
+func (s *HostedSession) Memory(rendererPIDs []int) Memory {
+	m := Memory{WorkerBytes: s.RSS()}
+	if m.WorkerBytes == 0 {
+		return Memory{}
+	}
+	if s.browserServer && len(rendererPIDs) > 0 {
+		m.RendererBytes, m.Renderers = pidsRSS(rendererPIDs)
+	}
+	return m
+}
+
+// RendererPIDs is Worker.RendererPIDs for a hosted session.
+func (s *HostedSession) RendererPIDs(ctx context.Context) ([]int, error) {
+	if !s.browserServer {
+		return nil, nil
+	}
+	return rendererPIDs(ctx, s)
 }
 
 // SaveState is SaveStateJSON on this session.

@@ -48,9 +48,15 @@ const { pathToFileURL } = require('url');
 
 const cfg = JSON.parse(process.env.PWPROXY_WORKER_HOST || '{}');
 const from = { paths: [cfg.resolveFrom || process.cwd()] };
+const path = require('path');
 const { createConnection } = require(require.resolve('@playwright/mcp', from));
 const playwright = require(require.resolve('playwright-core', from));
 const mcpVersion = require(require.resolve('@playwright/mcp/package.json', from)).version;
+// The playwright-core @playwright/mcp itself loads: its CLI parsing is
+// what gives a session's args the meaning they have for cli.js.
+const mcpFrom = { paths: [path.dirname(require.resolve('@playwright/mcp/package.json', from))] };
+const { program } = require(require.resolve('playwright-core/lib/utilsBundle', mcpFrom));
+const { tools } = require(require.resolve('playwright-core/lib/coreBundle', mcpFrom));
 
 const maxSessions = cfg.maxSessions || 16;
 const closeTimeoutMs = cfg.closeTimeoutMs || 10000;
@@ -156,18 +162,49 @@ class SessionTransport {
   }
 }
 
+// configFromArgs turns cli.js's command-line flags into upstream's Config
+// the way cli.js does (its own option parser, PLAYWRIGHT_MCP_* variables of
+// this process, a --config file), so a flag means the same in a host as in
+// a worker process of its own. A flag cli.js would refuse is refused.
+async function configFromArgs(args) {
+  const cmd = program.createCommand('playwright-mcp');
+  tools.decorateMCPCommand(cmd, mcpVersion);
+  let options;
+  cmd.action(o => { options = o; });
+  cmd.exitOverride();
+  // Help or an error must not reach stdout, which is the protocol.
+  const toStderr = s => process.stderr.write(s);
+  cmd.configureOutput({ writeOut: toStderr, writeErr: toStderr });
+  cmd.parse(args, { from: 'user' });
+  if (options.vision) {
+    options.caps ??= [];
+    options.caps.push('vision');
+  }
+  if (options.caps?.includes('tracing'))
+    options.caps.push('devtools');
+  return await tools.resolveCLIConfigForMCP(options);
+}
+
 // openSession's spec: endpoint, browserName and headers of the browser
 // server (the host's own by default), contextOptions for the session's
 // BrowserContext, config for upstream (its Config type; config.outputDir
-// is required, never shared), workspace (the root for files the model
-// names; default config.outputDir), lazy (connect on the first tool call
-// instead of now).
+// is required, never shared), args (cli.js flags, see configFromArgs;
+// config's fields win over theirs, and the context options they imply sit
+// under contextOptions), workspace (the root for files the model names;
+// default config.outputDir), lazy (connect on the first tool call instead
+// of now).
 async function openSession(key, spec) {
   if (sessions.has(key))
     throw new Error('session ' + key + ' is already open');
   if (sessions.size >= maxSessions)
     throw new Error('this host holds ' + sessions.size + ' sessions, its maximum');
-  const config = spec.config || {};
+  let config = spec.config || {};
+  let contextOptions = spec.contextOptions || {};
+  if (Array.isArray(spec.args)) {
+    const fromArgs = await configFromArgs(spec.args);
+    config = { ...fromArgs, ...config };
+    contextOptions = { ...fromArgs.browser?.contextOptions, ...contextOptions };
+  }
   if (!config.outputDir)
     throw new Error('config.outputDir is required: without it upstream writes under the host\'s directory');
   const endpoint = spec.endpoint || cfg.endpoint;
@@ -200,7 +237,7 @@ async function openSession(key, spec) {
       await s.browser.close();
       throw new Error('session closed');
     }
-    s.context = await s.browser.newContext(spec.contextOptions || {});
+    s.context = await s.browser.newContext(contextOptions);
     return s.context;
   };
   // A lazy session whose browser cannot be reached is closed: every later
