@@ -24,6 +24,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -161,6 +162,9 @@ func TestHostedSessionsComeBackWhenTheirHostDies(t *testing.T) {
 		}
 		if left := proctest.WaitGone(10*time.Second, func() []proctest.Proc { return proctest.StillAlive(stopped) }); len(left) > 0 {
 			t.Errorf("the stopped host's processes still exist: %v", left)
+		}
+		for h := range hosts {
+			s.waitLogged(t, regexp.MustCompile(fmt.Sprintf(`session host did not answer its ping; killing it.* pid=%d\b`, h)), 10*time.Second)
 		}
 		for _, m := range sessions {
 			checkBack(t, s.server, m)

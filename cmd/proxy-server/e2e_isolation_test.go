@@ -968,6 +968,30 @@ var isoAttacks = []isoAttack{
 			}
 		}
 	}},
+	{"network: B's mocked responses and offline switch act on B's session only", func(t *testing.T, k *attacker) {
+		if !k.has("mock_response") || !k.has("set_offline") {
+			t.Skip("B is not offered the network tools")
+		}
+		fetch := func(u string) map[string]any {
+			return map[string]any{"function": fmt.Sprintf(
+				"async () => { try { const r = await fetch(%q); return 'status ' + r.status + ' ' + (await r.text()).slice(0, 300); } catch (e) { return 'failed ' + e; } }", u)}
+		}
+		mark := "mocked-" + isoToken()
+		k.try(t, "browser_navigate", map[string]any{"url": k.site + "/hostile"})
+		k.try(t, "mock_response", map[string]any{"url_pattern": "**/victim*", "body": "<title>" + mark + "</title>", "content_type": "text/html"})
+		if own := k.try(t, "browser_evaluate", fetch(k.site+"/victim?tok=b")); !strings.Contains(own.all(), mark) {
+			t.Fatalf("B's mock does not answer B's own request: %s", own.all())
+		}
+		k.try(t, "set_offline", map[string]any{"offline": true})
+		defer k.try(t, "set_offline", map[string]any{"offline": false})
+		if own := k.try(t, "browser_evaluate", fetch(k.site+"/hostile")); !strings.Contains(own.all(), "failed") {
+			t.Fatalf("B's own request while B is offline: %s", own.all())
+		}
+		a := k.v.c.must(t, k.s, "browser_evaluate", fetch(k.v.url))
+		if !strings.Contains(a.all(), "status 200") || !strings.Contains(a.all(), "Account of A") || strings.Contains(a.all(), mark) {
+			t.Errorf("A's request while B mocks its URL and is offline: %s", a.all())
+		}
+	}},
 	{"at the end: nothing B read holds A's secrets or ids", func(t *testing.T, k *attacker) {
 		k.try(t, "browser_navigate", map[string]any{"url": k.site + "/victim?tok=b"})
 		k.try(t, "browser_evaluate", map[string]any{"function": "() => document.cookie + '|' + localStorage.getItem('secret_of_A')"})
