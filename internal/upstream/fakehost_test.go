@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
 	"sync"
 	"syscall"
 )
@@ -19,6 +20,7 @@ import (
 // real host ends one after an uncaught exception: the call in flight gets
 // the host's error, then the session is reported closed. "die" ends the
 // whole host at once; "orphan" too, leaving a child that holds its stdout.
+// PWP_FAKE_HOST_HEAP is the heap its pongs report.
 func fakeHost() int {
 	var mu sync.Mutex
 	out := json.NewEncoder(os.Stdout)
@@ -66,7 +68,8 @@ func fakeHost() int {
 		_, isOpen := open[env.S]
 		switch {
 		case env.Ping != nil:
-			send(map[string]any{"pong": env.Ping, "sessions": len(open), "heapUsed": 1, "rss": 2})
+			heap, _ := strconv.ParseInt(os.Getenv("PWP_FAKE_HOST_HEAP"), 10, 64)
+			send(map[string]any{"pong": env.Ping, "sessions": len(open), "heapUsed": max(heap, 1), "rss": 2})
 		case env.Open != nil:
 			var spec struct {
 				Endpoint string `json:"endpoint"`

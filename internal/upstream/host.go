@@ -116,6 +116,9 @@ type Host struct {
 	breaker   *breaker
 	// launchBrowser starts a shared browser (h.launch; tests fake it).
 	launchBrowser func(context.Context) (*Browser, error)
+	// startSessionHost starts a session host (StartSessionHost; tests
+	// fake it).
+	startSessionHost func(context.Context, SessionHostConfig) (*SessionHost, error)
 
 	// life ends at Close: background relaunches and in-flight launches stop.
 	life     context.Context
@@ -176,6 +179,7 @@ func NewHost(cfg HostConfig) *Host {
 		stopLife:   stop,
 	}
 	h.launchBrowser = h.launch
+	h.startSessionHost = StartSessionHost
 	if cfg.Nodes != nil {
 		h.nodeLost = map[string]chan struct{}{}
 		cfg.Nodes.OnDown(h.nodeDown)
@@ -335,6 +339,23 @@ func (h *Host) Close(ctx context.Context) error {
 		err = errors.Join(err, fmt.Errorf("waiting for the browser host's watchers: %w", ctx.Err()))
 	}
 	return err
+}
+
+// background runs f in the host's background work, which Close waits
+// for; false, and f not run, when the host is closed.
+func (h *Host) background(f func()) bool {
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return false
+	}
+	h.bg.Add(1)
+	h.mu.Unlock()
+	go func() {
+		defer h.bg.Done()
+		f()
+	}()
+	return true
 }
 
 // lastLine returns the last non-empty line of s, at most n bytes of it.

@@ -92,15 +92,11 @@ func hostHeapCapMB(k int) int { return hostHeapBaseMB + hostHeapPerSessionMB*k }
 
 // openHostedOnce is one attempt at opening a session in a session host.
 func (h *Host) openHostedOnce(ctx context.Context) (worker.Worker, error) {
-	if err := ctx.Err(); err != nil {
+	release, err := h.spawnSlot(ctx)
+	if err != nil {
 		return nil, err
 	}
-	select {
-	case h.spawns <- struct{}{}:
-		defer func() { <-h.spawns }()
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
+	defer release()
 	shape := ShapeFrom(ctx)
 	if _, err := h.shapeWorker(h.cfg.Worker, shape); err != nil {
 		return nil, err
@@ -168,23 +164,7 @@ func (h *Host) placeSession(ctx context.Context, endpoint string) (*pooledHost, 
 	if ph, err := h.pickHost(); ph != nil || err != nil {
 		return ph, err
 	}
-	k := h.cfg.SessionsPerWorker
-	resolveFrom, err := PlaywrightFrom(h.cfg.Worker.Command)
-	if err != nil {
-		return nil, fmt.Errorf("session host: %w", err)
-	}
-	env := append(slices.Clone(h.cfg.Worker.Env), h.instanceEnv()...)
-	sh, err := startSessionHost(ctx, SessionHostConfig{
-		Node:        h.cfg.Worker.Command[0],
-		ResolveFrom: resolveFrom,
-		Endpoint:    endpoint,
-		MaxSessions: k,
-		MaxHeapMB:   hostHeapCapMB(k),
-		Env:         env,
-		TempDir:     h.cfg.TempDir,
-		Logger:      h.log,
-		Clock:       h.cfg.Worker.Clock,
-	})
+	sh, err := h.startSessionHost(ctx, h.sessionHostConfig(endpoint))
 	if err != nil {
 		return nil, err
 	}
@@ -204,8 +184,26 @@ func (h *Host) placeSession(ctx context.Context, endpoint string) (*pooledHost, 
 	return ph, nil
 }
 
-// startSessionHost starts a session host (StartSessionHost; tests fake it).
-var startSessionHost = StartSessionHost
+// sessionHostConfig is the configuration of the Host's session hosts: the
+// worker command's node and @playwright/mcp, its environment, a heap cap
+// for K sessions.
+func (h *Host) sessionHostConfig(endpoint string) SessionHostConfig {
+	k := h.cfg.SessionsPerWorker
+	// A command without playwright-core is not hosted (config); Start then
+	// fails with what node says.
+	from, _ := PlaywrightFrom(h.cfg.Worker.Command)
+	return SessionHostConfig{
+		Node:        h.cfg.Worker.Command[0],
+		ResolveFrom: from,
+		Endpoint:    endpoint,
+		MaxSessions: k,
+		MaxHeapMB:   hostHeapCapMB(k),
+		Env:         append(slices.Clone(h.cfg.Worker.Env), h.instanceEnv()...),
+		TempDir:     h.cfg.TempDir,
+		Logger:      h.log,
+		Clock:       h.cfg.Worker.Clock,
+	}
+}
 
 // pickHost returns a host with room, the session counted there, or nil.
 func (h *Host) pickHost() (*pooledHost, error) {
@@ -277,15 +275,7 @@ func (h *Host) dropHost(ph *pooledHost) {
 // not get to), and its end may leave its host idle. false means the Host
 // is closed.
 func (h *Host) watchHosted(s *HostedSession, ph *pooledHost, b *Browser) bool {
-	h.mu.Lock()
-	if h.closed {
-		h.mu.Unlock()
-		return false
-	}
-	h.bg.Add(1)
-	h.mu.Unlock()
-	go func() {
-		defer h.bg.Done()
+	return h.background(func() {
 		select {
 		case <-s.Done():
 		case <-b.Done():
@@ -305,8 +295,7 @@ func (h *Host) watchHosted(s *HostedSession, ph *pooledHost, b *Browser) bool {
 			return
 		}
 		h.unplace(ph)
-	}()
-	return true
+	})
 }
 
 // hostPingTimeout is how long a session host may take to answer a ping.

@@ -101,8 +101,8 @@ func spawnRetrying[W any](ctx context.Context, h *Host, once func(context.Contex
 	}
 }
 
-// spawnOnce is one attempt at starting a worker.
-func (h *Host) spawnOnce(ctx context.Context) (*Worker, error) {
+// spawnSlot waits for one of the concurrent starts spawns allows.
+func (h *Host) spawnSlot(ctx context.Context) (release func(), err error) {
 	// select picks at random among ready cases: without this, a caller
 	// that already gave up could still start a process.
 	if err := ctx.Err(); err != nil {
@@ -110,10 +110,19 @@ func (h *Host) spawnOnce(ctx context.Context) (*Worker, error) {
 	}
 	select {
 	case h.spawns <- struct{}{}:
-		defer func() { <-h.spawns }()
+		return func() { <-h.spawns }, nil
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
+}
+
+// spawnOnce is one attempt at starting a worker.
+func (h *Host) spawnOnce(ctx context.Context) (*Worker, error) {
+	release, err := h.spawnSlot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	runtimeDir, preload, err := h.runtime()
 	if err != nil {
 		return nil, err
@@ -242,15 +251,7 @@ func (h *Host) ownDebugPort(ctx context.Context, w *Worker) bool {
 // layer already handles as a crash (restart with the saved state). The
 // goroutine ends with whichever goes first. false means the host is closed.
 func (h *Host) watch(w *Worker, b *Browser) bool {
-	h.mu.Lock()
-	if h.closed {
-		h.mu.Unlock()
-		return false
-	}
-	h.bg.Add(1)
-	h.mu.Unlock()
-	go func() {
-		defer h.bg.Done()
+	return h.background(func() {
 		select {
 		case <-w.Done():
 			return
@@ -261,8 +262,7 @@ func (h *Host) watch(w *Worker, b *Browser) bool {
 		ctx, cancel := context.WithTimeout(context.Background(), watchStopTimeout)
 		defer cancel()
 		_ = w.Close(ctx)
-	}()
-	return true
+	})
 }
 
 // connect makes the worker open its browser context with the cheapest tool
