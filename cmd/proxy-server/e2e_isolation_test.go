@@ -204,7 +204,7 @@ func isSessionHost(args []string) bool {
 // an operator can: the browser endpoint from the host's environment (its
 // configuration; a session opened with an endpoint of its own sends it on
 // stdin, and then the test knows it already), the output directory from
-// where upstream says it wrote a file the operator asks the session for.
+// the server's log line assigning the session its worker.
 func (s *isoServer) sessionHostArg(t *testing.T, id string, pid int, flag string) string {
 	t.Helper()
 	switch flag {
@@ -228,34 +228,12 @@ func (s *isoServer) sessionHostArg(t *testing.T, id string, pid int, flag string
 		}
 		t.Fatalf("session host %d has no PWPROXY_WORKER_HOST in its environment", pid)
 	case "--output-dir":
-		name := "where-" + isoToken() + ".png"
-		body, err := json.Marshal(map[string]any{"session_id": id, "tool": "browser_take_screenshot", "params": map[string]any{"type": "png", "filename": name}})
-		if err != nil {
-			t.Fatal(err)
+		re := regexp.MustCompile(fmt.Sprintf(`msg="session worker assigned" session_id=%s worker_pid=%d output_dir=(\S+)`, regexp.QuoteMeta(id), pid))
+		m := re.FindAllStringSubmatch(s.readLog(), -1)
+		if len(m) == 0 {
+			t.Fatalf("the server's log names no output directory of session %s in session host %d", id, pid)
 		}
-		req, err := http.NewRequest(http.MethodPost, s.URL+"/call", strings.NewReader(string(body)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if s.token != "" {
-			req.Header.Set("Authorization", "Bearer "+s.token)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var res proxy.CallResult
-		err = json.NewDecoder(resp.Body).Decode(&res)
-		resp.Body.Close()
-		if err != nil || res.Status != proxy.StatusSuccess {
-			t.Fatalf("the operator's screenshot %s in session %s: %+v (%v)", name, id, res, err)
-		}
-		_, record := s.get(t, "/content/"+res.RefID+"?reset_cursor=true")
-		link := regexp.MustCompile(`\((/[^()\s]*/)` + regexp.QuoteMeta(name) + `\)`).FindStringSubmatch(record)
-		if link == nil {
-			t.Fatalf("the record of the screenshot %s links no absolute path of it:\n%s", name, record)
-		}
-		dir := filepath.Clean(link[1])
+		dir := m[len(m)-1][1]
 		if info, err := os.Stat(dir); err != nil || !info.IsDir() {
 			t.Fatalf("session %s's output directory %s: %v", id, dir, err)
 		}
