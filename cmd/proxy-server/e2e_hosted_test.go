@@ -179,9 +179,23 @@ func TestHostedSessionsComeBackWhenTheirHostDies(t *testing.T) {
 		for _, m := range rest {
 			before[m.id] = s.hostOf(t, m.id)
 		}
+		// A neighbour's call is in flight in the host while the session
+		// closes.
+		type answer struct {
+			res proxy.CallResult
+			err error
+		}
+		inFlight := make(chan answer, 1)
+		go func() {
+			res, err := postCall(s.URL, rest[0].id, "browser_evaluate", map[string]string{"function": "() => new Promise(r => setTimeout(() => r('slept through'), 2000))"})
+			inFlight <- answer{res, err}
+		}()
 		var sess proxy.Session
 		if code := do(t, "DELETE", s.URL+"/sessions/"+closing.id, nil, &sess); code != http.StatusOK || sess.State != proxy.SessionClosed {
 			t.Fatalf("DELETE /sessions/%s = %d %+v", closing.id, code, sess)
+		}
+		if a := <-inFlight; a.err != nil || a.res.Status != proxy.StatusSuccess || !strings.Contains(a.res.Metadata.Result, "slept through") {
+			t.Errorf("a neighbour's call in flight while the session closed: %+v (%v)", a.res, a.err)
 		}
 		for _, m := range rest {
 			res := s.call(t, m.id, "browser_snapshot", nil)
@@ -319,7 +333,7 @@ func TestHostedIdleSuspendLeavesItsNeighbour(t *testing.T) {
 			default:
 			}
 			calls++
-			res, err := postCall(s.URL, busy.id, "browser_snapshot")
+			res, err := postCall(s.URL, busy.id, "browser_snapshot", nil)
 			switch {
 			case err != nil:
 				problems = append(problems, err.Error())
@@ -364,9 +378,9 @@ func TestHostedIdleSuspendLeavesItsNeighbour(t *testing.T) {
 }
 
 // postCall is POST /call without a testing.T, for a goroutine.
-func postCall(base, id, tool string) (proxy.CallResult, error) {
+func postCall(base, id, tool string, params any) (proxy.CallResult, error) {
 	var res proxy.CallResult
-	body, err := json.Marshal(map[string]any{"session_id": id, "tool": tool})
+	body, err := json.Marshal(map[string]any{"session_id": id, "tool": tool, "params": params})
 	if err != nil {
 		return res, err
 	}
