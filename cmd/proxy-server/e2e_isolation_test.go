@@ -154,36 +154,58 @@ func (s *isoServer) get(t *testing.T, path string) (int, string) {
 	return resp.StatusCode, string(b)
 }
 
-// workerArg is the value of flag on the command line of the worker serving
-// session id, as the operator can learn it: the worker's pid from the API,
-// its arguments from the process table.
-func (s *isoServer) workerArg(t *testing.T, id, flag string) string {
+// workerPID is the pid GET /sessions/{id} names: the session's worker, or
+// the session host it runs in.
+func (s *isoServer) workerPID(t *testing.T, id string) int {
 	t.Helper()
 	code, body := s.get(t, "/sessions/"+id)
 	var sess proxy.Session
 	if err := json.Unmarshal([]byte(body), &sess); err != nil || code != http.StatusOK || sess.WorkerPID == 0 {
 		t.Fatalf("GET /sessions/%s = %d %s (%v): want a live worker", id, code, body, err)
 	}
-	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", sess.WorkerPID))
-	if err != nil {
-		t.Fatalf("the worker's arguments: %v", err)
+	return sess.WorkerPID
+}
+
+// workerArg is the value of flag (--output-dir or --endpoint) for the
+// worker serving session id, as the operator can learn it: the worker's pid
+// from the API, then its arguments from the process table. A session in a
+// session host has no argv of its own (sessionHostArg).
+func (s *isoServer) workerArg(t *testing.T, id, flag string) string {
+	t.Helper()
+	pid := s.workerPID(t, id)
+	args := procArgs(t, pid)
+	if isSessionHost(args) {
+		return s.sessionHostArg(t, id, pid, flag)
 	}
-	args := strings.Split(strings.TrimRight(string(raw), "\x00"), "\x00")
 	if i := slices.Index(args, flag); i >= 0 && i+1 < len(args) {
 		return args[i+1]
 	}
-	if slices.ContainsFunc(args, func(a string) bool { return strings.HasSuffix(a, "/worker-host.js") }) {
-		return s.hostedArg(t, id, sess.WorkerPID, flag)
-	}
-	t.Fatalf("worker %d has no %s in %q", sess.WorkerPID, flag, args)
+	t.Fatalf("worker %d has no %s in %q", pid, flag, args)
 	return ""
 }
 
-// hostedArg is workerArg for a session in a session host, which has no
-// command line of its own: the browser server is in the host's
-// configuration (its environment), the session's output directory in the
-// server's log of the worker it assigned.
-func (s *isoServer) hostedArg(t *testing.T, id string, pid int, flag string) string {
+// procArgs is the command line of process pid.
+func procArgs(t *testing.T, pid int) []string {
+	t.Helper()
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil {
+		t.Fatalf("the arguments of process %d: %v", pid, err)
+	}
+	return strings.Split(strings.TrimRight(string(raw), "\x00"), "\x00")
+}
+
+// isSessionHost reports a node process running the proxy's session host
+// (many sessions in one process) rather than a worker of one session.
+func isSessionHost(args []string) bool {
+	return slices.ContainsFunc(args, func(a string) bool { return filepath.Base(a) == "worker-host.js" })
+}
+
+// sessionHostArg is workerArg for a session in a session host, learnt as
+// an operator can: the browser endpoint from the host's environment (its
+// configuration; a session opened with an endpoint of its own sends it on
+// stdin, and then the test knows it already), the output directory from
+// the server's log line assigning the session its worker.
+func (s *isoServer) sessionHostArg(t *testing.T, id string, pid int, flag string) string {
 	t.Helper()
 	switch flag {
 	case "--endpoint":
@@ -192,21 +214,32 @@ func (s *isoServer) hostedArg(t *testing.T, id string, pid int, flag string) str
 			t.Fatalf("the session host's environment: %v", err)
 		}
 		for _, kv := range strings.Split(string(raw), "\x00") {
-			if conf, ok := strings.CutPrefix(kv, "PWPROXY_WORKER_HOST="); ok {
-				var c struct{ Endpoint string }
-				if err := json.Unmarshal([]byte(conf), &c); err != nil || c.Endpoint == "" {
-					t.Fatalf("session host %d configuration %s: %v", pid, conf, err)
-				}
-				return c.Endpoint
+			conf, ok := strings.CutPrefix(kv, "PWPROXY_WORKER_HOST=")
+			if !ok {
+				continue
 			}
+			var c struct {
+				Endpoint string `json:"endpoint"`
+			}
+			if err := json.Unmarshal([]byte(conf), &c); err != nil || c.Endpoint == "" {
+				t.Fatalf("session host %d's configuration %s names no endpoint (%v)", pid, conf, err)
+			}
+			return c.Endpoint
 		}
+		t.Fatalf("session host %d has no PWPROXY_WORKER_HOST in its environment", pid)
 	case "--output-dir":
 		re := regexp.MustCompile(fmt.Sprintf(`msg="session worker assigned" session_id=%s worker_pid=%d output_dir=(\S+)`, regexp.QuoteMeta(id), pid))
-		if m := re.FindAllStringSubmatch(s.readLog(), -1); len(m) > 0 {
-			return m[len(m)-1][1]
+		m := re.FindAllStringSubmatch(s.readLog(), -1)
+		if len(m) == 0 {
+			t.Fatalf("the server's log names no output directory of session %s in session host %d", id, pid)
 		}
+		dir := m[len(m)-1][1]
+		if info, err := os.Stat(dir); err != nil || !info.IsDir() {
+			t.Fatalf("session %s's output directory %s: %v", id, dir, err)
+		}
+		return dir
 	}
-	t.Fatalf("no %s found for session %s in session host %d", flag, id, pid)
+	t.Fatalf("no way is known to learn %s of a session in a session host", flag)
 	return ""
 }
 
@@ -602,7 +635,9 @@ var isoAttacks = []isoAttack{
 	}},
 	{"files: B's tools that read a file refuse A's files", func(t *testing.T, k *attacker) {
 		for _, tool := range []string{"browser_set_storage_state", "browser_run_code_unsafe"} {
-			for _, f := range append(slices.Clone(k.v.files), "/etc/passwd", k.s.DBPath) {
+			// /proc/self is the process serving B: with sessions hosted, the
+			// host of A's session too, whose environment names the browser.
+			for _, f := range append(slices.Clone(k.v.files), "/etc/passwd", k.s.DBPath, "/proc/self/environ", "/proc/self/cmdline") {
 				a := k.probe(t, tool, k.argsFor(tool, map[string]any{"filename": f}))
 				if !a.failed() || !refusedFile(a) {
 					t.Errorf("%s with filename %s: %s; want File access denied or TOOL_NOT_FOUND", tool, f, a.all())
@@ -614,7 +649,7 @@ var isoAttacks = []isoAttack{
 		k.try(t, "browser_evaluate", map[string]any{"function": "() => document.cookie + '|' + localStorage.getItem('secret_of_A')"})
 	}},
 	{"files: uploads of the server's files are refused and the page receives nothing", func(t *testing.T, k *attacker) {
-		paths := append(slices.Clone(k.v.files), k.s.DBPath, k.s.DBPath+"-wal", "/etc/passwd")
+		paths := append(slices.Clone(k.v.files), k.s.DBPath, k.s.DBPath+"-wal", "/etc/passwd", "/proc/self/environ")
 		dirs := []string{k.v.outDir, filepath.Dir(k.v.outDir)}
 		k.try(t, "browser_navigate", map[string]any{"url": k.site + "/hostile"})
 		tried := 0
@@ -867,6 +902,74 @@ var isoAttacks = []isoAttack{
 			}
 		}
 	}},
+	{"process: B's page code finds no process, require or module of the process serving it", func(t *testing.T, k *attacker) {
+		k.try(t, "browser_navigate", map[string]any{"url": k.site + "/hostile"})
+		a := k.try(t, "browser_evaluate", map[string]any{"function": `() => ['process', 'require', 'module', 'Buffer', 'global', '__filename']
+  .map(n => { try { return n + ':' + typeof Function('return this')()[n] + '/' + (new Function('try { return typeof ' + n + ' } catch (e) { return "threw" }'))(); } catch (e) { return n + ':threw'; } })
+  .join(',')`})
+		want := "process:undefined/undefined,require:undefined/undefined,module:undefined/undefined,Buffer:undefined/undefined,global:undefined/undefined,__filename:undefined/undefined"
+		if !strings.Contains(a.all(), want) {
+			t.Errorf("what B's page code sees of node: %s\nwant %s", a.all(), want)
+		}
+	}},
+	{"errors: B's page errors and unhandled rejections never reach A's answers", func(t *testing.T, k *attacker) {
+		mark := "b-error-" + isoToken()
+		k.try(t, "browser_navigate", map[string]any{"url": k.site + "/hostile"})
+		ev := k.try(t, "browser_evaluate", map[string]any{"function": fmt.Sprintf(
+			"() => { setTimeout(() => { throw new Error('%[1]s-throw'); }, 0); Promise.reject(new Error('%[1]s-reject')); console.error('%[1]s-console'); return 'scheduled'; }", mark)})
+		snap := k.try(t, "browser_snapshot", nil)
+		// Control: the errors happened, and B is told of them.
+		var own strings.Builder
+		for _, ref := range []string{ev.ref, snap.ref} {
+			if ref != "" {
+				_, console := k.s.get(t, "/console/"+ref)
+				own.WriteString(console)
+			}
+		}
+		if !strings.Contains(own.String()+ev.all()+snap.all(), mark) {
+			t.Fatalf("B's own answers and console name none of its errors %s: the attack did not happen\n%s%s%s", mark, own.String(), ev.all(), snap.all())
+		}
+		for _, tool := range []string{"browser_snapshot", "browser_tabs"} {
+			args := map[string]any{}
+			if tool == "browser_tabs" {
+				args["action"] = "list"
+			}
+			a := k.v.c.call(t, k.s, tool, args)
+			seen := a.all()
+			if a.ref != "" {
+				_, console := k.s.get(t, "/console/"+a.ref)
+				seen += console
+			}
+			if strings.Contains(seen, mark) {
+				i := strings.Index(seen, mark)
+				t.Errorf("A's %s shows B's error: …%s…", tool, seen[max(0, i-200):min(len(seen), i+len(mark)+100)])
+			}
+		}
+	}},
+	{"network: B's mocked responses and offline switch act on B's session only", func(t *testing.T, k *attacker) {
+		if !k.has("mock_response") || !k.has("set_offline") {
+			t.Skip("B is not offered the network tools")
+		}
+		fetch := func(u string) map[string]any {
+			return map[string]any{"function": fmt.Sprintf(
+				"async () => { try { const r = await fetch(%q); return 'status ' + r.status + ' ' + (await r.text()).slice(0, 300); } catch (e) { return 'failed ' + e; } }", u)}
+		}
+		mark := "mocked-" + isoToken()
+		k.try(t, "browser_navigate", map[string]any{"url": k.site + "/hostile"})
+		k.try(t, "mock_response", map[string]any{"url_pattern": "**/victim*", "body": "<title>" + mark + "</title>", "content_type": "text/html"})
+		if own := k.try(t, "browser_evaluate", fetch(k.site+"/victim?tok=b")); !strings.Contains(own.all(), mark) {
+			t.Fatalf("B's mock does not answer B's own request: %s", own.all())
+		}
+		k.try(t, "set_offline", map[string]any{"offline": true})
+		defer k.try(t, "set_offline", map[string]any{"offline": false})
+		if own := k.try(t, "browser_evaluate", fetch(k.site+"/hostile")); !strings.Contains(own.all(), "failed") {
+			t.Fatalf("B's own request while B is offline: %s", own.all())
+		}
+		a := k.v.c.must(t, k.s, "browser_evaluate", fetch(k.v.url))
+		if !strings.Contains(a.all(), "status 200") || !strings.Contains(a.all(), "Account of A") || strings.Contains(a.all(), mark) {
+			t.Errorf("A's request while B mocks its URL and is offline: %s", a.all())
+		}
+	}},
 	{"at the end: nothing B read holds A's secrets or ids", func(t *testing.T, k *attacker) {
 		k.try(t, "browser_navigate", map[string]any{"url": k.site + "/victim?tok=b"})
 		k.try(t, "browser_evaluate", map[string]any{"function": "() => document.cookie + '|' + localStorage.getItem('secret_of_A')"})
@@ -893,13 +996,22 @@ func notOffered(a isoAnswer) bool {
 func TestIsolationAdversarial(t *testing.T) {
 	requireBrowser(t)
 	bin, _ := binaries(t)
+	// The local shared browser runs twice: with a worker process per
+	// session, and with sessions hosted many to a node process (the
+	// default), where they share a process as well as a browser. A browser
+	// node runs with the default only.
 	modes := []struct {
 		name  string
 		node  bool
 		token string
+		// perWorker is PROXY_SESSIONS_PER_WORKER ("" the default); hosted
+		// says whether the sessions must be found in a session host.
+		perWorker string
+		hosted    bool
 	}{
-		{"local browser", false, ""},
-		{"browser node, with a token", true, "iso-" + isoToken()},
+		{"local browser, a worker per session", false, "", "1", false},
+		{"local browser, sessions hosted", false, "", "", true},
+		{"browser node, with a token", true, "iso-" + isoToken(), "", false},
 	}
 	for _, mode := range modes {
 		t.Run(mode.name, func(t *testing.T) {
@@ -916,6 +1028,9 @@ func TestIsolationAdversarial(t *testing.T) {
 			if mode.token != "" {
 				env["PROXY_AUTH_TOKEN"] = mode.token
 			}
+			if mode.perWorker != "" {
+				env["PROXY_SESSIONS_PER_WORKER"] = mode.perWorker
+			}
 			// Upstream's wait after each action is switched off: it would
 			// be most of the run.
 			env["PROXY_PLAYWRIGHT_ARGS"] = "--timeout-settle=0"
@@ -926,6 +1041,9 @@ func TestIsolationAdversarial(t *testing.T) {
 					t.Parallel()
 					a := connectIso(t, s, tr, "victim-A", "all")
 					v := setUpVictim(t, s, a, site)
+					if hosted := isSessionHost(procArgs(t, s.workerPID(t, v.session))); mode.hosted && !hosted || mode.perWorker == "1" && hosted {
+						t.Fatalf("A's session is in a session host: %t; this mode wants %t", hosted, mode.hosted)
+					}
 					ep := endpoint
 					if ep == "" {
 						ep = s.workerArg(t, v.session, "--endpoint")

@@ -7,8 +7,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"strconv"
 	"sync"
+	"syscall"
 )
 
 // fakeHost speaks worker-host.js's protocol with just enough MCP to drive a
@@ -17,7 +19,8 @@ import (
 // arguments, "hang" never answers, and "crash" ends the session the way the
 // real host ends one after an uncaught exception: the call in flight gets
 // the host's error, then the session is reported closed. "die" ends the
-// whole host at once. PWP_FAKE_HOST_HEAP is the heap its pongs report.
+// whole host at once; "orphan" too, leaving a child that holds its stdout.
+// PWP_FAKE_HOST_HEAP is the heap its pongs report.
 func fakeHost() int {
 	var mu sync.Mutex
 	out := json.NewEncoder(os.Stdout)
@@ -107,6 +110,18 @@ func fakeHost() int {
 			open[env.S] = append(open[env.S], env.M.ID)
 			closeSession(env.S, "uncaught exception: fake")
 		case env.M.Params.Name == "die":
+			return 3
+		case env.M.Params.Name == "orphan":
+			// A child in a group of its own keeps the host's stdout open
+			// after the host has exited and been reaped.
+			cmd := exec.Command("sleep", "60")
+			cmd.Stdout = os.Stdout
+			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+			if err := cmd.Start(); err != nil {
+				fmt.Fprintf(os.Stderr, "host: orphan: %v\n", err)
+				return 4
+			}
+			fmt.Fprintf(os.Stderr, "host: orphan %d\n", cmd.Process.Pid)
 			return 3
 		default:
 			answer(env.S, env.M.ID, map[string]any{"isError": true, "content": []map[string]string{{"type": "text", "text": "unknown tool"}}})

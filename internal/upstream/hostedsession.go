@@ -67,8 +67,13 @@ type HostedSession struct {
 	conn      mcpConn
 	client    *client.Client
 
-	opened      chan error // the host's answer to the open
-	done        chan struct{}
+	opened chan error // the host's answer to the open
+	done   chan struct{}
+	// exited is closed once done is or the host process has been reaped,
+	// whichever comes first: the host's stdout can end after the reap (a
+	// busy reader), and a session must not look alive meanwhile, to a
+	// watcher of Done, while a call already finds it gone.
+	exited      chan struct{}
 	endOnce     sync.Once
 	endErr      error // why the session ended; written before done is closed
 	lostBrowser atomic.Bool
@@ -111,7 +116,15 @@ func (h *SessionHost) Open(ctx context.Context, spec SessionSpec) (_ *HostedSess
 		logger:    h.logger.With("session", key),
 		opened:    make(chan error, 1),
 		done:      make(chan struct{}),
+		exited:    make(chan struct{}),
 	}
+	go func() {
+		select {
+		case <-s.done:
+		case <-h.proc.done:
+		}
+		close(s.exited)
+	}()
 	s.tr = &hostTransport{s: s, responses: map[string]chan *transport.JSONRPCResponse{}, done: make(chan struct{})}
 	s.conn = mcpConn{transport: s.tr, gone: s.gone, wrap: s.wrapErr, logger: s.logger}
 	s.client = client.NewClient(s.tr, client.WithProtocolVersion(mcp.ProtocolVersion20251125))
@@ -311,14 +324,19 @@ func (s *HostedSession) OutputDir() string { return s.outputDir }
 func (s *HostedSession) log() *slog.Logger { return s.logger }
 
 // Done is closed once the session ended for any reason: closed, killed,
-// closed by its host, or its host exited.
-func (s *HostedSession) Done() <-chan struct{} { return s.done }
+// closed by its host, or its host exited (reaped).
+func (s *HostedSession) Done() <-chan struct{} { return s.exited }
 
 // Err is why the session ended once Done is closed, else nil.
 func (s *HostedSession) Err() error {
 	select {
 	case <-s.done:
 		return s.endErr
+	default:
+	}
+	select {
+	case <-s.exited:
+		return errHostExited
 	default:
 		return nil
 	}

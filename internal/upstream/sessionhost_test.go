@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -305,6 +307,39 @@ func TestSessionHostFakeHostDies(t *testing.T) {
 				t.Fatal("host not reaped")
 			}
 		})
+	}
+}
+
+// TestSessionHostFakeDoneAtReap: a session ends (Done, ErrWorkerExited)
+// once its host is reaped, even while the host's stdout is still open.
+func TestSessionHostFakeDoneAtReap(t *testing.T) {
+	h := startFakeHost(t)
+	a := openSession(t, h, SessionSpec{})
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	go func() { _, _ = a.CallTool(ctx, "orphan", nil) }()
+	orphan := regexp.MustCompile(`host: orphan (\d+)`)
+	var m []string
+	if !eventually(10*time.Second, func() bool { m = orphan.FindStringSubmatch(h.Stderr()); return m != nil }) {
+		t.Fatalf("the fake host started no orphan: %s", h.Stderr())
+	}
+	pid, _ := strconv.Atoi(m[1])
+	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+	select {
+	case <-h.Done():
+	case <-ctx.Done():
+		t.Fatal("the host was not reaped")
+	}
+	select {
+	case <-a.Done():
+	case <-ctx.Done():
+		t.Fatal("Done not closed after the host was reaped, its stdout still open")
+	}
+	if err := a.Err(); !errors.Is(err, errHostExited) {
+		t.Errorf("Err = %v, want the host's exit", err)
+	}
+	if _, err := a.CallTool(ctx, "echo", nil); !errors.Is(err, worker.ErrWorkerExited) || !errors.Is(err, worker.ErrNotDelivered) {
+		t.Errorf("call after the reap = %v, want ErrWorkerExited and ErrNotDelivered", err)
 	}
 }
 
