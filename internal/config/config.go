@@ -50,8 +50,13 @@ type Config struct {
 	WarmPool           int           `envconfig:"PROXY_WARM_POOL"`
 	PingInterval       time.Duration `envconfig:"PROXY_PING_INTERVAL"`
 	BrowserMode        string        `envconfig:"PROXY_BROWSER_MODE"`
-	BrowserExecutable  string        `envconfig:"PROXY_BROWSER_EXECUTABLE" unset:"the Chromium found on this machine"`
-	BrowserCDPEndpoint string        `envconfig:"PROXY_BROWSER_CDP_ENDPOINT" unset:"launch a local browser"`
+	// SessionsPerWorker is how many sessions share one node process (a
+	// session host) where sessions share a browser the proxy runs under a
+	// Playwright browser server; elsewhere it is 1 (SessionsPerHost says
+	// where and why).
+	SessionsPerWorker  int    `envconfig:"PROXY_SESSIONS_PER_WORKER"`
+	BrowserExecutable  string `envconfig:"PROXY_BROWSER_EXECUTABLE" unset:"the Chromium found on this machine"`
+	BrowserCDPEndpoint string `envconfig:"PROXY_BROWSER_CDP_ENDPOINT" unset:"launch a local browser"`
 	// BrowserEndpoints are remote Playwright browser servers (browser
 	// nodes) that sessions are placed on instead of a browser of ours:
 	// nodes.ParseEndpoints says how they are written.
@@ -145,6 +150,7 @@ func DefaultConfig(getenv func(string) string) Config {
 		WarmPool:               1,
 		PingInterval:           30 * time.Second,
 		BrowserMode:            BrowserModeShared,
+		SessionsPerWorker:      DefaultSessionsPerWorker,
 		NodeProbeInterval:      10 * time.Second,
 		NodeProbeFailures:      3,
 		NodeQueueTimeout:       30 * time.Second,
@@ -239,6 +245,8 @@ func (c Config) Validate() error {
 		return bad("BROWSER_ENDPOINTS", "browser nodes serve shared-mode sessions; PROXY_BROWSER_MODE is %q", c.BrowserMode)
 	case c.BrowserEndpoints != "" && c.BrowserCDPEndpoint != "":
 		return bad("BROWSER_ENDPOINTS", "set it or PROXY_BROWSER_CDP_ENDPOINT, not both")
+	case c.SessionsPerWorker < 1 || c.SessionsPerWorker > MaxSessionsPerWorker:
+		return bad("SESSIONS_PER_WORKER", "must be 1-%d, got %d", MaxSessionsPerWorker, c.SessionsPerWorker)
 	case c.NodeProbeInterval <= 0:
 		return bad("NODE_PROBE_INTERVAL", "must be positive")
 	case c.NodeQueueTimeout <= 0:
@@ -299,6 +307,10 @@ func (c Config) Validate() error {
 			"Set PROXY_BROWSER_MODE=per-session (a browser process per session, no shared endpoint), or take %s out of PROXY_TOOLSETS",
 			toolset.GroupUnsafe, shared, toolset.GroupUnsafe)
 	}
+	if _, why := c.SessionsPerHost(); why != "" && c.SessionsPerWorker > 1 && c.sessionsPerWorkerChosen() {
+		return bad("SESSIONS_PER_WORKER", "%d sessions per node process need the shared browser this server runs under a Playwright browser server, but %s; set it to 1 or unset it",
+			c.SessionsPerWorker, why)
+	}
 	if slices.ContainsFunc(c.PlaywrightExtraArgs(), isFlag(worker.IdleTimeoutFlag)) {
 		return bad("PLAYWRIGHT_ARGS", "%s would let @playwright/mcp close a session's browser, with its pages and cookies, while the proxy keeps the session; "+
 			"PROXY_SESSION_IDLE_TIMEOUT decides when an idle session gives its browser up", worker.IdleTimeoutFlag)
@@ -318,6 +330,48 @@ func (c Config) StateKeyBytes() ([]byte, error) {
 		return nil, fmt.Errorf("%w: PROXY_STATE_KEY: %w", ErrInvalid, err)
 	}
 	return key, nil
+}
+
+// DefaultSessionsPerWorker and MaxSessionsPerWorker bound
+// PROXY_SESSIONS_PER_WORKER.
+const (
+	DefaultSessionsPerWorker = 8
+	MaxSessionsPerWorker     = 64
+)
+
+// SessionsPerHost is how many sessions share one node process with this
+// configuration: SessionsPerWorker where sessions share a browser this
+// server runs under a Playwright browser server, else 1 and why.
+func (c Config) SessionsPerHost() (k int, whyOne string) {
+	switch {
+	case c.BrowserMode == BrowserModePerSession:
+		// browser_run_code_unsafe may be offered there, and the node
+		// process it runs in is no boundary between sessions.
+		return 1, "PROXY_BROWSER_MODE is per-session"
+	case c.BrowserCDPEndpoint != "":
+		return 1, "PROXY_BROWSER_CDP_ENDPOINT is set"
+	case c.BrowserEndpoints != "":
+		return 1, "PROXY_BROWSER_ENDPOINTS is set"
+	case c.PlaywrightMCPCommand != "":
+		return 1, "PROXY_PLAYWRIGHT_MCP_COMMAND is set (a session host runs the pinned @playwright/mcp)"
+	}
+	for _, f := range workerBrowserFlags {
+		if slices.ContainsFunc(c.PlaywrightExtraArgs(), isFlag(f)) {
+			return 1, "PROXY_PLAYWRIGHT_ARGS has " + f
+		}
+	}
+	for _, v := range workerBrowserEnv {
+		if c.getenv != nil && c.getenv(v) != "" {
+			return 1, v + " is set in the environment the workers inherit"
+		}
+	}
+	return max(c.SessionsPerWorker, 1), ""
+}
+
+// sessionsPerWorkerChosen: the operator set SessionsPerWorker, rather than
+// leaving the default, which quietly means 1 where it cannot apply.
+func (c Config) sessionsPerWorkerChosen() bool {
+	return c.SessionsPerWorker != DefaultSessionsPerWorker || c.getenv != nil && c.getenv("PROXY_SESSIONS_PER_WORKER") != ""
 }
 
 // workerBrowserFlags point a worker at a browser other than the one it

@@ -31,6 +31,7 @@ func TestDefaultConfig(t *testing.T) {
 		{"WarmPool", c.WarmPool, 1},
 		{"PingInterval", c.PingInterval, 30 * time.Second},
 		{"BrowserMode", c.BrowserMode, "shared"},
+		{"SessionsPerWorker", c.SessionsPerWorker, 8},
 		{"Headless", c.Headless, true},
 		{"ResponseMode", c.ResponseMode, "ref"},
 		{"EnableScriptEvaluation", c.EnableScriptEvaluation, true},
@@ -101,6 +102,8 @@ func TestValidate(t *testing.T) {
 		{"max sessions", func(c *Config) { c.MaxSessions = 0 }, "PROXY_MAX_SESSIONS"},
 		{"control idle timeout", func(c *Config) { c.ControlIdleTimeout = 0 }, "PROXY_CONTROL_IDLE_TIMEOUT"},
 		{"browser mode", func(c *Config) { c.BrowserMode = "x" }, "PROXY_BROWSER_MODE"},
+		{"sessions per worker 0", func(c *Config) { c.SessionsPerWorker = 0 }, "PROXY_SESSIONS_PER_WORKER"},
+		{"sessions per worker 65", func(c *Config) { c.SessionsPerWorker = 65 }, "PROXY_SESSIONS_PER_WORKER"},
 		{"response mode", func(c *Config) { c.ResponseMode = "x" }, "PROXY_RESPONSE_MODE"},
 		{"log level", func(c *Config) { c.LogLevel = "loud" }, "PROXY_LOG_LEVEL"},
 		{"log format", func(c *Config) { c.LogFormat = "xml" }, "PROXY_LOG_FORMAT"},
@@ -200,6 +203,68 @@ func TestValidateUnsafeNeedsABrowserPerSession(t *testing.T) {
 			c.Toolsets = nil
 			if err := c.Validate(); err != nil {
 				t.Errorf("without unsafe: Validate() = %v", err)
+			}
+		})
+	}
+}
+
+// Sessions share node processes only on the browser the server runs under
+// a Playwright browser server: elsewhere the default quietly means 1, and a
+// value set above 1 is refused, naming the variable and why.
+func TestSessionsPerHost(t *testing.T) {
+	perSession := func(c *Config) { c.BrowserMode = BrowserModePerSession }
+	tests := []struct {
+		name    string
+		env     map[string]string
+		mutate  func(*Config)
+		wantK   int
+		wantErr string // "": valid
+	}{
+		{name: "default", mutate: func(*Config) {}, wantK: 8},
+		{name: "set", env: map[string]string{"PROXY_SESSIONS_PER_WORKER": "16"}, mutate: func(c *Config) { c.SessionsPerWorker = 16 }, wantK: 16},
+		{name: "one", mutate: func(c *Config) { c.SessionsPerWorker = 1 }, wantK: 1},
+		{name: "worker flags keep their meaning", mutate: func(c *Config) { c.PlaywrightArgs = "--timeout-settle=0 --caps=pdf" }, wantK: 8},
+		{name: "per-session, default", mutate: perSession, wantK: 1},
+		{name: "per-session, one", mutate: func(c *Config) { perSession(c); c.SessionsPerWorker = 1 }, wantK: 1},
+		{name: "per-session, set", mutate: func(c *Config) { perSession(c); c.SessionsPerWorker = 4 }, wantK: 1,
+			wantErr: "PROXY_BROWSER_MODE is per-session"},
+		{name: "per-session, set to the default", env: map[string]string{"PROXY_SESSIONS_PER_WORKER": "8"}, mutate: perSession, wantK: 1,
+			wantErr: "PROXY_BROWSER_MODE is per-session"},
+		{name: "CDP endpoint, default", mutate: func(c *Config) { c.BrowserCDPEndpoint = "http://127.0.0.1:9222" }, wantK: 1},
+		{name: "CDP endpoint, set", mutate: func(c *Config) { c.BrowserCDPEndpoint = "http://127.0.0.1:9222"; c.SessionsPerWorker = 2 }, wantK: 1,
+			wantErr: "PROXY_BROWSER_CDP_ENDPOINT is set"},
+		{name: "browser nodes, default", mutate: func(c *Config) { c.BrowserEndpoints = "ws://10.0.0.5:3000" }, wantK: 1},
+		{name: "own command, default", mutate: func(c *Config) { c.PlaywrightMCPCommand = "npx @playwright/mcp" }, wantK: 1},
+		{name: "own command, set", mutate: func(c *Config) { c.PlaywrightMCPCommand = "npx @playwright/mcp"; c.SessionsPerWorker = 4 }, wantK: 1,
+			wantErr: "PROXY_PLAYWRIGHT_MCP_COMMAND is set"},
+		{name: "worker pointed at a browser, set", mutate: func(c *Config) { c.PlaywrightArgs = "--endpoint ws://x"; c.SessionsPerWorker = 4 }, wantK: 1,
+			wantErr: "PROXY_PLAYWRIGHT_ARGS has --endpoint"},
+		{name: "upstream's own variable, default", env: map[string]string{"PLAYWRIGHT_MCP_CONFIG": "/etc/pw.json"}, mutate: func(*Config) {}, wantK: 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := map[string]string{"HOME": "/home/u"}
+			for k, v := range tt.env {
+				e[k] = v
+			}
+			c := DefaultConfig(env(e))
+			tt.mutate(&c)
+			k, why := c.SessionsPerHost()
+			if k != tt.wantK {
+				t.Errorf("SessionsPerHost() = %d, %q; want %d", k, why, tt.wantK)
+			}
+			if k == 1 && c.SessionsPerWorker > 1 && why == "" {
+				t.Errorf("SessionsPerHost() = 1 without saying why")
+			}
+			err := c.Validate()
+			if tt.wantErr == "" {
+				if err != nil {
+					t.Fatalf("Validate() = %v, want nil", err)
+				}
+				return
+			}
+			if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "PROXY_SESSIONS_PER_WORKER") || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Fatalf("Validate() = %v, want ErrInvalid naming PROXY_SESSIONS_PER_WORKER and saying %q", err, tt.wantErr)
 			}
 		})
 	}

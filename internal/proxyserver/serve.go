@@ -158,6 +158,13 @@ func Serve(ctx context.Context, cfg config.Config, opts Options) error {
 		}()
 		defer func() { stopProbes(); <-probing }()
 	}
+	perHost, whyOne := cfg.SessionsPerHost()
+	if whyOne != "" {
+		log.Info("one node process per session: sessions share node processes only on the browser this server runs under a Playwright browser server",
+			"reason", whyOne, "PROXY_SESSIONS_PER_WORKER", cfg.SessionsPerWorker)
+	} else if perHost > 1 {
+		log.Info("sessions share node processes (session hosts)", "sessions_per_worker", perHost)
+	}
 	host := upstream.NewHost(upstream.HostConfig{
 		Browser: upstream.BrowserConfig{
 			Executable:     cfg.BrowserExecutable,
@@ -176,8 +183,10 @@ func Serve(ctx context.Context, cfg config.Config, opts Options) error {
 		InstanceID: instance,
 		TempDir:    tempDir,
 		// The CDP port of each browser the host starts, for as long as it runs.
-		Reserve: pol.Reserve,
-		Logger:  log,
+		Reserve:           pol.Reserve,
+		Logger:            log,
+		SessionsPerWorker: perHost,
+		PingInterval:      cfg.PingInterval,
 	})
 	if err := host.Start(ctx); err != nil {
 		return fmt.Errorf("starting the browser host: %w", err)
@@ -414,7 +423,7 @@ const firstWorkerLimit = time.Minute
 func startFirstWorker(ctx context.Context, host *upstream.Host, command []string, remote bool, log *slog.Logger) (*spawner, error) {
 	sctx, cancel := context.WithTimeout(ctx, firstWorkerLimit)
 	defer cancel()
-	w, err := host.Spawn(sctx)
+	w, err := host.SpawnSession(sctx)
 	switch {
 	case err != nil && remote && (errors.Is(err, upstream.ErrNoBrowser) || proxy.ErrorCode(err) == proxy.EUNAVAILABLE):
 		log.Warn("the remote browser (PROXY_BROWSER_CDP_ENDPOINT or PROXY_BROWSER_ENDPOINTS) does not answer; serving degraded until it does", "err", err)

@@ -2,8 +2,6 @@ package proxyserver
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -12,67 +10,34 @@ import (
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/upstream"
 )
 
-// worker adapts *upstream.Worker to session.Worker: the session manager
-// keeps browser state as opaque JSON, upstream knows its shape.
-type worker struct{ *upstream.Worker }
-
-func (w worker) SaveState(ctx context.Context) (json.RawMessage, error) {
-	s, err := upstream.SaveState(ctx, w.Worker)
-	if err != nil {
-		return nil, err
-	}
-	b, err := json.Marshal(s)
-	if err != nil {
-		return nil, fmt.Errorf("encoding saved state: %w", err)
-	}
-	return b, nil
-}
-
-func (w worker) RestoreState(ctx context.Context, state json.RawMessage) error {
-	var s upstream.SavedState
-	if err := json.Unmarshal(state, &s); err != nil {
-		return fmt.Errorf("decoding saved state: %w", err)
-	}
-	return upstream.RestoreState(ctx, w.Worker, &s)
-}
-
-// spawner starts workers on the host, handing out first (the worker Serve
-// started before serving) to the first caller that asks for no shape: the
-// warm pool's first fill, or with no pool the first session or tool
-// discovery. A normal start thus spawns no more workers than without the
-// check.
+// spawner starts sessions' workers on the host (a process each, or a
+// session in a session host), handing out first (the one Serve started
+// before serving) to the first caller that asks for no shape: the warm
+// pool's first fill, or with no pool the first session or tool discovery.
+// A normal start thus spawns no more workers than without the check.
 type spawner struct {
 	host *upstream.Host
 	log  *slog.Logger
 
 	mu    sync.Mutex
-	first *upstream.Worker
+	first session.Worker
 }
 
 func (s *spawner) Spawn(ctx context.Context) (session.Worker, error) {
-	if !upstream.ShapeFrom(ctx).IsZero() {
-		w, err := s.host.Spawn(ctx)
-		if err != nil {
-			return nil, err
-		}
-		return worker{w}, nil
-	}
-	if w := s.take(); w != nil {
-		select {
-		case <-w.Done(): // died waiting (its browser was lost): start another
-			s.stop(w)
-		default:
-			return worker{w}, nil
+	if upstream.ShapeFrom(ctx).IsZero() {
+		if w := s.take(); w != nil {
+			select {
+			case <-w.Done(): // died waiting (its browser was lost): start another
+				s.stop(w)
+			default:
+				return w, nil
+			}
 		}
 	}
-	w, err := s.host.Spawn(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return worker{w}, nil
+	return s.host.SpawnSession(ctx)
 }
 
-func (s *spawner) take() *upstream.Worker {
+func (s *spawner) take() session.Worker {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	w := s.first
@@ -87,7 +52,7 @@ func (s *spawner) close() {
 	}
 }
 
-func (s *spawner) stop(w *upstream.Worker) {
+func (s *spawner) stop(w session.Worker) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := w.Close(ctx); err != nil {

@@ -34,6 +34,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv("PWP_FAKE_WORKER") == "1" {
 		os.Exit(fakeWorker())
 	}
+	if os.Getenv("PWP_FAKE_HOST") == "1" {
+		os.Exit(fakeHost())
+	}
 	os.Exit(proctest.RunChecked(m))
 }
 

@@ -67,10 +67,19 @@ type HostConfig struct {
 	// is called when that browser goes: no session's page may open the
 	// port (its /json lists and closes every session's pages).
 	Reserve func(addr string) (release func())
-	// Clock times the host's own waits: spawn retry backoffs and the delay
-	// before relaunching a crash-looping browser. nil is the real clock;
-	// Worker.Clock times the workers' stops.
+	// Clock times the host's own waits: spawn retry backoffs, the delay
+	// before relaunching a crash-looping browser, session hosts' pings.
+	// nil is the real clock; Worker.Clock times the workers' stops.
 	Clock clock.Clock
+	// SessionsPerWorker (K) above 1 runs sessions K to a node process
+	// (session hosts, SpawnSession) where sessions share our browser
+	// under a Playwright browser server; elsewhere, and at 0 or 1, every
+	// session is a worker process of its own.
+	SessionsPerWorker int
+	// PingInterval is how often each session host is pinged; one that
+	// does not answer within the interval (bounded to 1–10 s) is killed.
+	// 0 pings none.
+	PingInterval time.Duration
 }
 
 const (
@@ -107,6 +116,9 @@ type Host struct {
 	breaker   *breaker
 	// launchBrowser starts a shared browser (h.launch; tests fake it).
 	launchBrowser func(context.Context) (*Browser, error)
+	// startSessionHost starts a session host (StartSessionHost; tests
+	// fake it).
+	startSessionHost func(context.Context, SessionHostConfig) (*SessionHost, error)
 
 	// life ends at Close: background relaunches and in-flight launches stop.
 	life     context.Context
@@ -127,6 +139,10 @@ type Host struct {
 	// nodeLost has a channel per browser node with workers on it, closed
 	// when that node goes down (Nodes only).
 	nodeLost map[string]chan struct{}
+	// sessionHosts are the node processes hosting sessions (hosted mode).
+	sessionHosts []*pooledHost
+	// hostStarts serialises session host starts.
+	hostStarts chan struct{}
 }
 
 // browserExit is what /health says about a browser that died on its own.
@@ -152,16 +168,18 @@ func NewHost(cfg HostConfig) *Host {
 	}
 	life, stop := context.WithCancel(context.Background())
 	h := &Host{
-		cfg:       cfg,
-		log:       log,
-		clock:     clock.Or(cfg.Clock),
-		spawns:    make(chan struct{}, max(2, 2*runtime.NumCPU())),
-		launching: make(chan struct{}, 1),
-		breaker:   newBreaker(cfg.BreakerThreshold, cfg.BreakerCooldown),
-		life:      life,
-		stopLife:  stop,
+		cfg:        cfg,
+		log:        log,
+		clock:      clock.Or(cfg.Clock),
+		spawns:     make(chan struct{}, max(2, 2*runtime.NumCPU())),
+		launching:  make(chan struct{}, 1),
+		hostStarts: make(chan struct{}, 1),
+		breaker:    newBreaker(cfg.BreakerThreshold, cfg.BreakerCooldown),
+		life:       life,
+		stopLife:   stop,
 	}
 	h.launchBrowser = h.launch
+	h.startSessionHost = StartSessionHost
 	if cfg.Nodes != nil {
 		h.nodeLost = map[string]chan struct{}{}
 		cfg.Nodes.OnDown(h.nodeDown)
@@ -294,9 +312,10 @@ func (h *Host) Close(ctx context.Context) error {
 	h.mu.Unlock()
 	h.stopLife()
 
-	var err error
+	// Hosts first: their sessions close their contexts on a live browser.
+	err := h.closeSessionHosts(ctx)
 	if b != nil {
-		err = b.Close(ctx)
+		err = errors.Join(err, b.Close(ctx))
 	}
 	if runtimeDir != "" {
 		err = errors.Join(err, os.RemoveAll(runtimeDir))
@@ -320,6 +339,23 @@ func (h *Host) Close(ctx context.Context) error {
 		err = errors.Join(err, fmt.Errorf("waiting for the browser host's watchers: %w", ctx.Err()))
 	}
 	return err
+}
+
+// background runs f in the host's background work, which Close waits
+// for; false, and f not run, when the host is closed.
+func (h *Host) background(f func()) bool {
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return false
+	}
+	h.bg.Add(1)
+	h.mu.Unlock()
+	go func() {
+		defer h.bg.Done()
+		f()
+	}()
+	return true
 }
 
 // lastLine returns the last non-empty line of s, at most n bytes of it.

@@ -28,16 +28,22 @@ var ErrNoBrowser = errors.New("the worker could not reach the browser")
 // trial start succeeds. A worker on the shared browser is stopped when that
 // browser dies.
 func (h *Host) Spawn(ctx context.Context) (*Worker, error) {
+	return spawnGuarded(ctx, h, h.spawnOnce)
+}
+
+// spawnGuarded runs once behind the circuit breaker, retrying.
+func spawnGuarded[W any](ctx context.Context, h *Host, once func(context.Context) (W, error)) (W, error) {
+	var none W
 	trial, err := h.breaker.allow()
 	if err != nil {
-		return nil, err
+		return none, err
 	}
-	w, err := h.spawnRetrying(ctx)
+	w, err := spawnRetrying(ctx, h, once)
 	if err != nil && (errors.Is(err, ErrHostClosed) || ctx.Err() != nil && errors.Is(err, ctx.Err()) || isPlacement(err)) {
 		// The caller gave up or the host is closing: that says nothing
 		// about whether workers can start.
 		h.breaker.abandon(trial)
-		return nil, err
+		return none, err
 	}
 	if opened, closed := h.breaker.done(trial, err); opened {
 		h.log.Error("circuit breaker open: worker starts keep failing; spawns fail fast until the cooldown ends",
@@ -54,8 +60,9 @@ func (h *Host) CheckCircuitBreaker(context.Context) error {
 	return h.breaker.check()
 }
 
-// spawnRetrying runs spawnOnce up to SpawnAttempts times.
-func (h *Host) spawnRetrying(ctx context.Context) (*Worker, error) {
+// spawnRetrying runs once up to SpawnAttempts times.
+func spawnRetrying[W any](ctx context.Context, h *Host, once func(context.Context) (W, error)) (W, error) {
+	var none W
 	attempts := h.cfg.SpawnAttempts
 	if attempts <= 0 {
 		attempts = defaultSpawnAttempts
@@ -65,18 +72,18 @@ func (h *Host) spawnRetrying(ctx context.Context) (*Worker, error) {
 		backoff = defaultSpawnBackoff
 	}
 	for attempt := 1; ; attempt++ {
-		w, err := h.spawnOnce(ctx)
+		w, err := once(ctx)
 		if err == nil {
 			return w, nil
 		}
 		if errors.Is(err, ErrHostClosed) || ctx.Err() != nil || isPlacement(err) {
-			return nil, err
+			return none, err
 		}
 		if attempt >= attempts {
 			if attempts > 1 {
 				err = fmt.Errorf("%d attempts failed, last: %w", attempts, err)
 			}
-			return nil, err
+			return none, err
 		}
 		h.log.Warn("worker start failed; retrying", "attempt", attempt, "of", attempts, "retry_in", backoff, "err", err)
 		t := h.clock.NewTimer(backoff)
@@ -85,17 +92,17 @@ func (h *Host) spawnRetrying(ctx context.Context) (*Worker, error) {
 		case <-ctx.Done():
 			// The failure stands (and counts); the wait was the caller's.
 			t.Stop()
-			return nil, fmt.Errorf("%d of %d attempts failed before %v, last: %w", attempt, attempts, ctx.Err(), err)
+			return none, fmt.Errorf("%d of %d attempts failed before %v, last: %w", attempt, attempts, ctx.Err(), err)
 		case <-h.life.Done():
 			t.Stop()
-			return nil, ErrHostClosed
+			return none, ErrHostClosed
 		}
 		backoff *= 2
 	}
 }
 
-// spawnOnce is one attempt at starting a worker.
-func (h *Host) spawnOnce(ctx context.Context) (*Worker, error) {
+// spawnSlot waits for one of the concurrent starts spawns allows.
+func (h *Host) spawnSlot(ctx context.Context) (release func(), err error) {
 	// select picks at random among ready cases: without this, a caller
 	// that already gave up could still start a process.
 	if err := ctx.Err(); err != nil {
@@ -103,10 +110,19 @@ func (h *Host) spawnOnce(ctx context.Context) (*Worker, error) {
 	}
 	select {
 	case h.spawns <- struct{}{}:
-		defer func() { <-h.spawns }()
+		return func() { <-h.spawns }, nil
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
+}
+
+// spawnOnce is one attempt at starting a worker.
+func (h *Host) spawnOnce(ctx context.Context) (*Worker, error) {
+	release, err := h.spawnSlot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	runtimeDir, preload, err := h.runtime()
 	if err != nil {
 		return nil, err
@@ -235,15 +251,7 @@ func (h *Host) ownDebugPort(ctx context.Context, w *Worker) bool {
 // layer already handles as a crash (restart with the saved state). The
 // goroutine ends with whichever goes first. false means the host is closed.
 func (h *Host) watch(w *Worker, b *Browser) bool {
-	h.mu.Lock()
-	if h.closed {
-		h.mu.Unlock()
-		return false
-	}
-	h.bg.Add(1)
-	h.mu.Unlock()
-	go func() {
-		defer h.bg.Done()
+	return h.background(func() {
 		select {
 		case <-w.Done():
 			return
@@ -254,8 +262,7 @@ func (h *Host) watch(w *Worker, b *Browser) bool {
 		ctx, cancel := context.WithTimeout(context.Background(), watchStopTimeout)
 		defer cancel()
 		_ = w.Close(ctx)
-	}()
-	return true
+	})
 }
 
 // connect makes the worker open its browser context with the cheapest tool

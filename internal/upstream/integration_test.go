@@ -189,6 +189,16 @@ localStorage.setItem('k', 'v');
 setTimeout(() => { throw new Error('boom'); }, 0);
 </script></body></html>`)
 	})
+	// /set?who=X sets a cookie, /echo shows the cookies the request
+	// carried: what a session's neighbours must never see.
+	mux.HandleFunc("/set", func(w http.ResponseWriter, r *http.Request) {
+		who := r.URL.Query().Get("who")
+		http.SetCookie(w, &http.Cookie{Name: "who", Value: who, Path: "/"})
+		fmt.Fprintf(w, `<!doctype html><title>Set %s</title><p>set</p>`, who)
+	})
+	mux.HandleFunc("/echo", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, `<!doctype html><title>Echo</title><p id="c">cookies=[%s]</p>`, r.Header.Get("Cookie"))
+	})
 	mux.HandleFunc("/blank", func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, `<!doctype html><html><head><title>Blank</title></head><body><p>nothing</p></body></html>`)
 	})
@@ -198,13 +208,13 @@ setTimeout(() => { throw new Error('boom'); }, 0);
 }
 
 // call runs a tool and parses its result.
-func call(t *testing.T, w *Worker, tool string, args any) *answer.Parsed {
+func call(t *testing.T, w stateWorker, tool string, args any) *answer.Parsed {
 	t.Helper()
 	p, _ := callTimed(t, w, tool, args)
 	return p
 }
 
-func callTimed(t *testing.T, w *Worker, tool string, args any) (*answer.Parsed, time.Duration) {
+func callTimed(t *testing.T, w stateWorker, tool string, args any) (*answer.Parsed, time.Duration) {
 	t.Helper()
 	raw, err := json.Marshal(args)
 	if err != nil {
@@ -226,7 +236,7 @@ func callTimed(t *testing.T, w *Worker, tool string, args any) (*answer.Parsed, 
 }
 
 // evaluate runs a function in the page and returns its JSON result text.
-func evaluate(t *testing.T, w *Worker, fn string) string {
+func evaluate(t *testing.T, w stateWorker, fn string) string {
 	t.Helper()
 	p := call(t, w, "browser_evaluate", map[string]string{"function": fn})
 	if p.IsError {

@@ -85,6 +85,11 @@ func (w *Worker) RendererPIDs(ctx context.Context) ([]int, error) {
 	if !w.browserServer {
 		return nil, nil
 	}
+	return rendererPIDs(ctx, w)
+}
+
+// rendererPIDs runs rendererProgram in w.
+func rendererPIDs(ctx context.Context, w stateWorker) ([]int, error) {
 	c, err := callTool(ctx, w, runCodeTool, map[string]string{"code": rendererProgram})
 	if err != nil {
 		return nil, fmt.Errorf("renderer pids: %w", err)

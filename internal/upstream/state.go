@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -54,6 +55,14 @@ func (e *ToolError) Error() string {
 	return fmt.Sprintf("upstream %s failed: %s", e.Tool, e.Message)
 }
 
+// stateWorker is what SaveState and RestoreState drive: a worker process
+// (*Worker) or a session in a SessionHost (*HostedSession).
+type stateWorker interface {
+	CallTool(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error)
+	OutputDir() string
+	log() *slog.Logger
+}
+
 // toolCall is one internal call's outcome: its parsed result, what Ingest
 // took from the files it linked, and why Ingest could not take more.
 type toolCall struct {
@@ -66,7 +75,7 @@ type toolCall struct {
 // ingests what the result links, so that no call made here leaves a file in
 // the output dir, whatever happens next. A tool that ran and failed is a
 // *ToolError, returned together with the call.
-func callTool(ctx context.Context, w *Worker, tool string, args any) (*toolCall, error) {
+func callTool(ctx context.Context, w stateWorker, tool string, args any) (*toolCall, error) {
 	raw, err := json.Marshal(args)
 	if err != nil {
 		return nil, fmt.Errorf("%s: encode arguments: %w", tool, err)
@@ -105,7 +114,7 @@ func callTool(ctx context.Context, w *Worker, tool string, args any) (*toolCall,
 // When only the page cannot be read, SaveState returns the storage it got
 // together with the error: cookies without the URL are still worth keeping.
 // A nil *SavedState means nothing was saved.
-func SaveState(ctx context.Context, w *Worker) (*SavedState, error) {
+func SaveState(ctx context.Context, w stateWorker) (*SavedState, error) {
 	if !indexedDBWanted(ctx) {
 		return saveStateByTool(ctx, w)
 	}
@@ -116,7 +125,7 @@ func SaveState(ctx context.Context, w *Worker) (*SavedState, error) {
 	if ctx.Err() != nil || errors.Is(err, worker.ErrWorkerExited) {
 		return nil, fmt.Errorf("save state: %w", err)
 	}
-	w.logger.Debug("saving state with IndexedDB failed; saving it without", "err", err)
+	w.log().Debug("saving state with IndexedDB failed; saving it without", "err", err)
 	return saveStateByTool(ctx, w)
 }
 
@@ -151,7 +160,7 @@ const stateProgram = `async (page) => {
 
 // saveStateByProgram is SaveState's first way: stateProgram, for a state
 // of at most limit characters.
-func saveStateByProgram(ctx context.Context, w *Worker, limit int) (*SavedState, error) {
+func saveStateByProgram(ctx context.Context, w stateWorker, limit int) (*SavedState, error) {
 	c, err := callTool(ctx, w, runCodeTool, map[string]string{"code": fmt.Sprintf(stateProgram, limit)})
 	if err != nil {
 		return nil, err
@@ -205,13 +214,13 @@ func parseStateProgram(result string) (*SavedState, error) {
 // so it works while a dialog is open (evaluate refuses), skips evaluate's
 // wait for the page to settle, and cannot be fooled by a page that replaces
 // window.eval.
-func saveStateByTool(ctx context.Context, w *Worker) (*SavedState, error) {
+func saveStateByTool(ctx context.Context, w stateWorker) (*SavedState, error) {
 	c, err := callTool(ctx, w, toolStorageState, struct{}{})
 	if c != nil {
 		// Ingest leaves a state file it could not read (over its size
 		// limit, say); nothing will ever want it.
 		if rmErr := answer.RemoveStateFiles(w.OutputDir(), c.parsed.LinkedFiles); rmErr != nil {
-			w.logger.Warn("remove storage state file", "err", rmErr)
+			w.log().Warn("remove storage state file", "err", rmErr)
 		}
 	}
 	if err != nil {
@@ -245,7 +254,7 @@ func saveStateByTool(ctx context.Context, w *Worker) (*SavedState, error) {
 // currentPage returns the URL and title of the worker's current tab. A
 // worker without a page gets a blank one (browser_tabs list opens it), so a
 // never-used worker reads as about:blank.
-func currentPage(ctx context.Context, w *Worker) (pageURL, title string, err error) {
+func currentPage(ctx context.Context, w stateWorker) (pageURL, title string, err error) {
 	c, err := callTool(ctx, w, toolTabs, map[string]string{"action": "list"})
 	if err != nil {
 		return "", "", err
@@ -335,7 +344,7 @@ func parseTabLine(line string) (tabLine, bool) {
 // The navigation bypasses the proxy's navigation policy: a caller whose
 // policy may have changed since the state was saved should check s.URL
 // first (and clear it when blocked).
-func RestoreState(ctx context.Context, w *Worker, s *SavedState) error {
+func RestoreState(ctx context.Context, w stateWorker, s *SavedState) error {
 	if s == nil {
 		return nil
 	}
@@ -358,7 +367,7 @@ func RestoreState(ctx context.Context, w *Worker, s *SavedState) error {
 
 // setStorageState writes state to a file with a random name in the output
 // dir, has the worker load it, and removes it.
-func setStorageState(ctx context.Context, w *Worker, state json.RawMessage) (err error) {
+func setStorageState(ctx context.Context, w stateWorker, state json.RawMessage) (err error) {
 	if !json.Valid(state) {
 		return errors.New("saved storage state is not valid JSON")
 	}
@@ -399,4 +408,26 @@ func restorableURL(u string) (string, bool) {
 		return u, true
 	}
 	return "", false
+}
+
+// SaveStateJSON is SaveState as the opaque JSON the session layer keeps.
+func SaveStateJSON(ctx context.Context, w stateWorker) (json.RawMessage, error) {
+	s, err := SaveState(ctx, w)
+	if err != nil {
+		return nil, err
+	}
+	b, err := json.Marshal(s)
+	if err != nil {
+		return nil, fmt.Errorf("encoding saved state: %w", err)
+	}
+	return b, nil
+}
+
+// RestoreStateJSON is RestoreState from SaveStateJSON's JSON.
+func RestoreStateJSON(ctx context.Context, w stateWorker, state json.RawMessage) error {
+	var s SavedState
+	if err := json.Unmarshal(state, &s); err != nil {
+		return fmt.Errorf("decoding saved state: %w", err)
+	}
+	return RestoreState(ctx, w, &s)
 }

@@ -19,7 +19,6 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
-	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/clock"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/worker"
 )
@@ -83,7 +82,7 @@ type WorkerConfig struct {
 // which costs little because a worker waits on its browser far more than
 // it computes. docs/BENCHMARKS.md has the measurements.
 func DefaultCommand(root string) []string {
-	return []string{"node", "--optimize-for-size", "--single-threaded", filepath.Join(root, "node_modules", "@playwright", "mcp", "cli.js")}
+	return append(append([]string{"node"}, nodeFlags()...), filepath.Join(root, "node_modules", "@playwright", "mcp", "cli.js"))
 }
 
 // Worker is one @playwright/mcp stdio process: one isolated BrowserContext.
@@ -94,20 +93,17 @@ type Worker struct {
 	logger    *slog.Logger
 	stderr    *ringBuffer
 	transport *transport.Stdio
+	conn      mcpConn
 	client    *client.Client
 	stdinW    *os.File
 	stdoutR   *os.File
 
-	tools     atomic.Pointer[[]proxy.Tool]
-	refreshMu sync.Mutex // one tools refresh at a time; Close waits for it
-	closed    atomic.Bool
 	// stdoutEOF: the worker's stdout ended, so it is exiting or gone and
 	// a request written now could never be answered.
 	stdoutEOF atomic.Bool
 	// lostBrowser: stopped because the shared browser it was attached to
 	// died, not for anything of its own.
 	lostBrowser atomic.Bool
-	nextID      atomic.Int64
 	// node is the browser node the worker was placed on ("" for ours);
 	// nodeDown checks that node now, reporting whether it is down, and
 	// nodeGone whether it is known gone without a probe unless there is
@@ -116,7 +112,6 @@ type Worker struct {
 	node     string
 	nodeDown func(context.Context) bool
 	nodeGone func(context.Context) bool
-	lifeStop context.CancelFunc
 	// browserServer: the worker's pages live in the local shared browser
 	// run by our browser server, whose renderer pids are this machine's.
 	browserServer bool
@@ -135,17 +130,9 @@ func StartWorker(ctx context.Context, cfg WorkerConfig) (_ *Worker, err error) {
 	if len(cfg.Command) == 0 || cfg.Command[0] == "" {
 		return nil, errors.New("upstream worker: empty command")
 	}
-	if cfg.OutputDir == "" {
-		return nil, errors.New("upstream worker: empty output dir")
-	}
-	outputDir, err := filepath.Abs(cfg.OutputDir)
+	outputDir, err := freshOutputDir("upstream worker", cfg.OutputDir)
 	if err != nil {
-		return nil, fmt.Errorf("upstream worker output dir: %w", err)
-	}
-	// Close removes OutputDir wholesale, so refuse one that already holds
-	// something: a misconfigured path must not cost anyone their files.
-	if entries, err := os.ReadDir(outputDir); err == nil && len(entries) > 0 {
-		return nil, fmt.Errorf("upstream worker output dir %s is not empty", outputDir)
+		return nil, err
 	}
 	args, err := workerArgs(cfg, outputDir)
 	if err != nil {
@@ -229,6 +216,10 @@ func StartWorker(ctx context.Context, cfg WorkerConfig) (_ *Worker, err error) {
 		w.proc.signalGroup(syscall.SIGKILL)
 	}}
 	w.transport = transport.NewIO(&eofReader{r: stdout, eof: &w.stdoutEOF}, stdinW, nil)
+	w.conn.transport = w.transport
+	w.conn.gone = func() bool { return w.stdoutEOF.Load() || w.proc.dying() }
+	w.conn.wrap = w.wrapErr
+	w.conn.logger = w.logger
 	// Without the pin, mcp-go negotiates 2026-07-28 first, where Ping is a
 	// no-op that succeeds even against a dead worker.
 	w.client = client.NewClient(w.transport, client.WithProtocolVersion(mcp.ProtocolVersion20251125))
@@ -241,35 +232,34 @@ func StartWorker(ctx context.Context, cfg WorkerConfig) (_ *Worker, err error) {
 		}
 	}()
 
-	// The transport keeps this ctx for the worker's whole life (it hands it
-	// to handlers of server-initiated requests), so it must not be ctx.
-	lifeCtx, lifeStop := context.WithCancel(context.Background())
-	w.lifeStop = lifeStop
-	if err := w.client.Start(lifeCtx); err != nil {
+	if err := w.conn.start(w.client); err != nil {
 		return nil, fmt.Errorf("upstream worker transport: %w", err)
 	}
-	w.client.OnNotification(func(n mcp.JSONRPCNotification) {
-		// Runs on the transport's read goroutine: must not block it.
-		if n.Method == string(mcp.MethodNotificationToolsListChanged) {
-			go w.refreshTools()
-		}
-	})
 
-	initReq := mcp.InitializeRequest{}
-	initReq.Params.ProtocolVersion = mcp.ProtocolVersion20251125
-	initReq.Params.ClientInfo = mcp.Implementation{Name: "playwright-mcp-proxy", Version: "1"}
-	if _, err := w.client.Initialize(ctx, initReq); err != nil {
-		return nil, w.startErr("initialize", err)
-	}
-	initialized := time.Since(started)
-	tools, err := w.listTools(ctx)
+	initialized, step, err := w.conn.handshake(ctx, w.client)
 	if err != nil {
-		return nil, w.startErr("tools/list", err)
+		return nil, w.startErr(step, err)
 	}
-	w.tools.Store(&tools)
-	w.logger.Info("upstream worker started", "output_dir", outputDir, "tools", len(tools),
+	w.logger.Info("upstream worker started", "output_dir", outputDir, "tools", len(w.Tools()),
 		"initialize", initialized.Round(time.Millisecond), "took", time.Since(started).Round(time.Millisecond))
 	return w, nil
+}
+
+// freshOutputDir is dir made absolute, refused when empty or when it
+// already holds something: Close removes it wholesale, and a misconfigured
+// path must not cost anyone their files.
+func freshOutputDir(who, dir string) (string, error) {
+	if dir == "" {
+		return "", fmt.Errorf("%s: empty output dir", who)
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", fmt.Errorf("%s output dir: %w", who, err)
+	}
+	if entries, err := os.ReadDir(abs); err == nil && len(entries) > 0 {
+		return "", fmt.Errorf("%s output dir %s is not empty", who, abs)
+	}
+	return abs, nil
 }
 
 // startErr describes a failed start-up with what the worker said on stderr,
@@ -285,6 +275,8 @@ func (w *Worker) startErr(step string, err error) error {
 	}
 	return fmt.Errorf("upstream worker %s: %w", step, err)
 }
+
+func (w *Worker) log() *slog.Logger { return w.logger }
 
 // PID is the worker's process id (also its process group id).
 func (w *Worker) PID() int { return w.proc.pid }
@@ -328,7 +320,7 @@ func (w *Worker) Kill(ctx context.Context) error { return w.stop(ctx, true) }
 func (w *Worker) stop(ctx context.Context, kill bool) error {
 	w.closeOnce.Do(func() {
 		start := time.Now()
-		w.closed.Store(true)
+		w.conn.closed.Store(true)
 		var stopErr error
 		if kill {
 			stopErr = w.proc.kill()
@@ -341,13 +333,7 @@ func (w *Worker) stop(ctx context.Context, kill bool) error {
 		// A grandchild that inherited stdout could keep the transport's
 		// reader waiting for EOF forever; our end is no longer needed.
 		closeFiles(w.stdoutR)
-		// A tools refresh in flight fails fast now; wait for it so nothing
-		// of this worker runs (or logs) after Close.
-		w.refreshMu.Lock()
-		if w.lifeStop != nil {
-			w.lifeStop()
-		}
-		w.refreshMu.Unlock()
+		w.conn.endLife()
 		var rmErr error
 		if err := os.RemoveAll(w.outputDir); err != nil {
 			rmErr = fmt.Errorf("remove worker output dir: %w", err)

@@ -6,12 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 
+	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -41,12 +44,80 @@ func (e *RPCError) Error() string {
 	return fmt.Sprintf("upstream JSON-RPC error %d: %s", e.Code, e.Message)
 }
 
-func (w *Worker) newID() mcp.RequestId {
+// mcpConn is the JSON-RPC side of one @playwright/mcp server, whether it
+// is a worker process of its own or a session in a SessionHost: the two
+// differ only in how they learn that the server is gone.
+type mcpConn struct {
+	transport transport.Interface
+	nextID    atomic.Int64
+	// gone reports that a request written now could never be read.
+	gone func() bool
+	// wrap turns the transport's ways of saying "the server is gone" into
+	// ErrWorkerExited.
+	wrap   func(error) error
+	logger *slog.Logger
+
+	tools     atomic.Pointer[[]proxy.Tool]
+	refreshMu sync.Mutex // one tools refresh at a time; endLife waits for it
+	closed    atomic.Bool
+	lifeStop  context.CancelFunc
+}
+
+// start starts cl, which runs over c.transport, and keeps the tools fresh.
+func (c *mcpConn) start(cl *client.Client) error {
+	// The transport keeps this ctx for the server's whole life (it hands it
+	// to handlers of server-initiated requests), so it must not be a
+	// caller's.
+	lifeCtx, lifeStop := context.WithCancel(context.Background())
+	c.lifeStop = lifeStop
+	if err := cl.Start(lifeCtx); err != nil {
+		return err
+	}
+	cl.OnNotification(func(n mcp.JSONRPCNotification) {
+		// Runs on the transport's read goroutine: must not block it.
+		if n.Method == string(mcp.MethodNotificationToolsListChanged) {
+			go c.refreshTools()
+		}
+	})
+	return nil
+}
+
+// handshake initializes the server and fetches its tools; on failure, step
+// names what failed.
+func (c *mcpConn) handshake(ctx context.Context, cl *client.Client) (initialized time.Duration, step string, err error) {
+	start := time.Now()
+	initReq := mcp.InitializeRequest{}
+	initReq.Params.ProtocolVersion = mcp.ProtocolVersion20251125
+	initReq.Params.ClientInfo = mcp.Implementation{Name: "playwright-mcp-proxy", Version: "1"}
+	if _, err := cl.Initialize(ctx, initReq); err != nil {
+		return 0, "initialize", err
+	}
+	initialized = time.Since(start)
+	tools, err := c.listTools(ctx)
+	if err != nil {
+		return 0, "tools/list", err
+	}
+	c.tools.Store(&tools)
+	return initialized, "", nil
+}
+
+// endLife waits for a tools refresh in flight (it fails fast once the
+// transport is closed), so that nothing of the server runs or logs after
+// its Close.
+func (c *mcpConn) endLife() {
+	c.refreshMu.Lock()
+	if c.lifeStop != nil {
+		c.lifeStop()
+	}
+	c.refreshMu.Unlock()
+}
+
+func (w *mcpConn) newID() mcp.RequestId {
 	return mcp.NewRequestId(fmt.Sprintf("%s%d", requestIDPrefix, w.nextID.Add(1)))
 }
 
 // listTools decodes tools/list ourselves to keep the raw schemas.
-func (w *Worker) listTools(ctx context.Context) ([]proxy.Tool, error) {
+func (w *mcpConn) listTools(ctx context.Context) ([]proxy.Tool, error) {
 	var tools []proxy.Tool
 	cursor := ""
 	seen := map[string]bool{}
@@ -79,7 +150,7 @@ func (w *Worker) listTools(ctx context.Context) ([]proxy.Tool, error) {
 	return nil, fmt.Errorf("tools/list: more than %d pages", maxToolPages)
 }
 
-func (w *Worker) refreshTools() {
+func (w *mcpConn) refreshTools() {
 	w.refreshMu.Lock()
 	defer w.refreshMu.Unlock()
 	if w.closed.Load() {
@@ -100,12 +171,12 @@ func (w *Worker) refreshTools() {
 
 // request sends one JSON-RPC request with a string id and returns its result
 // bytes as received.
-func (w *Worker) request(ctx context.Context, method string, params any) (json.RawMessage, error) {
+func (w *mcpConn) request(ctx context.Context, method string, params any) (json.RawMessage, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("upstream %s: %w", method, err)
 	}
-	if w.stdoutEOF.Load() || w.proc.dying() {
-		return nil, &workerExitedError{cause: worker.ErrNotDelivered, code: proxy.Errorf(proxy.EUNAVAILABLE, "upstream worker exited")}
+	if w.gone() {
+		return nil, exitedErr(worker.ErrNotDelivered)
 	}
 	id := w.newID()
 	resp, err := w.transport.SendRequest(ctx, transport.JSONRPCRequest{
@@ -116,7 +187,7 @@ func (w *Worker) request(ctx context.Context, method string, params any) (json.R
 			w.cancelRequest(id, ctxErr)
 			return nil, fmt.Errorf("upstream %s: %w", method, ctxErr)
 		}
-		return nil, w.wrapErr(err)
+		return nil, w.wrap(err)
 	}
 	if resp.Error != nil {
 		e := &RPCError{Code: resp.Error.Code, Message: resp.Error.Message}
@@ -133,7 +204,7 @@ func (w *Worker) request(ctx context.Context, method string, params any) (json.R
 
 // cancelRequest tells the worker to stop working on id. Best effort, off the
 // caller's path: the caller already has its error.
-func (w *Worker) cancelRequest(id mcp.RequestId, reason error) {
+func (w *mcpConn) cancelRequest(id mcp.RequestId, reason error) {
 	n := mcp.JSONRPCNotification{
 		JSONRPC: mcp.JSONRPC_VERSION,
 		Notification: mcp.Notification{
@@ -178,6 +249,10 @@ func (e *workerExitedError) Unwrap() []error {
 	return []error{worker.ErrWorkerExited, e.code, e.cause}
 }
 
+func exitedErr(cause error) error {
+	return &workerExitedError{cause: cause, code: proxy.Errorf(proxy.EUNAVAILABLE, "upstream worker exited")}
+}
+
 // wrapErr turns the transport's ways of saying "the worker is gone" into
 // ErrWorkerExited.
 func (w *Worker) wrapErr(err error) error {
@@ -190,7 +265,7 @@ func (w *Worker) wrapErr(err error) error {
 	}
 	if errors.Is(err, transport.ErrTransportClosed) || errors.Is(err, syscall.EPIPE) ||
 		errors.Is(err, os.ErrClosed) || errors.Is(err, errLineTooLong) || w.proc.exited() {
-		return &workerExitedError{cause: err, code: proxy.Errorf(proxy.EUNAVAILABLE, "upstream worker exited")}
+		return exitedErr(err)
 	}
 	return err
 }
@@ -198,7 +273,9 @@ func (w *Worker) wrapErr(err error) error {
 // Tools returns the tools the worker announced (refreshed on
 // tools/list_changed). The slice is a copy; the raw schemas are shared and
 // must not be modified.
-func (w *Worker) Tools() []proxy.Tool {
+func (w *Worker) Tools() []proxy.Tool { return w.conn.toolList() }
+
+func (w *mcpConn) toolList() []proxy.Tool {
 	if t := w.tools.Load(); t != nil {
 		return slices.Clone(*t)
 	}
@@ -212,24 +289,33 @@ type callParams struct {
 	Arguments json.RawMessage `json:"arguments"`
 }
 
+// toolCallParams checks a call's name and arguments; no arguments are {}.
+func toolCallParams(name string, args json.RawMessage) (callParams, error) {
+	if name == "" {
+		return callParams{}, errors.New("upstream tools/call: empty tool name")
+	}
+	if len(args) == 0 || string(args) == "null" {
+		args = json.RawMessage("{}")
+	} else if !json.Valid(args) {
+		return callParams{}, fmt.Errorf("upstream tools/call %s: arguments are not valid JSON", name)
+	}
+	return callParams{Name: name, Arguments: args}, nil
+}
+
 // CallTool calls an upstream tool and returns the JSON-RPC result exactly as
 // the worker sent it. A tool that ran and failed is a result with isError,
 // not an error. Errors: *RPCError for a JSON-RPC error, ErrWorkerExited
 // (wrapped) when the worker is gone, ctx's error when ctx ended first (the
 // worker is then sent notifications/cancelled).
 func (w *Worker) CallTool(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
-	if name == "" {
-		return nil, errors.New("upstream tools/call: empty tool name")
-	}
-	if len(args) == 0 || string(args) == "null" {
-		args = json.RawMessage("{}")
-	} else if !json.Valid(args) {
-		return nil, fmt.Errorf("upstream tools/call %s: arguments are not valid JSON", name)
+	params, err := toolCallParams(name, args)
+	if err != nil {
+		return nil, err
 	}
 	if err := w.nodeGoneErr(ctx); err != nil {
 		return nil, fmt.Errorf("tools/call %s: %w", name, err)
 	}
-	res, err := w.request(ctx, string(mcp.MethodToolsCall), callParams{Name: name, Arguments: args})
+	res, err := w.conn.request(ctx, string(mcp.MethodToolsCall), params)
 	if err != nil {
 		if w.node != "" && w.lostBrowser.Load() && errors.Is(err, worker.ErrWorkerExited) && !errors.Is(err, worker.ErrNodeDown) {
 			// Stopped because its node went down (trackNode), during the call.

@@ -1,0 +1,408 @@
+package upstream
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/worker"
+)
+
+const (
+	// hostHeapPlaceFraction of a session host's heap cap is the heap in use
+	// past which no new session is placed on it: an OOM takes every
+	// session of the host down, and one heavy answer needs several times
+	// a resting session's heap.
+	hostHeapPlaceFraction = 0.6
+	// hostPingMin and hostPingMax bound a session host's ping timeout, which
+	// is otherwise the ping interval: the session layer's bounds for a
+	// worker's ping.
+	hostPingMin = time.Second
+	hostPingMax = 10 * time.Second
+)
+
+// workerSession adapts *Worker to worker.Worker: the session layer keeps
+// browser state as opaque JSON, upstream knows its shape.
+type workerSession struct{ *Worker }
+
+func (w workerSession) SaveState(ctx context.Context) (json.RawMessage, error) {
+	return SaveStateJSON(ctx, w.Worker)
+}
+
+func (w workerSession) RestoreState(ctx context.Context, state json.RawMessage) error {
+	return RestoreStateJSON(ctx, w.Worker, state)
+}
+
+// AsWorker is w as the session layer drives it.
+func AsWorker(w *Worker) worker.Worker { return workerSession{w} }
+
+// SessionsPerWorker is how many sessions share one node process: K when
+// the host runs sessions in session hosts, else 1 (a process per session).
+func (h *Host) SessionsPerWorker() int {
+	if h.hosted() {
+		return h.cfg.SessionsPerWorker
+	}
+	return 1
+}
+
+// hosted reports whether sessions run in session hosts: asked for, and the
+// shared browser is ours, under a Playwright browser server.
+func (h *Host) hosted() bool {
+	return h.cfg.SessionsPerWorker > 1 && !h.cfg.PerSession && h.cfg.RemoteCDPEndpoint == "" &&
+		h.cfg.Nodes == nil && !h.cfg.ShareOverCDP
+}
+
+// SpawnSession starts one session for the session layer: a worker process
+// of its own (SessionsPerWorker 1), or a session in a session host. Retries
+// and the circuit breaker are Spawn's; a host that fails to start or to
+// open the session counts as a worker that failed to start.
+func (h *Host) SpawnSession(ctx context.Context) (worker.Worker, error) {
+	if !h.hosted() {
+		w, err := h.Spawn(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return workerSession{w}, nil
+	}
+	return spawnGuarded(ctx, h, h.openHostedOnce)
+}
+
+// pooledHost is one session host of the Host, with what placement reads.
+type pooledHost struct {
+	sh *SessionHost
+	// heapUsed is V8's heap in use at the host's last pong.
+	heapUsed atomic.Int64
+	// placed counts the sessions placed on it, from their open to their
+	// end; under Host.mu.
+	placed int
+	// retired: taken out of the pool, never placed on again; idle: stopped
+	// for having no session. Both under Host.mu.
+	retired, idle bool
+}
+
+// hostHeapCapMB is the heap cap of a host of k sessions.
+func hostHeapCapMB(k int) int { return hostHeapBaseMB + hostHeapPerSessionMB*k }
+
+// openHostedOnce is one attempt at opening a session in a session host.
+func (h *Host) openHostedOnce(ctx context.Context) (worker.Worker, error) {
+	release, err := h.spawnSlot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	shape := ShapeFrom(ctx)
+	if _, err := h.shapeWorker(h.cfg.Worker, shape); err != nil {
+		return nil, err
+	}
+	_, browser, err := h.endpoint(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if browser == nil || browser.PlaywrightEndpoint() == "" {
+		return nil, errors.New("session hosts need the shared browser under a Playwright browser server")
+	}
+	ph, err := h.placeSession(ctx, browser.PlaywrightEndpoint())
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp(h.cfg.TempDir, "pwproxy-worker-*")
+	if err != nil {
+		h.unplace(ph)
+		return nil, fmt.Errorf("creating worker output dir: %w", err)
+	}
+	s, err := ph.sh.Open(ctx, SessionSpec{
+		OutputDir:      dir,
+		Args:           h.cfg.Worker.ExtraArgs,
+		ContextOptions: shape.Context,
+		Endpoint:       browser.PlaywrightEndpoint(),
+	})
+	if err != nil {
+		h.unplace(ph)
+		os.RemoveAll(dir)
+		var closed *sessionClosedError
+		if errors.As(err, &closed) && strings.HasPrefix(closed.reason, "open failed: ") {
+			return nil, fmt.Errorf("%w (session host %d): %w", ErrNoBrowser, ph.sh.PID(), err)
+		}
+		return nil, err
+	}
+	s.debug, s.browserServer = browser.DebugEndpoint(), true
+	if !h.watchHosted(s, ph, browser) {
+		h.unplace(ph)
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), watchStopTimeout)
+		defer cancel()
+		_ = s.Close(cctx)
+		return nil, ErrHostClosed
+	}
+	return s, nil
+}
+
+// placeSession picks the session host for one more session and counts it
+// there (unplace undoes that): a host with room whose heap at its last
+// pong is below hostHeapPlaceFraction of its cap, else a new host. Host
+// starts are one at a time: sessions asked for together fill one host
+// rather than each starting its own.
+func (h *Host) placeSession(ctx context.Context, endpoint string) (*pooledHost, error) {
+	if ph, err := h.pickHost(); ph != nil || err != nil {
+		return ph, err
+	}
+	select {
+	case h.hostStarts <- struct{}{}:
+		defer func() { <-h.hostStarts }()
+	case <-ctx.Done():
+		return nil, fmt.Errorf("waiting for a session host to start: %w", ctx.Err())
+	case <-h.life.Done():
+		return nil, ErrHostClosed
+	}
+	// One may have started, or got room, while we waited.
+	if ph, err := h.pickHost(); ph != nil || err != nil {
+		return ph, err
+	}
+	sh, err := h.startSessionHost(ctx, h.sessionHostConfig(endpoint))
+	if err != nil {
+		return nil, err
+	}
+	ph := &pooledHost{sh: sh, placed: 1}
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), stopStepTimeout)
+		defer cancel()
+		_ = sh.Kill(cctx)
+		return nil, ErrHostClosed
+	}
+	h.sessionHosts = append(h.sessionHosts, ph)
+	h.bg.Add(1)
+	h.mu.Unlock()
+	go h.superviseSessionHost(ph)
+	return ph, nil
+}
+
+// sessionHostConfig is the configuration of the Host's session hosts: the
+// worker command's node and @playwright/mcp, its environment, a heap cap
+// for K sessions.
+func (h *Host) sessionHostConfig(endpoint string) SessionHostConfig {
+	k := h.cfg.SessionsPerWorker
+	// A command without playwright-core is not hosted (config); Start then
+	// fails with what node says.
+	from, _ := PlaywrightFrom(h.cfg.Worker.Command)
+	return SessionHostConfig{
+		Node:        h.cfg.Worker.Command[0],
+		ResolveFrom: from,
+		Endpoint:    endpoint,
+		MaxSessions: k,
+		MaxHeapMB:   hostHeapCapMB(k),
+		Env:         append(slices.Clone(h.cfg.Worker.Env), h.instanceEnv()...),
+		TempDir:     h.cfg.TempDir,
+		Logger:      h.log,
+		Clock:       h.cfg.Worker.Clock,
+	}
+}
+
+// pickHost returns a host with room, the session counted there, or nil.
+func (h *Host) pickHost() (*pooledHost, error) {
+	k := h.cfg.SessionsPerWorker
+	heapLimit := int64(hostHeapPlaceFraction * float64(hostHeapCapMB(k)) * (1 << 20))
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return nil, ErrHostClosed
+	}
+	for _, ph := range h.sessionHosts {
+		if ph.retired || ph.sh.proc.dying() || ph.heapUsed.Load() >= heapLimit {
+			continue
+		}
+		if ph.placed < k {
+			ph.placed++
+			return ph, nil
+		}
+	}
+	return nil, nil
+}
+
+// unplace uncounts a session of ph that ended or never opened; a host
+// left with none is stopped unless it is the last.
+func (h *Host) unplace(ph *pooledHost) {
+	h.mu.Lock()
+	ph.placed--
+	h.mu.Unlock()
+	h.retireIfIdle(ph)
+}
+
+// retireIfIdle stops ph if it holds no session, unless it is the only
+// host: one is kept warm for the next session.
+func (h *Host) retireIfIdle(ph *pooledHost) {
+	h.mu.Lock()
+	live := 0
+	for _, o := range h.sessionHosts {
+		if !o.retired {
+			live++
+		}
+	}
+	if h.closed || ph.retired || ph.placed > 0 || live <= 1 || ph.sh.proc.dying() {
+		h.mu.Unlock()
+		return
+	}
+	ph.retired, ph.idle = true, true
+	h.bg.Add(1)
+	h.mu.Unlock()
+	go func() {
+		defer h.bg.Done()
+		ctx, cancel := context.WithTimeout(context.Background(), 2*stopStepTimeout+time.Second)
+		defer cancel()
+		if err := ph.sh.Close(ctx); err != nil {
+			h.log.Warn("stopping an idle session host", "pid", ph.sh.PID(), "err", err)
+		}
+	}()
+}
+
+// dropHost takes ph out of the pool.
+func (h *Host) dropHost(ph *pooledHost) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	ph.retired = true
+	h.sessionHosts = slices.DeleteFunc(h.sessionHosts, func(o *pooledHost) bool { return o == ph })
+}
+
+// watchHosted follows s until it ends: the shared browser dying ends it
+// (the host reports its connection dropped; this covers a host that does
+// not get to), and its end may leave its host idle. false means the Host
+// is closed.
+func (h *Host) watchHosted(s *HostedSession, ph *pooledHost, b *Browser) bool {
+	return h.background(func() {
+		select {
+		case <-s.Done():
+		case <-b.Done():
+			h.log.Warn("browser exited; closing a hosted session connected to it", "session_host_pid", ph.sh.PID(), "session", s.Key(), "browser_pid", b.PID())
+			s.lostBrowser.Store(true)
+			ctx, cancel := context.WithTimeout(context.Background(), watchStopTimeout)
+			_ = s.Kill(ctx)
+			cancel()
+		case <-h.life.Done():
+			return
+		}
+		if errors.Is(s.Err(), errHostExited) {
+			// The host is gone: its supervisor says why and drops it.
+			h.mu.Lock()
+			ph.placed--
+			h.mu.Unlock()
+			return
+		}
+		h.unplace(ph)
+	})
+}
+
+// hostPingTimeout is how long a session host may take to answer a ping.
+func (h *Host) hostPingTimeout() time.Duration {
+	return min(max(h.cfg.PingInterval, hostPingMin), hostPingMax)
+}
+
+// superviseSessionHost pings ph every PingInterval and kills it when it
+// does not answer in time: a host whose event loop is stuck holds K
+// sessions that answer nothing, and its death ends them (ErrWorkerExited),
+// which the session layer handles as worker crashes, restoring each
+// elsewhere. A host that exits, killed or not, is logged with its stderr
+// tail, reaped and taken out of the pool.
+func (h *Host) superviseSessionHost(ph *pooledHost) {
+	defer h.bg.Done()
+	sh := ph.sh
+	for {
+		var tick <-chan time.Time
+		var t interface{ Stop() bool }
+		if h.cfg.PingInterval > 0 {
+			timer := h.clock.NewTimer(h.cfg.PingInterval)
+			tick, t = timer.C(), timer
+		}
+		select {
+		case <-sh.Done():
+			h.mu.Lock()
+			planned := h.closed || ph.idle
+			h.mu.Unlock()
+			h.dropHost(ph)
+			if !planned {
+				h.log.Error("session host exited; its sessions are restarted elsewhere", "pid", sh.PID(), "exit", sh.ExitErr(),
+					"stderr", tail(sh.Stderr(), 2048))
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), stopStepTimeout)
+			_ = sh.Close(ctx) // reaped already: removes its runtime dir
+			cancel()
+			return
+		case <-h.life.Done():
+			if t != nil {
+				t.Stop()
+			}
+			return
+		case <-tick:
+		}
+		if err := h.pingSessionHost(ph); err != nil {
+			select {
+			case <-sh.Done():
+				continue // exited: noted above
+			default:
+			}
+			if h.life.Err() != nil {
+				return
+			}
+			h.log.Error("session host did not answer its ping; killing it, its sessions are restarted elsewhere",
+				"pid", sh.PID(), "timeout", h.hostPingTimeout(), "err", err, "stderr", tail(sh.Stderr(), 2048))
+			ctx, cancel := context.WithTimeout(context.Background(), stopStepTimeout)
+			_ = sh.Kill(ctx)
+			cancel()
+		}
+	}
+}
+
+// pingSessionHost pings ph once, timed by the host's clock, and records
+// its heap for placement.
+func (h *Host) pingSessionHost(ph *pooledHost) error {
+	ctx, cancel := context.WithCancel(h.life)
+	defer cancel()
+	t := h.clock.NewTimer(h.hostPingTimeout())
+	defer t.Stop()
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		select {
+		case <-t.C():
+			cancel()
+		case <-stop:
+		}
+	}()
+	p, err := ph.sh.Ping(ctx)
+	if err != nil {
+		return err
+	}
+	ph.heapUsed.Store(p.HeapUsed)
+	return nil
+}
+
+// closeSessionHosts stops every session host; their sessions end with
+// ErrWorkerExited.
+func (h *Host) closeSessionHosts(ctx context.Context) error {
+	h.mu.Lock()
+	hosts := h.sessionHosts
+	h.sessionHosts = nil
+	h.mu.Unlock()
+	var mu sync.Mutex
+	var errs []error
+	var wg sync.WaitGroup
+	for _, ph := range hosts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := ph.sh.Close(ctx); err != nil {
+				mu.Lock()
+				errs = append(errs, fmt.Errorf("session host %d: %w", ph.sh.PID(), err))
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}

@@ -1,0 +1,207 @@
+//go:build unix
+
+package upstream
+
+import (
+	"context"
+	"errors"
+	"os"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/clock"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/clock/clocktest"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/proctest"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/worker"
+)
+
+// Hosted-mode Host tests without node or Chromium: session hosts are this
+// test binary (fakeHost), the shared "browser" a sleep process.
+
+// hostedFake returns a started Host that runs k sessions per session host,
+// the fakes standing in for both; hostEnv goes to every fake host.
+func hostedFake(t *testing.T, k int, clk clock.Clock, ping time.Duration, hostEnv ...string) *Host {
+	t.Helper()
+	fb := &fakeBrowsers{t: t}
+	h := NewHost(HostConfig{Worker: fakeWorkerConfig(t), Logger: testLogger(t), Clock: clk, TempDir: t.TempDir(),
+		SessionsPerWorker: k, PingInterval: ping})
+	h.launchBrowser = func(ctx context.Context) (*Browser, error) {
+		b, err := fb.launch(ctx)
+		if b != nil {
+			b.playwright = "ws://127.0.0.1:1/fake"
+		}
+		return b, err
+	}
+	h.startSessionHost = func(ctx context.Context, cfg SessionHostConfig) (*SessionHost, error) {
+		cfg.Node, cfg.ResolveFrom = os.Args[0], t.TempDir()
+		cfg.Env = append([]string{"PWP_FAKE_HOST=1"}, hostEnv...)
+		return StartSessionHost(ctx, cfg)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	if err := h.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	closeHostAtCleanup(t, h)
+	return h
+}
+
+// spawnHosted opens a session through h.SpawnSession, which must be hosted,
+// and closes it at cleanup.
+func spawnHosted(t *testing.T, h *Host) *HostedSession {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	w, err := h.SpawnSession(ctx)
+	if err != nil {
+		t.Fatalf("SpawnSession: %v", err)
+	}
+	s, ok := w.(*HostedSession)
+	if !ok {
+		t.Fatalf("SpawnSession gave a %T, want a hosted session", w)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		defer cancel()
+		_ = s.Close(ctx)
+	})
+	return s
+}
+
+// hostPIDs lists the session hosts in h's pool.
+func hostPIDs(h *Host) []int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var pids []int
+	for _, ph := range h.sessionHosts {
+		pids = append(pids, ph.sh.PID())
+	}
+	return pids
+}
+
+// waitDone waits for ch with a bound only a hang reaches.
+func waitDone(t *testing.T, what string, ch <-chan struct{}) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("%s: not done", what)
+	}
+}
+
+func closeNow(t *testing.T, w worker.Worker) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 15*time.Second)
+	defer cancel()
+	if err := w.Close(ctx); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+}
+
+func TestHostedPlacementFillsHostsAndStopsIdleOnes(t *testing.T) {
+	h := hostedFake(t, 2, nil, 0)
+	a, b, c := spawnHosted(t, h), spawnHosted(t, h), spawnHosted(t, h)
+	if a.PID() != b.PID() || c.PID() == a.PID() {
+		t.Fatalf("hosts of three sessions at K=2: %d %d %d, want the first two together, the third apart", a.PID(), b.PID(), c.PID())
+	}
+	if got := len(hostPIDs(h)); got != 2 {
+		t.Fatalf("hosts after three sessions at K=2: %d, want 2", got)
+	}
+	for _, s := range []*HostedSession{a, b, c} {
+		if got := callText(t, s, "echo", `{}`); got != s.Key()+" {}" {
+			t.Fatalf("session %s answered %q", s.Key(), got)
+		}
+	}
+
+	// The third session's host, left empty, stops; the first stays.
+	second := c.Host()
+	closeNow(t, c)
+	waitDone(t, "the emptied second host", second.Done())
+	if left := proctest.WaitGone(5*time.Second, func() []proctest.Proc { return proctest.Group(second.PID()) }); len(left) > 0 {
+		t.Fatalf("second host's processes left: %+v", left)
+	}
+	if _, err := os.Stat(second.dir); !os.IsNotExist(err) {
+		t.Fatalf("second host's dir %s left: %v", second.dir, err)
+	}
+
+	// The last host is kept warm when its sessions close, and placed on.
+	closeNow(t, a)
+	closeNow(t, b)
+	if got, want := hostPIDs(h), []int{a.PID()}; len(got) != 1 || got[0] != want[0] {
+		t.Fatalf("hosts after every session closed: %v, want %v", got, want)
+	}
+	if d := spawnHosted(t, h); d.PID() != a.PID() {
+		t.Fatalf("a new session went to host %d, want the warm one %d", d.PID(), a.PID())
+	}
+}
+
+func TestHostedPlacementSkipsAHostWithAFullHeap(t *testing.T) {
+	// Every fake host reports a heap past the placement limit of K=4.
+	full := int64(hostHeapPlaceFraction*float64(hostHeapCapMB(4))*(1<<20)) + 1
+	h := hostedFake(t, 4, nil, 0, "PWP_FAKE_HOST_HEAP="+strconv.FormatInt(full, 10))
+	a := spawnHosted(t, h)
+	if b := spawnHosted(t, h); b.PID() != a.PID() {
+		t.Fatalf("before any pong the second session went to host %d, want %d", b.PID(), a.PID())
+	}
+	h.mu.Lock()
+	ph := h.sessionHosts[0]
+	h.mu.Unlock()
+	if err := h.pingSessionHost(ph); err != nil {
+		t.Fatalf("ping: %v", err)
+	}
+	if c := spawnHosted(t, h); c.PID() == a.PID() {
+		t.Fatalf("a session went to host %d, whose heap is past the limit", c.PID())
+	}
+}
+
+func TestHostedHungHostIsKilledAndItsSessionsEnd(t *testing.T) {
+	clk := clocktest.New()
+	const interval = 3 * time.Second
+	h := hostedFake(t, 2, clk, interval)
+	a, b := spawnHosted(t, h), spawnHosted(t, h)
+	hung := a.Host()
+	if err := syscall.Kill(hung.PID(), syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = syscall.Kill(hung.PID(), syscall.SIGCONT) })
+
+	// The ping goes out at the interval and gets no answer within the
+	// timeout (the interval, within 1-10 s).
+	clk.WaitForTimer(t, interval)
+	clk.Advance(interval)
+	clk.WaitForTimer(t, h.hostPingTimeout())
+	clk.Advance(h.hostPingTimeout())
+	waitDone(t, "the hung host", hung.Done())
+	for _, s := range []*HostedSession{a, b} {
+		waitDone(t, "session "+s.Key(), s.Done())
+		_, err := s.CallTool(t.Context(), "echo", nil)
+		if !errors.Is(err, worker.ErrWorkerExited) {
+			t.Fatalf("call on session %s of the killed host: %v, want ErrWorkerExited", s.Key(), err)
+		}
+	}
+	if c := spawnHosted(t, h); c.PID() == hung.PID() {
+		t.Fatalf("a new session went to the killed host %d", c.PID())
+	}
+}
+
+func TestHostedOnlyWhereSessionsShareOurBrowserServer(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		cfg  HostConfig
+		want int
+	}{
+		{"shared", HostConfig{SessionsPerWorker: 8}, 8},
+		{"one", HostConfig{SessionsPerWorker: 1}, 1},
+		{"per-session", HostConfig{SessionsPerWorker: 8, PerSession: true}, 1},
+		{"CDP endpoint", HostConfig{SessionsPerWorker: 8, RemoteCDPEndpoint: "http://127.0.0.1:1"}, 1},
+		{"over CDP", HostConfig{SessionsPerWorker: 8, ShareOverCDP: true}, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := NewHost(tc.cfg).SessionsPerWorker(); got != tc.want {
+				t.Fatalf("SessionsPerWorker = %d, want %d", got, tc.want)
+			}
+		})
+	}
+}
