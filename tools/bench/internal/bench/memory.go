@@ -47,9 +47,11 @@ func memPart(kind string) string {
 
 // MemoryConfig configures the memory scenario: what one more session costs,
 // by part, for each PROXY_SESSIONS_PER_WORKER of Modes (1: a node process
-// per session). Each mode gets its own proxy-server; there, sessions are
-// opened up to each of Counts in turn, each navigated Navigations times to
-// Page, and the tree's PSS is read after Settle.
+// per session). Each mode gets its own proxy-server, without a warm pool
+// so that n sessions fill n/K hosts: counts that are multiples of K measure
+// whole hosts, not a host's first sessions. There, sessions are opened up
+// to each of Counts in turn, each navigated Navigations times to Page, and
+// the tree's PSS is read after Settle.
 type MemoryConfig struct {
 	Server         ServerConfig
 	Modes          []int
@@ -62,9 +64,9 @@ type MemoryConfig struct {
 }
 
 func (c *MemoryConfig) Flags(fs *flag.FlagSet) {
-	c.Modes, c.Counts = []int{1, 8}, []int{1, 16}
+	c.Modes, c.Counts = []int{1, 8}, []int{8, 24}
 	fs.Var((*IntList)(&c.Modes), "modes", "PROXY_SESSIONS_PER_WORKER values, one proxy-server each")
-	fs.Var((*IntList)(&c.Counts), "sessions", "numbers of open sessions, ascending: the slope is between the first and the last")
+	fs.Var((*IntList)(&c.Counts), "sessions", "numbers of open sessions, ascending: the slope is between the first and the last; multiples of every K measure whole hosts")
 	fs.StringVar(&c.Page, "page", "catalogue", "page every session navigates to: form, table or catalogue")
 	fs.IntVar(&c.Navigations, "navigations", 2, "navigations per session before the readings")
 	fs.DurationVar(&c.Settle, "settle", 5*time.Second, "untimed pause before the readings")
@@ -111,12 +113,14 @@ type MemoryRun struct {
 }
 
 // MemoryPoint is the tree's PSS with Sessions open (Opened of them
-// navigated), mean of the readings, by part.
+// navigated), mean of the readings, by part; Last is the last reading, by
+// process kind.
 type MemoryPoint struct {
 	Sessions int              `json:"sessions"`
 	Opened   int              `json:"opened"`
 	Procs    int              `json:"procs"`
 	PSSKB    map[string]int64 `json:"pss_kb_by_part"`
+	Last     MemSample        `json:"last_reading"`
 }
 
 func RunMemory(ctx context.Context, log *slog.Logger, site *Site, cfg MemoryConfig) (res *MemoryResult, err error) {
@@ -134,7 +138,7 @@ func RunMemory(ctx context.Context, log *slog.Logger, site *Site, cfg MemoryConf
 
 func runMemoryMode(ctx context.Context, log *slog.Logger, site *Site, run *MemoryRun, cfg MemoryConfig) error {
 	srv, c, stop, err := serveRun(ctx, log, cfg.Server, map[string]string{"PROXY_SESSIONS_PER_WORKER": strconv.Itoa(run.SessionsPerWorker),
-		"PROXY_MAX_SESSIONS": strconv.Itoa(slices.Max(cfg.Counts))}, cfg.RequestTimeout, &run.Env, &run.Cleanup)
+		"PROXY_MAX_SESSIONS": strconv.Itoa(slices.Max(cfg.Counts)), "PROXY_WARM_POOL": "0"}, cfg.RequestTimeout, &run.Env, &run.Cleanup)
 	if err != nil {
 		return err
 	}
@@ -187,7 +191,7 @@ func runMemoryMode(ctx context.Context, log *slog.Logger, site *Site, run *Memor
 				}
 			}
 			m := srv.Memory(true)
-			p.Procs = m.Procs
+			p.Procs, p.Last = m.Procs, m
 			for part, kb := range partsPSS(m) {
 				p.PSSKB[part] += kb
 			}
@@ -221,7 +225,7 @@ func slope(a, b MemoryPoint) map[string]float64 {
 }
 
 func (r *MemoryResult) writeText(w io.Writer) {
-	fmt.Fprintf(w, "== memory: sessions opened ≤ 4 at a time, each navigated %d× to the %q page; PSS of the server's whole tree, mean of the readings, MB\n", r.Navigations, r.Page)
+	fmt.Fprintf(w, "== memory: no warm pool; sessions opened ≤ 4 at a time, each navigated %d× to the %q page; PSS of the server's whole tree, mean of the readings, MB\n", r.Navigations, r.Page)
 	tw := newTable(w, "sessions/worker\tsessions\tnavigated\tprocs\t"+strings.Join(memoryParts, "\t")+"\t")
 	for _, run := range r.Runs {
 		for _, p := range run.Points {
