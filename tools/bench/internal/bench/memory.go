@@ -20,8 +20,8 @@ const (
 	partSessions = "node (sessions)"
 	partServer   = "server"
 	partOurs     = "our share"
-	partRenderer = "chromium renderer"
-	partChromium = "chromium other"
+	partRenderer = "renderer"
+	partChromium = "chromium rest"
 	partOther    = "other"
 	partTotal    = "total"
 )
@@ -262,8 +262,10 @@ func modeNames(runs []MemoryRun) []string {
 	return out
 }
 
-// MemoryCharts draws the PSS per added session by part, a bar per mode.
+// MemoryCharts draws the PSS per added session by part, a bar per mode;
+// "other" (no process of the proxy's falls there) only in the total.
 func MemoryCharts(res *MemoryResult) ([]Chart, error) {
+	parts := slices.DeleteFunc(slices.Clone(memoryParts), func(p string) bool { return p == partOther })
 	if res == nil {
 		return nil, fmt.Errorf("the report has no memory runs")
 	}
@@ -277,7 +279,7 @@ func MemoryCharts(res *MemoryResult) ([]Chart, error) {
 		}
 		p = run.Points
 		bs := barSeries{name: modeNames(res.Runs)[i] + " sessions per node process", color: palette[i%len(palette)]}
-		for _, part := range memoryParts {
+		for _, part := range parts {
 			bs.values = append(bs.values, run.PerSessionKB[part]/1024)
 		}
 		series = append(series, bs)
@@ -289,6 +291,6 @@ func MemoryCharts(res *MemoryResult) ([]Chart, error) {
 		title: "Memory per added session, by part",
 		subtitle: fmt.Sprintf("bench memory: PSS of the whole tree, slope between %d and %d open sessions, each on the %s page; "+
 			"K=1 is a node process per session; a bar below 0 is not drawn", p[0].Sessions, p[len(p)-1].Sessions, res.Page),
-		bars: []barPanel{{xLabel: "part", yLabel: "PSS per added session, MB", categories: memoryParts, series: series}},
+		bars: []barPanel{{xLabel: "part", yLabel: "PSS per added session, MB", categories: parts, series: series}},
 	}.render()}}, nil
 }

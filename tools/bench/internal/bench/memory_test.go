@@ -109,12 +109,15 @@ func TestMemoryCharts(t *testing.T) {
 		t.Errorf("series %q, want %q", got, want)
 	}
 	for _, s := range []string{"between 1 and 16 open sessions", "K=1 sessions per node process, node (sessions): 60<",
-		"K=8 sessions per node process, total: 80<", ">our share<", ">chromium renderer<"} {
+		"K=8 sessions per node process, total: 80<", ">our share<", ">renderer<"} {
 		if !bytes.Contains(svg, []byte(s)) {
 			t.Errorf("%q not in the SVG", s)
 		}
 	}
 	if bytes.Contains(svg, []byte("K=8 sessions per node process, server:")) {
 		t.Error("a negative slope is drawn as a bar")
+	}
+	if bytes.Contains(svg, []byte(">other<")) {
+		t.Error("the part no process of the proxy's falls in is charted")
 	}
 }
