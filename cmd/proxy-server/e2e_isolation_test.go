@@ -25,6 +25,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -171,7 +172,41 @@ func (s *isoServer) workerArg(t *testing.T, id, flag string) string {
 	if i := slices.Index(args, flag); i >= 0 && i+1 < len(args) {
 		return args[i+1]
 	}
+	if slices.ContainsFunc(args, func(a string) bool { return strings.HasSuffix(a, "/worker-host.js") }) {
+		return s.hostedArg(t, id, sess.WorkerPID, flag)
+	}
 	t.Fatalf("worker %d has no %s in %q", sess.WorkerPID, flag, args)
+	return ""
+}
+
+// hostedArg is workerArg for a session in a session host, which has no
+// command line of its own: the browser server is in the host's
+// configuration (its environment), the session's output directory in the
+// server's log of the worker it assigned.
+func (s *isoServer) hostedArg(t *testing.T, id string, pid int, flag string) string {
+	t.Helper()
+	switch flag {
+	case "--endpoint":
+		raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+		if err != nil {
+			t.Fatalf("the session host's environment: %v", err)
+		}
+		for _, kv := range strings.Split(string(raw), "\x00") {
+			if conf, ok := strings.CutPrefix(kv, "PWPROXY_WORKER_HOST="); ok {
+				var c struct{ Endpoint string }
+				if err := json.Unmarshal([]byte(conf), &c); err != nil || c.Endpoint == "" {
+					t.Fatalf("session host %d configuration %s: %v", pid, conf, err)
+				}
+				return c.Endpoint
+			}
+		}
+	case "--output-dir":
+		re := regexp.MustCompile(fmt.Sprintf(`msg="session worker assigned" session_id=%s worker_pid=%d output_dir=(\S+)`, regexp.QuoteMeta(id), pid))
+		if m := re.FindAllStringSubmatch(s.readLog(), -1); len(m) > 0 {
+			return m[len(m)-1][1]
+		}
+	}
+	t.Fatalf("no %s found for session %s in session host %d", flag, id, pid)
 	return ""
 }
 

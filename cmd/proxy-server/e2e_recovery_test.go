@@ -64,6 +64,7 @@ func runBinary(t *testing.T, dbPath string, env map[string]string) *binaryServer
 	}
 	b := &binaryServer{server: &server{DBPath: dbPath}}
 	b.logs.w = &b.buf
+	b.readLog = b.log
 	proc, err := proctest.StartServer(proctest.ServerConfig{
 		Binary: serverBin, Args: []string{"-port", "0", "-db", dbPath, "-log-level", "debug"},
 		Env: environ, Log: &b.logs,

@@ -92,7 +92,9 @@ func stoppedBy(pid int) *regexp.Regexp {
 // create gets neither, and its first call works.
 func TestSupervisionHungSpareIsReplaced(t *testing.T) {
 	pages := site(t)
-	s := runBinary(t, filepath.Join(t.TempDir(), "p.db"), map[string]string{"PROXY_WARM_POOL": "1", "PROXY_PING_INTERVAL": "1s"})
+	// A spare that is a process of its own, stopped: hung session hosts are
+	// the host ping's.
+	s := runBinary(t, filepath.Join(t.TempDir(), "p.db"), map[string]string{"PROXY_WARM_POOL": "1", "PROXY_PING_INTERVAL": "1s", "PROXY_SESSIONS_PER_WORKER": "1"})
 	if code := waitHealthy(t, s.URL, 60*time.Second); code != http.StatusOK {
 		t.Fatalf("/health = %d", code)
 	}
@@ -126,7 +128,9 @@ func TestSupervisionHungSpareIsReplaced(t *testing.T) {
 // answering is killed with SIGKILL alone, none of the polite steps of a
 // stop (stdin closed, SIGTERM), and its whole group is gone.
 func TestSupervisionHungWorkerKilledAtOnce(t *testing.T) {
-	s := runBinary(t, filepath.Join(t.TempDir(), "p.db"), map[string]string{"PROXY_PING_INTERVAL": "1s"})
+	// The session layer's kill of a worker process of its own; a hung
+	// session host is killed by the host's ping.
+	s := runBinary(t, filepath.Join(t.TempDir(), "p.db"), map[string]string{"PROXY_PING_INTERVAL": "1s", "PROXY_SESSIONS_PER_WORKER": "1"})
 	id := s.createSession(t)
 	pid := s.getSession(t, id).WorkerPID
 	stopped := stopGroup(t, pid)

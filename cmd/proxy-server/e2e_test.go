@@ -59,6 +59,8 @@ type server struct {
 	URL    string
 	DBPath string
 	stop   func()
+	// readLog returns what the server logged so far (at debug).
+	readLog func() string
 }
 
 // startServer runs `proxy-server serve` in-process on a free port with the
@@ -75,7 +77,8 @@ func startServer(t *testing.T, dbPath string, env map[string]string) *server {
 	}
 	addr := make(chan string, 1)
 	var stderr bytes.Buffer
-	m := &Main{Stdout: io.Discard, Stderr: &lockedWriter{w: &stderr}, OnListen: func(a string) { addr <- a }}
+	logw := &lockedWriter{w: &stderr}
+	m := &Main{Stdout: io.Discard, Stderr: logw, OnListen: func(a string) { addr <- a }}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	var runErr error
@@ -83,7 +86,11 @@ func startServer(t *testing.T, dbPath string, env map[string]string) *server {
 		defer close(done)
 		runErr = m.Run(ctx, []string{"serve", "-port", "0", "-db", dbPath, "-log-level", "debug"})
 	}()
-	s := &server{DBPath: dbPath}
+	s := &server{DBPath: dbPath, readLog: func() string {
+		logw.mu.Lock()
+		defer logw.mu.Unlock()
+		return stderr.String()
+	}}
 	var once sync.Once
 	s.stop = func() {
 		once.Do(func() {

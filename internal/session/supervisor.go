@@ -151,6 +151,9 @@ func (s *supervisor) assign(l *live, w Worker) {
 		s.restarted(l, w)
 	}
 	l.setWorker(w)
+	// Several sessions may share a worker process: the output directory is
+	// what names this session's worker.
+	s.log.Debug("session worker assigned", "session_id", l.id, "worker_pid", w.PID(), "output_dir", w.OutputDir())
 	s.goTask(func() {
 		select {
 		case <-w.Done():

@@ -40,9 +40,6 @@ func (w workerSession) RestoreState(ctx context.Context, state json.RawMessage) 
 	return RestoreStateJSON(ctx, w.Worker, state)
 }
 
-// AsWorker is w as the session layer drives it.
-func AsWorker(w *Worker) worker.Worker { return workerSession{w} }
-
 // SessionsPerWorker is how many sessions share one node process: K when
 // the host runs sessions in session hosts, else 1 (a process per session).
 func (h *Host) SessionsPerWorker() int {
