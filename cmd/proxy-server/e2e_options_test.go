@@ -118,7 +118,10 @@ func createWith(t *testing.T, s *server, body any) (int, proxy.Session, wire.Err
 // options, bad values are refused by field, and a session keeps its shape
 // through a worker crash and a server restart.
 func TestBrowserOptionsPerSession(t *testing.T) {
-	env := map[string]string{"PROXY_WARM_POOL": "1"}
+	// Which worker serves a session is told here by its process id: a
+	// process per session. Per-session context options in one session host
+	// are upstream's integration tests'.
+	env := map[string]string{"PROXY_WARM_POOL": "1", "PROXY_SESSIONS_PER_WORKER": "1"}
 	s := startServer(t, "", env)
 	probe := probeSite(t)
 
