@@ -69,7 +69,8 @@ var commands = []command{
 			return bench.RunStore(ctx, log, c)
 		})},
 	{name: "soak", summary: "10 sessions, mixed traffic and idle suspensions for 30 min: memory and fd trend", setup: with(bench.RunSoak)},
-	{name: "chart", summary: "SVG charts from the JSON of concurrency, soak and tokens", direct: chartCommand},
+	{name: "memory", summary: "PSS per added session by part, one node process per session vs many (PROXY_SESSIONS_PER_WORKER)", setup: with(bench.RunMemory)},
+	{name: "chart", summary: "SVG charts from the JSON of concurrency, soak, tokens and memory", direct: chartCommand},
 	{name: "relay", args: "-- CMD [ARGS]", summary: "CMD (a stdio MCP server) behind two minimal Go relays, stdio → HTTP → stdio", direct: relayCommand},
 	{name: "live", summary: "one live view viewer: frames/s, bytes/s and CPU on a still and a busy page; change-to-frame", setup: with(bench.RunLive)},
 }
@@ -278,13 +279,14 @@ func failed(rep *bench.Report) error {
 }
 
 // chartCommand writes SVG charts from the JSON of `bench concurrency`,
-// `bench soak` and `bench tokens`.
+// `bench soak`, `bench tokens` and `bench memory`.
 func chartCommand(_ context.Context, m *Main, args []string) error {
 	fs := flagSet(m, "chart")
 	sources := map[string]func(*bench.Report) ([]bench.Chart, error){
 		"concurrency": func(r *bench.Report) ([]bench.Chart, error) { return bench.ConcurrencyCharts(r.Concurrency) },
 		"soak":        func(r *bench.Report) ([]bench.Chart, error) { return bench.SoakCharts(r.Soak) },
 		"tokens":      func(r *bench.Report) ([]bench.Chart, error) { return bench.TokensCharts(r.Tokens) },
+		"memory":      func(r *bench.Report) ([]bench.Chart, error) { return bench.MemoryCharts(r.Memory) },
 	}
 	paths := map[string]*string{}
 	for name := range sources {
@@ -295,7 +297,7 @@ func chartCommand(_ context.Context, m *Main, args []string) error {
 		return err
 	}
 	var charts []bench.Chart
-	for _, name := range []string{"concurrency", "soak", "tokens"} {
+	for _, name := range []string{"concurrency", "soak", "tokens", "memory"} {
 		if *paths[name] == "" {
 			continue
 		}
@@ -310,7 +312,7 @@ func chartCommand(_ context.Context, m *Main, args []string) error {
 		charts = append(charts, cs...)
 	}
 	if len(charts) == 0 {
-		return fmt.Errorf("give -concurrency FILE, -soak FILE and/or -tokens FILE")
+		return fmt.Errorf("give -concurrency FILE, -soak FILE, -tokens FILE and/or -memory FILE")
 	}
 	written, err := bench.WriteCharts(*out, charts)
 	for _, p := range written {

@@ -60,6 +60,8 @@ func TestFlagErrors(t *testing.T) {
 		{"soak: no readings", []string{"soak", "-readings", "0"}, "-readings"},
 		{"soak: readings closer than a second", []string{"soak", "-interval", "5s", "-duration", "1m", "-readings", "10"}, "-readings"},
 		{"overhead: no rounds", []string{"overhead", "-n", "0"}, "-n 0"},
+		{"memory: one count", []string{"memory", "-sessions", "16"}, "-sessions"},
+		{"memory: unknown page", []string{"memory", "-page", "nope"}, "-page"},
 		{"chart: no input", []string{"chart"}, "-concurrency"},
 		{"chart: missing file", []string{"chart", "-concurrency", "/nonexistent/c.json"}, "no such file"},
 	}

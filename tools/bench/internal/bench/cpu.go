@@ -58,8 +58,8 @@ func markCPU(root int) cpuMark {
 		switch kind := procKind(p); {
 		case kind == "proxy-server":
 			self, reaped = kind, "node"
-		case kind == "node":
-			self, reaped = kind, kind
+		case strings.HasPrefix(kind, "node"):
+			self, reaped = "node", "node"
 		case strings.HasPrefix(kind, "chromium"):
 			self, reaped = "chromium", "chromium"
 		}

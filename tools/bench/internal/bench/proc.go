@@ -52,25 +52,34 @@ func statusKB(path, key string) (int64, bool) {
 }
 
 // procKind classifies a process of the proxy-server tree for the memory
-// breakdown: proxy-server, node (the @playwright/mcp workers), and Chromium by
-// its --type (browser, renderer, gpu-process, utility, zygote, …).
+// breakdown: proxy-server, node-browser-server (the shared browser's
+// Playwright server), node (whatever runs the @playwright/mcp sessions: a
+// worker each, or a host of many), and Chromium by its --type (browser,
+// renderer, gpu-process, utility, zygote, …).
 func procKind(p Proc) string {
 	b, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(p.PID), "cmdline"))
+	return kindOf(p.Comm, string(b))
+}
+
+// kindOf is procKind from a process's comm and /proc/PID/cmdline.
+func kindOf(comm, cmdline string) string {
 	// Chromium rewrites its process title: its arguments then arrive as one
 	// space-separated string, not NUL-separated.
-	args := strings.FieldsFunc(string(b), func(r rune) bool { return r == 0 || r == ' ' })
-	exe := p.Comm
+	args := strings.FieldsFunc(cmdline, func(r rune) bool { return r == 0 || r == ' ' })
+	exe := comm
 	if len(args) > 0 && args[0] != "" {
 		exe = filepath.Base(args[0])
 	}
 	switch {
-	case strings.Contains(exe, "proxy-server") || p.Comm == "proxy-server":
+	case strings.Contains(exe, "proxy-server") || comm == "proxy-server":
 		return "proxy-server"
-	case exe == "node" || p.Comm == "node":
+	case (exe == "node" || comm == "node") && slices.ContainsFunc(args, func(a string) bool { return filepath.Base(a) == "browser-server.js" }):
+		return "node-browser-server"
+	case exe == "node" || comm == "node":
 		return "node"
-	case strings.Contains(exe, "crashpad") || strings.Contains(p.Comm, "crashpad"):
+	case strings.Contains(exe, "crashpad") || strings.Contains(comm, "crashpad"):
 		return "chromium-crashpad"
-	case strings.Contains(exe, "chrom") || strings.Contains(p.Comm, "chrom"):
+	case strings.Contains(exe, "chrom") || strings.Contains(comm, "chrom"):
 		for _, a := range args {
 			if t, ok := strings.CutPrefix(a, "--type="); ok {
 				return "chromium-" + t
@@ -78,7 +87,7 @@ func procKind(p Proc) string {
 		}
 		return "chromium-browser"
 	default:
-		return p.Comm
+		return comm
 	}
 }
 

@@ -33,6 +33,7 @@ type Report struct {
 	Bytes       *BytesResult       `json:"bytes,omitempty"`
 	Tokens      *TokensResult      `json:"tokens,omitempty"`
 	Live        *LiveResult        `json:"live,omitempty"`
+	Memory      *MemoryResult      `json:"memory,omitempty"`
 	Error       string             `json:"error,omitempty"`
 }
 
@@ -123,7 +124,7 @@ func (r *Report) WriteText(w io.Writer) {
 	m := r.Machine
 	fmt.Fprintf(w, "machine: %d CPUs (%s), %.1f GiB RAM, Linux %s, %s\n", m.NumCPU, m.CPUModel, float64(m.MemTotalKB)/(1<<20), m.Kernel, m.GoVersion)
 	fmt.Fprintf(w, "software: %s; node %s; @playwright/mcp %s; %s\n\n", m.Chromium, m.Node, m.PlaywrightMCP, m.ProxyServer)
-	for _, t := range []interface{ writeText(io.Writer) }{r.Sessions, r.Concurrency, r.Nodes, r.Idle, r.Store, r.Soak, r.Overhead, r.Bytes, r.Tokens, r.Live} {
+	for _, t := range []interface{ writeText(io.Writer) }{r.Sessions, r.Concurrency, r.Nodes, r.Idle, r.Store, r.Soak, r.Overhead, r.Bytes, r.Tokens, r.Live, r.Memory} {
 		if !reflect.ValueOf(t).IsNil() {
 			t.writeText(w)
 		}

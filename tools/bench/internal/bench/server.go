@@ -302,3 +302,13 @@ func startServer(ctx context.Context, log *slog.Logger, scfg ServerConfig, clean
 		*interrupted = ctx.Err() != nil
 	}, nil
 }
+
+// serveRun is serve for one run of a scenario on a server of its own: the
+// scenario's server environment with set on top, recorded in *env.
+func serveRun(ctx context.Context, log *slog.Logger, scfg ServerConfig, set map[string]string, timeout time.Duration, env *map[string]string, cleanup *StopReport) (*Server, *Client, func(), error) {
+	scfg.Env = copyEnv(scfg.Env)
+	maps.Copy(scfg.Env, set)
+	*env = scfg.Env
+	var interrupted bool // the scenario says whether it was interrupted
+	return serve(ctx, log, scfg, timeout, cleanup, &interrupted)
+}

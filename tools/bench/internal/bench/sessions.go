@@ -113,12 +113,7 @@ func RunSessions(ctx context.Context, log *slog.Logger, site *Site, cfg Sessions
 }
 
 func runSessionsOnce(ctx context.Context, log *slog.Logger, navURL string, run *SessionsRun, cfg SessionsConfig) error {
-	scfg := cfg.Server
-	scfg.Env = copyEnv(scfg.Env)
-	scfg.Env["PROXY_WARM_POOL"] = strconv.Itoa(run.WarmPool)
-	run.Env = scfg.Env
-	var interrupted bool
-	srv, c, stop, err := serve(ctx, log, scfg, cfg.RequestTimeout, &run.Cleanup, &interrupted)
+	srv, c, stop, err := serveRun(ctx, log, cfg.Server, map[string]string{"PROXY_WARM_POOL": strconv.Itoa(run.WarmPool)}, cfg.RequestTimeout, &run.Env, &run.Cleanup)
 	if err != nil {
 		return err
 	}
