@@ -219,7 +219,7 @@ func (h *Host) pickHost() (*pooledHost, error) {
 		return nil, ErrHostClosed
 	}
 	for _, ph := range h.sessionHosts {
-		if ph.retired || ph.sh.proc.dying() || ph.missed.Load() > 0 || ph.heapUsed.Load() >= heapLimit {
+		if ph.retired || ph.sh.proc.dying() || ph.missed.Load() > 0 || ph.sh.unanswered.Load() || ph.heapUsed.Load() >= heapLimit {
 			continue
 		}
 		if ph.placed < k {

@@ -428,6 +428,11 @@ func (s *HostedSession) stop(ctx context.Context, kill bool) error {
 			case <-t.C():
 			}
 			t.Stop()
+			select {
+			case <-s.done:
+			default:
+				s.host.unanswered.Store(true)
+			}
 			s.ended(&sessionClosedError{reason: "closed"})
 		}
 		s.conn.endLife()

@@ -102,6 +102,12 @@ type SessionHost struct {
 	// was told.
 	readerDone chan struct{}
 
+	// unanswered is set once a session's close went unanswered: the host
+	// is stuck or stopped, so its own Close kills it at once instead of
+	// spending a shutdown's budget on polite steps it will not take, and
+	// no session is placed on it.
+	unanswered atomic.Bool
+
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -412,6 +418,7 @@ func (h *SessionHost) Close(ctx context.Context) error { return h.stop(ctx, fals
 func (h *SessionHost) Kill(ctx context.Context) error { return h.stop(ctx, true) }
 
 func (h *SessionHost) stop(ctx context.Context, kill bool) error {
+	kill = kill || h.unanswered.Load()
 	h.closeOnce.Do(func() {
 		start := time.Now()
 		var stopErr error
