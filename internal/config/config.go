@@ -335,7 +335,7 @@ func (c Config) StateKeyBytes() ([]byte, error) {
 // DefaultSessionsPerWorker and MaxSessionsPerWorker bound
 // PROXY_SESSIONS_PER_WORKER.
 const (
-	DefaultSessionsPerWorker = 8
+	DefaultSessionsPerWorker = 16
 	MaxSessionsPerWorker     = 64
 )
 

@@ -31,7 +31,7 @@ func TestDefaultConfig(t *testing.T) {
 		{"WarmPool", c.WarmPool, 1},
 		{"PingInterval", c.PingInterval, 30 * time.Second},
 		{"BrowserMode", c.BrowserMode, "shared"},
-		{"SessionsPerWorker", c.SessionsPerWorker, 8},
+		{"SessionsPerWorker", c.SessionsPerWorker, 16},
 		{"Headless", c.Headless, true},
 		{"ResponseMode", c.ResponseMode, "ref"},
 		{"EnableScriptEvaluation", c.EnableScriptEvaluation, true},
@@ -220,15 +220,15 @@ func TestSessionsPerHost(t *testing.T) {
 		wantK   int
 		wantErr string // "": valid
 	}{
-		{name: "default", mutate: func(*Config) {}, wantK: 8},
-		{name: "set", env: map[string]string{"PROXY_SESSIONS_PER_WORKER": "16"}, mutate: func(c *Config) { c.SessionsPerWorker = 16 }, wantK: 16},
+		{name: "default", mutate: func(*Config) {}, wantK: 16},
+		{name: "set", env: map[string]string{"PROXY_SESSIONS_PER_WORKER": "4"}, mutate: func(c *Config) { c.SessionsPerWorker = 4 }, wantK: 4},
 		{name: "one", mutate: func(c *Config) { c.SessionsPerWorker = 1 }, wantK: 1},
-		{name: "worker flags keep their meaning", mutate: func(c *Config) { c.PlaywrightArgs = "--timeout-settle=0 --caps=pdf" }, wantK: 8},
+		{name: "worker flags keep their meaning", mutate: func(c *Config) { c.PlaywrightArgs = "--timeout-settle=0 --caps=pdf" }, wantK: 16},
 		{name: "per-session, default", mutate: perSession, wantK: 1},
 		{name: "per-session, one", mutate: func(c *Config) { perSession(c); c.SessionsPerWorker = 1 }, wantK: 1},
 		{name: "per-session, set", mutate: func(c *Config) { perSession(c); c.SessionsPerWorker = 4 }, wantK: 1,
 			wantErr: "PROXY_BROWSER_MODE is per-session"},
-		{name: "per-session, set to the default", env: map[string]string{"PROXY_SESSIONS_PER_WORKER": "8"}, mutate: perSession, wantK: 1,
+		{name: "per-session, set to the default", env: map[string]string{"PROXY_SESSIONS_PER_WORKER": "16"}, mutate: perSession, wantK: 1,
 			wantErr: "PROXY_BROWSER_MODE is per-session"},
 		{name: "CDP endpoint, default", mutate: func(c *Config) { c.BrowserCDPEndpoint = "http://127.0.0.1:9222" }, wantK: 1},
 		{name: "CDP endpoint, set", mutate: func(c *Config) { c.BrowserCDPEndpoint = "http://127.0.0.1:9222"; c.SessionsPerWorker = 2 }, wantK: 1,
