@@ -104,18 +104,7 @@ func TestSessionMemory(t *testing.T) {
 		}
 		// The restart is told by its event, not by a new worker pid: the
 		// new worker may share the old one's session host.
-		for deadline := time.Now().Add(90 * time.Second); ; time.Sleep(200 * time.Millisecond) {
-			var n int
-			if err := db.QueryRow("SELECT count(*) FROM session_events WHERE session_id = ? AND kind = ?", b, proxy.EventRestarted).Scan(&n); err != nil {
-				t.Fatal(err)
-			}
-			if n > 0 {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("session %s: not restarted within 90s (state %s)", b, s.getSession(t, b).State)
-			}
-		}
+		waitRestarted(t, db, b, 0, 90*time.Second)
 		checkRestored(t, s.server, pages, b, "heavy")
 		var detail string
 		if err := db.QueryRow("SELECT detail FROM session_events WHERE session_id = ? AND kind = ?", b, proxy.EventMemoryLimit).Scan(&detail); err != nil {

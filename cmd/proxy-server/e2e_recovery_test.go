@@ -316,6 +316,26 @@ func (s *server) waitWorker(t *testing.T, id string, old int, within time.Durati
 	}
 }
 
+// restartsOf counts the restarts on session id's timeline.
+func restartsOf(t *testing.T, db *sql.DB, id string) int {
+	t.Helper()
+	var n int
+	if err := db.QueryRow("SELECT count(*) FROM session_events WHERE session_id = ? AND kind = ?", id, proxy.EventRestarted).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// waitRestarted waits until session id has more than n restarts.
+func waitRestarted(t *testing.T, db *sql.DB, id string, n int, within time.Duration) {
+	t.Helper()
+	for deadline := time.Now().Add(within); restartsOf(t, db, id) <= n; time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("session %s: not restarted within %s", id, within)
+		}
+	}
+}
+
 // prepare gives a session a page with localStorage and a cookie set and
 // waits until that state is saved.
 func prepare(t *testing.T, s *server, db *sql.DB, pages, id, value string) {
@@ -475,14 +495,16 @@ func TestKill9WorkerAndBrowser(t *testing.T) {
 		a, b := s.createSession(t), s.createSession(t)
 		prepare(t, s, db, pages, a, "alpha")
 		prepare(t, s, db, pages, b, "beta")
-		pa, pb := s.getSession(t, a).WorkerPID, s.getSession(t, b).WorkerPID
+		ra, rb := restartsOf(t, db, a), restartsOf(t, db, b)
 		browser := mainChromium(t)
 		if err := syscall.Kill(browser, syscall.SIGKILL); err != nil {
 			t.Fatal(err)
 		}
-		// Every worker on the dead browser is replaced, on a new browser.
-		s.waitWorker(t, a, pa, 60*time.Second)
-		s.waitWorker(t, b, pb, 60*time.Second)
+		// Every worker on the dead browser is replaced, on a new browser
+		// (told by the restart, not the pid: a session host outlives the
+		// browser, and the new sessions may open in it).
+		waitRestarted(t, db, a, ra, 60*time.Second)
+		waitRestarted(t, db, b, rb, 60*time.Second)
 		checkRestored(t, s, pages, a, "alpha")
 		checkRestored(t, s, pages, b, "beta")
 		if nb := mainChromium(t); nb == browser {
@@ -567,7 +589,9 @@ func TestHungWorkerIsReplaced(t *testing.T) {
 
 func TestRepeatedCrashesFailOneSessionOnly(t *testing.T) {
 	pages := site(t)
-	s := startServer(t, "", nil)
+	// A worker process per session: the crashes are this session's alone.
+	// In a session host they would be its neighbours' too.
+	s := startServer(t, "", map[string]string{"PROXY_SESSIONS_PER_WORKER": "1"})
 	id, other := s.createSession(t), s.createSession(t)
 	s.call(t, other, "browser_navigate", map[string]string{"url": pages + "/index.html"})
 	s.call(t, id, "browser_navigate", map[string]string{"url": pages + "/index.html"})

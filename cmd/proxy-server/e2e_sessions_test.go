@@ -222,7 +222,9 @@ func TestTwentyConcurrentSessionsStayIsolated(t *testing.T) {
 }
 
 func TestLimitEvictsLeastRecentlyUsedIdleSession(t *testing.T) {
-	s := startServer(t, "", map[string]string{"PROXY_MAX_SESSIONS": "3"})
+	// A worker process per session: the test checks the evicted one's
+	// process group is gone (a session host outlives its sessions).
+	s := startServer(t, "", map[string]string{"PROXY_MAX_SESSIONS": "3", "PROXY_SESSIONS_PER_WORKER": "1"})
 	pages := site(t)
 	ids := []string{s.createSession(t), s.createSession(t), s.createSession(t)}
 	for _, i := range []int{0, 1, 2, 0, 2} { // session 1 is the least recently used
@@ -267,7 +269,9 @@ func TestLimitEvictsLeastRecentlyUsedIdleSession(t *testing.T) {
 }
 
 func TestIdleSuspendAndTransparentResume(t *testing.T) {
-	s := startServer(t, "", map[string]string{"PROXY_SESSION_IDLE_TIMEOUT": "3s"})
+	// A worker process per session, whose group the suspension must end
+	// (TestHostedIdleSuspendLeavesItsNeighbour is the hosted case).
+	s := startServer(t, "", map[string]string{"PROXY_SESSION_IDLE_TIMEOUT": "3s", "PROXY_SESSIONS_PER_WORKER": "1"})
 	pages := site(t)
 	type idler struct {
 		name, id, value string

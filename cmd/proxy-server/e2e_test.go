@@ -405,7 +405,8 @@ func TestErrors(t *testing.T) {
 }
 
 func TestCloseStopsWorkerKeepsHistory(t *testing.T) {
-	s := startServer(t, "", nil)
+	// A worker process per session, whose group the close must end.
+	s := startServer(t, "", map[string]string{"PROXY_SESSIONS_PER_WORKER": "1"})
 	pages := site(t)
 	id := s.createSession(t)
 	res := s.call(t, id, "browser_navigate", map[string]string{"url": pages + "/index.html"})

@@ -54,7 +54,10 @@ func TestWebSocketWithOfficialSDK(t *testing.T) {
 	if err := os.WriteFile(tokens, []byte("wsclient "+wsClientToken+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	s := runBinary(t, filepath.Join(t.TempDir(), "proxy.db"), map[string]string{"PROXY_AUTH_TOKEN": wsOperatorToken, "PROXY_CLIENT_TOKENS_FILE": tokens})
+	s := runBinary(t, filepath.Join(t.TempDir(), "proxy.db"), map[string]string{"PROXY_AUTH_TOKEN": wsOperatorToken, "PROXY_CLIENT_TOKENS_FILE": tokens,
+		// A worker process per session: a socket's close is checked by its
+		// session's process group ending.
+		"PROXY_SESSIONS_PER_WORKER": "1"})
 	pages := site(t)
 	wsURL := "ws" + strings.TrimPrefix(s.URL, "http") + "/ws"
 

@@ -17,6 +17,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -84,6 +85,8 @@ func site(t *testing.T) string {
 
 type server struct {
 	URL, DBPath string
+	// log is what the server logged so far (at debug).
+	log func() string
 }
 
 // startServer runs proxy-server in-process with every tool group, as
@@ -130,7 +133,11 @@ func startServer(t *testing.T, tweak func(*config.Config)) *server {
 	})
 	select {
 	case a := <-addr:
-		return &server{URL: "http://" + a, DBPath: cfg.DatabasePath}
+		return &server{URL: "http://" + a, DBPath: cfg.DatabasePath, log: func() string {
+			mu.Lock()
+			defer mu.Unlock()
+			return logs.String()
+		}}
 	case err := <-done:
 		t.Fatalf("serve exited early: %v", err)
 	case <-time.After(60 * time.Second):
@@ -509,7 +516,13 @@ func outputDir(t *testing.T, s *server, id string) string {
 	if i := slices.Index(args, "--output-dir"); i >= 0 && i+1 < len(args) {
 		return args[i+1]
 	}
-	t.Fatalf("worker %d has no --output-dir: %q", sess.WorkerPID, args)
+	// A session in a session host has no command line of its own: the
+	// server logs the directory it gave the session.
+	re := regexp.MustCompile(fmt.Sprintf(`msg="session worker assigned" session_id=%s worker_pid=%d output_dir=(\S+)`, regexp.QuoteMeta(id), sess.WorkerPID))
+	if m := re.FindAllStringSubmatch(s.log(), -1); len(m) > 0 {
+		return m[len(m)-1][1]
+	}
+	t.Fatalf("session %s: worker %d has no --output-dir (%q) and no assignment was logged", id, sess.WorkerPID, args)
 	return ""
 }
 
