@@ -288,8 +288,15 @@ func (h *humanHarness) wantEnded(t *testing.T, id, lease, why string) {
 	if h.m.HoldsControl(id, lease) {
 		t.Error("the lease still holds the browser")
 	}
+	// The event is written as the control ends, which may be just after
+	// the waiter woke.
+	want := []string{proxy.EventControlReturned + ": " + why}
 	got := h.events(t, id, proxy.EventControlReturned)
-	if diff := cmp.Diff([]string{proxy.EventControlReturned + ": " + why}, got); diff != "" {
+	for deadline := time.Now().Add(5 * time.Second); len(got) == 0 && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+		got = h.events(t, id, proxy.EventControlReturned)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("events (-want +got):\n%s", diff)
 	}
 }
