@@ -164,7 +164,7 @@ func TestHostedSessionsComeBackWhenTheirHostDies(t *testing.T) {
 			t.Errorf("the stopped host's processes still exist: %v", left)
 		}
 		for h := range hosts {
-			s.waitLogged(t, regexp.MustCompile(fmt.Sprintf(`session host did not answer its ping; killing it.* pid=%d\b`, h)), 10*time.Second)
+			s.waitLogged(t, regexp.MustCompile(fmt.Sprintf(`session host did not answer its pings; killing it.* pid=%d\b`, h)), 10*time.Second)
 		}
 		for _, m := range sessions {
 			checkBack(t, s.server, m)
