@@ -37,7 +37,6 @@ import (
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/proctest"
-	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/upstream"
 )
 
 // hostOf is the pid of the session host serving session id; it fails the
@@ -219,17 +218,7 @@ func TestHostedSessionsComeBackWhenTheirHostDies(t *testing.T) {
 func TestHostedSessionsKeepTheirOwnSettings(t *testing.T) {
 	s := startServer(t, "", hostedEnv(4, nil))
 	probe := probeSite(t)
-	devs, err := upstream.NewDevices(upstream.DefaultCommand(projectRoot(t))).Devices(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var iphone struct {
-		UserAgent string         `json:"userAgent"`
-		Viewport  proxy.Viewport `json:"viewport"`
-	}
-	if err := json.Unmarshal(devs["iPhone 15"], &iphone); err != nil {
-		t.Fatal(err)
-	}
+	iphone := device(t, "iPhone 15")
 
 	small := proxy.BrowserOptions{Viewport: &proxy.Viewport{Width: 640, Height: 480}, UserAgent: "HostedProbe/1.0 (e2e)",
 		Locale: "fr-FR", Timezone: "Asia/Tokyo", ColorScheme: "dark"}

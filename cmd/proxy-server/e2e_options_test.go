@@ -218,17 +218,7 @@ func TestBrowserOptionsPerSession(t *testing.T) {
 	})
 
 	t.Run("through MCP: a device, and list_sessions", func(t *testing.T) {
-		devs, err := upstream.NewDevices(upstream.DefaultCommand(projectRoot(t))).Devices(t.Context())
-		if err != nil {
-			t.Fatal(err)
-		}
-		var iphone struct {
-			UserAgent string         `json:"userAgent"`
-			Viewport  proxy.Viewport `json:"viewport"`
-		}
-		if err := json.Unmarshal(devs["iPhone 15"], &iphone); err != nil {
-			t.Fatal(err)
-		}
+		iphone := device(t, "iPhone 15")
 		m := dialMCP(t, s.URL+"/mcp")
 		var created struct {
 			SessionID string               `json:"session_id"`
@@ -291,4 +281,24 @@ func TestBrowserOptionsPerSession(t *testing.T) {
 			t.Errorf("after a restart the plain session sees %+v", got)
 		}
 	})
+}
+
+// deviceSpec is what a test checks of a device descriptor.
+type deviceSpec struct {
+	UserAgent string         `json:"userAgent"`
+	Viewport  proxy.Viewport `json:"viewport"`
+}
+
+// device is the descriptor of the named device in the pinned Playwright.
+func device(t *testing.T, name string) deviceSpec {
+	t.Helper()
+	devs, err := upstream.NewDevices(upstream.DefaultCommand(projectRoot(t))).Devices(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d deviceSpec
+	if err := json.Unmarshal(devs[name], &d); err != nil {
+		t.Fatalf("device %q: %v", name, err)
+	}
+	return d
 }
