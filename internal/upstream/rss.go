@@ -27,3 +27,14 @@ func (p *process) rss() int64 {
 	}
 	return p.group.rss(p.pid)
 }
+
+// leaderRSS is the resident bytes of the group's leader alone, read now.
+// Like rss it holds p.mu, so the pid it reads is still the leader's.
+func (p *process) leaderRSS() int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.reaped {
+		return 0
+	}
+	return pidRSS(p.pid)
+}

@@ -165,6 +165,22 @@ func scanProcs() (map[int]int64, map[int]procStat) {
 	return groups, procs
 }
 
+// pidRSS is the resident bytes of one process from its own
+// /proc/PID/stat, read now: one small read, not the /proc scan groupRSS
+// shares. 0 when it is gone.
+func pidRSS(pid int) int64 {
+	buf := make([]byte, 1024)
+	n := readSmall("/proc/"+strconv.Itoa(pid)+"/stat", buf)
+	if n <= 0 {
+		return 0
+	}
+	_, _, rss, ok := parseStatRSS(buf[:n])
+	if !ok {
+		return 0
+	}
+	return rss * pageSize
+}
+
 // readSmall reads up to len(buf) bytes of a small file in one read, as
 // /proc files are generated whole; it returns 0 on any error.
 func readSmall(path string, buf []byte) int {

@@ -396,8 +396,11 @@ func (h *SessionHost) ExitErr() error { return h.proc.exitStatus() }
 // the session it is about ("session KEY: ") or the host ("host: ").
 func (h *SessionHost) Stderr() string { return h.stderr.String() }
 
-// RSS is the resident memory of the host's process group, in bytes.
-func (h *SessionHost) RSS() int64 { return h.proc.rss() }
+// RSS is the resident memory of the host, in bytes. A host starts no
+// processes (it connects to a browser, never launches one), so its group
+// is the node process alone, whose own stat is one read: a create's
+// answer, which shows it, need not wait for a scan of every process.
+func (h *SessionHost) RSS() int64 { return h.proc.leaderRSS() }
 
 // Sessions is how many sessions are open in the host, as the proxy sees it.
 func (h *SessionHost) Sessions() int {
