@@ -64,7 +64,13 @@ type SessionHostConfig struct {
 	TempDir string
 	// MaxLineBytes bounds one line of the host's stdout; 0 means 64 MiB.
 	MaxLineBytes int
-	Logger       *slog.Logger
+	// FirstPageDelay is how long after it opens a session's first page is
+	// opened ahead, in the background, once the host's other sessions
+	// have no call in flight (at most 5 s more): a session handed out
+	// then starts its first call with its renderer running. 0 is 1 s;
+	// negative opens it only on the session's first call.
+	FirstPageDelay time.Duration
+	Logger         *slog.Logger
 	// Clock times Close's grace periods; nil is the real clock.
 	Clock clock.Clock
 }
@@ -173,7 +179,14 @@ func StartSessionHost(ctx context.Context, cfg SessionHostConfig) (_ *SessionHos
 	if err != nil {
 		return fail(err)
 	}
-	conf, err := json.Marshal(map[string]any{"resolveFrom": cfg.ResolveFrom, "endpoint": cfg.Endpoint, "maxSessions": maxSessions})
+	hostConf := map[string]any{"resolveFrom": cfg.ResolveFrom, "endpoint": cfg.Endpoint, "maxSessions": maxSessions}
+	switch d := cfg.FirstPageDelay; {
+	case d < 0:
+		hostConf["firstPageDelayMs"] = -1
+	case d > 0:
+		hostConf["firstPageDelayMs"] = max(1, d.Milliseconds())
+	}
+	conf, err := json.Marshal(hostConf)
 	if err != nil {
 		return fail(err)
 	}

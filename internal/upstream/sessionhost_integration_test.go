@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -288,4 +289,99 @@ func TestIntegrationSessionHostBrowserUnreachable(t *testing.T) {
 	if pong.Sessions != 0 || pong.HeapUsed <= 0 || pong.RSS <= 0 {
 		t.Errorf("pong = %+v, want no session and some memory", pong)
 	}
+}
+
+// pageTargets counts the browser's pages, every context's, from its CDP
+// endpoint's target list.
+func pageTargets(t *testing.T, b *Browser) int {
+	t.Helper()
+	resp, err := http.Get(b.DebugEndpoint() + "/json/list")
+	if err != nil {
+		t.Fatalf("CDP target list: %v", err)
+	}
+	defer resp.Body.Close()
+	var targets []struct {
+		Type string `json:"type"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&targets); err != nil {
+		t.Fatalf("CDP target list: %v", err)
+	}
+	n := 0
+	for _, tg := range targets {
+		if tg.Type == "page" {
+			n++
+		}
+	}
+	return n
+}
+
+// A session's first page is opened ahead, while the session waits
+// unused, and upstream adopts it: the first call finds it there instead of
+// starting a renderer, and the session still has exactly one tab. A call
+// that comes first opens it itself, once.
+func TestIntegrationSessionHostFirstPageAhead(t *testing.T) {
+	root := realSetup(t)
+	site := testSite(t)
+	from, err := PlaywrightFrom(DefaultCommand(root))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lctx, lcancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer lcancel()
+	b, err := LaunchBrowserServer(lctx, BrowserConfig{Headless: true, DebugPort: true, Logger: testLogger(t)}, "", from)
+	if err != nil {
+		t.Fatalf("LaunchBrowserServer: %v", err)
+	}
+	cleanupBrowser(t, b, b.dir)
+	start := func(delay time.Duration) *SessionHost {
+		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+		defer cancel()
+		h, err := StartSessionHost(ctx, SessionHostConfig{
+			ResolveFrom: from, Endpoint: b.PlaywrightEndpoint(), MaxSessions: 2,
+			TempDir: shortTempDir(t), Logger: testLogger(t), FirstPageDelay: delay,
+		})
+		if err != nil {
+			t.Fatalf("StartSessionHost: %v", err)
+		}
+		closeSessionHostAtCleanup(t, h)
+		return h
+	}
+	navigate := func(s *HostedSession, path string) {
+		t.Helper()
+		if p := call(t, s, "browser_navigate", map[string]string{"url": site.URL + path}); p.IsError || p.PageTitle != "Echo" {
+			t.Fatalf("navigate: title %q, error %q", p.PageTitle, p.ErrorText)
+		}
+	}
+
+	t.Run("ahead", func(t *testing.T) {
+		h := start(10 * time.Millisecond)
+		before := pageTargets(t, b)
+		s := openSession(t, h, SessionSpec{})
+		if !eventually(20*time.Second, func() bool { return pageTargets(t, b) == before+1 }) {
+			t.Fatalf("%d pages 20 s after the open, want %d: the first page was not opened ahead", pageTargets(t, b), before+1)
+		}
+		navigate(s, "/echo")
+		if n := pageTargets(t, b); n != before+1 {
+			t.Errorf("%d pages after the first navigate, want %d: the page opened ahead was not the one used", n, before+1)
+		}
+		if n := tabCount(t, s); n != 1 {
+			t.Errorf("%d tabs, want 1", n)
+		}
+	})
+	t.Run("call first", func(t *testing.T) {
+		h := start(-1)
+		before := pageTargets(t, b)
+		s := openSession(t, h, SessionSpec{})
+		time.Sleep(500 * time.Millisecond) // no page is opened ahead meanwhile
+		if n := pageTargets(t, b); n != before {
+			t.Fatalf("%d pages before any call, want %d", n, before)
+		}
+		navigate(s, "/echo")
+		if n := tabCount(t, s); n != 1 {
+			t.Errorf("%d tabs, want 1", n)
+		}
+		if n := pageTargets(t, b); n != before+1 {
+			t.Errorf("%d pages, want %d", n, before+1)
+		}
+	})
 }

@@ -60,6 +60,11 @@ const { tools } = require(require.resolve('playwright-core/lib/coreBundle', mcpF
 
 const maxSessions = cfg.maxSessions || 16;
 const closeTimeoutMs = cfg.closeTimeoutMs || 10000;
+// See openFirstPage; a negative firstPageDelayMs leaves the first page to
+// the session's first call.
+const firstPageDelayMs = cfg.firstPageDelayMs || 1000;
+const firstPagePollMs = 250;
+const firstPageMaxWaitMs = 5000;
 
 // stdout is the protocol: nothing else may write there.
 const stdoutWrite = process.stdout.write.bind(process.stdout);
@@ -227,7 +232,9 @@ async function openSession(key, spec) {
     transport: undefined,
     browser: undefined,
     context: undefined,
-    ready: undefined,
+    connecting: undefined, // the browser connection and context
+    ready: undefined, // the same with the first page open
+    firstPageTimer: undefined,
   };
   sessions.set(key, s);
   const connect = async () => {
@@ -242,10 +249,24 @@ async function openSession(key, spec) {
   };
   // A lazy session whose browser cannot be reached is closed: every later
   // call would fail the same way.
-  const getContext = () => (s.ready ??= connect().catch(e => {
+  const connected = () => (s.connecting ??= connect().catch(e => {
     if (spec.lazy)
       void closeSession(s, 'browser connection failed: ' + String((e && e.message) || e));
     throw e;
+  }));
+  // Upstream's getter hands over the context with a first page in it. A
+  // new context's first page starts a renderer, most of what a session's
+  // first call would otherwise wait for; opened ahead (openFirstPage),
+  // that wait passes while the session is still a spare. Upstream adopts
+  // the page as its first tab, as it adopts any page a context it is
+  // given already holds. A page that cannot be opened here is left to
+  // upstream, which opens its own or says why it cannot.
+  const getContext = () => (s.ready ??= connected().then(async context => {
+    await context.newPage().catch(e => {
+      if (!s.closed)
+        log('opening the first page ahead: ' + describe(e), s.key);
+    });
+    return context;
   }));
   try {
     await als.run(s, async () => {
@@ -256,8 +277,11 @@ async function openSession(key, spec) {
       s.server = await createConnection(upstreamConfig, getContext);
       s.transport = new SessionTransport(s);
       await s.server.connect(s.transport);
-      if (!spec.lazy)
-        await getContext();
+      if (!spec.lazy) {
+        await connected();
+        if (firstPageDelayMs > 0)
+          openFirstPage(s, getContext, firstPageDelayMs);
+      }
     });
   } catch (e) {
     await closeSession(s, 'open failed: ' + String((e && e.message) || e));
@@ -267,10 +291,32 @@ async function openSession(key, spec) {
     als.run(s, () => s.transport.deliver(m));
 }
 
+// openFirstPage has a new session open its first page (getContext) in
+// the background once the host is quiet. A spare is opened the moment
+// the pool hands out the one before it, whose first call is then starting
+// in this host: a renderer started at that moment would compete with that
+// call for the CPU. So the page waits delayMs, then for the host's other
+// sessions to have no call in flight, at most firstPageMaxWaitMs; a call
+// to the session itself opens it at once.
+function openFirstPage(s, getContext, delayMs, waited = 0) {
+  s.firstPageTimer = setTimeout(() => {
+    s.firstPageTimer = undefined;
+    if (s.closed || s.ready)
+      return;
+    const busy = [...sessions.values()].some(o => o !== s && o.inFlight.size > 0);
+    if (busy && waited < firstPageMaxWaitMs) {
+      openFirstPage(s, getContext, firstPagePollMs, waited + delayMs);
+      return;
+    }
+    void als.run(s, getContext);
+  }, delayMs);
+}
+
 async function closeSession(s, reason) {
   if (s.closed)
     return;
   s.closed = true;
+  clearTimeout(s.firstPageTimer);
   for (const m of s.pending.splice(0)) {
     if (m.id !== undefined && m.method !== undefined)
       s.inFlight.add(m.id);
