@@ -296,19 +296,20 @@ async function openSession(key, spec) {
 // the pool hands out the one before it, whose first call is then starting
 // in this host: a renderer started at that moment would compete with that
 // call for the CPU. So the page waits delayMs, then for the host's other
-// sessions to have no call in flight, at most firstPageMaxWaitMs; a call
-// to the session itself opens it at once.
-function openFirstPage(s, getContext, delayMs, waited = 0) {
+// sessions to have no call in flight, at most firstPageMaxWaitMs more; a
+// call to the session itself opens it at once. Only a failed connection
+// rejects getContext, and the call that needs it reports that.
+function openFirstPage(s, getContext, delayMs, deadline = Date.now() + delayMs + firstPageMaxWaitMs) {
   s.firstPageTimer = setTimeout(() => {
     s.firstPageTimer = undefined;
     if (s.closed || s.ready)
       return;
     const busy = [...sessions.values()].some(o => o !== s && o.inFlight.size > 0);
-    if (busy && waited < firstPageMaxWaitMs) {
-      openFirstPage(s, getContext, firstPagePollMs, waited + delayMs);
+    if (busy && Date.now() < deadline) {
+      openFirstPage(s, getContext, firstPagePollMs, deadline);
       return;
     }
-    void als.run(s, getContext);
+    als.run(s, getContext).catch(() => {});
   }, delayMs);
 }
 
