@@ -53,7 +53,7 @@ func realSetup(t *testing.T) string {
 // launchTestBrowser starts the shared browser the way the Host does by
 // default, under a Playwright browser server, and checks at cleanup that
 // Close left nothing of it behind.
-func launchTestBrowser(t *testing.T, root string) *Browser {
+func launchTestBrowser(t *testing.T, root string, opts ...func(*BrowserConfig)) *Browser {
 	t.Helper()
 	from, err := PlaywrightFrom(DefaultCommand(root))
 	if err != nil {
@@ -62,7 +62,11 @@ func launchTestBrowser(t *testing.T, root string) *Browser {
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
 	start := time.Now()
-	b, err := LaunchBrowserServer(ctx, BrowserConfig{Headless: true, Logger: testLogger(t)}, "", from)
+	cfg := BrowserConfig{Headless: true, Logger: testLogger(t)}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	b, err := LaunchBrowserServer(ctx, cfg, "", from)
 	if err != nil {
 		t.Fatalf("LaunchBrowserServer: %v", err)
 	}

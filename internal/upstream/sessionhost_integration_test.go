@@ -23,9 +23,9 @@ import (
 // real @playwright/mcp, sessions on one real Chromium behind our browser
 // server.
 
-// startRealSessionHost starts a host on b's browser server and checks at
-// cleanup that nothing of it is left.
-func startRealSessionHost(t *testing.T, root string, b *Browser) *SessionHost {
+// startRealSessionHost starts a host on b's browser server, its config
+// changed by opts, and checks at cleanup that nothing of it is left.
+func startRealSessionHost(t *testing.T, root string, b *Browser, opts ...func(*SessionHostConfig)) *SessionHost {
 	t.Helper()
 	from, err := PlaywrightFrom(DefaultCommand(root))
 	if err != nil {
@@ -34,10 +34,14 @@ func startRealSessionHost(t *testing.T, root string, b *Browser) *SessionHost {
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
 	start := time.Now()
-	h, err := StartSessionHost(ctx, SessionHostConfig{
+	cfg := SessionHostConfig{
 		ResolveFrom: from, Endpoint: b.PlaywrightEndpoint(), MaxSessions: 4,
 		TempDir: shortTempDir(t), Logger: testLogger(t),
-	})
+	}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	h, err := StartSessionHost(ctx, cfg)
 	if err != nil {
 		t.Fatalf("StartSessionHost: %v", err)
 	}
@@ -322,29 +326,10 @@ func pageTargets(t *testing.T, b *Browser) int {
 func TestIntegrationSessionHostFirstPageAhead(t *testing.T) {
 	root := realSetup(t)
 	site := testSite(t)
-	from, err := PlaywrightFrom(DefaultCommand(root))
-	if err != nil {
-		t.Fatal(err)
-	}
-	lctx, lcancel := context.WithTimeout(t.Context(), 30*time.Second)
-	defer lcancel()
-	b, err := LaunchBrowserServer(lctx, BrowserConfig{Headless: true, DebugPort: true, Logger: testLogger(t)}, "", from)
-	if err != nil {
-		t.Fatalf("LaunchBrowserServer: %v", err)
-	}
-	cleanupBrowser(t, b, b.dir)
+	// The debug port lists every context's pages.
+	b := launchTestBrowser(t, root, func(c *BrowserConfig) { c.DebugPort = true })
 	start := func(delay time.Duration) *SessionHost {
-		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-		defer cancel()
-		h, err := StartSessionHost(ctx, SessionHostConfig{
-			ResolveFrom: from, Endpoint: b.PlaywrightEndpoint(), MaxSessions: 2,
-			TempDir: shortTempDir(t), Logger: testLogger(t), FirstPageDelay: delay,
-		})
-		if err != nil {
-			t.Fatalf("StartSessionHost: %v", err)
-		}
-		closeSessionHostAtCleanup(t, h)
-		return h
+		return startRealSessionHost(t, root, b, func(c *SessionHostConfig) { c.FirstPageDelay = delay })
 	}
 	navigate := func(s *HostedSession, path string) {
 		t.Helper()
