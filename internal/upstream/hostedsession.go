@@ -552,16 +552,20 @@ func (t *hostTransport) hostAnswer(resp *transport.JSONRPCResponse) (*transport.
 // deliver routes one message of the session's server. It runs on the host's
 // reader and must not block it.
 func (t *hostTransport) deliver(raw json.RawMessage) {
-	var base struct {
-		ID     *mcp.RequestId `json:"id"`
-		Method string         `json:"method"`
+	// One decode serves an answer, nearly every message: a snapshot's
+	// result is only copied here, and parsed once, by the caller.
+	var m struct {
+		ID     *mcp.RequestId           `json:"id"`
+		Method string                   `json:"method"`
+		Result json.RawMessage          `json:"result"`
+		Error  *mcp.JSONRPCErrorDetails `json:"error"`
 	}
-	if err := json.Unmarshal(raw, &base); err != nil {
+	if err := json.Unmarshal(raw, &m); err != nil {
 		t.s.logger.Warn("hosted session sent a message that is not JSON-RPC", "err", err)
 		return
 	}
 	switch {
-	case base.Method != "" && base.ID == nil:
+	case m.Method != "" && m.ID == nil:
 		var n mcp.JSONRPCNotification
 		if json.Unmarshal(raw, &n) != nil {
 			return
@@ -572,23 +576,20 @@ func (t *hostTransport) deliver(raw json.RawMessage) {
 		if notify != nil {
 			notify(n)
 		}
-	case base.Method != "":
+	case m.Method != "":
 		// The host answers roots/list itself; the proxy offers the server
 		// nothing else. Off the reader: the write may wait for the host.
 		go func() {
-			_ = t.write(transport.NewJSONRPCErrorResponse(*base.ID, mcp.METHOD_NOT_FOUND, "not supported by the proxy", nil))
+			_ = t.write(transport.NewJSONRPCErrorResponse(*m.ID, mcp.METHOD_NOT_FOUND, "not supported by the proxy", nil))
 		}()
-	default:
-		var resp transport.JSONRPCResponse
-		if json.Unmarshal(raw, &resp) != nil {
-			return
-		}
+	case m.ID != nil:
+		resp := &transport.JSONRPCResponse{JSONRPC: mcp.JSONRPC_VERSION, ID: *m.ID, Result: m.Result, Error: m.Error}
 		t.mu.Lock()
 		ch := t.responses[resp.ID.String()]
 		t.mu.Unlock()
 		if ch != nil {
 			select {
-			case ch <- &resp:
+			case ch <- resp:
 			default:
 			}
 		}

@@ -2,6 +2,7 @@ package upstream
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	_ "embed"
 	"encoding/json"
@@ -272,7 +273,9 @@ func (h *SessionHost) read(r io.Reader, ready chan<- string) {
 	announced := false
 	for {
 		line, err := br.ReadBytes('\n')
-		if len(trimEOL(line)) > 0 {
+		if key, msg, ok := splitSessionMessage(line); ok {
+			h.deliver(key, msg)
+		} else if len(trimEOL(line)) > 0 {
 			var env hostEnvelope
 			if jsonErr := json.Unmarshal(line, &env); jsonErr != nil {
 				h.logger.Warn("session host wrote a line that is not an envelope", "err", jsonErr, "line", tail(string(line), 200))
@@ -288,6 +291,42 @@ func (h *SessionHost) read(r io.Reader, ready chan<- string) {
 		if err != nil {
 			return
 		}
+	}
+}
+
+// splitSessionMessage cuts a session's message out of the host's
+// commonest line, {"s":KEY,"m":MSG}, without decoding MSG: the session's
+// transport decodes it once, and a snapshot of hundreds of kilobytes is
+// not scanned twice more on the way. The host writes that line with
+// JSON.stringify({s, m}): the key first, one of ours, with nothing to
+// escape. Any other line (ok false) is decoded as a whole; an MSG that is
+// not JSON is the transport's to reject.
+func splitSessionMessage(line []byte) (key string, msg json.RawMessage, ok bool) {
+	rest, found := bytes.CutPrefix(line, []byte(`{"s":"`))
+	if !found {
+		return "", nil, false
+	}
+	end := bytes.IndexByte(rest, '"')
+	if end <= 0 || bytes.IndexByte(rest[:end], '\\') >= 0 {
+		return "", nil, false
+	}
+	k := rest[:end]
+	if rest, found = bytes.CutPrefix(rest[end:], []byte(`","m":`)); !found {
+		return "", nil, false
+	}
+	if msg, found = bytes.CutSuffix(trimEOL(rest), []byte("}")); !found || len(msg) == 0 {
+		return "", nil, false
+	}
+	return string(k), msg, true
+}
+
+// deliver hands a message to the session it is for.
+func (h *SessionHost) deliver(key string, msg json.RawMessage) {
+	h.mu.Lock()
+	s := h.sessions[key]
+	h.mu.Unlock()
+	if s != nil { // nil: closed on our side already (Kill)
+		s.tr.deliver(msg)
 	}
 }
 
