@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"math"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -29,18 +30,21 @@ const overheadPage, overheadSettleMS = "table", 0
 // OverheadConfig configures the overhead scenario: the same calls, rounds
 // of A (plain @playwright/mcp), B (mcp-bridge → proxy-server), C (plain on
 // a browser server launched like the proxy's shared browser), D (C behind
-// two minimal Go relays) and, with Direct, F (the client straight to /mcp),
-// with the same mcp-go client. The extra sides split B − A call by call.
+// two minimal Go relays), with Direct F (the client straight to /mcp) and,
+// with OnePerWorker, G (B on a second proxy-server that gives every session
+// a node process of its own), with the same mcp-go client. The extra sides
+// split B − A call by call.
 type OverheadConfig struct {
 	StdioCommon
-	Iterations, Warmup int
-	Direct             bool
+	Iterations, Warmup   int
+	Direct, OnePerWorker bool
 }
 
 func (c *OverheadConfig) Flags(fs *flag.FlagSet) {
 	fs.IntVar(&c.Iterations, "n", 200, "timed rounds per call kind (browser_evaluate, browser_snapshot)")
 	fs.IntVar(&c.Warmup, "warmup", 20, "untimed rounds before the timed ones")
 	fs.BoolVar(&c.Direct, "http", false, "also a side F, the same client straight to proxy-server's /mcp, no mcp-bridge")
+	fs.BoolVar(&c.OnePerWorker, "k1", false, "also a side G, mcp-bridge → a second proxy-server with PROXY_SESSIONS_PER_WORKER=1: B − G is what sharing a node process adds")
 }
 
 func (c *OverheadConfig) Check() error {
@@ -51,21 +55,23 @@ func (c *OverheadConfig) Check() error {
 }
 
 type OverheadResult struct {
-	Iterations     int                  `json:"iterations"`
-	Warmup         int                  `json:"warmup_rounds"`
-	Page           string               `json:"page"`
-	SettleMS       int                  `json:"timeout_settle_ms"`
-	Env            map[string]string    `json:"env"`
-	PlainCommand   string               `json:"plain_command"`
-	RelayedCommand string               `json:"relayed_command,omitempty"`
-	DirectURL      string               `json:"direct_http_url,omitempty"`
-	Kinds          []OverheadKindResult `json:"kinds"`
-	TargetMS       float64              `json:"target_added_ms"`
-	Errors         []ErrorCount         `json:"errors"`
-	ErrorCount     int                  `json:"error_count"`
-	Stops          []StdioStopReport    `json:"stdio_stops"`
-	Cleanup        StopReport           `json:"cleanup"`
-	Interrupted    bool                 `json:"interrupted,omitempty"`
+	Iterations      int                  `json:"iterations"`
+	Warmup          int                  `json:"warmup_rounds"`
+	Page            string               `json:"page"`
+	SettleMS        int                  `json:"timeout_settle_ms"`
+	Env             map[string]string    `json:"env"`
+	PlainCommand    string               `json:"plain_command"`
+	RelayedCommand  string               `json:"relayed_command,omitempty"`
+	DirectURL       string               `json:"direct_http_url,omitempty"`
+	OnePerWorkerEnv map[string]string    `json:"one_per_worker_env,omitempty"`
+	Kinds           []OverheadKindResult `json:"kinds"`
+	TargetMS        float64              `json:"target_added_ms"`
+	Errors          []ErrorCount         `json:"errors"`
+	ErrorCount      int                  `json:"error_count"`
+	Stops           []StdioStopReport    `json:"stdio_stops"`
+	Cleanup         StopReport           `json:"cleanup"`
+	CleanupK1       *StopReport          `json:"cleanup_one_per_worker,omitempty"`
+	Interrupted     bool                 `json:"interrupted,omitempty"`
 }
 
 type OverheadKindResult struct {
@@ -77,6 +83,8 @@ type OverheadKindResult struct {
 	Hop    *SplitResult `json:"hop,omitempty"`
 	Floor  *SplitResult `json:"relay_floor,omitempty"`
 	Direct *SplitResult `json:"direct_http,omitempty"`
+	// OnePerWorker is G − A and B − G.
+	OnePerWorker *SplitResult `json:"one_per_worker,omitempty"`
 }
 
 type SplitResult struct {
@@ -169,12 +177,37 @@ func RunOverhead(ctx context.Context, log *slog.Logger, site *Site, cfg Overhead
 	// --timeout-settle cannot make the sides differ.
 	scfg.Env["PROXY_PLAYWRIGHT_ARGS"] = strings.TrimSpace(scfg.Env["PROXY_PLAYWRIGHT_ARGS"] + fmt.Sprintf(" --timeout-settle=%d", overheadSettleMS))
 	res = &OverheadResult{Iterations: cfg.Iterations, Warmup: cfg.Warmup, Page: overheadPage, SettleMS: overheadSettleMS, Env: scfg.Env, TargetMS: OverheadTargetMS}
-	defer func() { err = errors.Join(err, stdioLeaks(res.Cleanup, res.Stops)) }()
+	defer func() {
+		err = errors.Join(err, stdioLeaks(res.Cleanup, res.Stops))
+		if res.CleanupK1 != nil {
+			err = errors.Join(err, stdioLeaks(*res.CleanupK1, nil))
+		}
+	}()
+	// G's server starts first and stops last, and each server counts the
+	// other's tree as beside it: a server's stop reaps any child of this
+	// process it does not know, and the shared browser's crashpad handler
+	// leaves its server's tree.
+	var srvK1 *Server
+	if cfg.OnePerWorker {
+		k1 := scfg
+		k1.Env = copyEnv(scfg.Env)
+		k1.Env["PROXY_SESSIONS_PER_WORKER"] = "1"
+		res.OnePerWorkerEnv, res.CleanupK1 = k1.Env, &StopReport{}
+		var stopK1 func()
+		if srvK1, stopK1, err = startServer(ctx, log, k1, res.CleanupK1, &res.Interrupted); err != nil {
+			return res, fmt.Errorf("side G: %w", err)
+		}
+		defer stopK1()
+		scfg.Beside = append(slices.Clip(scfg.Beside), srvK1.PID)
+	}
 	srv, stop, err := startServer(ctx, log, scfg, &res.Cleanup, &res.Interrupted)
 	if err != nil {
 		return res, err
 	}
-	defer stop() // last: it reaps any child of this process
+	defer stop() // it reaps any child of this process
+	if srvK1 != nil {
+		srvK1.addBeside(srv.PID)
+	}
 	kinds := []struct {
 		tool string
 		args map[string]any
@@ -220,11 +253,23 @@ func RunOverhead(ctx context.Context, log *slog.Logger, site *Site, cfg Overhead
 		return res, err
 	}
 	res.RelayedCommand = sides[3].CommandLine()
+	direct, onePerWorker := -1, -1
 	if cfg.Direct {
 		res.DirectURL = strings.TrimSuffix(srv.URL, "/") + "/mcp"
 		if err := add(StartHTTP(ctx, log, "proxy over HTTP", res.DirectURL, os.Getenv("PROXY_AUTH_TOKEN"))); err != nil {
 			return res, err
 		}
+		direct = len(sides) - 1
+	}
+	if srvK1 != nil {
+		g, err := StartBridge(ctx, log, cfg.Bridge, srvK1.URL)
+		if err == nil {
+			g.Name = "proxy, a node process per session"
+		}
+		if err := add(g, err); err != nil {
+			return res, fmt.Errorf("side G: %w", err)
+		}
+		onePerWorker = len(sides) - 1
 	}
 
 	call := func(s *StdioServer, tool string, args map[string]any) (ToolCall, error) {
@@ -244,15 +289,18 @@ func RunOverhead(ctx context.Context, log *slog.Logger, site *Site, cfg Overhead
 	defer func() {
 		for k, kind := range kinds {
 			side := func(i int) []float64 {
-				if i < len(sides) {
+				if i >= 0 && i < len(sides) {
 					return took[sides[i].Name][k]
 				}
 				return nil
 			}
 			kr := summarizeKind(kind.tool, side(0), side(1))
 			kr.Hop, kr.Floor = splitAt(side(0), side(2), side(1)), splitAt(side(2), side(3), side(1))
-			if cfg.Direct {
-				kr.Direct = splitAt(side(0), side(4), side(1))
+			if direct >= 0 {
+				kr.Direct = splitAt(side(0), side(direct), side(1))
+			}
+			if onePerWorker >= 0 {
+				kr.OnePerWorker = splitAt(side(0), side(onePerWorker), side(1))
 			}
 			res.Kinds = append(res.Kinds, kr)
 		}
@@ -320,7 +368,7 @@ func startBrowserServer(ctx context.Context, log *slog.Logger, root string) (sto
 }
 
 func (r *OverheadResult) writeText(w io.Writer) {
-	fmt.Fprintf(w, "== overhead: per-call latency, the same mcp-go client on every side: A plain @playwright/mcp over stdio, B mcp-bridge → proxy-server → @playwright/mcp, C plain on a browser server launched like proxy-server's shared browser, D C behind two minimal Go relays (stdio → HTTP → stdio), F the client straight to /mcp (-http); %d timed rounds per call after %d untimed, the order rotating every round; the %q page; --timeout-settle=%d on every side; env %v\n",
+	fmt.Fprintf(w, "== overhead: per-call latency, the same mcp-go client on every side: A plain @playwright/mcp over stdio, B mcp-bridge → proxy-server → @playwright/mcp, C plain on a browser server launched like proxy-server's shared browser, D C behind two minimal Go relays (stdio → HTTP → stdio), F the client straight to /mcp (-http), G B on a second proxy-server with a node process per session (-k1); %d timed rounds per call after %d untimed, the order rotating every round; the %q page; --timeout-settle=%d on every side; env %v\n",
 		r.Iterations, r.Warmup, r.Page, r.SettleMS, r.Env)
 	fmt.Fprintf(w, "A: %s\nD: %s\n", r.PlainCommand, r.RelayedCommand)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -341,7 +389,8 @@ func (r *OverheadResult) writeText(w io.Writer) {
 		for _, x := range []struct {
 			side, first, second string
 			s                   *SplitResult
-		}{{"C", "hop C−A", "proxy's own B−C", k.Hop}, {"D", "floor D−C", "proxy's work B−D", k.Floor}, {"F", "over HTTP F−A", "the bridge B−F", k.Direct}} {
+		}{{"C", "hop C−A", "proxy's own B−C", k.Hop}, {"D", "floor D−C", "proxy's work B−D", k.Floor}, {"F", "over HTTP F−A", "the bridge B−F", k.Direct},
+			{"G", "one per worker G−A", "sharing a node process B−G", k.OnePerWorker}} {
 			if s := x.s; s != nil {
 				fmt.Fprintf(tw, "%s\t%s\t%.1f\t%.1f\t%s %.1f\t%s\t%s %.1f\t%s\t\n", k.Tool, x.side, s.Side.Median, s.Side.P95,
 					x.first, s.First.MS, s.First.ci(), x.second, s.Second.MS, s.Second.ci())
@@ -350,5 +399,8 @@ func (r *OverheadResult) writeText(w io.Writer) {
 	}
 	tw.Flush()
 	writeErrors(w, "errors", r.ErrorCount, r.Errors)
+	if r.CleanupK1 != nil && r.CleanupK1.Signal != "" {
+		fmt.Fprintf(w, "cleanup, G's server: %s\n", r.CleanupK1.Summary())
+	}
 	writeStdioEnd(w, r.Stops, r.Cleanup)
 }

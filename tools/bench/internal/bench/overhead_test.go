@@ -432,3 +432,28 @@ func TestEndpointArgs(t *testing.T) {
 		t.Errorf("negative settle must leave upstream's default: %q", got)
 	}
 }
+
+func TestOverheadTextOnePerWorker(t *testing.T) {
+	split := &SplitResult{Side: Summary{Median: 20.5, P95: 30}, First: Paired{MS: 6.5}, Second: Paired{MS: -0.5, Low: -1.5, High: 0.75, CIOK: true}}
+	r := &OverheadResult{
+		Kinds:     []OverheadKindResult{{Tool: "browser_evaluate", Pairs: 10, OnePerWorker: split}},
+		CleanupK1: &StopReport{Signal: "SIGTERM", Exit: "0", Tracked: 7},
+	}
+	var b strings.Builder
+	r.writeText(&b)
+	for _, want := range []string{
+		"one per worker G−A 6.5",
+		"sharing a node process B−G -0.5  -1.5…0.8",
+		"cleanup, G's server: proxy-server stopped with SIGTERM",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("the report lacks %q:\n%s", want, b.String())
+		}
+	}
+	without := &OverheadResult{Kinds: []OverheadKindResult{{Tool: "browser_evaluate", Pairs: 10}}}
+	b.Reset()
+	without.writeText(&b)
+	if strings.Contains(b.String(), "B−G") || strings.Contains(b.String(), "G's server") {
+		t.Errorf("without -k1 the report shows a side G:\n%s", b.String())
+	}
+}

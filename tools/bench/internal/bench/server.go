@@ -168,6 +168,13 @@ func (s *Server) Track() {
 	}
 }
 
+// addBeside adds a process started after the server to ServerConfig.Beside.
+func (s *Server) addBeside(pid int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.beside = append(s.beside, pid)
+}
+
 func (s *Server) tree() []Proc {
 	// The nodes' trees are theirs, and so is what ran before the server
 	// started: their Chromium's crashpad handlers leave their trees
