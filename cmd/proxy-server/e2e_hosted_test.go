@@ -106,7 +106,8 @@ func checkBack(t *testing.T, s *server, m *marked) {
 // TestHostedSessionsComeBackWhenTheirHostDies: three sessions in one host
 // (K=4), each on its own page with its own cookie. SIGKILL of the host
 // ends all three and each comes back on its next call with its state; a
-// SIGSTOPped host is found hung and killed, and the sessions come back the
+// SIGSTOPped host is found hung and killed (each session counts one hung
+// worker, the one busy with a call too), and the sessions come back the
 // same way; closing one session leaves the others in their host.
 func TestHostedSessionsComeBackWhenTheirHostDies(t *testing.T) {
 	pages := site(t)
@@ -148,6 +149,24 @@ func TestHostedSessionsComeBackWhenTheirHostDies(t *testing.T) {
 			old[m.id] = s.hostOf(t, m.id)
 			hosts[old[m.id]] = true
 		}
+		before := healthOf(t, s.URL).Counters
+		// A session with a call in flight is busy, and a busy session is
+		// not pinged: only the host's own pings find this one hung.
+		busy := sessions[0]
+		inFlight := make(chan error, 1)
+		go func() {
+			_, err := postCall(s.URL, busy.id, "browser_evaluate", map[string]string{"function": "() => new Promise(r => setTimeout(() => r('late'), 600000))"})
+			inFlight <- err
+		}()
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+			var n int
+			if err := db.QueryRow(`SELECT count(*) FROM requests WHERE session_id = ? AND tool_name = 'browser_evaluate'`, busy.id).Scan(&n); err == nil && n > 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("the busy session's call was not recorded within 30 s")
+			}
+		}
 		var stopped []proctest.Proc
 		for h := range hosts {
 			stopped = append(stopped, stopGroup(t, h)...)
@@ -165,10 +184,20 @@ func TestHostedSessionsComeBackWhenTheirHostDies(t *testing.T) {
 		for h := range hosts {
 			s.waitLogged(t, regexp.MustCompile(fmt.Sprintf(`session host did not answer its pings; killing it.* pid=%d\b`, h)), 10*time.Second)
 		}
+		if err := <-inFlight; err == nil || !strings.Contains(err.Error(), " = 503 ") || !strings.Contains(err.Error(), proxy.EUNAVAILABLE) {
+			t.Errorf("the call in flight when its host hung: %v; want 503 %s", err, proxy.EUNAVAILABLE)
+		}
 		for _, m := range sessions {
 			checkBack(t, s.server, m)
 		}
-		t.Logf("counters after the hung host: %v", healthOf(t, s.URL).Counters)
+		// Each session hung with its host counts one, whether its own
+		// pings or the host's found it first; the warm pool's spare, in
+		// the same host, may count one more.
+		after := healthOf(t, s.URL).Counters
+		if hung := after["workers_hung"] - before["workers_hung"]; hung < int64(len(sessions)) || hung > int64(len(sessions))+1 {
+			t.Errorf("workers_hung went from %d to %d: want %d more (%d sessions hung with their host, and at most one spare)",
+				before["workers_hung"], after["workers_hung"], len(sessions), len(sessions))
+		}
 	})
 
 	t.Run("closing one session leaves the others in their host", func(t *testing.T) {

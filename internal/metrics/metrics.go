@@ -138,7 +138,7 @@ func newScrape(src Sources) *scrape {
 			"sessions_failed":   desc("sessions_failed_total", "Sessions put in the error state after repeated worker crashes."),
 			"worker_crashes":    desc("worker_crashes_total", "Workers that died under a session."),
 			"worker_restarts":   desc("worker_restarts_total", "Workers replaced after a crash."),
-			"workers_hung":      desc("workers_hung_total", "Workers killed for not answering pings."),
+			"workers_hung":      desc("workers_hung_total", "Workers killed for not answering pings (each session of a session host killed for that counts one)."),
 			"state_saves":       desc("state_saves_total", "Browser states saved for crash recovery."),
 		},
 	}

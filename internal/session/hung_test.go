@@ -3,9 +3,12 @@ package session
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
 )
 
 // errNoAnswer is a ping that failed: a worker that answers nothing.
@@ -146,5 +149,64 @@ func TestHungSessionWorkerIsKilled(t *testing.T) {
 	}
 	if res := navigate(t, m, s.ID, "http://127.0.0.1/q"); !res.Metadata.Restored {
 		t.Error("call after the replacement: restored = false")
+	}
+}
+
+// TestHostHangCountsOnce: a session that ends because its session host was
+// killed as hung counts one hung worker, and its restart says why; one
+// whose own pings killed it first is not counted again when its host is
+// found hung too; a host that merely crashed is a crash, not a hang.
+func TestHostHangCountsOnce(t *testing.T) {
+	tests := []struct {
+		name string
+		// ownPings: the session's own pings fail until they kill it.
+		ownPings, hostHung bool
+		wantHung           int64
+		wantReason         string
+	}{
+		{"its host was killed as hung", false, true, 1, "its session host did not answer its pings"},
+		{"its own pings killed it, its host hung too", true, true, 1, "its session host did not answer its pings"},
+		{"its host crashed", false, false, 0, "its worker exited"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			m, sp, db := newManager(t, Options{PingInterval: 10 * time.Millisecond, pingTimeout: 20 * time.Millisecond, restartBackoff: time.Millisecond})
+			var hang atomic.Bool
+			sp.prepare = func(w *fakeWorker) {
+				w.ping = func(ctx context.Context) error {
+					if hang.Load() {
+						<-ctx.Done()
+						return ctx.Err()
+					}
+					return nil
+				}
+			}
+			s, err := m.CreateSession(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			navigate(t, m, s.ID, "http://127.0.0.1/p")
+			w := workerOf(t, m, sp, s.ID)
+			w.hostHung.Store(tt.hostHung)
+			if tt.ownPings {
+				hang.Store(true)
+				waitFor(t, "the session's own pings killing it", func() bool { return w.closed.Load() })
+				hang.Store(false)
+			} else {
+				w.die()
+			}
+			waitFor(t, "the restart", func() bool { return m.Stats().WorkerRestarts == 1 })
+			if got := m.Stats(); got.WorkersHung != tt.wantHung || got.WorkerCrashes != 1 {
+				t.Errorf("stats = %+v, want %d hung, 1 crash", got, tt.wantHung)
+			}
+			evs, err := db.ListSessionEvents(ctx, s.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := eventDetails(evs, proxy.EventRestarted); len(got) != 1 || !strings.Contains(got[0], tt.wantReason) {
+				t.Errorf("restart events %q, want one saying %q", got, tt.wantReason)
+			}
+		})
 	}
 }

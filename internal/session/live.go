@@ -68,9 +68,10 @@ type live struct {
 	renderers    []int
 	renderersAt  time.Time
 	renderersDue bool
-	// overMemory is why the supervisor is replacing the worker, when the
-	// session went over its memory limit.
-	overMemory string
+	// replacedWhy is why the worker is being replaced when that is more
+	// than its exit: the session went over its memory limit, or its session
+	// host hung.
+	replacedWhy string
 }
 
 func (l *live) lock(ctx context.Context) error {

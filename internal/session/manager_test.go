@@ -39,6 +39,9 @@ type fakeWorker struct {
 	saveGate chan struct{}
 	// lostBrowser makes its end one of the shared browser's (LostBrowser).
 	lostBrowser atomic.Bool
+	// hostHung makes it a hosted session whose host was killed as hung
+	// (HostHung).
+	hostHung atomic.Bool
 
 	// shares makes it a worker of the shared browser (SharesBrowser), whose
 	// renderers are found by RendererPIDs: renderers, counted in lookups.
@@ -127,6 +130,7 @@ func (w *fakeWorker) Memory(pids []int) upstream.Memory {
 	return upstream.Memory{WorkerBytes: w.RSS(), RendererBytes: w.rendererBytes.Load(), Renderers: len(pids)}
 }
 func (w *fakeWorker) LostBrowser() bool     { return w.lostBrowser.Load() }
+func (w *fakeWorker) HostHung() bool        { return w.hostHung.Load() }
 func (w *fakeWorker) DebugEndpoint() string { return w.endpoint }
 
 // SaveState reports the URL this fake "visited" so tests can see it come back.

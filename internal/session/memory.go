@@ -140,7 +140,7 @@ func (s *supervisor) memoryRestart(l *live, w Worker, m *proxy.SessionMemory) {
 	recordEvent(s.store, s.log, s.opts.Clock.Now(), l.id, proxy.EventMemoryLimit, why)
 	s.saveState(ctx, l, w)
 	l.mu.Lock()
-	l.overMemory = why
+	l.replacedWhy = why
 	l.mu.Unlock()
 	l.setWorker(nil)
 	closeWorker(w, s.log)

@@ -81,7 +81,8 @@ type Stats struct {
 	WorkerRestarts int64 `json:"worker_restarts"`
 	// SessionsFailed counts sessions put in the error state.
 	SessionsFailed int64 `json:"sessions_failed"`
-	// WorkersHung counts workers killed for not answering pings.
+	// WorkersHung counts workers killed for not answering pings, a session
+	// whose session host was killed for that as one.
 	WorkersHung int64 `json:"workers_hung"`
 	// StateSaves counts browser states saved.
 	StateSaves int64 `json:"state_saves"`

@@ -243,6 +243,15 @@ func (s *supervisor) workerLost(l *live) {
 	if w := l.worker; w != nil {
 		s.noteLost(l, w)
 		l.excused = lostBrowser(w)
+		if hostHung(w) {
+			l.mu.Lock()
+			// A session whose own pings already killed it was counted then.
+			if l.pingFailures < pingFailLimit {
+				s.stats.hung.Add(1)
+			}
+			l.replacedWhy = "its session host did not answer its pings and was killed"
+			l.mu.Unlock()
+		}
 		l.setWorker(nil)
 		closeWorker(w, s.log) // reaps it and removes its output dir
 	}
@@ -298,6 +307,16 @@ func lostBrowser(w Worker) bool {
 	return ok && b.LostBrowser()
 }
 
+// hostHang is implemented by workers that share a process, a session host,
+// which the host's supervision kills when it stops answering pings
+// (upstream.HostedSession).
+type hostHang interface{ HostHung() bool }
+
+func hostHung(w Worker) bool {
+	h, ok := w.(hostHang)
+	return ok && h.HostHung()
+}
+
 // restarted counts and logs that l, whose worker was lost, got w. The
 // caller holds l's lock and assigns w next; the session is active again.
 func (s *supervisor) restarted(l *live, w Worker) {
@@ -308,12 +327,12 @@ func (s *supervisor) restarted(l *live, w Worker) {
 	switch {
 	case l.excused:
 		reason = "the shared browser exited"
-	case l.overMemory != "":
-		reason = l.overMemory
+	case l.replacedWhy != "":
+		reason = l.replacedWhy
 	case l.pingFailures >= pingFailLimit:
 		reason = fmt.Sprintf("its worker did not answer %d pings in a row", pingFailLimit)
 	}
-	l.overMemory = ""
+	l.replacedWhy = ""
 	l.mu.Unlock()
 	left := l.restartsLeft(s.opts.Clock.Now())
 	s.log.Info("session worker restarted", "session_id", l.id, "attempt", restartLimit-left, "of", restartLimit, "restarts_left", left,

@@ -360,6 +360,7 @@ func (h *Host) superviseSessionHost(ph *pooledHost) {
 			}
 			h.log.Error("session host did not answer its pings; killing it, its sessions are restarted elsewhere",
 				"pid", sh.PID(), "missed", hostPingFailLimit, "timeout", h.hostPingTimeout(), "err", err, "stderr", tail(sh.Stderr(), 2048))
+			sh.hung.Store(true)
 			ctx, cancel := context.WithTimeout(context.Background(), stopStepTimeout)
 			_ = sh.Kill(ctx)
 			cancel()

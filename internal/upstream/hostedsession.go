@@ -346,6 +346,10 @@ func (s *HostedSession) Err() error {
 // connection to the browser server dropped: no crash of the session's own.
 func (s *HostedSession) LostBrowser() bool { return s.lostBrowser.Load() }
 
+// HostHung reports whether the session's host was killed for not
+// answering its pings: the session hung with it, whichever of them hung.
+func (s *HostedSession) HostHung() bool { return s.host.hung.Load() }
+
 // RSS is the host's resident memory divided among its open sessions: a
 // share, not a measurement of this session (they share one heap).
 func (s *HostedSession) RSS() int64 {

@@ -114,6 +114,9 @@ type SessionHost struct {
 	// spending a shutdown's budget on polite steps it will not take, and
 	// no session is placed on it.
 	unanswered atomic.Bool
+	// hung is set before the host is killed for missing its pings, so its
+	// sessions, ending with it, can tell why.
+	hung atomic.Bool
 
 	closeOnce sync.Once
 	closeErr  error
