@@ -14,6 +14,22 @@ import (
 // errNoAnswer is a ping that failed: a worker that answers nothing.
 var errNoAnswer = errors.New("ping: no answer")
 
+// pingsHang makes every worker sp spawns fail its pings, never answering,
+// while the switch it returns is on.
+func pingsHang(sp *fakeSpawner) *atomic.Bool {
+	var hang atomic.Bool
+	sp.prepare = func(w *fakeWorker) {
+		w.ping = func(ctx context.Context) error {
+			if hang.Load() {
+				<-ctx.Done() // a stopped process never answers
+				return ctx.Err()
+			}
+			return nil
+		}
+	}
+	return &hang
+}
+
 // firstHangs makes the spawner's first worker fail its pings with how; the
 // ones after it answer.
 func firstHangs(sp *fakeSpawner, how func(ctx context.Context) error) {
@@ -172,16 +188,7 @@ func TestHostHangCountsOnce(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := context.Background()
 			m, sp, db := newManager(t, Options{PingInterval: 10 * time.Millisecond, pingTimeout: 20 * time.Millisecond, restartBackoff: time.Millisecond})
-			var hang atomic.Bool
-			sp.prepare = func(w *fakeWorker) {
-				w.ping = func(ctx context.Context) error {
-					if hang.Load() {
-						<-ctx.Done()
-						return ctx.Err()
-					}
-					return nil
-				}
-			}
+			hang := pingsHang(sp)
 			s, err := m.CreateSession(ctx)
 			if err != nil {
 				t.Fatal(err)

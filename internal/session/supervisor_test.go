@@ -303,16 +303,7 @@ func workerOf(t *testing.T, m *Manager, sp *fakeSpawner, id string) *fakeWorker 
 func TestHungWorkerIsKilledAndReplaced(t *testing.T) {
 	ctx := context.Background()
 	m, sp, _ := newManager(t, Options{PingInterval: 10 * time.Millisecond, pingTimeout: 20 * time.Millisecond, restartBackoff: time.Millisecond})
-	var hang atomic.Bool
-	sp.prepare = func(w *fakeWorker) {
-		w.ping = func(ctx context.Context) error {
-			if hang.Load() {
-				<-ctx.Done() // a stopped process never answers
-				return ctx.Err()
-			}
-			return nil
-		}
-	}
+	hang := pingsHang(sp)
 	s, err := m.CreateSession(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -768,16 +759,7 @@ func TestRestartIsLogged(t *testing.T) {
 				opts.PingInterval, opts.pingTimeout = 5*time.Millisecond, 20*time.Millisecond
 			}
 			m, sp, _ := newManager(t, opts)
-			var hang atomic.Bool
-			sp.prepare = func(w *fakeWorker) {
-				w.ping = func(ctx context.Context) error {
-					if hang.Load() {
-						<-ctx.Done()
-						return ctx.Err()
-					}
-					return nil
-				}
-			}
+			hang := pingsHang(sp)
 			s, err := m.CreateSession(ctx)
 			if err != nil {
 				t.Fatal(err)
