@@ -17,7 +17,8 @@ import (
 // TestBrowserNodes runs proxy-server on two real browser nodes
 // (proxy-server browser-node: Playwright browser servers on this machine's
 // Chromium, each a process tree of its own) and a third endpoint that
-// answers as a Playwright server of another version would.
+// answers as a Playwright server of another version would; sessions share
+// session hosts there as on the server's own browser.
 func TestBrowserNodes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts browser nodes and Chromium")
@@ -43,9 +44,15 @@ func TestBrowserNodes(t *testing.T) {
 	first := s.createSession(t)
 	second := s.createSession(t)
 	t.Run("placement spreads sessions and says where", func(t *testing.T) {
-		na, nb := s.getSession(t, first).Node, s.getSession(t, second).Node
+		sa, sb := s.getSession(t, first), s.getSession(t, second)
+		na, nb := sa.Node, sb.Node
 		if na == nb || nodes[na] == nil || nodes[nb] == nil {
 			t.Fatalf("sessions placed on %q and %q, want one on each of a and b", na, nb)
+		}
+		// The default PROXY_SESSIONS_PER_WORKER holds on nodes too: one
+		// node process (a session host) serves sessions on both nodes.
+		if sa.WorkerPID == 0 || sa.WorkerPID != sb.WorkerPID {
+			t.Errorf("sessions on nodes %s and %s in node processes %d and %d, want one session host for both", na, nb, sa.WorkerPID, sb.WorkerPID)
 		}
 		var list struct{ Sessions []proxy.Session }
 		do(t, "GET", s.URL+"/sessions", nil, &list)

@@ -340,8 +340,9 @@ const (
 )
 
 // SessionsPerHost is how many sessions share one node process with this
-// configuration: SessionsPerWorker where sessions share a browser this
-// server runs under a Playwright browser server, else 1 and why.
+// configuration: SessionsPerWorker where sessions connect to a Playwright
+// browser server (the shared browser this server runs, or browser nodes),
+// else 1 and why.
 func (c Config) SessionsPerHost() (k int, whyOne string) {
 	switch {
 	case c.BrowserMode == BrowserModePerSession:
@@ -350,8 +351,6 @@ func (c Config) SessionsPerHost() (k int, whyOne string) {
 		return 1, "PROXY_BROWSER_MODE is per-session"
 	case c.BrowserCDPEndpoint != "":
 		return 1, "PROXY_BROWSER_CDP_ENDPOINT is set"
-	case c.BrowserEndpoints != "":
-		return 1, "PROXY_BROWSER_ENDPOINTS is set"
 	case c.PlaywrightMCPCommand != "":
 		return 1, "PROXY_PLAYWRIGHT_MCP_COMMAND is set (a session host runs the pinned @playwright/mcp)"
 	}

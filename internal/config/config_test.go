@@ -208,9 +208,9 @@ func TestValidateUnsafeNeedsABrowserPerSession(t *testing.T) {
 	}
 }
 
-// Sessions share node processes only on the browser the server runs under
-// a Playwright browser server: elsewhere the default quietly means 1, and a
-// value set above 1 is refused, naming the variable and why.
+// Sessions share node processes only on a Playwright browser server (the
+// browser the server runs, or browser nodes): elsewhere the default quietly
+// means 1, and a value set above 1 is refused, naming the variable and why.
 func TestSessionsPerHost(t *testing.T) {
 	perSession := func(c *Config) { c.BrowserMode = BrowserModePerSession }
 	tests := []struct {
@@ -233,7 +233,8 @@ func TestSessionsPerHost(t *testing.T) {
 		{name: "CDP endpoint, default", mutate: func(c *Config) { c.BrowserCDPEndpoint = "http://127.0.0.1:9222" }, wantK: 1},
 		{name: "CDP endpoint, set", mutate: func(c *Config) { c.BrowserCDPEndpoint = "http://127.0.0.1:9222"; c.SessionsPerWorker = 2 }, wantK: 1,
 			wantErr: "PROXY_BROWSER_CDP_ENDPOINT is set"},
-		{name: "browser nodes, default", mutate: func(c *Config) { c.BrowserEndpoints = "ws://10.0.0.5:3000" }, wantK: 1},
+		{name: "browser nodes, default", mutate: func(c *Config) { c.BrowserEndpoints = "ws://10.0.0.5:3000" }, wantK: 16},
+		{name: "browser nodes, set", mutate: func(c *Config) { c.BrowserEndpoints = "ws://10.0.0.5:3000"; c.SessionsPerWorker = 4 }, wantK: 4},
 		{name: "own command, default", mutate: func(c *Config) { c.PlaywrightMCPCommand = "npx @playwright/mcp" }, wantK: 1},
 		{name: "own command, set", mutate: func(c *Config) { c.PlaywrightMCPCommand = "npx @playwright/mcp"; c.SessionsPerWorker = 4 }, wantK: 1,
 			wantErr: "PROXY_PLAYWRIGHT_MCP_COMMAND is set"},

@@ -160,7 +160,7 @@ func Serve(ctx context.Context, cfg config.Config, opts Options) error {
 	}
 	perHost, whyOne := cfg.SessionsPerHost()
 	if whyOne != "" {
-		log.Info("one node process per session: sessions share node processes only on the browser this server runs under a Playwright browser server",
+		log.Info("one node process per session: sessions share node processes only on a Playwright browser server: the browser this server runs, or browser nodes",
 			"reason", whyOne, "PROXY_SESSIONS_PER_WORKER", cfg.SessionsPerWorker)
 	} else if perHost > 1 {
 		log.Info("sessions share node processes (session hosts)", "sessions_per_worker", perHost)

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/nodes"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/worker"
 )
 
@@ -56,8 +57,7 @@ func (h *Host) SessionsPerWorker() int {
 // hosted reports whether sessions run in session hosts: asked for, and the
 // shared browser is ours, under a Playwright browser server.
 func (h *Host) hosted() bool {
-	return h.cfg.SessionsPerWorker > 1 && !h.cfg.PerSession && h.cfg.RemoteCDPEndpoint == "" &&
-		h.cfg.Nodes == nil && !h.cfg.ShareOverCDP
+	return h.cfg.SessionsPerWorker > 1 && !h.cfg.PerSession && h.cfg.RemoteCDPEndpoint == "" && !h.cfg.ShareOverCDP
 }
 
 // SpawnSession starts one session for the session layer: a worker process
@@ -102,33 +102,36 @@ func (h *Host) openHostedOnce(ctx context.Context) (worker.Worker, error) {
 	}
 	defer release()
 	shape := ShapeFrom(ctx)
-	if _, err := h.shapeWorker(h.cfg.Worker, shape); err != nil {
-		return nil, err
-	}
-	_, browser, err := h.endpoint(ctx)
+	cfg, err := h.shapeWorker(h.cfg.Worker, shape)
 	if err != nil {
 		return nil, err
 	}
-	if browser == nil || browser.PlaywrightEndpoint() == "" {
-		return nil, errors.New("session hosts need the shared browser under a Playwright browser server")
-	}
-	ph, err := h.placeSession(ctx, browser.PlaywrightEndpoint())
+	target, err := h.hostedTarget(ctx, cfg.Browser)
 	if err != nil {
+		return nil, err
+	}
+	ph, err := h.placeSession(ctx, target.hostEndpoint())
+	if err != nil {
+		target.release()
 		return nil, err
 	}
 	dir, err := os.MkdirTemp(h.cfg.TempDir, "pwproxy-worker-*")
 	if err != nil {
 		h.unplace(ph)
+		target.release()
 		return nil, fmt.Errorf("creating worker output dir: %w", err)
 	}
 	s, err := ph.sh.Open(ctx, SessionSpec{
 		OutputDir:      dir,
 		Args:           h.cfg.Worker.ExtraArgs,
 		ContextOptions: shape.Context,
-		Endpoint:       browser.PlaywrightEndpoint(),
+		Endpoint:       target.endpoint,
+		Headers:        target.headers,
+		BrowserName:    target.browserName,
 	})
 	if err != nil {
 		h.unplace(ph)
+		target.release()
 		os.RemoveAll(dir)
 		var closed *sessionClosedError
 		if errors.As(err, &closed) && strings.HasPrefix(closed.reason, "open failed: ") {
@@ -136,15 +139,72 @@ func (h *Host) openHostedOnce(ctx context.Context) (worker.Worker, error) {
 		}
 		return nil, err
 	}
-	s.debug, s.browserServer = browser.DebugEndpoint(), true
-	if !h.watchHosted(s, ph, browser) {
+	if b := target.browser; b != nil {
+		s.debug, s.browserServer = b.DebugEndpoint(), true
+	}
+	if target.lease != nil {
+		s.node = target.lease.Node()
+		s.nodeGone, s.nodeDown = h.nodeChecks(s.node)
+	}
+	if !h.watchHosted(s, ph, target) {
 		h.unplace(ph)
+		target.release()
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), watchStopTimeout)
 		defer cancel()
 		_ = s.Close(cctx)
 		return nil, ErrHostClosed
 	}
 	return s, nil
+}
+
+// hostedTarget is the browser a hosted session connects to: the shared
+// browser this server runs, or a place on a browser node.
+type hostedTarget struct {
+	endpoint    string
+	headers     map[string]string
+	browserName string
+	browser     *Browser     // the shared browser; nil on a node
+	lease       *nodes.Lease // the place on a node; nil for the shared browser
+}
+
+// hostedTarget finds the browser for a session of engine browserName.
+func (h *Host) hostedTarget(ctx context.Context, browserName string) (hostedTarget, error) {
+	if h.cfg.Nodes != nil {
+		lease, err := h.cfg.Nodes.Place(ctx, browserName)
+		if err != nil {
+			return hostedTarget{}, placementError{err}
+		}
+		ep := lease.Endpoint()
+		headers := make(map[string]string, len(ep.Header))
+		for k, v := range ep.Header {
+			headers[k] = strings.Join(v, ", ")
+		}
+		return hostedTarget{endpoint: ep.URL, headers: headers, browserName: browserName, lease: lease}, nil
+	}
+	_, browser, err := h.endpoint(ctx)
+	if err != nil {
+		return hostedTarget{}, err
+	}
+	if browser == nil || browser.PlaywrightEndpoint() == "" {
+		return hostedTarget{}, errors.New("session hosts need the shared browser under a Playwright browser server")
+	}
+	return hostedTarget{endpoint: browser.PlaywrightEndpoint(), browser: browser}, nil
+}
+
+// hostEndpoint is the endpoint a new session host is started with: the
+// shared browser's; none with nodes, whose sessions each name their own.
+func (t hostedTarget) hostEndpoint() string {
+	if t.browser == nil {
+		return ""
+	}
+	return t.endpoint
+}
+
+// release gives the node's place back, when there is one.
+func (t hostedTarget) release() {
+	if t.lease != nil {
+		t.lease.Release()
+	}
 }
 
 // placeSession picks the session host for one more session and counts it
@@ -274,16 +334,28 @@ func (h *Host) dropHost(ph *pooledHost) {
 	h.sessionHosts = slices.DeleteFunc(h.sessionHosts, func(o *pooledHost) bool { return o == ph })
 }
 
-// watchHosted follows s until it ends: the shared browser dying ends it
-// (the host reports its connection dropped; this covers a host that does
-// not get to), and its end may leave its host idle. false means the Host
-// is closed.
-func (h *Host) watchHosted(s *HostedSession, ph *pooledHost, b *Browser) bool {
+// watchHosted follows s until it ends: the shared browser dying, or its
+// browser node going down, ends it (the host reports its connection
+// dropped; this covers a host that does not get to); its end gives its
+// node's place back and may leave its host idle. false means the Host is
+// closed.
+func (h *Host) watchHosted(s *HostedSession, ph *pooledHost, t hostedTarget) bool {
+	var lost <-chan struct{}
+	msg, attrs := "", []any{"session_host_pid", ph.sh.PID(), "session", s.Key()}
+	if t.browser != nil {
+		lost = t.browser.Done()
+		msg, attrs = "browser exited; closing a hosted session connected to it", append(attrs, "browser_pid", t.browser.PID())
+	} else if lost = h.nodeLostChan(s.node); lost == nil {
+		return false
+	} else {
+		msg, attrs = "browser node down; closing a hosted session placed on it", append(attrs, "node", s.node)
+	}
 	return h.background(func() {
+		defer t.release()
 		select {
 		case <-s.Done():
-		case <-b.Done():
-			h.log.Warn("browser exited; closing a hosted session connected to it", "session_host_pid", ph.sh.PID(), "session", s.Key(), "browser_pid", b.PID())
+		case <-lost:
+			h.log.Warn(msg, attrs...)
 			s.lostBrowser.Store(true)
 			ctx, cancel := context.WithTimeout(context.Background(), watchStopTimeout)
 			_ = s.Kill(ctx)

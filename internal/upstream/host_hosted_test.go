@@ -13,6 +13,7 @@ import (
 
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/clock"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/clock/clocktest"
+	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/nodes"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/proctest"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/worker"
 )
@@ -198,13 +199,18 @@ func TestHostedHungHostIsKilledAndItsSessionsEnd(t *testing.T) {
 	}
 }
 
-func TestHostedOnlyWhereSessionsShareOurBrowserServer(t *testing.T) {
+func TestHostedOnlyOnABrowserServer(t *testing.T) {
+	pool, err := nodes.New([]nodes.Endpoint{{ID: "n1", URL: "ws://127.0.0.1:1/", Capacity: 1}}, nodes.Config{Prober: nodes.HTTPProber{}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name string
 		cfg  HostConfig
 		want int
 	}{
 		{"shared", HostConfig{SessionsPerWorker: 8}, 8},
+		{"browser nodes", HostConfig{SessionsPerWorker: 8, Nodes: pool}, 8},
 		{"one", HostConfig{SessionsPerWorker: 1}, 1},
 		{"per-session", HostConfig{SessionsPerWorker: 8, PerSession: true}, 1},
 		{"CDP endpoint", HostConfig{SessionsPerWorker: 8, RemoteCDPEndpoint: "http://127.0.0.1:1"}, 1},

@@ -44,20 +44,8 @@ func (h *Host) trackNode(w *Worker, lease *nodes.Lease) bool {
 		return false
 	}
 	w.node = lease.Node()
-	w.nodeGone = func(ctx context.Context) bool { return h.cfg.Nodes.Gone(ctx, w.node) }
-	w.nodeDown = func(ctx context.Context) bool {
-		pool := h.cfg.Nodes
-		if err := pool.Check(ctx, w.node); err != nil {
-			return false
-		}
-		n, err := pool.Get(w.node)
-		return err == nil && n.State == proxy.NodeDown
-	}
-	lost := h.nodeLost[w.node]
-	if lost == nil {
-		lost = make(chan struct{})
-		h.nodeLost[w.node] = lost
-	}
+	w.nodeGone, w.nodeDown = h.nodeChecks(w.node)
+	lost := h.nodeLostLocked(w.node)
 	h.bg.Add(1)
 	h.mu.Unlock()
 	go func() {
@@ -75,6 +63,43 @@ func (h *Host) trackNode(w *Worker, lease *nodes.Lease) bool {
 		_ = w.Close(ctx)
 	}()
 	return true
+}
+
+// nodeChecks are the checks of a session's node: gone reports whether it
+// is known gone (a probe only when there is no recent word), down probes it
+// now and reports whether it is down.
+func (h *Host) nodeChecks(node string) (gone, down func(context.Context) bool) {
+	pool := h.cfg.Nodes
+	gone = func(ctx context.Context) bool { return pool.Gone(ctx, node) }
+	down = func(ctx context.Context) bool {
+		if err := pool.Check(ctx, node); err != nil {
+			return false
+		}
+		n, err := pool.Get(node)
+		return err == nil && n.State == proxy.NodeDown
+	}
+	return gone, down
+}
+
+// nodeLostChan is closed once node goes down (nodeDown); nil once the host
+// is closed.
+func (h *Host) nodeLostChan(node string) <-chan struct{} {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return nil
+	}
+	return h.nodeLostLocked(node)
+}
+
+// nodeLostLocked is nodeLostChan with h.mu held and the host open.
+func (h *Host) nodeLostLocked(node string) chan struct{} {
+	lost := h.nodeLost[node]
+	if lost == nil {
+		lost = make(chan struct{})
+		h.nodeLost[node] = lost
+	}
+	return lost
 }
 
 // nodeDown stops every worker on the node id (the pool calls it when the
