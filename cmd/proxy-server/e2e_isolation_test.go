@@ -999,7 +999,8 @@ func TestIsolationAdversarial(t *testing.T) {
 	// The local shared browser runs twice: with a worker process per
 	// session, and with sessions hosted many to a node process (the
 	// default), where they share a process as well as a browser. A browser
-	// node runs with the default only.
+	// node runs with the default only: hosted, each session with its own
+	// connection to the node from the shared process.
 	modes := []struct {
 		name  string
 		node  bool
@@ -1011,7 +1012,7 @@ func TestIsolationAdversarial(t *testing.T) {
 	}{
 		{"local browser, a worker per session", false, "", "1", false},
 		{"local browser, sessions hosted", false, "", "", true},
-		{"browser node, with a token", true, "iso-" + isoToken(), "", false},
+		{"browser node, with a token", true, "iso-" + isoToken(), "", true},
 	}
 	for _, mode := range modes {
 		t.Run(mode.name, func(t *testing.T) {
