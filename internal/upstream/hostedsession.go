@@ -74,6 +74,7 @@ type HostedSession struct {
 	// busy reader), and a session must not look alive meanwhile, to a
 	// watcher of Done, while a call already finds it gone.
 	exited      chan struct{}
+	exitOnce    sync.Once
 	endOnce     sync.Once
 	endErr      error // why the session ended; written before done is closed
 	lostBrowser atomic.Bool
@@ -127,7 +128,7 @@ func (h *SessionHost) Open(ctx context.Context, spec SessionSpec) (_ *HostedSess
 		case <-s.done:
 		case <-h.proc.done:
 		}
-		close(s.exited)
+		s.exit()
 	}()
 	s.tr = &hostTransport{s: s, responses: map[string]chan *transport.JSONRPCResponse{}, done: make(chan struct{})}
 	s.conn = mcpConn{transport: s.tr, gone: s.gone, wrap: s.wrapErr, logger: s.logger}
@@ -242,10 +243,14 @@ func (s *HostedSession) ended(why error) {
 		s.host.mu.Unlock()
 		s.tr.end()
 		close(s.done)
+		s.exit() // now, not when the watcher above gets to it: Kill's caller sees Done closed
 		s.openResult(why)
 		s.logger.Info("hosted session ended", "why", why)
 	})
 }
+
+// exit closes exited, once.
+func (s *HostedSession) exit() { s.exitOnce.Do(func() { close(s.exited) }) }
 
 // gone reports that a request written now could never be answered.
 func (s *HostedSession) gone() bool {
