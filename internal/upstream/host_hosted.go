@@ -143,8 +143,7 @@ func (h *Host) openHostedOnce(ctx context.Context) (worker.Worker, error) {
 		s.debug, s.browserServer = b.DebugEndpoint(), true
 	}
 	if target.lease != nil {
-		s.node = target.lease.Node()
-		s.nodeGone, s.nodeDown = h.nodeChecks(s.node)
+		s.nodePlace = h.placedOn(target.lease.Node())
 	}
 	if !h.watchHosted(s, ph, target) {
 		h.unplace(ph)
@@ -340,14 +339,15 @@ func (h *Host) dropHost(ph *pooledHost) {
 // node's place back and may leave its host idle. false means the Host is
 // closed.
 func (h *Host) watchHosted(s *HostedSession, ph *pooledHost, t hostedTarget) bool {
+	msg := "browser exited; closing a hosted session connected to it"
+	attrs := []any{"session_host_pid", ph.sh.PID(), "session", s.Key()}
 	var lost <-chan struct{}
-	msg, attrs := "", []any{"session_host_pid", ph.sh.PID(), "session", s.Key()}
 	if t.browser != nil {
-		lost = t.browser.Done()
-		msg, attrs = "browser exited; closing a hosted session connected to it", append(attrs, "browser_pid", t.browser.PID())
-	} else if lost = h.nodeLostChan(s.node); lost == nil {
-		return false
+		lost, attrs = t.browser.Done(), append(attrs, "browser_pid", t.browser.PID())
 	} else {
+		if lost = h.nodeLostChan(s.node); lost == nil {
+			return false
+		}
 		msg, attrs = "browser node down; closing a hosted session placed on it", append(attrs, "node", s.node)
 	}
 	return h.background(func() {

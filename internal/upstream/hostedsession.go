@@ -87,10 +87,9 @@ type HostedSession struct {
 	// are this machine's); both set before the session is handed out.
 	debug         string
 	browserServer bool
-	// node is the browser node the session's browser is on ("" for the
-	// shared browser), with its checks (Host.nodeChecks).
-	node               string
-	nodeGone, nodeDown func(context.Context) bool
+	// nodePlace is the browser node the session's browser is on (none
+	// for the shared browser).
+	nodePlace
 }
 
 // sessionClosedError is the host's report that it closed a session (asked
@@ -303,45 +302,23 @@ func (s *HostedSession) CallTool(ctx context.Context, name string, args json.Raw
 	if err != nil {
 		return nil, err
 	}
-	if err := s.nodeGoneErr(ctx); err != nil {
+	if err := s.goneErr(ctx, &s.lostBrowser); err != nil {
 		return nil, fmt.Errorf("tools/call %s: %w", name, err)
 	}
 	res, err := s.conn.request(ctx, string(mcp.MethodToolsCall), params)
 	if err != nil {
-		if s.node != "" && s.lostBrowser.Load() && errors.Is(err, worker.ErrWorkerExited) && !errors.Is(err, worker.ErrNodeDown) {
-			// Closed because its node went down, during the call.
-			err = fmt.Errorf("%w: %w", worker.ErrNodeDown, err)
-		}
-		return nil, fmt.Errorf("tools/call %s: %w", name, err)
+		return nil, fmt.Errorf("tools/call %s: %w", name, s.callErr(err, &s.lostBrowser))
 	}
-	// A node that dies under a call leaves an answer, not an error: the
-	// tool failed when the connection to its browser went.
-	if s.nodeDown != nil && lostRemote(res) && s.nodeDown(ctx) {
-		s.lostBrowser.Store(true)
+	if s.downUnder(ctx, res, &s.lostBrowser) {
 		return nil, fmt.Errorf("tools/call %s: %w", name, worker.ErrNodeDown)
 	}
 	return res, nil
 }
 
-// Node is the id of the browser node the session's browser is on; "" for
-// the shared browser.
-func (s *HostedSession) Node() string { return s.node }
-
-// nodeGoneErr is what a request of a session whose node is known gone gets
-// instead of being sent; the session then counts as having lost its
-// browser, no crash of its own.
-func (s *HostedSession) nodeGoneErr(ctx context.Context) error {
-	if s.nodeGone == nil || !s.nodeGone(ctx) {
-		return nil
-	}
-	s.lostBrowser.Store(true)
-	return &workerExitedError{cause: fmt.Errorf("%w: %w", worker.ErrNotDelivered, worker.ErrNodeDown), code: proxy.Errorf(proxy.EUNAVAILABLE, "the session's browser node is gone")}
-}
-
 // Ping sends an MCP ping through the host to the session's server.
 func (s *HostedSession) Ping(ctx context.Context) error {
 	// A session whose node is gone answers pings but can serve no call.
-	if err := s.nodeGoneErr(ctx); err != nil {
+	if err := s.goneErr(ctx, &s.lostBrowser); err != nil {
 		return fmt.Errorf("upstream ping: %w", err)
 	}
 	if s.gone() {

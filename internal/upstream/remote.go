@@ -2,10 +2,12 @@ package upstream
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"strings"
+	"sync/atomic"
 
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
 	"github.com/playwright-mcp-proxy/playwright-mcp-proxy/internal/answer"
@@ -43,8 +45,7 @@ func (h *Host) trackNode(w *Worker, lease *nodes.Lease) bool {
 		lease.Release()
 		return false
 	}
-	w.node = lease.Node()
-	w.nodeGone, w.nodeDown = h.nodeChecks(w.node)
+	w.nodePlace = h.placedOn(lease.Node())
 	lost := h.nodeLostLocked(w.node)
 	h.bg.Add(1)
 	h.mu.Unlock()
@@ -65,20 +66,22 @@ func (h *Host) trackNode(w *Worker, lease *nodes.Lease) bool {
 	return true
 }
 
-// nodeChecks are the checks of a session's node: gone reports whether it
-// is known gone (a probe only when there is no recent word), down probes it
-// now and reports whether it is down.
-func (h *Host) nodeChecks(node string) (gone, down func(context.Context) bool) {
+// placedOn is the place of a session on node, with its checks: gone
+// reports whether the node is known gone (a probe only when there is no
+// recent word), down probes it now and reports whether it is down.
+func (h *Host) placedOn(node string) nodePlace {
 	pool := h.cfg.Nodes
-	gone = func(ctx context.Context) bool { return pool.Gone(ctx, node) }
-	down = func(ctx context.Context) bool {
-		if err := pool.Check(ctx, node); err != nil {
-			return false
-		}
-		n, err := pool.Get(node)
-		return err == nil && n.State == proxy.NodeDown
+	return nodePlace{
+		node:     node,
+		nodeGone: func(ctx context.Context) bool { return pool.Gone(ctx, node) },
+		nodeDown: func(ctx context.Context) bool {
+			if err := pool.Check(ctx, node); err != nil {
+				return false
+			}
+			n, err := pool.Get(node)
+			return err == nil && n.State == proxy.NodeDown
+		},
 	}
-	return gone, down
 }
 
 // nodeLostChan is closed once node goes down (nodeDown); nil once the host
@@ -142,10 +145,6 @@ func PlacementRefusal(err error) (*proxy.Error, bool) {
 	return nil, false
 }
 
-// Node is the id of the browser node the worker is placed on; "" for the
-// local browser.
-func (w *Worker) Node() string { return w.node }
-
 // checkNodes is nil while a browser node is up; else it says why none is.
 func (h *Host) checkNodes() error {
 	var why []string
@@ -158,15 +157,47 @@ func (h *Host) checkNodes() error {
 	return fmt.Errorf("no browser node is up (%s)", strings.Join(why, "; "))
 }
 
-// nodeGoneErr is what a request to a worker whose node is known gone gets
-// instead of being sent; the worker is marked as having lost its browser,
-// so that its end counts as no crash of its session's.
-func (w *Worker) nodeGoneErr(ctx context.Context) error {
-	if w.nodeGone == nil || !w.nodeGone(ctx) {
+// nodePlace is the browser node a session's browser is on, a worker's or a
+// hosted session's alike: the node and its checks (Host.placedOn), all set
+// before the session is handed out, never changed after. The zero value is
+// the local browser, where every check passes.
+type nodePlace struct {
+	node               string
+	nodeGone, nodeDown func(context.Context) bool
+}
+
+// Node is the id of the browser node; "" for the local browser.
+func (p *nodePlace) Node() string { return p.node }
+
+// goneErr is what a request gets instead of being sent when the node is
+// known gone; lost is set, so that the session's end counts as no crash of
+// its own.
+func (p *nodePlace) goneErr(ctx context.Context, lost *atomic.Bool) error {
+	if p.nodeGone == nil || !p.nodeGone(ctx) {
 		return nil
 	}
-	w.lostBrowser.Store(true)
+	lost.Store(true)
 	return &workerExitedError{cause: fmt.Errorf("%w: %w", worker.ErrNotDelivered, worker.ErrNodeDown), code: proxy.Errorf(proxy.EUNAVAILABLE, "the worker's browser node is gone")}
+}
+
+// callErr is a call's error, said to be the node's when the session was
+// stopped because its node went down, during the call.
+func (p *nodePlace) callErr(err error, lost *atomic.Bool) error {
+	if p.node != "" && lost.Load() && errors.Is(err, worker.ErrWorkerExited) && !errors.Is(err, worker.ErrNodeDown) {
+		return fmt.Errorf("%w: %w", worker.ErrNodeDown, err)
+	}
+	return err
+}
+
+// downUnder reports whether a call's answer says its browser connection
+// went with the node, the node probed now: a node that dies under a call
+// leaves an answer, not an error. lost is set then.
+func (p *nodePlace) downUnder(ctx context.Context, res json.RawMessage, lost *atomic.Bool) bool {
+	if p.nodeDown == nil || !lostRemote(res) || !p.nodeDown(ctx) {
+		return false
+	}
+	lost.Store(true)
+	return true
 }
 
 // remoteLost are what Playwright answers when the connection to a remote

@@ -277,7 +277,9 @@ func (h *SessionHost) read(r io.Reader, ready chan<- string) {
 	for {
 		line, err := br.ReadBytes('\n')
 		if key, msg, ok := splitSessionMessage(line); ok {
-			h.deliver(key, msg)
+			if s := h.session(key); s != nil {
+				s.tr.deliver(msg)
+			}
 		} else if len(trimEOL(line)) > 0 {
 			var env hostEnvelope
 			if jsonErr := json.Unmarshal(line, &env); jsonErr != nil {
@@ -323,14 +325,11 @@ func splitSessionMessage(line []byte) (key string, msg json.RawMessage, ok bool)
 	return string(k), msg, true
 }
 
-// deliver hands a message to the session it is for.
-func (h *SessionHost) deliver(key string, msg json.RawMessage) {
+// session is the open session of key; nil once closed on our side (Kill).
+func (h *SessionHost) session(key string) *HostedSession {
 	h.mu.Lock()
-	s := h.sessions[key]
-	h.mu.Unlock()
-	if s != nil { // nil: closed on our side already (Kill)
-		s.tr.deliver(msg)
-	}
+	defer h.mu.Unlock()
+	return h.sessions[key]
 }
 
 func (h *SessionHost) dispatch(env *hostEnvelope) {
@@ -349,11 +348,9 @@ func (h *SessionHost) dispatch(env *hostEnvelope) {
 		h.logger.Warn("session host could not use an envelope", "error", env.Error)
 		return
 	}
-	h.mu.Lock()
-	s := h.sessions[env.S]
-	h.mu.Unlock()
+	s := h.session(env.S)
 	if s == nil {
-		return // closed on our side already (Kill)
+		return
 	}
 	switch {
 	case env.M != nil:

@@ -104,14 +104,9 @@ type Worker struct {
 	// lostBrowser: stopped because the shared browser it was attached to
 	// died, not for anything of its own.
 	lostBrowser atomic.Bool
-	// node is the browser node the worker was placed on ("" for ours);
-	// nodeDown checks that node now, reporting whether it is down, and
-	// nodeGone whether it is known gone without a probe unless there is
-	// news of it (nodes.Pool.Gone). All set before the worker is handed
-	// out, never changed after.
-	node     string
-	nodeDown func(context.Context) bool
-	nodeGone func(context.Context) bool
+	// nodePlace is the browser node the worker was placed on (none for
+	// ours).
+	nodePlace
 	// browserServer: the worker's pages live in the local shared browser
 	// run by our browser server, whose renderer pids are this machine's.
 	browserServer bool

@@ -312,18 +312,14 @@ func (w *Worker) CallTool(ctx context.Context, name string, args json.RawMessage
 	if err != nil {
 		return nil, err
 	}
-	if err := w.nodeGoneErr(ctx); err != nil {
+	if err := w.goneErr(ctx, &w.lostBrowser); err != nil {
 		return nil, fmt.Errorf("tools/call %s: %w", name, err)
 	}
 	res, err := w.conn.request(ctx, string(mcp.MethodToolsCall), params)
 	if err != nil {
-		if w.node != "" && w.lostBrowser.Load() && errors.Is(err, worker.ErrWorkerExited) && !errors.Is(err, worker.ErrNodeDown) {
-			// Stopped because its node went down (trackNode), during the call.
-			err = fmt.Errorf("%w: %w", worker.ErrNodeDown, err)
-		}
-		return nil, fmt.Errorf("tools/call %s: %w", name, err)
+		return nil, fmt.Errorf("tools/call %s: %w", name, w.callErr(err, &w.lostBrowser))
 	}
-	if w.nodeDown != nil && lostRemote(res) && w.nodeDown(ctx) {
+	if w.downUnder(ctx, res, &w.lostBrowser) {
 		return nil, fmt.Errorf("tools/call %s: %w", name, worker.ErrNodeDown)
 	}
 	return res, nil
@@ -332,7 +328,7 @@ func (w *Worker) CallTool(ctx context.Context, name string, args json.RawMessage
 // Ping sends an MCP ping; it fails once the worker is gone or wedged past ctx.
 func (w *Worker) Ping(ctx context.Context) error {
 	// A worker whose node is gone answers pings but can serve no call.
-	if err := w.nodeGoneErr(ctx); err != nil {
+	if err := w.goneErr(ctx, &w.lostBrowser); err != nil {
 		return fmt.Errorf("upstream ping: %w", err)
 	}
 	if err := w.client.Ping(ctx); err != nil {
