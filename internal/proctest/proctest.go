@@ -22,6 +22,8 @@ type Proc struct {
 	// pid it identifies a process even after its pid is reused.
 	Start uint64
 	Comm  string
+	// State is /proc's one-letter state: R running, S sleeping, T stopped…
+	State byte
 	// CPUSelf is utime+stime, CPUReaped cutime+cstime (the children it
 	// waited for), in clock ticks.
 	CPUSelf, CPUReaped uint64
@@ -75,7 +77,7 @@ func ParseStat(pid int, b []byte) (Proc, bool) {
 	u := func(i int) uint64 { n, _ := strconv.ParseUint(f[i], 10, 64); return n }
 	ppid, _ := strconv.Atoi(f[1])
 	pgid, _ := strconv.Atoi(f[2])
-	return Proc{PID: pid, PPID: ppid, PGID: pgid, Start: u(19), Comm: s[open+1 : closing],
+	return Proc{PID: pid, PPID: ppid, PGID: pgid, Start: u(19), Comm: s[open+1 : closing], State: f[0][0],
 		CPUSelf: u(11) + u(12), CPUReaped: u(13) + u(14)}, true
 }
 
@@ -99,6 +101,26 @@ func Exited(pid int) bool {
 			continue // gone meanwhile
 		}
 		if _, live := ParseStat(pid, b); live {
+			return false
+		}
+	}
+	return true
+}
+
+// Stopped reports whether every live thread of pid is stopped (SIGSTOP):
+// kill returns before the signal has reached each thread, and a thread not
+// yet stopped may still answer what it reads.
+func Stopped(pid int) bool {
+	tasks, err := os.ReadDir(filepath.Join("/proc", strconv.Itoa(pid), "task"))
+	if err != nil || len(tasks) == 0 {
+		return false
+	}
+	for _, task := range tasks {
+		b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "task", task.Name(), "stat"))
+		if err != nil {
+			continue // gone meanwhile
+		}
+		if p, live := ParseStat(pid, b); live && p.State != 'T' {
 			return false
 		}
 	}

@@ -9,7 +9,7 @@ func TestParseStat(t *testing.T) {
 	// comm with spaces and a parenthesis, as Chromium threads have.
 	stat := "4242 (Chrome_ChildIO) x) S 4200 4200 4200 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 8 0 987654 100000 200 18446744073709551615 1 1 0 0 0 0 0 0 0"
 	p, ok := ParseStat(4242, []byte(stat))
-	if !ok || p.PPID != 4200 || p.Start != 987654 || p.Comm != "Chrome_ChildIO) x" {
+	if !ok || p.PPID != 4200 || p.Start != 987654 || p.Comm != "Chrome_ChildIO) x" || p.State != 'S' {
 		t.Errorf("ParseStat = %+v, %v", p, ok)
 	}
 	if _, ok := ParseStat(1, []byte("1 (zombie) Z 0 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 5 0 0 0")); ok {

@@ -159,8 +159,13 @@ func TestHostedPlacementSkipsAHostWithAFullHeap(t *testing.T) {
 
 func TestHostedHungHostIsKilledAndItsSessionsEnd(t *testing.T) {
 	clk := clocktest.New()
-	const interval = 3 * time.Second
+	// An interval past hostPingMax, so the two waits of a ping (the interval,
+	// then the 10 s answer timeout) are told apart by their timers.
+	const interval = 12 * time.Second
 	h := hostedFake(t, 2, clk, interval)
+	if h.hostPingTimeout() == interval {
+		t.Fatalf("the ping timeout equals the interval %v; the steps below need them apart", interval)
+	}
 	a, b := spawnHosted(t, h), spawnHosted(t, h)
 	hung := a.Host()
 	closeNow(t, b) // room on the host that is about to hang
@@ -171,9 +176,14 @@ func TestHostedHungHostIsKilledAndItsSessionsEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = syscall.Kill(hung.PID(), syscall.SIGCONT) })
+	// kill returns before every thread has stopped; one that has not may
+	// still answer the first ping.
+	if !eventually(10*time.Second, func() bool { return proctest.Stopped(hung.PID()) }) {
+		t.Fatal("the host did not stop")
+	}
 
 	// Each ping goes out at the interval and gets no answer within the
-	// timeout (the interval, within 1-10 s). After the first miss no
+	// timeout. After the first miss no
 	// session is placed there; at the hostPingFailLimit-th it is killed.
 	for i := 1; i <= hostPingFailLimit; i++ {
 		clk.WaitForTimer(t, interval)
