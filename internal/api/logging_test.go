@@ -51,6 +51,10 @@ type logLine struct {
 	Msg       string `json:"msg"`
 	RequestID string `json:"request_id"`
 	SessionID string `json:"session_id"`
+	// The split of a forwarded call's time (nanoseconds).
+	RequestRow *int64 `json:"request_row"`
+	Upstream   *int64 `json:"upstream"`
+	Record     *int64 `json:"record"`
 }
 
 // loggedServer is the API over the real session manager (fake workers) and
@@ -140,6 +144,12 @@ func TestCallLogLinesShareRequestID(t *testing.T) {
 				}
 				if l.RequestID == rid {
 					got = append(got, entry{l.Msg, l.SessionID})
+				}
+				if l.RequestID == rid && l.Msg == "tool call" {
+					split := l.RequestRow != nil && l.Upstream != nil && l.Record != nil && *l.Upstream > 0
+					if forwarded := tc.status == http.StatusOK; split != forwarded {
+						t.Errorf("tool call line of a call forwarded=%v has the time split %v: %s", forwarded, split, out)
+					}
 				}
 			}
 			sort.Slice(got, func(i, j int) bool { return got[i].Msg < got[j].Msg })

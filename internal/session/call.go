@@ -36,7 +36,8 @@ import (
 // in the browser is not an error here: it is a CallResult with status error.
 func (m *Manager) Call(ctx context.Context, req proxy.CallRequest) (*proxy.CallResult, error) {
 	start := m.clock.Now()
-	res, stored, err := m.call(ctx, req)
+	var split callSplit
+	res, stored, err := m.call(ctx, req, &split)
 	d := m.clock.Now().Sub(start)
 	status := proxy.ErrorCode(err)
 	if res != nil {
@@ -68,14 +69,25 @@ func (m *Manager) Call(ctx context.Context, req proxy.CallRequest) (*proxy.CallR
 		if res != nil {
 			attrs = append(attrs, slog.String("ref_id", res.RefID))
 		}
+		if split.upstream > 0 {
+			// What a slow call spent where: the worker's share, and the
+			// two writes of the record around it.
+			attrs = append(attrs, slog.Duration("request_row", split.requestRow), slog.Duration("upstream", split.upstream),
+				slog.Duration("record", split.record))
+		}
 		m.log.LogAttrs(ctx, slog.LevelDebug, "tool call", attrs...)
 	}
 	return res, err
 }
 
+// callSplit is how long a forwarded call spent writing its request row,
+// in its worker, and recording the answer.
+type callSplit struct{ requestRow, upstream, record time.Duration }
+
 // call is Call; stored is the bytes recorded from upstream's answer, or -1
-// when the call was refused before it reached a worker.
-func (m *Manager) call(ctx context.Context, req proxy.CallRequest) (*proxy.CallResult, int, error) {
+// when the call was refused before it reached a worker. It fills split as
+// far as the call got.
+func (m *Manager) call(ctx context.Context, req proxy.CallRequest, split *callSplit) (*proxy.CallResult, int, error) {
 	refID := req.RequestID
 	if refID == "" {
 		refID = NewRefID()
@@ -138,6 +150,8 @@ func (m *Manager) call(ctx context.Context, req proxy.CallRequest) (*proxy.CallR
 	if err := m.store.InsertRequest(ctx, request); err != nil {
 		return nil, -1, m.requestNotRecorded(ctx, l.id, req.RequestID, err)
 	}
+	sent := m.clock.Now().UTC()
+	split.requestRow = sent.Sub(started)
 
 	raw, callErr := m.forward(ctx, l, fwd.tool, fwd.params)
 	restored = restored || l.takeRestored()
@@ -145,6 +159,8 @@ func (m *Manager) call(ctx context.Context, req proxy.CallRequest) (*proxy.CallR
 		l.lastPage.Snapshot = "" // its refs were the old worker's
 	}
 	finished := m.clock.Now().UTC()
+	split.upstream = finished.Sub(sent)
+	defer func() { split.record = m.clock.Now().Sub(finished) }()
 	if callErr != nil {
 		return nil, 0, m.recordFailure(recCtx, l, refID, finished, callErr)
 	}
