@@ -90,41 +90,39 @@ func Alive(pid int) bool {
 // Exited reports whether every thread of pid has exited: a process whose
 // main thread is a zombie may still have threads on their way out, and its
 // files (its sockets) are closed only when the last of them is.
-func Exited(pid int) bool {
-	tasks, err := os.ReadDir(filepath.Join("/proc", strconv.Itoa(pid), "task"))
-	if err != nil {
-		return true
-	}
-	for _, task := range tasks {
-		b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "task", task.Name(), "stat"))
-		if err != nil {
-			continue // gone meanwhile
-		}
-		if _, live := ParseStat(pid, b); live {
+func Exited(pid int) bool { return len(liveThreads(pid)) == 0 }
+
+// Stopped reports whether pid has live threads and every one is stopped
+// (SIGSTOP): kill returns before the signal has reached each thread, and a
+// thread not yet stopped may still answer what it reads.
+func Stopped(pid int) bool {
+	threads := liveThreads(pid)
+	for _, th := range threads {
+		if th.State != 'T' {
 			return false
 		}
 	}
-	return true
+	return len(threads) > 0
 }
 
-// Stopped reports whether every live thread of pid is stopped (SIGSTOP):
-// kill returns before the signal has reached each thread, and a thread not
-// yet stopped may still answer what it reads.
-func Stopped(pid int) bool {
-	tasks, err := os.ReadDir(filepath.Join("/proc", strconv.Itoa(pid), "task"))
-	if err != nil || len(tasks) == 0 {
-		return false
+// liveThreads reads the threads of pid that are neither gone nor zombies.
+func liveThreads(pid int) []Proc {
+	dir := filepath.Join("/proc", strconv.Itoa(pid), "task")
+	tasks, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
 	}
+	var live []Proc
 	for _, task := range tasks {
-		b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "task", task.Name(), "stat"))
+		b, err := os.ReadFile(filepath.Join(dir, task.Name(), "stat"))
 		if err != nil {
 			continue // gone meanwhile
 		}
-		if p, live := ParseStat(pid, b); live && p.State != 'T' {
-			return false
+		if p, ok := ParseStat(pid, b); ok {
+			live = append(live, p)
 		}
 	}
-	return true
+	return live
 }
 
 // Descendants lists the live descendants of pid.

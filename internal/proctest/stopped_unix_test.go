@@ -22,22 +22,21 @@ func TestStopped(t *testing.T) {
 	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for !Stopped(pid) {
-		if time.Now().After(deadline) {
-			t.Fatal("a SIGSTOPped process never read as stopped")
+	waitFor := func(want bool) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for Stopped(pid) != want {
+			if time.Now().After(deadline) {
+				t.Fatalf("Stopped(%d) never became %v", pid, want)
+			}
+			time.Sleep(time.Millisecond)
 		}
-		time.Sleep(time.Millisecond)
 	}
+	waitFor(true)
 	if err := syscall.Kill(pid, syscall.SIGCONT); err != nil {
 		t.Fatal(err)
 	}
-	for Stopped(pid) {
-		if time.Now().After(deadline) {
-			t.Fatal("a SIGCONTinued process still reads as stopped")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	waitFor(false)
 	if Stopped(1 << 30) {
 		t.Error("a pid that does not exist reads as stopped")
 	}

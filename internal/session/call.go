@@ -150,7 +150,7 @@ func (m *Manager) call(ctx context.Context, req proxy.CallRequest, split *callSp
 	if err := m.store.InsertRequest(ctx, request); err != nil {
 		return nil, -1, m.requestNotRecorded(ctx, l.id, req.RequestID, err)
 	}
-	sent := m.clock.Now().UTC()
+	sent := m.clock.Now()
 	split.requestRow = sent.Sub(started)
 
 	raw, callErr := m.forward(ctx, l, fwd.tool, fwd.params)

@@ -183,8 +183,8 @@ func TestHostedHungHostIsKilledAndItsSessionsEnd(t *testing.T) {
 	}
 
 	// Each ping goes out at the interval and gets no answer within the
-	// timeout. After the first miss no
-	// session is placed there; at the hostPingFailLimit-th it is killed.
+	// timeout. After the first miss no session is placed there; at the
+	// hostPingFailLimit-th it is killed.
 	for i := 1; i <= hostPingFailLimit; i++ {
 		clk.WaitForTimer(t, interval)
 		clk.Advance(interval)
