@@ -23,7 +23,6 @@ const root = process.cwd();
 const calls = Number(process.argv[2]) || 300;
 const chromium = process.argv[3] || '/usr/bin/chromium';
 const warmup = 20;
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'inproc-probe-'));
 const hostScript = path.join(root, 'internal/upstream/js/worker-host.js');
 const chromiumArgs = process.getuid && process.getuid() === 0 ? ['--no-sandbox'] : [];
 const nodeFlags = ['--optimize-for-size', '--single-threaded'];
@@ -39,6 +38,9 @@ if (process.env.PROBE_INPROC) {
   return;
 }
 
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'inproc-probe-'));
+// What Chromium and Playwright leave in TMPDIR goes with tmp.
+const childEnv = { ...process.env, TMPDIR: tmp };
 const rows = Array.from({ length: 200 }, (_, i) => `<tr><td>${i}</td><td>item ${i}</td><td>${i * 3}</td></tr>`).join('');
 const page = `<html><head><title>probe</title></head><body><table>${rows}</table></body></html>`;
 const lines = (proc, cb) => readline.createInterface({ input: proc.stdout }).on('line', cb);
@@ -49,9 +51,9 @@ async function start(name, endpoint) {
   const cfg = { resolveFrom: root, endpoint };
   const proc = name === 'plain'
     ? spawn('node', [...nodeFlags, path.join(root, 'node_modules/@playwright/mcp/cli.js'), '--isolated', '--headless',
-      '--executable-path', chromium, ...chromiumArgs, '--output-dir', out, '--timeout-settle=0'], { stdio: ['pipe', 'pipe', 'ignore'] })
+      '--executable-path', chromium, ...chromiumArgs, '--output-dir', out, '--timeout-settle=0'], { env: childEnv, stdio: ['pipe', 'pipe', 'ignore'] })
     : spawn('node', [...nodeFlags, name === 'inproc' ? __filename : hostScript], {
-      env: { ...process.env, PWPROXY_WORKER_HOST: JSON.stringify(cfg), ...(name === 'inproc' ? { PROBE_INPROC: '1' } : {}) },
+      env: { ...childEnv, PWPROXY_WORKER_HOST: JSON.stringify(cfg), ...(name === 'inproc' ? { PROBE_INPROC: '1' } : {}) },
       stdio: ['pipe', 'pipe', 'ignore'],
     });
   const enveloped = name !== 'plain';
@@ -86,7 +88,7 @@ async function start(name, endpoint) {
   await new Promise(r => site.on('listening', r));
   const url = `http://127.0.0.1:${site.address().port}/`;
   const browserServer = spawn('node', [path.join(root, 'internal/upstream/js/browser-server.js')], {
-    env: { ...process.env, PWPROXY_BROWSER_SERVER: JSON.stringify({ resolveFrom: root, executable: chromium, args: chromiumArgs }) },
+    env: { ...childEnv, PWPROXY_BROWSER_SERVER: JSON.stringify({ resolveFrom: root, executable: chromium, args: chromiumArgs }) },
     stdio: ['pipe', 'pipe', 'inherit'],
   });
   const endpoint = await new Promise(r => lines(browserServer, l => r(JSON.parse(l).endpoint)));
