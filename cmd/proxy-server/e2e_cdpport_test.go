@@ -15,8 +15,8 @@ import (
 	proxy "github.com/playwright-mcp-proxy/playwright-mcp-proxy"
 )
 
-// TestSessionsCannotOpenTheBrowsersCDPPort: the shared browser has a CDP
-// port on loopback for the live view, and its /json lists every session's
+// TestSessionsCannotOpenTheBrowsersCDPPort: the browser the sessions share
+// has a CDP port on loopback for the live view, and its /json lists every session's
 // pages (/json/close/ID closes one). A session's page may not open it, by
 // a tool's URL or a redirect.
 func TestSessionsCannotOpenTheBrowsersCDPPort(t *testing.T) {
@@ -66,9 +66,18 @@ func TestSessionsCannotOpenTheBrowsersCDPPort(t *testing.T) {
 // tmp launched, from the DevToolsActivePort Chromium wrote in its profile.
 func browserCDPPort(t *testing.T, tmp string) string {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join(tmp, "*", "pwp-browser-*", "playwright_chromiumdev_profile-*", "DevToolsActivePort"))
-	if err != nil || len(files) != 1 {
-		t.Fatalf("the shared browser's DevToolsActivePort below %s: %v (%v)", tmp, files, err)
+	// The browser runs in a session host's directory (pwp-host-*), or at
+	// one session per worker process in the browser server's.
+	var files []string
+	for _, dir := range []string{"pwp-host-*", "pwp-browser-*"} {
+		found, err := filepath.Glob(filepath.Join(tmp, "*", dir, "playwright_chromiumdev_profile-*", "DevToolsActivePort"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, found...)
+	}
+	if len(files) != 1 {
+		t.Fatalf("the browser's DevToolsActivePort below %s: %v, want one", tmp, files)
 	}
 	b, err := os.ReadFile(files[0])
 	if err != nil {

@@ -201,10 +201,11 @@ func isSessionHost(args []string) bool {
 }
 
 // sessionHostArg is workerArg for a session in a session host, learnt as
-// an operator can: the browser endpoint from the host's environment (its
-// configuration; a session opened with an endpoint of its own sends it on
-// stdin, and then the test knows it already), the output directory from
-// the server's log line assigning the session its worker.
+// an operator can: the browser endpoint from the server's log line of the
+// host's start when the host runs its own browser, else from the host's
+// environment (its configuration; a session opened with an endpoint of its
+// own sends it on stdin, and then the test knows it already), the output
+// directory from the server's log line assigning the session its worker.
 func (s *isoServer) sessionHostArg(t *testing.T, id string, pid int, flag string) string {
 	t.Helper()
 	switch flag {
@@ -219,7 +220,16 @@ func (s *isoServer) sessionHostArg(t *testing.T, id string, pid int, flag string
 				continue
 			}
 			var c struct {
-				Endpoint string `json:"endpoint"`
+				Endpoint string          `json:"endpoint"`
+				Browser  json.RawMessage `json:"browser"`
+			}
+			if err := json.Unmarshal([]byte(conf), &c); err == nil && c.Browser != nil {
+				re := regexp.MustCompile(fmt.Sprintf(`msg="session host started" .*\bpid=%d .*\bendpoint=(ws://\S+)`, pid))
+				m := re.FindStringSubmatch(s.readLog())
+				if m == nil {
+					t.Fatalf("the server's log names no browser endpoint of session host %d, which runs its own", pid)
+				}
+				return m[1]
 			}
 			if err := json.Unmarshal([]byte(conf), &c); err != nil || c.Endpoint == "" {
 				t.Fatalf("session host %d's configuration %s names no endpoint (%v)", pid, conf, err)

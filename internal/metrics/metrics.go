@@ -27,7 +27,7 @@ type Sources struct {
 	Sessions func(ctx context.Context) ([]*proxy.Session, error)
 	// Stats are the session manager's counters.
 	Stats func() session.Stats
-	// BrowserCrashes counts unplanned exits of the shared browser.
+	// BrowserCrashes counts unplanned exits of the browsers the proxy runs.
 	BrowserCrashes func() int64
 	// Breaker reports an open circuit breaker as an error.
 	Breaker func(ctx context.Context) error

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"os"
 	"os/exec"
@@ -16,11 +17,19 @@ import (
 	"time"
 )
 
-// browserServerJS runs Chromium under a Playwright browser server; see the
-// file for why workers connect to that rather than to Chromium's CDP port.
+// browserServerJS runs Chromium under a Playwright browser server in a
+// process of its own, for worker processes to share.
 //
 //go:embed js/browser-server.js
 var browserServerJS []byte
+
+// browserLaunchJS launches that browser server in the process that loads
+// it (browser-server.js, or a session host with a browser of its own); see
+// the file for why clients connect to that rather than to Chromium's CDP
+// port.
+//
+//go:embed js/browser-launch.js
+var browserLaunchJS []byte
 
 // keepGroupJS, preloaded into a node process, keeps the browsers Playwright
 // launches in that process's group instead of a detached one.
@@ -136,31 +145,16 @@ func LaunchBrowserServer(ctx context.Context, cfg BrowserConfig, node, from stri
 	if err != nil {
 		return fail(err)
 	}
-	preload, err := writeRuntimeFile(dir, "keep-group.js", keepGroupJS)
-	if err != nil {
-		return fail(err)
-	}
-	launcher, err := chromiumLauncher(dir)
-	if err != nil {
-		// A temp dir mounted noexec, say: the browser still starts, with
-		// the proxy's feature list in place of Playwright's.
-		logger.Warn("starting Chromium directly: its --disable-features list replaces Playwright's", "err", err)
-		launcher = exe
-	}
 	host, port, err := serverAddr(cfg.ServerAddr)
 	if err != nil {
 		return fail(err)
 	}
-	conf, err := json.Marshal(map[string]any{
-		"executable":  launcher,
-		"headless":    cfg.Headless,
-		"args":        append(append(chromiumFlags(cfg), debugPortFlags(cfg)...), cfg.ExtraArgs...),
-		"resolveFrom": from,
-		"host":        host,
-		"port":        port,
-		"wsPath":      cfg.ServerPath,
-		"debugPort":   cfg.DebugPort,
-	})
+	launch, env, err := browserLaunch(dir, cfg, exe, logger)
+	if err != nil {
+		return fail(err)
+	}
+	launch["resolveFrom"], launch["host"], launch["port"], launch["wsPath"] = from, host, port, cfg.ServerPath
+	conf, err := json.Marshal(launch)
 	if err != nil {
 		return fail(err)
 	}
@@ -181,7 +175,7 @@ func LaunchBrowserServer(ctx context.Context, cfg BrowserConfig, node, from stri
 	}
 	cmd := exec.Command(node, script)
 	cmd.Dir = dir
-	cmd.Env = append(childEnv(cfg.Env), browserServerEnv+"="+string(conf), chromiumEnv+"="+exe, nodeRequire(preload))
+	cmd.Env = append(append(childEnv(cfg.Env), env...), browserServerEnv+"="+string(conf))
 	// TMPDIR=dir, not a directory below it: Chromium's socket path below
 	// TMPDIR must stay short (chromiumTMPDIRMax).
 	cmd.Env = append(cmd.Env, tmpdirEnv(dir, logger)...)
@@ -238,6 +232,36 @@ func LaunchBrowserServer(ctx context.Context, cfg BrowserConfig, node, from stri
 	}
 	b.logger.Info("browser server started", "endpoint", b.playwright, "browser_pid", b.browserPID, "cdp", b.debug, "executable", exe, "took", time.Since(started).Round(time.Millisecond))
 	return b, nil
+}
+
+// browserLaunch prepares dir for a node process that launches Chromium
+// through browser-launch.js: the scripts it needs, and Chromium behind
+// chromiumSh. It returns browser-launch.js's configuration (no address or
+// resolveFrom) and the environment the process needs: the real browser
+// for chromiumSh, and keep-group.js preloaded so that the browser stays in
+// the process's group.
+func browserLaunch(dir string, cfg BrowserConfig, exe string, logger *slog.Logger) (map[string]any, []string, error) {
+	if _, err := writeRuntimeFile(dir, "browser-launch.js", browserLaunchJS); err != nil {
+		return nil, nil, err
+	}
+	preload, err := writeRuntimeFile(dir, "keep-group.js", keepGroupJS)
+	if err != nil {
+		return nil, nil, err
+	}
+	launcher, err := chromiumLauncher(dir)
+	if err != nil {
+		// A temp dir mounted noexec, say: the browser still starts, with
+		// the proxy's feature list in place of Playwright's.
+		logger.Warn("starting Chromium directly: its --disable-features list replaces Playwright's", "err", err)
+		launcher = exe
+	}
+	conf := map[string]any{
+		"executable": launcher,
+		"headless":   cfg.Headless,
+		"args":       append(append(chromiumFlags(cfg), debugPortFlags(cfg)...), cfg.ExtraArgs...),
+		"debugPort":  cfg.DebugPort,
+	}
+	return conf, []string{chromiumEnv + "=" + exe, nodeRequire(preload)}, nil
 }
 
 // debugPortFlags open Chromium's CDP port on loopback beside Playwright's

@@ -56,7 +56,15 @@ func fakeHost() int {
 		delete(open, key)
 		send(map[string]any{"s": key, "closed": map[string]string{"reason": reason}})
 	}
-	send(map[string]any{"ready": map[string]any{"pid": os.Getpid(), "version": "fake"}})
+	ready := map[string]any{"pid": os.Getpid(), "version": "fake"}
+	var conf struct {
+		Browser json.RawMessage `json:"browser"`
+	}
+	if json.Unmarshal([]byte(os.Getenv(workerHostEnv)), &conf) == nil && conf.Browser != nil {
+		// Asked for a browser of its own: one that no session connects to.
+		ready["browser"] = map[string]any{"endpoint": "ws://127.0.0.1:1/fake", "pid": os.Getpid(), "cdp": ""}
+	}
+	send(map[string]any{"ready": ready})
 	sc := bufio.NewScanner(os.Stdin)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {

@@ -72,9 +72,10 @@ type HostConfig struct {
 	// nil is the real clock; Worker.Clock times the workers' stops.
 	Clock clock.Clock
 	// SessionsPerWorker (K) above 1 runs sessions K to a node process
-	// (session hosts, SpawnSession) where sessions share our browser
-	// under a Playwright browser server; elsewhere, and at 0 or 1, every
-	// session is a worker process of its own.
+	// (session hosts, SpawnSession) where sessions share that host's own
+	// browser (or are placed on browser nodes), under a Playwright browser
+	// server; elsewhere (a remote CDP endpoint, per-session browsers), and
+	// at 0 or 1, every session is a worker process of its own.
 	SessionsPerWorker int
 	// PingInterval is how often each session host is pinged; one that
 	// does not answer within the interval (bounded to 1–10 s) is killed.
@@ -98,7 +99,9 @@ const (
 // browser that dies takes the workers connected to it down with it (their
 // Done closes, which the session layer treats as a crash) and is relaunched
 // at once in the background, or on the next spawn, whichever comes first.
-// Spawn retries failed starts and sits behind a circuit breaker.
+// Spawn retries failed starts and sits behind a circuit breaker. With
+// session hosts (SpawnSession), each host runs its own browser instead and
+// is stopped with it: a browser that dies ends its host's sessions alone.
 type Host struct {
 	cfg   HostConfig
 	log   *slog.Logger
@@ -143,15 +146,19 @@ type Host struct {
 	sessionHosts []*pooledHost
 	// hostStarts serialises session host starts.
 	hostStarts chan struct{}
+	// hostStartErr is why the last session host start failed; nil once
+	// one works.
+	hostStartErr error
 }
 
 // browserExit is what /health says about a browser that died on its own.
 type browserExit struct {
-	pid    int
-	at     time.Time
-	uptime time.Duration
-	err    error
-	stderr string // its last stderr line
+	pid     int
+	hostPID int // the session host it ran under; 0 for the shared browser
+	at      time.Time
+	uptime  time.Duration
+	err     error
+	stderr  string // its last stderr line
 }
 
 // ErrHostClosed is returned by Spawn after Close.
@@ -195,11 +202,15 @@ func (h *Host) instanceEnv() []string {
 	return []string{InstanceEnv + "=" + h.cfg.InstanceID}
 }
 
-// Start launches the shared browser (shared mode only) so that a missing or
-// broken Chromium fails the start, not the first call.
+// Start launches the shared browser (shared mode), or the first session
+// host with its own, so that a missing or broken Chromium fails the start,
+// not the first call.
 func (h *Host) Start(ctx context.Context) error {
 	if h.cfg.RemoteCDPEndpoint != "" || h.cfg.Nodes != nil {
 		return nil
+	}
+	if h.ownBrowsers() {
+		return h.startFirstHost(ctx)
 	}
 	if h.cfg.PerSession {
 		_, _, err := h.runtime()
@@ -237,7 +248,8 @@ func (h *Host) runtime() (dir, preload string, err error) {
 	return dir, preload, nil
 }
 
-// BrowserCrashes counts unplanned exits of the shared browser.
+// BrowserCrashes counts unplanned exits of the shared browser and of
+// session hosts' own browsers.
 func (h *Host) BrowserCrashes() int64 { return h.crashes.Load() }
 
 // Check reports whether workers can reach a browser, for /health. After a
@@ -263,6 +275,9 @@ func (h *Host) Check(ctx context.Context) error {
 	}
 	if h.cfg.Nodes != nil {
 		return h.checkNodes()
+	}
+	if h.ownBrowsers() {
+		return h.checkSessionHosts()
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"slices"
 	"strings"
 	"sync"
@@ -55,10 +56,16 @@ func (h *Host) SessionsPerWorker() int {
 }
 
 // hosted reports whether sessions run in session hosts: asked for, and the
-// shared browser is ours, under a Playwright browser server.
+// browsers are ours (each host's own) or browser nodes', under Playwright
+// browser servers.
 func (h *Host) hosted() bool {
 	return h.cfg.SessionsPerWorker > 1 && !h.cfg.PerSession && h.cfg.RemoteCDPEndpoint == "" && !h.cfg.ShareOverCDP
 }
+
+// ownBrowsers reports whether each session host runs a browser of its own
+// for its sessions (hosted, no browser nodes): the sessions of a host share
+// it, and there is no browser shared by the whole proxy.
+func (h *Host) ownBrowsers() bool { return h.hosted() && h.cfg.Nodes == nil }
 
 // SpawnSession starts one session for the session layer: a worker process
 // of its own (SessionsPerWorker 1), or a session in a session host. Retries
@@ -89,6 +96,10 @@ type pooledHost struct {
 	// retired: taken out of the pool, never placed on again; idle: stopped
 	// for having no session. Both under Host.mu.
 	retired, idle bool
+	// release gives back the reservation of its browser's CDP port.
+	release func()
+	// browserLost is set once its own browser is known to have died.
+	browserLost atomic.Bool
 }
 
 // hostHeapCapMB is the heap cap of a host of k sessions.
@@ -110,7 +121,7 @@ func (h *Host) openHostedOnce(ctx context.Context) (worker.Worker, error) {
 	if err != nil {
 		return nil, err
 	}
-	ph, err := h.placeSession(ctx, target.hostEndpoint())
+	ph, err := h.placeSession(ctx)
 	if err != nil {
 		target.release()
 		return nil, err
@@ -139,8 +150,8 @@ func (h *Host) openHostedOnce(ctx context.Context) (worker.Worker, error) {
 		}
 		return nil, err
 	}
-	if b := target.browser; b != nil {
-		s.debug, s.browserServer = b.DebugEndpoint(), true
+	if target.own {
+		s.debug, s.browserServer = ph.sh.DebugEndpoint(), true
 	}
 	if target.lease != nil {
 		s.nodePlace = h.placedOn(target.lease.Node())
@@ -156,18 +167,21 @@ func (h *Host) openHostedOnce(ctx context.Context) (worker.Worker, error) {
 	return s, nil
 }
 
-// hostedTarget is the browser a hosted session connects to: the shared
-// browser this server runs, or a place on a browser node.
+// hostedTarget is the browser a hosted session connects to: its session
+// host's own (own, no endpoint), or a place on a browser node.
 type hostedTarget struct {
 	endpoint    string
 	headers     map[string]string
 	browserName string
-	browser     *Browser     // the shared browser; nil on a node
-	lease       *nodes.Lease // the place on a node; nil for the shared browser
+	own         bool
+	lease       *nodes.Lease // the place on a node; nil for a host's own
 }
 
 // hostedTarget finds the browser for a session of engine browserName.
 func (h *Host) hostedTarget(ctx context.Context, browserName string) (hostedTarget, error) {
+	if h.ownBrowsers() {
+		return hostedTarget{own: true}, nil
+	}
 	if h.cfg.Nodes != nil {
 		lease, err := h.cfg.Nodes.Place(ctx, browserName)
 		if err != nil {
@@ -180,23 +194,7 @@ func (h *Host) hostedTarget(ctx context.Context, browserName string) (hostedTarg
 		}
 		return hostedTarget{endpoint: ep.URL, headers: headers, browserName: browserName, lease: lease}, nil
 	}
-	_, browser, err := h.endpoint(ctx)
-	if err != nil {
-		return hostedTarget{}, err
-	}
-	if browser == nil || browser.PlaywrightEndpoint() == "" {
-		return hostedTarget{}, errors.New("session hosts need the shared browser under a Playwright browser server")
-	}
-	return hostedTarget{endpoint: browser.PlaywrightEndpoint(), browser: browser}, nil
-}
-
-// hostEndpoint is the endpoint a new session host is started with: the
-// shared browser's; none with nodes, whose sessions each name their own.
-func (t hostedTarget) hostEndpoint() string {
-	if t.browser == nil {
-		return ""
-	}
-	return t.endpoint
+	return hostedTarget{}, errors.New("session hosts run on their own browsers or on browser nodes")
 }
 
 // release gives the node's place back, when there is one.
@@ -211,7 +209,7 @@ func (t hostedTarget) release() {
 // pong is below hostHeapPlaceFraction of its cap, else a new host. Host
 // starts are one at a time: sessions asked for together fill one host
 // rather than each starting its own.
-func (h *Host) placeSession(ctx context.Context, endpoint string) (*pooledHost, error) {
+func (h *Host) placeSession(ctx context.Context) (*pooledHost, error) {
 	if ph, err := h.pickHost(); ph != nil || err != nil {
 		return ph, err
 	}
@@ -227,17 +225,28 @@ func (h *Host) placeSession(ctx context.Context, endpoint string) (*pooledHost, 
 	if ph, err := h.pickHost(); ph != nil || err != nil {
 		return ph, err
 	}
-	sh, err := h.startSessionHost(ctx, h.sessionHostConfig(endpoint))
+	return h.addSessionHost(ctx, 1)
+}
+
+// addSessionHost starts a session host, with placed sessions counted on
+// it, and puts it in the pool under supervision. The caller holds a
+// hostStarts slot.
+func (h *Host) addSessionHost(ctx context.Context, placed int) (*pooledHost, error) {
+	sh, err := h.startSessionHost(ctx, h.sessionHostConfig())
+	h.mu.Lock()
+	h.hostStartErr = err
+	h.mu.Unlock()
 	if err != nil {
 		return nil, err
 	}
-	ph := &pooledHost{sh: sh, placed: 1}
+	ph := &pooledHost{sh: sh, placed: placed, release: sync.OnceFunc(h.reserve(sh.DebugEndpoint()))}
 	h.mu.Lock()
 	if h.closed {
 		h.mu.Unlock()
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), stopStepTimeout)
 		defer cancel()
 		_ = sh.Kill(cctx)
+		ph.release()
 		return nil, ErrHostClosed
 	}
 	h.sessionHosts = append(h.sessionHosts, ph)
@@ -247,18 +256,47 @@ func (h *Host) placeSession(ctx context.Context, endpoint string) (*pooledHost, 
 	return ph, nil
 }
 
+// startFirstHost starts a session host with its browser and no session
+// yet, unless one runs: a browser that cannot start fails the proxy's
+// start, not its first session's.
+func (h *Host) startFirstHost(ctx context.Context) error {
+	select {
+	case h.hostStarts <- struct{}{}:
+		defer func() { <-h.hostStarts }()
+	case <-ctx.Done():
+		return fmt.Errorf("waiting for a session host to start: %w", ctx.Err())
+	case <-h.life.Done():
+		return ErrHostClosed
+	}
+	h.mu.Lock()
+	running := slices.ContainsFunc(h.sessionHosts, func(ph *pooledHost) bool { return !ph.retired })
+	h.mu.Unlock()
+	if running {
+		return nil
+	}
+	_, err := h.addSessionHost(ctx, 0)
+	return err
+}
+
 // sessionHostConfig is the configuration of the Host's session hosts: the
 // worker command's node and @playwright/mcp, its environment, a heap cap
-// for K sessions.
-func (h *Host) sessionHostConfig(endpoint string) SessionHostConfig {
+// for K sessions, and a browser of its own unless its sessions are on
+// browser nodes.
+func (h *Host) sessionHostConfig() SessionHostConfig {
 	k := h.cfg.SessionsPerWorker
 	// A command without playwright-core is not hosted (config); Start then
 	// fails with what node says.
 	from, _ := PlaywrightFrom(h.cfg.Worker.Command)
+	var browser *BrowserConfig
+	if h.ownBrowsers() {
+		b := h.cfg.Browser
+		b.DebugPort = true
+		browser = &b
+	}
 	return SessionHostConfig{
 		Node:        h.cfg.Worker.Command[0],
 		ResolveFrom: from,
-		Endpoint:    endpoint,
+		Browser:     browser,
 		MaxSessions: k,
 		MaxHeapMB:   hostHeapCapMB(k),
 		Env:         append(slices.Clone(h.cfg.Worker.Env), h.instanceEnv()...),
@@ -333,18 +371,16 @@ func (h *Host) dropHost(ph *pooledHost) {
 	h.sessionHosts = slices.DeleteFunc(h.sessionHosts, func(o *pooledHost) bool { return o == ph })
 }
 
-// watchHosted follows s until it ends: the shared browser dying, or its
-// browser node going down, ends it (the host reports its connection
-// dropped; this covers a host that does not get to); its end gives its
-// node's place back and may leave its host idle. false means the Host is
-// closed.
+// watchHosted follows s until it ends: its browser node going down ends
+// it (the host reports its connection dropped; this covers a host that
+// does not get to; a host's own browser ends the host when it dies); its
+// end gives its node's place back and may leave its host idle. false
+// means the Host is closed.
 func (h *Host) watchHosted(s *HostedSession, ph *pooledHost, t hostedTarget) bool {
-	msg := "browser exited; closing a hosted session connected to it"
+	var msg string
 	attrs := []any{"session_host_pid", ph.sh.PID(), "session", s.Key()}
 	var lost <-chan struct{}
-	if t.browser != nil {
-		lost, attrs = t.browser.Done(), append(attrs, "browser_pid", t.browser.PID())
-	} else {
+	if !t.own {
 		if lost = h.nodeLostChan(s.node); lost == nil {
 			return false
 		}
@@ -362,6 +398,11 @@ func (h *Host) watchHosted(s *HostedSession, ph *pooledHost, t hostedTarget) boo
 			cancel()
 		case <-h.life.Done():
 			return
+		}
+		if t.own && s.LostBrowser() {
+			// Its sessions hear of the browser's death before the host
+			// exits, and an emptied host may be stopped before it does.
+			h.noteBrowserLost(ph)
 		}
 		if errors.Is(s.Err(), errHostExited) {
 			// The host is gone: its supervisor says why and drops it.
@@ -397,13 +438,23 @@ func (h *Host) superviseSessionHost(ph *pooledHost) {
 		}
 		select {
 		case <-sh.Done():
+			ph.release()
+			// A host whose browser died exits on its own with a code of
+			// its own, even when it was being stopped for being idle.
+			var ee *exec.ExitError
+			if sh.BrowserPID() != 0 && errors.As(sh.ExitErr(), &ee) && ee.ExitCode() == hostBrowserExitCode {
+				h.noteBrowserLost(ph)
+			}
 			h.mu.Lock()
-			planned := h.closed || ph.idle
+			planned := h.closed || ph.idle && !ph.browserLost.Load()
+			if !planned && sh.BrowserPID() != 0 {
+				h.noteHostExitLocked(ph)
+			}
 			h.mu.Unlock()
 			h.dropHost(ph)
 			if !planned {
-				h.log.Error("session host exited; its sessions are restarted elsewhere", "pid", sh.PID(), "exit", sh.ExitErr(),
-					"stderr", tail(sh.Stderr(), 2048))
+				h.log.Error("session host exited; its sessions are restarted elsewhere", "pid", sh.PID(), "browser_pid", sh.BrowserPID(),
+					"exit", sh.ExitErr(), "stderr", tail(sh.Stderr(), 2048))
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), stopStepTimeout)
 			_ = sh.Close(ctx) // reaped already: removes its runtime dir
@@ -479,6 +530,7 @@ func (h *Host) closeSessionHosts(ctx context.Context) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer ph.release()
 			if err := ph.sh.Close(ctx); err != nil {
 				mu.Lock()
 				errs = append(errs, fmt.Errorf("session host %d: %w", ph.sh.PID(), err))
@@ -488,4 +540,51 @@ func (h *Host) closeSessionHosts(ctx context.Context) error {
 	}
 	wg.Wait()
 	return errors.Join(errs...)
+}
+
+// hostBrowserExitCode is worker-host.js's exit status when its own browser
+// exited under it.
+const hostBrowserExitCode = 3
+
+// noteBrowserLost counts the death of ph's own browser, once.
+func (h *Host) noteBrowserLost(ph *pooledHost) {
+	if ph.browserLost.CompareAndSwap(false, true) {
+		h.crashes.Add(1)
+		h.log.Error("a session host's browser exited; the host ends, its sessions are restarted elsewhere",
+			"pid", ph.sh.PID(), "browser_pid", ph.sh.BrowserPID())
+	}
+}
+
+// noteHostExitLocked records the unplanned exit of ph, a host with its own
+// browser, for /health. mu must be held.
+func (h *Host) noteHostExitLocked(ph *pooledHost) {
+	sh := ph.sh
+	h.exit = &browserExit{pid: sh.BrowserPID(), hostPID: sh.PID(), at: time.Now(), uptime: time.Since(sh.started),
+		err: sh.ExitErr(), stderr: lastLine(sh.Stderr(), 300)}
+}
+
+// checkSessionHosts is Check for hosts with their own browsers: healthy
+// while one runs; else why the last could not start, or how the last
+// exited.
+func (h *Host) checkSessionHosts() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return ErrHostClosed
+	}
+	if slices.ContainsFunc(h.sessionHosts, func(ph *pooledHost) bool { return !ph.retired && !ph.sh.proc.dying() }) {
+		return nil
+	}
+	if h.hostStartErr != nil {
+		return fmt.Errorf("no session host with a browser is running: starting one failed: %w", h.hostStartErr)
+	}
+	if e := h.exit; e != nil {
+		msg := fmt.Sprintf("session host %d with its browser (pid %d) exited unexpectedly %s ago after running %s (%v",
+			e.hostPID, e.pid, time.Since(e.at).Round(time.Second), e.uptime.Round(time.Second), e.err)
+		if e.stderr != "" {
+			msg += ": " + e.stderr
+		}
+		return errors.New(msg + "); its sessions restart in a new one")
+	}
+	return errors.New("no session host with a browser is running")
 }

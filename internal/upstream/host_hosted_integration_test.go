@@ -118,7 +118,7 @@ func TestIntegrationHostedSpawnSession(t *testing.T) {
 
 	t.Run("what the session layer reads", func(t *testing.T) {
 		if a.DebugEndpoint() == "" || !strings.HasPrefix(a.DebugEndpoint(), "http://127.0.0.1:") {
-			t.Errorf("DebugEndpoint = %q, want the shared browser's CDP address", a.DebugEndpoint())
+			t.Errorf("DebugEndpoint = %q, want its host's browser's CDP address", a.DebugEndpoint())
 		}
 		if !a.SharesBrowser() {
 			t.Error("SharesBrowser = false")
@@ -158,6 +158,41 @@ func TestIntegrationHostedSpawnSession(t *testing.T) {
 		}
 		if p := call(t, d, "browser_navigate", map[string]string{"url": site.URL + "/echo"}); p.IsError || p.PageTitle != "Echo" {
 			t.Errorf("session on a new host: title %q, error %q", p.PageTitle, p.ErrorText)
+		}
+	})
+
+	t.Run("a host's browser dying ends its host and exactly its sessions", func(t *testing.T) {
+		e := spawnHosted(t, h)
+		victim := e.Host()
+		if victim.PID() == a.Host().PID() || victim.BrowserPID() == 0 || victim.BrowserPID() == a.Host().BrowserPID() {
+			t.Fatalf("session host %d (browser %d) beside %d (browser %d): want two hosts, each with its own browser",
+				victim.PID(), victim.BrowserPID(), a.Host().PID(), a.Host().BrowserPID())
+		}
+		crashes := h.BrowserCrashes()
+		if err := syscall.Kill(victim.BrowserPID(), syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		waitDone(t, "the host whose browser died", victim.Done())
+		waitDone(t, "its session", e.Done())
+		if !e.LostBrowser() {
+			t.Errorf("the session's end (%v) does not say it lost its browser: the session layer would charge it a restart", e.Err())
+		}
+		for _, s := range []*HostedSession{a, b} {
+			if isDone(s) {
+				t.Fatalf("session %s of the other host ended", s.Key())
+			}
+			call(t, s, "browser_navigate", map[string]string{"url": site.URL + "/echo"})
+		}
+		for deadline := time.Now().Add(10 * time.Second); h.BrowserCrashes() == crashes && time.Now().Before(deadline); {
+			time.Sleep(20 * time.Millisecond)
+		}
+		if got := h.BrowserCrashes(); got != crashes+1 {
+			t.Errorf("BrowserCrashes = %d after a host's browser died, want %d", got, crashes+1)
+		}
+		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+		defer cancel()
+		if err := h.Check(ctx); err != nil {
+			t.Errorf("Check with a live host left = %v, want nil", err)
 		}
 	})
 }

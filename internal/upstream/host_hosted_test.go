@@ -19,25 +19,25 @@ import (
 )
 
 // Hosted-mode Host tests without node or Chromium: session hosts are this
-// test binary (fakeHost), the shared "browser" a sleep process.
+// test binary (fakeHost), which announces a browser of its own when asked
+// for one and launches nothing.
 
 // hostedFake returns a started Host that runs k sessions per session host,
 // the fakes standing in for both; hostEnv goes to every fake host.
 func hostedFake(t *testing.T, k int, clk clock.Clock, ping time.Duration, hostEnv ...string) *Host {
 	t.Helper()
-	fb := &fakeBrowsers{t: t}
 	h := NewHost(HostConfig{Worker: fakeWorkerConfig(t), Logger: testLogger(t), Clock: clk, TempDir: t.TempDir(),
 		SessionsPerWorker: k, PingInterval: ping})
-	h.launchBrowser = func(ctx context.Context) (*Browser, error) {
-		b, err := fb.launch(ctx)
-		if b != nil {
-			b.playwright = "ws://127.0.0.1:1/fake"
-		}
-		return b, err
+	h.launchBrowser = func(context.Context) (*Browser, error) {
+		t.Error("a Host with session hosts launched a shared browser; each host runs its own")
+		return nil, errors.New("no shared browser in hosted mode")
 	}
 	h.startSessionHost = func(ctx context.Context, cfg SessionHostConfig) (*SessionHost, error) {
 		cfg.Node, cfg.ResolveFrom = os.Args[0], t.TempDir()
 		cfg.Env = append([]string{"PWP_FAKE_HOST=1"}, hostEnv...)
+		if cfg.Browser != nil {
+			cfg.Browser.Executable = os.Args[0]
+		}
 		return StartSessionHost(ctx, cfg)
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)

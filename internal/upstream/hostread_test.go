@@ -90,7 +90,7 @@ func BenchmarkHostRead(b *testing.B) {
 			b.SetBytes(int64(len(line)))
 			b.ReportAllocs()
 			b.ResetTimer()
-			h.read(&repeatLines{line: line, n: b.N}, make(chan string, 1))
+			h.read(&repeatLines{line: line, n: b.N}, make(chan *hostReady, 1))
 			b.StopTimer()
 			if resp := <-answered; !bytes.Contains(resp.Result, []byte(`"content"`)) {
 				b.Fatalf("the waiting call got %+v", resp)

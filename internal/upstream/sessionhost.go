@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -43,7 +44,7 @@ const (
 
 // SessionHostConfig configures one node process that hosts many sessions
 // (SessionHost), each an @playwright/mcp server on its own BrowserContext
-// of a shared browser server.
+// of a browser server: the host's own (Browser), or one it is pointed at.
 type SessionHostConfig struct {
 	// Node is the node executable; "" is node on PATH.
 	Node string
@@ -53,6 +54,12 @@ type SessionHostConfig struct {
 	// Endpoint is the browser server the sessions connect to
 	// (Browser.PlaywrightEndpoint), unless a session names its own.
 	Endpoint string
+	// Browser, when set, has the host launch Chromium under a browser
+	// server inside its own process (kept in its process group), which
+	// sessions naming no endpoint connect to: a session's Playwright round
+	// trips then never leave the host. Its Env is ignored (Env is the
+	// host's); DebugPort opens the CDP port the live view reads.
+	Browser *BrowserConfig
 	// MaxSessions is how many sessions the host holds at once; 0 is 16.
 	MaxSessions int
 	// MaxHeapMB is V8's old-space limit; 0 is 128 MB plus 16 per session.
@@ -95,6 +102,9 @@ type SessionHost struct {
 	stderr  *ringBuffer
 	stdoutR *os.File
 	version string
+	// browser is the host's own browser (SessionHostConfig.Browser).
+	browser *hostBrowser
+	started time.Time
 
 	writeMu sync.Mutex // one envelope at a time on stdin
 	stdin   *os.File
@@ -124,12 +134,9 @@ type SessionHost struct {
 
 // hostEnvelope is one line of the host's stdout.
 type hostEnvelope struct {
-	S     string          `json:"s"`
-	M     json.RawMessage `json:"m"`
-	Ready *struct {
-		PID     int    `json:"pid"`
-		Version string `json:"version"`
-	} `json:"ready"`
+	S      string          `json:"s"`
+	M      json.RawMessage `json:"m"`
+	Ready  *hostReady      `json:"ready"`
 	Opened *struct {
 		MS int64 `json:"ms"`
 	} `json:"opened"`
@@ -144,9 +151,30 @@ type hostEnvelope struct {
 	Error    string          `json:"error"`
 }
 
+// hostReady is the host's announcement that it can open sessions.
+type hostReady struct {
+	PID     int          `json:"pid"`
+	Version string       `json:"version"`
+	Browser *hostBrowser `json:"browser"`
+}
+
+// hostBrowser is a session host's own browser, as it announced it.
+type hostBrowser struct {
+	Endpoint string `json:"endpoint"`
+	PID      int    `json:"pid"`
+	CDP      string `json:"cdp"`
+}
+
 // nodeFlags are the V8 flags of every node process the proxy starts for
 // @playwright/mcp (DefaultCommand has why).
 func nodeFlags() []string { return []string{"--optimize-for-size", "--single-threaded"} }
+
+// ownBrowserNodeFlags are the V8 flags of a session host that runs its own
+// browser server: it serves both ends of every Playwright round trip, and
+// V8's helper threads (concurrent GC and compilation) keep that work off
+// the one thread the sessions' calls wait for. Measured in the overhead
+// bench (docs/BENCHMARKS.md): a few MB per host, not per session.
+func ownBrowserNodeFlags() []string { return nil }
 
 // StartSessionHost starts the host and returns once it announced it is
 // ready. ctx bounds only the start-up.
@@ -184,6 +212,18 @@ func StartSessionHost(ctx context.Context, cfg SessionHostConfig) (_ *SessionHos
 		return fail(err)
 	}
 	hostConf := map[string]any{"resolveFrom": cfg.ResolveFrom, "endpoint": cfg.Endpoint, "maxSessions": maxSessions}
+	var browserEnv []string
+	flags := nodeFlags()
+	if cfg.Browser != nil {
+		exe, err := cfg.Browser.executable()
+		if err != nil {
+			return fail(err)
+		}
+		if hostConf["browser"], browserEnv, err = browserLaunch(dir, *cfg.Browser, exe, logger); err != nil {
+			return fail(err)
+		}
+		flags = ownBrowserNodeFlags()
+	}
 	switch d := cfg.FirstPageDelay; {
 	case d < 0:
 		hostConf["firstPageDelayMs"] = -1
@@ -208,10 +248,10 @@ func StartSessionHost(ctx context.Context, cfg SessionHostConfig) (_ *SessionHos
 		closeFiles(stdinR, stdinW, stdoutR, stdoutW)
 		return fail(fmt.Errorf("session host stderr: %w", err))
 	}
-	args := append(nodeFlags(), "--max-old-space-size="+strconv.Itoa(heap), script)
+	args := append(flags, "--max-old-space-size="+strconv.Itoa(heap), script)
 	cmd := exec.Command(node, args...)
 	cmd.Dir = dir
-	cmd.Env = append(childEnv(cfg.Env), workerHostEnv+"="+string(conf))
+	cmd.Env = append(append(childEnv(cfg.Env), browserEnv...), workerHostEnv+"="+string(conf))
 	// Playwright's client writes its temporary files (downloads, traces)
 	// in TMPDIR: they go with the runtime dir.
 	cmd.Env = append(cmd.Env, tmpdirEnv(dir, logger)...)
@@ -231,6 +271,7 @@ func StartSessionHost(ctx context.Context, cfg SessionHostConfig) (_ *SessionHos
 		stderr:     newRingBuffer(stderrRingBytes),
 		stdoutR:    stdoutR,
 		stdin:      stdinW,
+		started:    started,
 		sessions:   map[string]*HostedSession{},
 		pings:      map[int64]chan Pong{},
 		readerDone: make(chan struct{}),
@@ -240,7 +281,7 @@ func StartSessionHost(ctx context.Context, cfg SessionHostConfig) (_ *SessionHos
 		// The host prefixes its lines with "host: " or "session KEY: ".
 		drainStderr(stderrR, h.stderr, h.logger, nil)
 	}()
-	ready := make(chan string, 1)
+	ready := make(chan *hostReady, 1)
 	stdout := &lineLimitReader{r: stdoutR, max: maxLine, exceeded: func() {
 		h.logger.Error("session host exceeded the line limit; killing it", "limit", maxLine)
 		h.proc.signalGroup(syscall.SIGKILL)
@@ -256,21 +297,48 @@ func StartSessionHost(ctx context.Context, cfg SessionHostConfig) (_ *SessionHos
 	startCtx, cancel := context.WithTimeout(ctx, browserStartTimeout)
 	defer cancel()
 	select {
-	case h.version = <-ready:
+	case r := <-ready:
+		h.version = r.Version
+		if cfg.Browser != nil {
+			if h.browser, err = checkHostBrowser(r.Browser, cfg.Browser.DebugPort); err != nil {
+				return nil, err
+			}
+		}
 	case <-h.readerDone:
 		<-h.proc.done
 		return nil, fmt.Errorf("session host exited before it was ready (%v); stderr: %s", h.proc.exitErr, tail(h.stderr.String(), 2048))
 	case <-startCtx.Done():
 		return nil, fmt.Errorf("session host not ready: %w; stderr: %s", startCtx.Err(), tail(h.stderr.String(), 2048))
 	}
-	h.logger.Info("session host started", "version", h.version, "max_sessions", maxSessions, "max_heap_mb", heap,
-		"took", time.Since(started).Round(time.Millisecond))
+	attrs := []any{"version", h.version, "max_sessions", maxSessions, "max_heap_mb", heap}
+	if b := h.browser; b != nil {
+		attrs = append(attrs, "browser_pid", b.PID, "endpoint", b.Endpoint, "cdp", b.CDP)
+	}
+	h.logger.Info("session host started", append(attrs, "took", time.Since(started).Round(time.Millisecond))...)
 	return h, nil
+}
+
+// checkHostBrowser checks what a host said of the browser it was asked to
+// launch; the CDP endpoint, when one was asked for and is not usable, is
+// dropped: only the live view goes without.
+func checkHostBrowser(b *hostBrowser, debugPort bool) (*hostBrowser, error) {
+	if b == nil || !strings.HasPrefix(b.Endpoint, "ws://") {
+		return nil, fmt.Errorf("session host announced no usable browser endpoint (%+v)", b)
+	}
+	c := *b
+	if !debugPort {
+		c.CDP = ""
+	} else if ep, err := cdpHTTPEndpoint(c.CDP); err == nil {
+		c.CDP = ep
+	} else {
+		c.CDP = ""
+	}
+	return &c, nil
 }
 
 // read demultiplexes the host's stdout until it ends; then every session
 // and every ping still waiting learns that the host is gone.
-func (h *SessionHost) read(r io.Reader, ready chan<- string) {
+func (h *SessionHost) read(r io.Reader, ready chan<- *hostReady) {
 	defer h.readerEnded()
 	br := bufio.NewReaderSize(r, 64<<10)
 	announced := false
@@ -287,7 +355,7 @@ func (h *SessionHost) read(r io.Reader, ready chan<- string) {
 			} else if env.Ready != nil {
 				if !announced {
 					announced = true
-					ready <- env.Ready.Version
+					ready <- env.Ready
 				}
 			} else {
 				h.dispatch(&env)
@@ -448,11 +516,28 @@ func (h *SessionHost) ExitErr() error { return h.proc.exitStatus() }
 // the session it is about ("session KEY: ") or the host ("host: ").
 func (h *SessionHost) Stderr() string { return h.stderr.String() }
 
-// RSS is the resident memory of the host, in bytes. A host starts no
-// processes (it connects to a browser, never launches one), so its group
-// is the node process alone, whose own stat is one read: a create's
-// answer, which shows it, need not wait for a scan of every process.
+// RSS is the resident memory of the host's node process, in bytes: its
+// own browser's processes are counted as the browser's (the renderers, by
+// their sessions). One read of its own stat: a create's answer, which
+// shows it, need not wait for a scan of every process.
 func (h *SessionHost) RSS() int64 { return h.proc.leaderRSS() }
+
+// DebugEndpoint is the CDP address of the host's own browser, for the
+// live view; "" when it has none or opened no CDP port.
+func (h *SessionHost) DebugEndpoint() string {
+	if h.browser == nil {
+		return ""
+	}
+	return h.browser.CDP
+}
+
+// BrowserPID is the pid of the host's own browser; 0 when it has none.
+func (h *SessionHost) BrowserPID() int {
+	if h.browser == nil {
+		return 0
+	}
+	return h.browser.PID
+}
 
 // Sessions is how many sessions are open in the host, as the proxy sees it.
 func (h *SessionHost) Sessions() int {

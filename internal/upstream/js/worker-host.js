@@ -1,9 +1,11 @@
 'use strict';
 // One Node process hosting up to maxSessions @playwright/mcp sessions, each
 // its own MCP server (upstream's createConnection) on its own BrowserContext,
-// reached over its own connection to the Playwright browser server. A
-// process per session costs a whole Node heap and module graph each; here
-// they are paid once.
+// reached over its own connection to a Playwright browser server. A process
+// per session costs a whole Node heap and module graph each; here they are
+// paid once. With cfg.browser the host runs that browser server itself
+// (browser-launch.js), so a session's Playwright round trips stay inside
+// this process instead of waking a browser server process for each.
 //
 // Protocol with the proxy (stdin and stdout carry one JSON object a line):
 //   in   {"s":"<key>","open":{...}}   open a session (fields: see openSession)
@@ -11,7 +13,8 @@
 //        {"s":"<key>","close":true}   close it: server, context, connection
 //        {"ping":<any>}               host liveness and load ("gc":true
 //                                     collects first, under --expose-gc)
-//   out  {"ready":{"pid":..,"version":..}}  once, when the host can open sessions
+//   out  {"ready":{"pid":..,"version":..,   once, when the host can open sessions;
+//          "browser":{"endpoint":..,"pid":..,"cdp":..}}}  browser: its own, if any
 //        {"s":"<key>","opened":{"ms":..}}   the session is ready for initialize
 //        {"s":"<key>","m":<JSON-RPC>}       a message from that session's server
 //        {"s":"<key>","closed":{"reason":..}} the session is gone (asked, failed,
@@ -21,8 +24,11 @@
 //        {"pong":<any>,"sessions":n,"heapUsed":..,"rss":..}
 //        {"error":"..."}                    a line the host could not use
 // Configuration as JSON in PWPROXY_WORKER_HOST (resolveFrom, maxSessions,
-// endpoint, browserName, headers). stdin reaching EOF closes every session
-// and ends the process with 0. Logs go to stderr.
+// endpoint, browserName, headers; browser: browser-launch.js's cfg for a
+// browser of the host's own, the endpoint of sessions that name none).
+// stdin reaching EOF closes every session, then the browser, and ends the
+// process with 0. The host's own browser exiting ends it with 3: its
+// sessions are gone with their pages. Logs go to stderr.
 //
 // Containment between the sessions of one process:
 // - Every callback runs in its session's AsyncLocalStorage context: messages
@@ -82,6 +88,8 @@ function describe(e) {
 
 const als = new AsyncLocalStorage();
 const sessions = new Map();
+// ownBrowser is the browser server this host runs (cfg.browser), if any.
+let ownBrowser;
 
 // Rejection listeners added while a session's code runs belong to that
 // session. Listeners added outside any session stay on the process.
@@ -212,7 +220,7 @@ async function openSession(key, spec) {
   }
   if (!config.outputDir)
     throw new Error('config.outputDir is required: without it upstream writes under the host\'s directory');
-  const endpoint = spec.endpoint || cfg.endpoint;
+  const endpoint = spec.endpoint || cfg.endpoint || (ownBrowser && ownBrowser.endpoint);
   if (!endpoint)
     throw new Error('no browser server endpoint');
   const engine = spec.browserName || cfg.browserName || 'chromium';
@@ -313,9 +321,9 @@ function openFirstPage(s, getContext, delayMs, deadline = Date.now() + delayMs +
   }, delayMs);
 }
 
-async function closeSession(s, reason) {
-  if (s.closed)
-    return;
+// endCalls marks s closed and answers every call it has not answered
+// (queued ones too) with an error naming reason.
+function endCalls(s, reason) {
   s.closed = true;
   clearTimeout(s.firstPageTimer);
   for (const m of s.pending.splice(0)) {
@@ -325,6 +333,12 @@ async function closeSession(s, reason) {
   for (const id of s.inFlight)
     out({ s: s.key, m: { jsonrpc: '2.0', id, error: { code: -32000, message: 'session ' + s.key + ' closed: ' + reason } } });
   s.inFlight.clear();
+}
+
+async function closeSession(s, reason) {
+  if (s.closed)
+    return;
+  endCalls(s, reason);
   const steps = (async () => {
     await s.server?.close().catch(e => log('server close: ' + describe(e), s.key));
     await s.context?.close().catch(() => {});
@@ -402,11 +416,43 @@ async function end() {
     return;
   ending = true;
   await Promise.all([...sessions.values()].map(s => closeSession(s, 'host stopping')));
+  if (ownBrowser) {
+    let timer;
+    await Promise.race([ownBrowser.server.close().catch(() => {}), new Promise(r => { timer = setTimeout(r, closeTimeoutMs); })]);
+    clearTimeout(timer);
+  }
   process.exit(0);
 }
 
-const rl = readline.createInterface({ input: process.stdin, crlfDelay: Infinity });
-rl.on('line', onLine);
-rl.on('close', () => void end());
+async function start() {
+  let browser;
+  if (cfg.browser) {
+    const { launch } = require(path.join(__dirname, 'browser-launch.js'));
+    ownBrowser = await launch({ ...cfg.browser, resolveFrom: cfg.resolveFrom });
+    ownBrowser.server.on('close', () => {
+      if (ending)
+        return;
+      // Every session lost its pages with the browser: each is reported
+      // closed for that reason (as when a browser node goes), so that the
+      // proxy restores it without holding the loss against it.
+      log('browser exited; ending the host and its sessions');
+      for (const s of sessions.values()) {
+        if (s.closed)
+          continue;
+        endCalls(s, 'browser disconnected');
+        out({ s: s.key, closed: { reason: 'browser disconnected' } });
+      }
+      process.exit(3);
+    });
+    browser = { endpoint: ownBrowser.endpoint, pid: ownBrowser.browserPid, cdp: ownBrowser.cdp };
+  }
+  const rl = readline.createInterface({ input: process.stdin, crlfDelay: Infinity });
+  rl.on('line', onLine);
+  rl.on('close', () => void end());
+  out({ ready: { pid: process.pid, version: mcpVersion, browser } });
+}
 process.on('SIGTERM', () => void end());
-out({ ready: { pid: process.pid, version: mcpVersion } });
+start().catch(e => {
+  log('could not start: ' + describe(e));
+  process.exit(2);
+});
