@@ -6,8 +6,10 @@
 // rotating, as in `bench overhead`:
 //   plain   @playwright/mcp's cli.js with its own Chromium
 //   host    internal/upstream/js/worker-host.js, its session on a browser
-//           server in a process of its own (the proxy's shared browser)
+//           server in a process of its own (the proxy's design until session
+//           hosts ran their own browsers)
 //   inproc  the same host with a browser server launched in its own process
+//           (what a session host now does itself, through cfg.browser)
 // Run from the project root, after `npm ci`:
 //   node docs/experiments/inproc-browser-probe.js [calls=300] [chromium=/usr/bin/chromium]
 // It prints each side's median browser_evaluate and the median paired

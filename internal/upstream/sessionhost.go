@@ -172,9 +172,9 @@ func nodeFlags() []string { return []string{"--optimize-for-size", "--single-thr
 // ownBrowserNodeFlags are the V8 flags of a session host that runs its own
 // browser server: it serves both ends of every Playwright round trip, and
 // V8's helper threads (concurrent GC and compilation) keep that work off
-// the one thread the sessions' calls wait for. Measured in the overhead
-// bench (docs/BENCHMARKS.md): a few MB per host, not per session.
-func ownBrowserNodeFlags() []string { return nil }
+// the one thread the sessions' calls wait for, so it runs without
+// --single-threaded (docs/BENCHMARKS.md has the figures).
+func ownBrowserNodeFlags() []string { return []string{"--optimize-for-size"} }
 
 // StartSessionHost starts the host and returns once it announced it is
 // ready. ctx bounds only the start-up.
