@@ -207,11 +207,17 @@ func TestHostHangCountsOnce(t *testing.T) {
 			if got := m.Stats(); got.WorkersHung != tt.wantHung || got.WorkerCrashes != 1 {
 				t.Errorf("stats = %+v, want %d hung, 1 crash", got, tt.wantHung)
 			}
-			evs, err := db.ListSessionEvents(ctx, s.ID)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := eventDetails(evs, proxy.EventRestarted); len(got) != 1 || !strings.Contains(got[0], tt.wantReason) {
+			// The restart is counted before its event is written.
+			var got []string
+			waitFor(t, "the restart's event", func() bool {
+				evs, err := db.ListSessionEvents(ctx, s.ID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got = eventDetails(evs, proxy.EventRestarted)
+				return len(got) > 0
+			})
+			if len(got) != 1 || !strings.Contains(got[0], tt.wantReason) {
 				t.Errorf("restart events %q, want one saying %q", got, tt.wantReason)
 			}
 		})
