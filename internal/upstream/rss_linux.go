@@ -5,6 +5,7 @@ package upstream
 import (
 	"bytes"
 	"os"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -63,11 +64,18 @@ func freshProcs() map[int]procStat {
 }
 
 // pidsRSS sums the resident bytes of the given processes; those gone count
-// 0. It reports how many were found.
+// 0. It reports how many were found. A pid missing from a cached scan
+// triggers one new scan, as a group does in groupRSS.
 func pidsRSS(pids []int) (total int64, found int) {
 	rssCache.mu.Lock()
 	defer rssCache.mu.Unlock()
+	fresh := rssCache.procs == nil || time.Since(rssCache.at) >= rssCacheTTL
 	procs := freshProcs()
+	if !fresh && slices.ContainsFunc(pids, func(pid int) bool { _, ok := procs[pid]; return !ok }) {
+		// A renderer started after the cached scan would read as gone.
+		rescan()
+		procs = rssCache.procs
+	}
 	for _, pid := range pids {
 		if p, ok := procs[pid]; ok {
 			total += p.rss

@@ -4,6 +4,7 @@ package upstream
 
 import (
 	"context"
+	"os/exec"
 	"testing"
 	"time"
 )
@@ -60,5 +61,21 @@ func TestWorkerRSSFake(t *testing.T) {
 		if got := w.RSS(); got != 0 {
 			t.Errorf("RSS after Close = %d, want 0", got)
 		}
+	}
+}
+
+// TestPidsRSSAfterScan: a process started after the cached scan (as a
+// renderer is when a page navigates) is found, not read as gone.
+func TestPidsRSSAfterScan(t *testing.T) {
+	rssCache.mu.Lock()
+	rescan()
+	rssCache.mu.Unlock()
+	cmd := exec.CommandContext(t.Context(), "sleep", "30")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	if got, n := pidsRSS([]int{cmd.Process.Pid}); n != 1 || got <= 0 {
+		t.Errorf("pidsRSS of a process started after the scan = %d bytes, %d found; want >0, 1", got, n)
 	}
 }
