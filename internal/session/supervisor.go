@@ -272,10 +272,11 @@ func (s *supervisor) workerLost(l *live) {
 // waiting out a longer backoff; the browser host's circuit breaker covers
 // the case where no worker at all can start.
 //
-// A worker lost with the shared browser (LostBrowser) is excused: a browser
-// crash takes every session's worker down at once, through no fault of
-// theirs, and the host relaunches the browser itself; such a restart waits
-// for no backoff and uses none of the budget.
+// A worker lost with a browser it shares (LostBrowser; the proxy's, or its
+// session host's) is excused: a browser crash takes every sharing worker
+// down at once, through no fault of theirs, and the browser comes back
+// without them (relaunched by the browser host, or with a new session
+// host); such a restart waits for no backoff and uses none of the budget.
 func (s *supervisor) allowRestart(ctx context.Context, l *live) error {
 	if l.excused {
 		return nil
@@ -326,7 +327,7 @@ func (s *supervisor) restarted(l *live, w Worker) {
 	l.mu.Lock()
 	switch {
 	case l.excused:
-		reason = "the shared browser exited"
+		reason = "the browser it shares exited"
 	case l.replacedWhy != "":
 		reason = l.replacedWhy
 	case l.pingFailures >= pingFailLimit:
