@@ -40,7 +40,8 @@ type live struct {
 	restored bool
 	diedAt   time.Time // when it was noticed
 	// excused: the worker was lost with a browser it shares (the proxy's,
-	// or its session host's), through no fault of its own or its page's; its restart uses none of the budget.
+	// or its session host's), through no fault of its own or its page's;
+	// its restart uses none of the budget.
 	excused bool
 	// profile is the login profile the session started from ("" for none),
 	// profileVersion the version it started from or last wrote back, and

@@ -94,7 +94,11 @@ func rendererPIDs(ctx context.Context, w stateWorker) ([]int, error) {
 	if err != nil {
 		return nil, fmt.Errorf("renderer pids: %w", err)
 	}
-	return parseRendererPIDs(c.parsed.ResultText)
+	pids, err := parseRendererPIDs(c.parsed.ResultText)
+	if err == nil {
+		expireScan()
+	}
+	return pids, err
 }
 
 // runCodeTool runs a Playwright program in the worker.

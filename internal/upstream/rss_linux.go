@@ -5,7 +5,6 @@ package upstream
 import (
 	"bytes"
 	"os"
-	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -63,19 +62,23 @@ func freshProcs() map[int]procStat {
 	return rssCache.procs
 }
 
+// expireScan makes the next question scan /proc again: the caller has just
+// learned of processes (a page's renderers) that may have started after the
+// cached scan. A pid that is gone does not do this, so sessions whose
+// renderers exited still share one scan per listing.
+func expireScan() {
+	rssCache.mu.Lock()
+	defer rssCache.mu.Unlock()
+	rssCache.at = time.Time{}
+}
+
 // pidsRSS sums the resident bytes of the given processes; those gone count
-// 0. It reports how many were found. A pid missing from a cached scan
-// triggers one new scan, as a group does in groupRSS.
+// 0. It reports how many were found. Pids just learned of must first
+// expire the scan (expireScan), or one started after it reads as gone.
 func pidsRSS(pids []int) (total int64, found int) {
 	rssCache.mu.Lock()
 	defer rssCache.mu.Unlock()
-	fresh := rssCache.procs == nil || time.Since(rssCache.at) >= rssCacheTTL
 	procs := freshProcs()
-	if !fresh && slices.ContainsFunc(pids, func(pid int) bool { _, ok := procs[pid]; return !ok }) {
-		// A renderer started after the cached scan would read as gone.
-		rescan()
-		procs = rssCache.procs
-	}
 	for _, pid := range pids {
 		if p, ok := procs[pid]; ok {
 			total += p.rss

@@ -65,16 +65,35 @@ func TestWorkerRSSFake(t *testing.T) {
 }
 
 // TestPidsRSSAfterScan: a process started after the cached scan (as a
-// renderer is when a page navigates) is found, not read as gone.
+// renderer is when a page navigates) is found once its finder expires the
+// scan, while a process that is gone reads as 0 from the cached scan,
+// without scanning again.
 func TestPidsRSSAfterScan(t *testing.T) {
 	rssCache.mu.Lock()
 	rescan()
+	at := rssCache.at
 	rssCache.mu.Unlock()
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if got, n := pidsRSS([]int{gone.Process.Pid}); n != 0 || got != 0 {
+		t.Errorf("pidsRSS of an exited process = %d bytes, %d found; want 0, 0", got, n)
+	}
+	rssCache.mu.Lock()
+	// A scan due anyway (the first one over a second old) does not count.
+	rescanned := !rssCache.at.Equal(at) && rssCache.at.Sub(at) < rssCacheTTL
+	rssCache.mu.Unlock()
+	if rescanned {
+		t.Error("pidsRSS of an exited process scanned /proc again")
+	}
+
 	cmd := exec.CommandContext(t.Context(), "sleep", "30")
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	expireScan()
 	if got, n := pidsRSS([]int{cmd.Process.Pid}); n != 1 || got <= 0 {
 		t.Errorf("pidsRSS of a process started after the scan = %d bytes, %d found; want >0, 1", got, n)
 	}
